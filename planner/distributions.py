@@ -1,0 +1,110 @@
+"""Length distributions as weighted atoms, so that every query costs O(bins), never O(samples).
+
+A component's lengths are a list of atoms (rows_fraction, tokens, response_tokens, turns):
+`rows_fraction` sums to 1 over the conversation unit; over the per-turn unit it sums to the
+mean number of training rows one conversation fans out to. Atoms are the token-weighted means
+of log-spaced bins (32 per octave, 2.2% wide), so a point mass stays exact.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+BINS_PER_OCTAVE = 32
+QUANTILE_POINTS = 2048
+
+
+@dataclass(frozen=True)
+class Atoms:
+    rows: np.ndarray        # rows per conversation in this atom (fraction of a conversation)
+    tokens: np.ndarray      # tokens of one row
+    response: np.ndarray    # assistant (response) tokens of one row
+    turns: np.ndarray       # assistant turns of one row (conversation unit only; 1 for turn rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def mean_tokens(self) -> float:
+        return float((self.rows * self.tokens).sum() / self.rows.sum())
+
+    def median_tokens(self) -> float:
+        return self.quantile(0.5)
+
+    def quantile(self, q: float) -> float:
+        order = np.argsort(self.tokens)
+        cum = np.cumsum(self.rows[order]) / self.rows.sum()
+        return float(self.tokens[order][np.searchsorted(cum, q)])
+
+
+def aggregate(rows: np.ndarray, tokens: np.ndarray, response: np.ndarray, turns: np.ndarray) -> Atoms:
+    """Merge weighted points into log-spaced bins, keeping each bin's row-weighted means."""
+    rows = np.asarray(rows, float)
+    tokens = np.asarray(tokens, float)
+    keep = rows > 0
+    rows, tokens = rows[keep], tokens[keep]
+    response = np.asarray(response, float)[keep]
+    turns = np.asarray(turns, float)[keep]
+    idx = np.floor(BINS_PER_OCTAVE * np.log2(np.maximum(tokens, 1.0))).astype(np.int64)
+    uniq, inv = np.unique(idx, return_inverse=True)
+    w = np.bincount(inv, weights=rows)
+    mean = lambda x: np.bincount(inv, weights=rows * x) / w  # noqa: E731
+    return Atoms(w, mean(tokens), mean(response), mean(turns))
+
+
+def turns_for(tokens: np.ndarray, mean_turns: float, mean_tokens: float, max_turns: int) -> np.ndarray:
+    """Estimate: multi-turn conversations have turns in proportion to their length."""
+    if mean_turns <= 1:
+        return np.ones_like(tokens)
+    return np.clip(np.rint(mean_turns * tokens / mean_tokens), 1, max_turns)
+
+
+def fit_component(mean_tokens: float, assistant_share: float, mean_turns: float, *,
+                  median_tokens: float | None = None, default_sigma: float = 0.7,
+                  bins: dict | None = None, max_turns: int = 512) -> Atoms:
+    """Fit a conversation-length distribution to what is published.
+
+    - bins (edges + shares): log-uniform within each bin, then scaled to the published mean;
+    - mean and median: log-normal with sigma = sqrt(2 ln(mean / median));
+    - mean only: log-normal with the documented default spread.
+    Lengths are then rescaled so the mean is exact.
+    """
+    q = (np.arange(QUANTILE_POINTS) + 0.5) / QUANTILE_POINTS
+    if bins:
+        edges = np.asarray(bins["edges"], float)
+        shares = np.asarray(bins["shares"], float)
+        cum = np.concatenate([[0.0], np.cumsum(shares / shares.sum())])
+        j = np.clip(np.searchsorted(cum, q, side="right") - 1, 0, len(shares) - 1)
+        frac = (q - cum[j]) / (cum[j + 1] - cum[j])
+        tokens = edges[j] * (edges[j + 1] / edges[j]) ** frac
+    else:
+        if median_tokens and median_tokens < mean_tokens:
+            sigma = math.sqrt(2 * math.log(mean_tokens / median_tokens))
+        else:
+            sigma = default_sigma
+        mu = math.log(mean_tokens) - sigma**2 / 2
+        z = np.array([NormalDist().inv_cdf(x) for x in q])
+        tokens = np.exp(mu + sigma * z)
+    tokens = tokens * (mean_tokens / tokens.mean())
+    tokens = np.maximum(tokens, 1.0)
+    rows = np.full(QUANTILE_POINTS, 1.0 / QUANTILE_POINTS)
+    turns = turns_for(tokens, mean_turns, mean_tokens, max_turns)
+    return aggregate(rows, tokens, tokens * assistant_share, turns)
+
+
+def point_mass(tokens: float, response_tokens: float, turns: int = 1) -> Atoms:
+    return Atoms(np.array([1.0]), np.array([float(tokens)]), np.array([float(response_tokens)]),
+                 np.array([float(turns)]))
+
+
+def fan_out(conv: Atoms) -> Atoms:
+    """Per-assistant-turn rows (speculators): row t of a k-turn conversation holds the prefix
+    through turn t, i.e. t/k of its tokens (turns taken as equal). Totals per conversation:
+    rows k, tokens L (k+1)/2."""
+    k = np.maximum(np.rint(conv.turns), 1).astype(np.int64)
+    rep = np.repeat(np.arange(len(conv)), k)
+    t = np.concatenate([np.arange(1, n + 1) for n in k]) if len(k) else np.zeros(0)
+    frac = t / k[rep]
+    return aggregate(conv.rows[rep], conv.tokens[rep] * frac, conv.response[rep] * frac, np.ones(len(rep)))

@@ -1,0 +1,102 @@
+"""Readable summaries of a Plan: the text report of the CLI and the article comparison."""
+from __future__ import annotations
+
+from .plan import Plan
+from .units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
+
+# The seed article's figures (binary GiB as printed there).
+ARTICLE = {
+    "samples": 913_786,
+    "tokens_per_sample": 800,
+    "bytes_per_token": 51_204,
+    "storage_bytes": 913_786 * 800 * 51_204,
+    "single_stream_hours": 1057.6,
+    "batched_hours": 264.4,
+    "output_tokens": 456_893_000,
+}
+
+
+def article_comparison(p: Plan) -> list[dict]:
+    """Rows of (metric, article, this plan, why they differ)."""
+    tps = p.tokens / p.samples if p.samples else 0.0
+    reasons_storage = []
+    if abs(tps - 800) > 1:
+        reasons_storage.append(f"{tps:,.0f} stored tokens per training row instead of 800 "
+                               f"(component length statistics{', sequence cap' if p.scenario.max_seq_len else ''}"
+                               f"{', per-turn fan-out' if p.scenario.unit == 'turn' else ''})")
+    if p.bytes_per_token != ARTICLE["bytes_per_token"]:
+        reasons_storage.append(f"{p.bytes_per_token:,} bytes per token in the {p.layout} layout instead of 51,204")
+    if p.file_overhead_bytes:
+        reasons_storage.append(f"{p.file_overhead_bytes:,.0f} bytes of file overhead per row")
+    if p.samples != ARTICLE["samples"]:
+        reasons_storage.append(f"{p.samples:,.0f} training rows instead of 913,786")
+    e = p.extraction
+    reasons_time = []
+    if e.mode == "roofline":
+        reasons_time.append(f"real batching: {e.decode_batch} sequences per replica give "
+                            f"{e.decode_tokens_per_s_per_gpu:,.0f} decode tok/s per GPU ({e.decode_bound}-bound) "
+                            f"instead of 120 x 4")
+        reasons_time.append(f"{e.gpus_used} GPUs instead of 1")
+        if e.capture_hours:
+            reasons_time.append(f"plus a capture (prefill) pass of {fmt_hours(e.capture_hours)} the article left out")
+    elif e.gpus_used != 1:
+        reasons_time.append(f"{e.gpus_used} GPUs instead of 1")
+    if round(p.output_tokens) != ARTICLE["output_tokens"]:
+        reasons_time.append(f"{p.output_tokens / 1e6:,.0f}M tokens to generate instead of 457M")
+    return [
+        {"metric": "hidden-state storage", "article": f"{fmt_bytes(ARTICLE['storage_bytes'])} "
+         f"({bytes_to(ARTICLE['storage_bytes'], 'TiB') * 1024:,.1f} GiB)",
+         "plan": fmt_bytes(p.storage_bytes) + (f" raw, {fmt_bytes(p.storage_bytes_compressed)} at "
+                                                f"{p.scenario.compression:g}x compression" if p.scenario.compression != 1 else ""),
+         "why": "; ".join(reasons_storage) or "same inputs"},
+        {"metric": "extraction wall-clock", "article": "44.1 days single stream; 11.0 days with 4x batching",
+         "plan": fmt_hours(e.wall_hours), "why": "; ".join(reasons_time) or "same inputs"},
+        {"metric": "transfer", "article": "not computed (4-8 h for 17-35 TB at a theoretical 10 Gb/s)",
+         "plan": fmt_hours(p.transfer_hours) if p.transfer_method != "none" else "none (same machine)",
+         "why": f"{p.transfer_method}, {p.scenario.transfer.link_gbps:g} Gb/s at "
+                f"{p.scenario.transfer.efficiency:.0%} efficiency" if p.transfer_method in ("link", "object_store")
+         else p.transfer_method},
+    ]
+
+
+def text_report(p: Plan, binary: bool = False) -> str:
+    e, t, c = p.extraction, p.training, p.cost_usd
+    unit = "TiB" if binary else "TB"
+    lines = [
+        f"drafter data planner {p.planner_version} - preset {p.scenario.preset}",
+        f"model {p.model}, layout {p.layout} (layers {p.layers}, {p.hidden_dtype})",
+        "",
+        f"  conversations          {p.conversations:>16,}",
+        f"  training rows (files)  {p.samples:>16,.0f}",
+        f"  stored tokens          {p.tokens:>16,.0f}   ({p.tokens / max(p.samples, 1):,.0f} per row)",
+        f"  bytes per token        {p.bytes_per_token:>16,}",
+        f"  storage (raw)          {bytes_to(p.storage_bytes, unit):>16,.2f} {unit}",
+        f"  storage (/{p.scenario.compression:g} compr.)  {bytes_to(p.storage_bytes_compressed, unit):>15,.2f} {unit}",
+        f"  tokens to generate     {p.output_tokens:>16,.0f}",
+        f"  extraction             {e.gpus_used} x {e.gpu}, TP {e.tensor_parallel}: {fmt_hours(e.wall_hours)} wall, "
+        f"{e.gpu_hours:,.0f} GPU-h (limited by {e.bound})",
+        f"                         prefill {e.prefill_tokens_per_s_per_gpu:,.0f} tok/s/GPU, decode "
+        f"{e.decode_tokens_per_s_per_gpu:,.0f} tok/s/GPU (batch {e.decode_batch})",
+        f"  transfer               {fmt_hours(p.transfer_hours)} ({p.transfer_method})",
+        f"  training offline       {t.gpus} x {t.gpu}: {fmt_hours(t.offline_wall_hours)} wall, "
+        f"{t.offline_gpu_hours:,.0f} GPU-h (limited by {t.offline_bound})",
+        f"  training online        {fmt_hours(t.online_wall_hours)} wall, {t.online_gpu_hours:,.0f} GPU-h",
+        f"  offline cheaper after  {'never' if t.breakeven_epochs is None else f'{t.breakeven_epochs:,.1f} epochs'}",
+        f"  cost offline           {fmt_usd(c.total_offline)} (extraction {fmt_usd(c.extraction)}, storage "
+        f"{fmt_usd(c.storage)}, transfer {fmt_usd(c.transfer)}, training {fmt_usd(c.training_offline)})",
+        f"  cost online            {fmt_usd(c.total_online)}",
+        "",
+        f"  {'component':<18}{'rows':>10}{'tokens':>16}{'storage':>12}{'rows %':>8}{'bytes %':>8}",
+    ]
+    for x in p.components:
+        lines.append(f"  {x.id:<18}{x.rows:>10,}{x.tokens:>16,.0f}{bytes_to(x.storage_bytes, unit):>9,.2f} {unit}"
+                     f"{x.share_of_rows:>8.1%}{x.share_of_bytes:>8.1%}")
+    lines += ["", "Against the seed article:"]
+    for row in article_comparison(p):
+        lines.append(f"  {row['metric']}: article {row['article']}; this plan {row['plan']}")
+        lines.append(f"    why: {row['why']}")
+    if p.warnings:
+        lines += ["", "Warnings:"] + [f"  - {w}" for w in p.warnings]
+    lines += ["", "Assumptions (tag: source):"]
+    lines += [f"  - {a.name}: {a.value} [{a.tag}]" for a in p.assumptions]
+    return "\n".join(lines)

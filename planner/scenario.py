@@ -1,0 +1,157 @@
+"""The Scenario: everything a user can set, in one validated pydantic model.
+
+It is what the dashboard edits, what the CLI builds from flags, what a manifest stores and what a
+shared link encodes. Defaults are the `default` preset; `seed_article()` is the article's.
+"""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .specs import GPUSpec, ModelSpec
+
+ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=False)
+
+
+class MixItem(_Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    rows: int = Field(ge=0, le=10**10)
+    selection: Literal["uniform", "first"] = "uniform"
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+
+
+class UniformMix(_Strict):
+    """N identical samples of `tokens` tokens, `response_tokens` of them generated (the article's method)."""
+
+    samples: int = Field(gt=0, le=10**10)
+    tokens: float = Field(gt=0, le=10**7)
+    response_tokens: float = Field(0, ge=0, le=10**7)
+    turns: int = Field(1, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _response_within(self) -> "UniformMix":
+        if self.response_tokens > self.tokens:
+            raise ValueError(f"response_tokens ({self.response_tokens:g}) cannot exceed tokens ({self.tokens:g})")
+        return self
+
+
+class Throughput(_Strict):
+    mode: Literal["roofline", "fixed"] = "roofline"
+    tokens_per_s: float = Field(120.0, gt=0, le=10**7)     # fixed mode: single-GPU generation speed
+    batching: float = Field(4.0, gt=0, le=10**5)            # fixed mode: batching multiplier
+    prefill_mfu: float | None = Field(None, gt=0, le=1)     # roofline: None = the GPU preset's default
+    decode_bandwidth_efficiency: float = Field(0.8, gt=0, le=1)
+    max_batch: int = Field(256, ge=1, le=65536)
+    tensor_parallel_efficiency: float = Field(0.9, gt=0, le=1)
+
+
+class Transfer(_Strict):
+    method: Literal["none", "link", "object_store", "drives"] = "link"
+    link_gbps: float = Field(10.0, gt=0, le=100_000)
+    efficiency: float = Field(0.5, gt=0, le=1)
+    drive_days: float = Field(3.0, gt=0, le=365)
+    egress_usd_per_gb: float | None = Field(None, ge=0, le=100)
+
+
+class Training(_Strict):
+    gpu: str = Field("b200", pattern=ID_PATTERN)
+    gpus: int = Field(8, ge=1, le=100_000)
+    epochs: float = Field(3.0, gt=0, le=1000)
+    drafter_params: float | None = Field(None, gt=0, le=1e12)   # None = estimate from the model and layout
+    drafter_layers: int | None = Field(None, ge=1, le=64)       # None = the layout's rule (DFlash: capture count, EAGLE: 1)
+    mfu: float = Field(0.35, gt=0, le=1)
+    disk: str = Field("node-raid0", pattern=ID_PATTERN)
+
+
+class Costs(_Strict):
+    extraction_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
+    training_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
+    storage: str = Field("network-volume", pattern=ID_PATTERN)
+    storage_usd_per_tb_month: float | None = Field(None, ge=0, le=100_000)
+    storage_months: float = Field(1.0, ge=0, le=120)
+
+
+class Scenario(_Strict):
+    preset: str = Field("default", max_length=64)
+    # The mix: components with row counts, or N uniform samples; neither means the catalog's default mix.
+    mix: list[MixItem] | None = Field(None, max_length=500)
+    uniform: UniformMix | None = None
+    model: str = Field("qwen3.6-27b", pattern=ID_PATTERN)
+    custom_model: ModelSpec | None = None
+    layout: str = Field("specforge-dflash", pattern=ID_PATTERN)
+    layers: list[int] | None = Field(None, min_length=1, max_length=256)
+    layer_count: int | None = Field(None, ge=1, le=256)
+    hidden_dtype: Literal["bf16", "fp16", "fp8"] | None = None
+    unit: Literal["conversation", "turn"] = "conversation"
+    max_seq_len: int | None = Field(2048, ge=16, le=10**7)
+    regenerate: bool = True
+    response_multiplier: float = Field(1.0, gt=0, le=100)
+    throughput: Throughput = Field(default_factory=Throughput)
+    weight_dtype: Literal["bf16", "fp8"] = "bf16"
+    extraction_gpu: str = Field("rtx-pro-6000", pattern=ID_PATTERN)
+    extraction_gpus: int = Field(8, ge=1, le=100_000)
+    custom_gpu: GPUSpec | None = None
+    disk: str = Field("nvme-gen4", pattern=ID_PATTERN)
+    disk_capacity_tb: float | None = Field(30.72, gt=0, le=10**7)
+    compression: float = Field(1.0, ge=1.0, le=100)
+    transfer: Transfer = Field(default_factory=Transfer)
+    training: Training = Field(default_factory=Training)
+    costs: Costs = Field(default_factory=Costs)
+
+    @field_validator("layers")
+    @classmethod
+    def _layers_valid(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None:
+            if any(x < 0 or x > 1024 for x in v):
+                raise ValueError("layer ids must be between 0 and the model's layer count")
+            if len(set(v)) != len(v):
+                raise ValueError("layer ids must not repeat")
+        return v
+
+    @model_validator(mode="after")
+    def _one_mix(self) -> "Scenario":
+        if self.mix is not None and self.uniform is not None:
+            raise ValueError("give either mix (components) or uniform (N samples of T tokens), not both")
+        if self.mix is not None:
+            ids = [m.id for m in self.mix]
+            dup = sorted({i for i in ids if ids.count(i) > 1})
+            if dup:
+                raise ValueError(f"component {dup[0]!r} appears more than once in mix")
+        return self
+
+    def with_changes(self, **changes) -> "Scenario":
+        """A validated copy with top-level fields replaced."""
+        data = self.model_dump()
+        data.update(changes)
+        return Scenario.model_validate(data)
+
+
+def default_scenario() -> Scenario:
+    """The 913,786-sample mix on Qwen3.6-27B, SpecForge DFlash layout, 8 x RTX PRO 6000 for
+    extraction and 8 x B200 for training, roofline throughput."""
+    return Scenario()
+
+
+def seed_article_scenario() -> Scenario:
+    """The seed article's back-of-envelope, to the byte: 913,786 x 800 tokens, 500 generated,
+    5 layers bf16 + int32 ids, 120 tok/s x 4 batching on one GPU, 1.5x compression."""
+    return Scenario(
+        preset="seed-article",
+        uniform=UniformMix(samples=913_786, tokens=800, response_tokens=500),
+        layout="seed-article", max_seq_len=None, regenerate=True,
+        throughput=Throughput(mode="fixed", tokens_per_s=120, batching=4),
+        extraction_gpus=1, compression=1.5, disk_capacity_tb=None,
+    )
+
+
+PRESETS = {"default": default_scenario, "seed-article": seed_article_scenario}
+
+
+def finite(x: float) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)

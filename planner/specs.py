@@ -1,0 +1,151 @@
+"""Hardware and model descriptions (pydantic), and the preset catalogs loaded from presets/*.yaml."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+PRESETS = Path(__file__).resolve().parent / "presets"
+
+
+class ModelSpec(BaseModel):
+    """A target model: what sizes the hidden states, the weights and the KV cache."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field("custom", min_length=1, max_length=64)
+    name: str = "Custom model"
+    hidden_size: int = Field(gt=0, le=65536)
+    num_layers: int = Field(gt=0, le=1024)
+    full_attention_layers: int = Field(ge=0, le=1024)
+    linear_attention_layers: int = Field(0, ge=0, le=1024)
+    num_q_heads: int = Field(gt=0, le=1024)
+    num_kv_heads: int = Field(gt=0, le=1024)
+    head_dim: int = Field(gt=0, le=4096)
+    kv_latent_dim: int | None = Field(None, gt=0, le=65536)
+    vocab_size: int = Field(gt=0, le=10_000_000)
+    params: float = Field(gt=0, le=1e13)
+    active_params: float = Field(gt=0, le=1e13)
+    linear_state_bytes_per_layer: int = Field(0, ge=0, le=10**10)
+    tag: str = "estimate"
+    source: str = "entered by the user"
+    estimates: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ModelSpec":
+        if self.full_attention_layers + self.linear_attention_layers != self.num_layers:
+            raise ValueError(
+                f"full_attention_layers ({self.full_attention_layers}) + linear_attention_layers "
+                f"({self.linear_attention_layers}) must equal num_layers ({self.num_layers})")
+        if self.active_params > self.params:
+            raise ValueError(f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})")
+        return self
+
+    def weight_bytes(self, weight_dtype: str) -> float:
+        return self.params * (1 if weight_dtype == "fp8" else 2)
+
+    def kv_bytes_per_token(self) -> int:
+        """KV-cache bytes per token over all full-attention layers (bf16 cache)."""
+        per_layer = self.kv_latent_dim if self.kv_latent_dim else 2 * self.num_kv_heads * self.head_dim
+        return per_layer * 2 * self.full_attention_layers
+
+    def linear_state_bytes(self) -> int:
+        return self.linear_state_bytes_per_layer * self.linear_attention_layers
+
+    def attention_width(self) -> int:
+        return self.num_q_heads * self.head_dim
+
+
+class GPUSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field("custom", min_length=1, max_length=64)
+    name: str = "Custom GPU"
+    memory_gb: float = Field(gt=0, le=10_000)
+    bandwidth_tb_s: float = Field(gt=0, le=1000)
+    bf16_tflops: float = Field(gt=0, le=1e6)
+    fp8_tflops: float | None = Field(None, gt=0, le=1e6)
+    interconnect: str = ""
+    price_low: float | None = Field(None, ge=0)
+    price_high: float | None = Field(None, ge=0)
+    prefill_mfu: float = Field(0.35, gt=0, le=1)
+    source: str = "entered by the user"
+
+    def default_price(self) -> float | None:
+        if self.price_low is None or self.price_high is None:
+            return None
+        return round((self.price_low + self.price_high) / 2, 3)
+
+    def peak_flops(self, dtype: str) -> float:
+        if dtype == "fp8" and self.fp8_tflops:
+            return self.fp8_tflops * 1e12
+        return self.bf16_tflops * 1e12
+
+
+class LayoutSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    name: str
+    pipeline: str
+    layer_rule: Literal["dflash", "eagle3", "last"]
+    default_layer_count: int
+    hidden_dtype: Literal["bf16", "fp16", "fp8"]
+    token_id_bytes: int
+    loss_mask_bytes: int
+    file_header_bytes: int
+    block_bytes: int
+    default_max_seq_len: int | None
+    file_pattern: str
+    source: str
+    estimates: str | None = None
+
+
+def _load(name: str) -> object:
+    with open(PRESETS / name, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+@functools.cache
+def model_presets() -> dict[str, ModelSpec]:
+    return {d["id"]: ModelSpec(**d) for d in _load("models.yaml")}
+
+
+@functools.cache
+def gpu_presets() -> dict[str, GPUSpec]:
+    return {d["id"]: GPUSpec(**d) for d in _load("gpus.yaml")}
+
+
+@functools.cache
+def layout_presets() -> dict[str, LayoutSpec]:
+    return {d["id"]: LayoutSpec(**d) for d in _load("layouts.yaml")}
+
+
+@functools.cache
+def hardware() -> dict:
+    return _load("hardware.yaml")
+
+
+def disk_presets() -> dict[str, dict]:
+    return {d["id"]: d for d in hardware()["disks"]}
+
+
+def storage_price_presets() -> dict[str, dict]:
+    return {d["id"]: d for d in hardware()["storage_prices"]}
+
+
+def efficiency(name: str) -> float:
+    return float(hardware()["efficiency"][name]["value"])
+
+
+def dflash_layers(num_layers: int, n: int) -> list[int]:
+    """DFlash rule: n layers evenly spaced from 1 to L-3; one layer gives [L//2]."""
+    if n <= 1:
+        return [num_layers // 2]
+    last = num_layers - 3
+    return [round(1 + i * (last - 1) / (n - 1)) for i in range(n)]
+
+
+def eagle3_layers(num_layers: int) -> list[int]:
+    """EAGLE-3 default: aux layers [2, L//2, L-3] plus the last layer L."""
+    return [2, num_layers // 2, num_layers - 3, num_layers]

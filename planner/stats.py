@@ -1,0 +1,270 @@
+"""The component catalog in DuckDB: built from datasets_meta/ (and the user's profiled
+components), opened read-only afterwards, loaded once into memory as atoms.
+
+The build is deterministic and atomic: it writes a new file named by the hash of its inputs and
+swaps it in with os.replace, so a reader never sees a half-written database.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import yaml
+
+from .distributions import Atoms, fan_out, fit_component
+from .paths import SHIPPED_CATALOG, planner_home, user_catalog_path
+
+BUILD_VERSION = "3"
+COMPONENT_COLUMNS = ["id", "name", "family", "hf_repo", "subset", "split", "licence", "licence_note", "format",
+                     "in_default_mix", "rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens",
+                     "assistant_share", "origin", "provenance", "local_path", "source_format"]
+PROVENANCE_FIELDS = ("rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens", "assistant_share")
+
+
+@dataclass
+class ComponentStats:
+    id: str
+    name: str
+    family: str
+    hf_repo: str | None
+    subset: str | None
+    split: str | None
+    licence: str | None
+    licence_note: str | None
+    format: str | None
+    in_default_mix: bool
+    rows_in_mix: int
+    rows_available: int
+    turns: float
+    mean_tokens: float
+    median_tokens: float | None
+    assistant_share: float
+    origin: str                    # shipped | measured
+    provenance: dict = field(default_factory=dict)
+    conversation: Atoms | None = None
+    turn: Atoms | None = None
+    local_path: str | None = None  # measured components: the profiled file
+    source_format: str | None = None
+
+    def value_tag(self, name: str) -> str:
+        return (self.provenance.get(name) or {}).get("tag", "estimate")
+
+
+@dataclass(frozen=True)
+class Overlap:
+    a: str
+    b: str
+    shared_rows: int
+    tag: str
+    source: str
+
+
+def _read_inputs() -> tuple[dict, dict]:
+    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
+        shipped = yaml.safe_load(fh)
+    user = {"components": []}
+    path = user_catalog_path()
+    if path.exists():
+        try:
+            user = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            # An unreadable user catalog must not take the shipped one down with it.
+            user = {"components": [], "error": f"{path} is unreadable and was ignored"}
+    return shipped, user
+
+
+def _input_hash(shipped: dict, user: dict) -> str:
+    blob = json.dumps([BUILD_VERSION, shipped, user], sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _val(entry: dict | None, name: str):
+    item = (entry or {}).get(name)
+    return item.get("value") if isinstance(item, dict) else item
+
+
+def _shipped_rows(shipped: dict) -> list[tuple[dict, Atoms]]:
+    sigma = shipped["default_spread_sigma"]["value"]
+    out = []
+    for c in shipped["components"]:
+        atoms = fit_component(
+            _val(c, "mean_tokens"), _val(c, "assistant_share"), _val(c, "turns"),
+            median_tokens=_val(c, "median_tokens"), default_sigma=sigma, bins=c.get("bins"),
+            max_turns=int((c.get("turns") or {}).get("max", 512)))
+        prov = {k: {"tag": c[k]["tag"], "source": c[k]["source"]} for k in PROVENANCE_FIELDS if c.get(k)}
+        if c.get("bins"):
+            prov["length_distribution"] = {"tag": c["bins"]["tag"], "source": c["bins"]["source"]}
+        elif _val(c, "median_tokens"):
+            prov["length_distribution"] = {"tag": "estimate", "source": "log-normal fitted to the mean and median"}
+        else:
+            prov["length_distribution"] = {"tag": "estimate", "source": shipped["default_spread_sigma"]["source"]}
+        meta = {k: c.get(k) for k in ("id", "name", "family", "hf_repo", "subset", "split", "licence", "format")}
+        meta["licence_note"] = c.get("licence_note") or c.get("identity_note")
+        meta.update(in_default_mix=bool(c.get("in_default_mix")), origin="shipped", provenance=prov,
+                    rows_in_mix=int(_val(c, "rows_in_mix") or 0), rows_available=int(_val(c, "rows_available")),
+                    turns=float(_val(c, "turns")), mean_tokens=float(_val(c, "mean_tokens")),
+                    median_tokens=_val(c, "median_tokens"), assistant_share=float(_val(c, "assistant_share")),
+                    local_path=None, source_format=None)
+        out.append((meta, atoms))
+    return out
+
+
+def _atoms_from_json(d: dict) -> Atoms:
+    return Atoms(np.asarray(d["rows"], float), np.asarray(d["tokens"], float),
+                 np.asarray(d["response"], float), np.asarray(d["turns"], float))
+
+
+def build(path: Path, shipped: dict, user: dict) -> None:
+    """Write the catalog database to `path` atomically (temp file, then os.replace)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    if tmp.exists():
+        tmp.unlink()
+    con = duckdb.connect(str(tmp))
+    try:
+        con.execute("""CREATE TABLE components (id VARCHAR PRIMARY KEY, name VARCHAR, family VARCHAR,
+            hf_repo VARCHAR, subset VARCHAR, split VARCHAR, licence VARCHAR, licence_note VARCHAR,
+            format VARCHAR, in_default_mix BOOLEAN, rows_in_mix BIGINT, rows_available BIGINT,
+            turns DOUBLE, mean_tokens DOUBLE, median_tokens DOUBLE, assistant_share DOUBLE,
+            origin VARCHAR, provenance JSON, local_path VARCHAR, source_format VARCHAR)""")
+        con.execute("""CREATE TABLE length_bins (component_id VARCHAR, unit VARCHAR, bin INTEGER,
+            rows DOUBLE, tokens DOUBLE, response_tokens DOUBLE, turns DOUBLE)""")
+        con.execute("CREATE TABLE component_overlaps (a VARCHAR, b VARCHAR, shared_rows BIGINT, tag VARCHAR, source VARCHAR)")
+        con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
+        entries = _shipped_rows(shipped)
+        shipped_ids = {m["id"] for m, _ in entries}
+        measured = []
+        for c in user.get("components", []):
+            if c.get("id") in shipped_ids:
+                continue  # a profiled component never shadows a shipped id (profile refuses it too)
+            meta = {k: c.get(k) for k in ("id", "name", "family", "hf_repo", "subset", "split", "licence",
+                                           "licence_note", "format", "rows_in_mix", "rows_available", "turns",
+                                           "mean_tokens", "median_tokens", "assistant_share", "provenance",
+                                           "local_path", "source_format")}
+            meta.update(in_default_mix=False, origin="measured")
+            measured.append((meta, _atoms_from_json(c["conversation"]), _atoms_from_json(c["turn"])))
+        comp_rows, bin_rows = [], []
+        for meta, conv, *turn in [(m, a) for m, a in entries] + measured:
+            turn_atoms = turn[0] if turn else fan_out(conv)
+            comp_rows.append((meta["id"], meta["name"], meta["family"], meta["hf_repo"], meta["subset"],
+                              meta["split"], meta["licence"], meta["licence_note"], meta["format"],
+                              meta["in_default_mix"], meta["rows_in_mix"], meta["rows_available"], meta["turns"],
+                              meta["mean_tokens"], meta["median_tokens"], meta["assistant_share"], meta["origin"],
+                              json.dumps(meta["provenance"]), meta["local_path"], meta["source_format"]))
+            for unit, atoms in (("conversation", conv), ("turn", turn_atoms)):
+                for i in range(len(atoms)):
+                    bin_rows.append((meta["id"], unit, i, float(atoms.rows[i]), float(atoms.tokens[i]),
+                                     float(atoms.response[i]), float(atoms.turns[i])))
+        comp_df = pd.DataFrame(comp_rows, columns=COMPONENT_COLUMNS)
+        bins_df = pd.DataFrame(bin_rows, columns=["component_id", "unit", "bin", "rows", "tokens",
+                                                  "response_tokens", "turns"])
+        con.register("comp_df", comp_df)
+        con.register("bins_df", bins_df)
+        con.execute("INSERT INTO components SELECT * FROM comp_df")
+        con.execute("INSERT INTO length_bins SELECT * FROM bins_df")
+        con.unregister("comp_df")
+        con.unregister("bins_df")
+        con.executemany("INSERT INTO component_overlaps VALUES (?,?,?,?,?)",
+                        [(o["a"], o["b"], int(o["shared_rows"]), o["tag"], o["source"]) for o in shipped.get("overlaps", [])])
+        con.executemany("INSERT INTO meta VALUES (?,?)", [("build_version", BUILD_VERSION),
+                                                          ("default_mix_total", str(shipped["default_mix_total"])),
+                                                          ("user_catalog_error", user.get("error") or "")])
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(tmp, path)
+
+
+_build_lock = threading.Lock()
+
+
+def catalog_path() -> Path:
+    """The database for the current inputs, built on first use."""
+    shipped, user = _read_inputs()
+    path = planner_home() / f"catalog-{_input_hash(shipped, user)}.duckdb"
+    if not path.exists():
+        with _build_lock:
+            if not path.exists():
+                build(path, shipped, user)
+                for old in path.parent.glob("catalog-*.duckdb"):
+                    if old != path:
+                        try:
+                            old.unlink()
+                        except OSError:
+                            pass
+    return path
+
+
+class StatsCatalog:
+    """Read-only view of one catalog database; statistics are loaded once into memory."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._con = duckdb.connect(str(path), read_only=True)
+        self._local = threading.local()
+        cur = self.cursor()
+        cols = [d[0] for d in cur.execute("SELECT * FROM components ORDER BY rowid").description]
+        comps = {}
+        for row in cur.fetchall():
+            r = dict(zip(cols, row))
+            r["provenance"] = json.loads(r["provenance"]) if r["provenance"] else {}
+            comps[r["id"]] = ComponentStats(**r)
+        for cid, unit, rows, tokens, resp, turns in cur.execute(
+                "SELECT component_id, unit, list(rows ORDER BY bin), list(tokens ORDER BY bin), "
+                "list(response_tokens ORDER BY bin), list(turns ORDER BY bin) FROM length_bins "
+                "GROUP BY component_id, unit").fetchall():
+            atoms = Atoms(np.array(rows), np.array(tokens), np.array(resp), np.array(turns))
+            setattr(comps[cid], unit, atoms)
+        self.components: dict[str, ComponentStats] = comps
+        self.overlaps = [Overlap(*r) for r in cur.execute("SELECT a, b, shared_rows, tag, source FROM component_overlaps").fetchall()]
+        meta = dict(cur.execute("SELECT key, value FROM meta").fetchall())
+        self.default_mix_total = int(meta["default_mix_total"])
+        self.user_catalog_error = meta.get("user_catalog_error") or None
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """One cursor per thread (DuckDB connections are not shared across threads)."""
+        cur = getattr(self._local, "cur", None)
+        if cur is None:
+            cur = self._local.cur = self._con.cursor()
+        return cur
+
+    def default_mix(self) -> list[tuple[str, int]]:
+        return [(c.id, c.rows_in_mix) for c in self.components.values() if c.in_default_mix]
+
+    def overlap_between(self, a: str, b: str) -> Overlap | None:
+        for o in self.overlaps:
+            if {o.a, o.b} == {a, b}:
+                return o
+        return None
+
+
+@functools.lru_cache(maxsize=4)
+def _open(path: str, mtime: float) -> StatsCatalog:
+    return StatsCatalog(Path(path))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
+
+
+@functools.lru_cache(maxsize=8)
+def _catalog_for(shipped_mtime: float, user_mtime: float, user_path: str) -> StatsCatalog:
+    path = catalog_path()
+    return _open(str(path), path.stat().st_mtime)
+
+
+def get_catalog() -> StatsCatalog:
+    """The current catalog: rebuilt and reopened only when the shipped or the user catalog file
+    changes (two stat calls per plan, no parsing)."""
+    user = user_catalog_path()
+    return _catalog_for(_mtime(SHIPPED_CATALOG), _mtime(user), str(user))
