@@ -1,0 +1,72 @@
+"""CLI commands beyond estimate/components: profile, trim, export, materialize."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from .cli import CliError
+
+
+def _progress_bar():
+    state = {"last": 0.0, "t0": time.monotonic()}
+
+    def show(fraction: float) -> None:
+        now = time.monotonic()
+        if fraction < 1.0 and now - state["last"] < 0.5:
+            return
+        state["last"] = now
+        width = 30
+        filled = int(width * min(fraction, 1.0))
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {fraction:6.1%}  {now - state['t0']:6.1f}s",
+              end="" if fraction < 1.0 else "\n", file=sys.stderr, flush=True)
+    return show
+
+
+def cmd_profile(a: argparse.Namespace) -> int:
+    from .profile import ProfileError, profile_file
+    try:
+        r = profile_file(a.path, a.name, fmt=a.format, tokenizer=a.tokenizer, strict=a.strict,
+                         family=a.family, progress=None if a.quiet else _progress_bar())
+    except ProfileError as exc:
+        raise CliError(str(exc))
+    c = r.component
+    summary = {"id": c["id"], "conversations": r.conversations, "bad_lines": r.bad_lines,
+               "bad_examples": [{"line": ln, "error": e} for ln, e in r.bad_examples],
+               "mean_tokens": c["mean_tokens"], "median_tokens": c["median_tokens"], "turns": c["turns"],
+               "assistant_share": c["assistant_share"], "tokenizer": r.tokenizer, "provenance": "measured"}
+    if a.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"{c['id']}: {r.conversations:,} conversations, mean {c['mean_tokens']:,.0f} tokens "
+              f"(median {c['median_tokens']:,.0f}), {c['turns']:.2f} assistant turns, "
+              f"assistant share {c['assistant_share']:.0%} [{r.tokenizer}]")
+        if r.bad_lines:
+            print(f"skipped {r.bad_lines:,} bad line(s):")
+            for ln, e in r.bad_examples:
+                print(f"  line {ln}: {e}")
+        print(f"'{c['id']}' is now selectable: python -m planner estimate --components {c['id']}={r.conversations}")
+    return 0
+
+
+def register_profile(sub) -> None:
+    p = sub.add_parser("profile", help="measure a local JSONL/JSON/Parquet dataset into the user catalog")
+    p.add_argument("path")
+    p.add_argument("--name", required=True, help="component id to register")
+    p.add_argument("--format", default="auto", choices=["auto", "sharegpt", "openai", "alpaca", "glaive"])
+    p.add_argument("--tokenizer", help="a tokenizer.json (HF tokenizers) or 'qwen3.6' (the Qwen3.5/3.6 vocabulary, offline); "
+                        "without it the count is approximate")
+    p.add_argument("--family", default="custom")
+    p.add_argument("--strict", action="store_true", help="fail on the first bad line instead of skipping it")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_profile)
+
+
+def register_trim_export(sub) -> None:
+    try:
+        from .cli_trim import register
+    except ImportError:
+        return
+    register(sub)

@@ -1,0 +1,158 @@
+"""Profiling a user's dataset: every format, a real (tiny, trained here) tokenizer, bad lines."""
+import json
+import os
+
+import duckdb
+import pytest
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+from planner import plan
+from planner.profile import CHAT_TEMPLATE_TOKENS_PER_MESSAGE as TPL
+from planner.profile import ProfileError, profile_file
+from planner.scenario import Scenario
+from planner.stats import get_catalog
+
+from .helpers import run_cli
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+@pytest.fixture()
+def tokenizer_json(tmp_path):
+    """A word-level tokenizer trained here: one token per word or punctuation run."""
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator(["alpha beta gamma delta epsilon zeta eta theta ? !"],
+                            trainers.WordLevelTrainer(special_tokens=["[UNK]"]))
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    return str(path)
+
+
+def write_jsonl(path, rows):
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write((r if isinstance(r, str) else json.dumps(r)) + "\n")
+    return path
+
+
+def test_sharegpt_jsonl_with_real_tokenizer(home, tokenizer_json):
+    f = write_jsonl(home / "s.jsonl", [
+        # user 3 words, assistant 5 words -> conversation 3+5 + 2x4 template = 16 tokens
+        {"conversations": [{"from": "human", "value": "alpha beta gamma"},
+                           {"from": "gpt", "value": "delta epsilon zeta eta theta"}]},
+        # 2 turns: user 1, assistant 2, user 1, assistant 4 (+4 each): 5, 6, 5, 8 -> 24 tokens;
+        # per-turn rows: prefix through turn 1 = 11, through turn 2 = 24
+        {"conversations": [{"from": "human", "value": "alpha"}, {"from": "gpt", "value": "beta gamma"},
+                           {"from": "human", "value": "delta"}, {"from": "gpt", "value": "alpha beta gamma delta"}]},
+    ])
+    r = profile_file(f, "mine", tokenizer=tokenizer_json)
+    c = r.component
+    assert r.conversations == 2 and r.bad_lines == 0
+    assert c["mean_tokens"] == pytest.approx((16 + 24) / 2)
+    assert c["turns"] == pytest.approx(1.5)
+    # assistant tokens: (5+4) + (6+8) = 23 of 40
+    assert c["assistant_share"] == pytest.approx(23 / 40)
+    turn = c["turn"]
+    # rows per conversation: 3 per-turn rows over 2 conversations; their tokens 16, 11, 24
+    assert sum(turn["rows"]) == pytest.approx(1.5)
+    assert sorted(turn["tokens"]) == pytest.approx([11, 16, 24])
+    assert c["provenance"]["mean_tokens"]["tag"] == "measured"
+    assert "tokenizer.json" in c["tokenizer"]
+    # selectable in the planner with its own statistics
+    comp = get_catalog().components["mine"]
+    assert comp.origin == "measured"
+    p = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len=None, regenerate=False))
+    assert p.tokens == pytest.approx(40)
+    pt = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len=None, regenerate=False, unit="turn"))
+    assert pt.tokens == pytest.approx(16 + 11 + 24) and pt.samples == pytest.approx(3)
+
+
+def test_openai_json_array_approximate(home):
+    f = home / "o.json"
+    # 8 bytes -> 2 tokens, 12 bytes -> 3 tokens (UTF-8 bytes / 4, rounded up), + 4 each
+    f.write_text(json.dumps([{"messages": [{"role": "user", "content": "abcdefgh"},
+                                           {"role": "assistant", "content": "abcdefghijkl"}]}]))
+    r = profile_file(f, "oa")
+    assert r.component["mean_tokens"] == pytest.approx(2 + 4 + 3 + 4)
+    assert "approximate" in r.tokenizer
+
+
+def test_alpaca_parquet_through_duckdb(home, tokenizer_json):
+    f = home / "a.parquet"
+    con = duckdb.connect()
+    con.execute(f"""COPY (SELECT * FROM (VALUES ('alpha beta', '', 'gamma'), ('alpha', 'beta', 'gamma delta'))
+                 t(instruction, input, output)) TO '{f}' (FORMAT parquet)""")
+    r = profile_file(f, "alp", tokenizer=tokenizer_json)
+    # row 1: prompt "alpha beta" (2) + output 1 -> 2+4 + 1+4 = 11; row 2: "alpha\nbeta" 2 + 2 -> 6 + 6 = 12
+    assert r.conversations == 2
+    assert r.component["mean_tokens"] == pytest.approx((11 + 12) / 2)
+
+
+def test_glaive_format(home, tokenizer_json):
+    f = write_jsonl(home / "g.jsonl", [{"system": "alpha beta", "chat": "USER: gamma ASSISTANT: delta eta "
+                                        "FUNCTION RESPONSE: theta ASSISTANT: zeta"}])
+    r = profile_file(f, "gl", fmt="glaive", tokenizer=tokenizer_json)
+    # system 2, user 1, assistant 2, tool 1, assistant 1 -> 7 words + 5 x 4 template = 27
+    assert r.component["mean_tokens"] == pytest.approx(27)
+    assert r.component["turns"] == pytest.approx(2)
+
+
+def test_bad_lines_are_counted_and_named(home):
+    good = {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}
+    f = home / "b.jsonl"
+    with open(f, "wb") as fh:
+        fh.write((json.dumps(good) + "\n").encode())
+        fh.write(b"{not json\n")
+        fh.write(b'{"conversations": [{"from": "human", "value": "\xff\xfe"}]}\n')
+        fh.write((json.dumps({"text": "no conversation"}) + "\n").encode())
+        fh.write((json.dumps(good) + "\n").encode())
+    r = profile_file(f, "bad")
+    assert r.conversations == 2 and r.bad_lines == 3
+    lines = dict(r.bad_examples)
+    assert "invalid JSON" in lines[2]
+    assert "UTF-8" in lines[3]
+    assert "no conversation fields" in lines[4]
+    with pytest.raises(ProfileError, match="line 2"):
+        profile_file(f, "bad2", strict=True)
+
+
+def test_enormous_line_is_skipped_not_loaded(home, monkeypatch):
+    import planner.formats as formats
+    monkeypatch.setattr(formats, "MAX_LINE_BYTES", 1000)
+    good = json.dumps({"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]})
+    huge = json.dumps({"conversations": [{"from": "human", "value": "x" * 5000}, {"from": "gpt", "value": "y"}]})
+    f = write_jsonl(home / "h.jsonl", [good, huge, good])
+    r = profile_file(f, "huge")
+    assert r.conversations == 2 and r.bad_examples[0][0] == 2 and "longer than" in r.bad_examples[0][1]
+
+
+def test_binary_file_and_bad_names(home):
+    f = home / "bin.jsonl"
+    f.write_bytes(os.urandom(4096).replace(b"\n", b"x"))
+    with pytest.raises(ProfileError, match="no valid conversations"):
+        profile_file(f, "binary")
+    r = run_cli("profile", str(f), "--name", "Bad Name!", env={"PLANNER_HOME": str(home / "h2")})
+    assert r.returncode == 2 and "--name" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("profile", str(f), "--name", "openorca", env={"PLANNER_HOME": str(home / "h2")})
+    assert r.returncode == 2 and "shipped component" in r.stderr
+    r = run_cli("profile", str(home / "missing.jsonl"), "--name", "x", env={"PLANNER_HOME": str(home / "h2")})
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_profile_cli_then_estimate(home):
+    f = write_jsonl(home / "c.jsonl", [{"instruction": "abcd" * 10, "output": "abcd" * 20}] * 3)
+    env = {"PLANNER_HOME": str(home / "h3")}
+    r = run_cli("profile", str(f), "--name", "cli_set", "--json", "--quiet", env=env)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    # 40 bytes -> 10 tokens, 80 -> 20, + 4 each = 38 per conversation
+    assert d["conversations"] == 3 and d["mean_tokens"] == pytest.approx(38)
+    r = run_cli("estimate", "--components", "cli_set=3", "--max-seq-len", "none", "--no-regenerate", "--json",
+                env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["tokens"] == 3 * 38
