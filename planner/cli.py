@@ -13,6 +13,7 @@ import sys
 from pydantic import ValidationError
 
 from .errors import PlannerInputError, describe_validation_error
+from .manifest import ManifestError
 from .scenario import PRESETS, Scenario
 
 # Scenario field path -> the flag a user typed.
@@ -297,10 +298,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except PlannerInputError as exc:
         flag = "--components" if exc.field.startswith("mix[") else FLAG_FOR.get(exc.field, exc.field)
+        if exc.field.startswith("budget."):
+            flag = "--budget-" + exc.field.split(".", 1)[1].replace("_", "-")
         print(f"planner: error: {flag}: {exc.value!r} is not allowed; {exc.allowed}", file=sys.stderr)
         return 2
     except ValidationError as exc:
         print(f"planner: error: {describe_validation_error(exc)}", file=sys.stderr)
+        return 2
+    except ManifestError as exc:
+        print(f"planner: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"planner: error: {getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("planner: interrupted", file=sys.stderr)

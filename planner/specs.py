@@ -17,6 +17,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field("custom", min_length=1, max_length=64)
     name: str = "Custom model"
+    hf_id: str | None = Field(None, max_length=200)
     hidden_size: int = Field(gt=0, le=65536)
     num_layers: int = Field(gt=0, le=1024)
     full_attention_layers: int = Field(ge=0, le=1024)

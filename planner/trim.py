@@ -1,0 +1,326 @@
+"""Trim a mix to a budget: storage, extraction GPU-days, transfer hours, dollars, wall-clock days.
+
+Strategies return a new Scenario and a diff, deterministically:
+- proportional: one fraction for every unprotected component, the largest that fits;
+- protect: named components or families stay whole, the rest scale by one fraction;
+- value: maximise sum_j w_j log(1 + rows_j) under the budgets (concave objective, linear
+  constraints), solved through its dual, so expensive-per-row components give way first;
+- cap: the largest maximum sequence length that fits; with `min_cap`, the cap stops there and
+  the proportional fraction does the rest.
+Every result is checked against the full plan() before it is returned.
+"""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .errors import PlannerInputError
+from .plan import Plan, plan
+from .scenario import Scenario
+from .stats import StatsCatalog, get_catalog
+
+STRATEGIES = ("proportional", "protect", "value", "cap")
+BISECT_STEPS = 48
+
+
+class Budget(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    storage_tb: float | None = Field(None, gt=0, le=1e9)
+    storage_tib: float | None = Field(None, gt=0, le=1e9)
+    gpu_days: float | None = Field(None, gt=0, le=1e9)
+    transfer_hours: float | None = Field(None, gt=0, le=1e9)
+    usd: float | None = Field(None, gt=0, le=1e12)
+    days: float | None = Field(None, gt=0, le=1e9)
+
+    @model_validator(mode="after")
+    def _some(self) -> "Budget":
+        if not self.limits():
+            raise ValueError("give at least one budget (storage, GPU-days, transfer hours, USD or days)")
+        return self
+
+    def limits(self) -> list[tuple[str, float, str]]:
+        """(budget name, limit in the metric's own unit, label)."""
+        out = []
+        if self.storage_tb is not None:
+            out.append(("storage_tb", self.storage_tb * 1e12, f"{self.storage_tb:g} TB of storage"))
+        if self.storage_tib is not None:
+            out.append(("storage_tib", self.storage_tib * 2**40, f"{self.storage_tib:g} TiB of storage"))
+        if self.gpu_days is not None:
+            out.append(("gpu_days", self.gpu_days, f"{self.gpu_days:g} extraction GPU-days"))
+        if self.transfer_hours is not None:
+            out.append(("transfer_hours", self.transfer_hours, f"{self.transfer_hours:g} transfer hours"))
+        if self.usd is not None:
+            out.append(("usd", self.usd, f"${self.usd:,.0f}"))
+        if self.days is not None:
+            out.append(("days", self.days, f"{self.days:g} wall-clock days"))
+        return out
+
+
+def metric(p: Plan, name: str) -> float:
+    if name in ("storage_tb", "storage_tib"):
+        return p.storage_bytes_compressed
+    if name == "gpu_days":
+        return p.extraction.gpu_hours / 24
+    if name == "transfer_hours":
+        return p.transfer_hours
+    if name == "usd":
+        return p.cost_usd.total_offline
+    if name == "days":
+        return p.wall_days_offline
+    raise KeyError(name)
+
+
+def _fmt(name: str, value: float) -> str:
+    if name == "storage_tb":
+        return f"{value / 1e12:,.2f} TB"
+    if name == "storage_tib":
+        return f"{value / 2**40:,.2f} TiB"
+    if name == "usd":
+        return f"${value:,.0f}"
+    return f"{value:,.2f} {'GPU-days' if name == 'gpu_days' else 'h' if name == 'transfer_hours' else 'days'}"
+
+
+class BudgetUse(BaseModel):
+    name: str
+    label: str
+    limit: float
+    used: float
+    share: float
+
+
+class RowChange(BaseModel):
+    id: str
+    before: int
+    after: int
+
+
+class TrimResult(BaseModel):
+    strategy: str
+    scenario: Scenario
+    changes: list[RowChange]
+    budgets: list[BudgetUse]
+    max_seq_len_before: int | None
+    max_seq_len_after: int | None
+    utility_before: float
+    utility_after: float
+    note: str
+
+
+class TrimInfeasible(PlannerInputError):
+    pass
+
+
+def _rows_of(s: Scenario, cat: StatsCatalog | None) -> list[dict]:
+    if s.uniform is not None:
+        return [{"id": "uniform", "rows": s.uniform.samples}]
+    if s.mix is not None:
+        return [m.model_dump() for m in s.mix]
+    return [{"id": i, "rows": r} for i, r in cat.default_mix()]
+
+
+def _with_rows(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> Scenario:
+    changes: dict = {}
+    if s.uniform is not None:
+        u = s.uniform.model_copy(update={"samples": max(1, rows["uniform"])})
+        changes["uniform"] = u
+    else:
+        changes["mix"] = [dict(m, rows=int(rows[m["id"]])) for m in base]
+    if cap is not ...:
+        changes["max_seq_len"] = cap
+    return s.model_copy(update=changes) if s.uniform is not None else Scenario.model_validate(
+        {**s.model_dump(), **changes})
+
+
+def utility(rows: dict[str, int], weights: dict[str, float]) -> float:
+    return sum(weights.get(i, 1.0) * math.log1p(max(r, 0)) for i, r in rows.items())
+
+
+def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: list[str] | None = None,
+         weights: dict[str, float] | None = None, min_cap: int | None = None,
+         catalog: StatsCatalog | None = None) -> TrimResult:
+    if strategy not in STRATEGIES:
+        raise PlannerInputError("strategy", strategy, f"one of {', '.join(STRATEGIES)}")
+    cat = catalog or (get_catalog() if s.uniform is None else None)
+    base = _rows_of(s, cat)
+    upper = {m["id"]: int(m["rows"]) for m in base}
+    weights = weights or {}
+    for k, v in weights.items():
+        if k not in upper:
+            raise PlannerInputError("weights", k, f"weights name components of the mix: {', '.join(upper)}")
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise PlannerInputError(f"weights.{k}", v, "a weight must be a positive number")
+    protected = _protected_ids(protect or [], upper, cat) if strategy in ("protect", "value") or protect else set()
+    limits = budget.limits()
+    full = plan(s, cat)
+    if strategy == "protect" and not protected:
+        raise PlannerInputError("protect", protect, "name at least one component or family to protect")
+
+    def run(rows: dict[str, int], cap=...) -> Plan:
+        return plan(_with_rows(s, base, rows, cap), cat)
+
+    def fits(p: Plan) -> bool:
+        return all(metric(p, n) <= lim * (1 + 1e-12) for n, lim, _ in limits)
+
+    def infeasible(p: Plan, what: str) -> TrimInfeasible:
+        for n, lim, label in limits:
+            used = metric(p, n)
+            if used > lim * (1 + 1e-12):
+                return TrimInfeasible(f"budget.{n}", label,
+                                      f"{what} alone need {_fmt(n, used)}, {_fmt(n, used - lim)} over the budget")
+        return TrimInfeasible("budget", "?", "cannot be met")
+
+    def scaled(f: float) -> dict[str, int]:
+        return {i: (u if i in protected else int(math.floor(f * u))) for i, u in upper.items()}
+
+    def best_fraction(cap=...) -> tuple[dict[str, int], Plan]:
+        p1 = run(upper, cap)
+        if fits(p1):
+            return dict(upper), p1
+        p0 = run(scaled(0.0), cap)
+        if not fits(p0):
+            raise infeasible(p0, "the protected components" if protected else "the fixed costs")
+        lo, hi = 0.0, 1.0
+        for _ in range(BISECT_STEPS):
+            mid = (lo + hi) / 2
+            if fits(run(scaled(mid), cap)):
+                lo = mid
+            else:
+                hi = mid
+        rows = scaled(lo)
+        return rows, run(rows, cap)
+
+    cap_after = s.max_seq_len
+    note = ""
+    if strategy in ("proportional", "protect"):
+        rows, p = best_fraction()
+    elif strategy == "value":
+        prop_rows, prop_plan = best_fraction()
+        rows, p = _value(upper, protected, weights, limits, full, run, fits)
+        if utility(prop_rows, weights) > utility(rows, weights):
+            rows, p = prop_rows, prop_plan
+            note = "the proportional mix scored higher than the linearised optimum and was kept"
+    else:  # cap
+        rows = dict(upper)
+        if fits(full):
+            p = full
+        else:
+            hi = s.max_seq_len or int(max(2**21, 1))
+            lo = min_cap or 16
+            if not fits(run(upper, lo)):
+                if min_cap is None:
+                    raise infeasible(run(upper, lo), f"sequences capped at {lo} tokens")
+                rows, p = best_fraction(cap=lo)
+                cap_after = lo
+                note = f"the cap stopped at its floor of {lo} tokens; the mix was scaled down proportionally"
+            else:
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    if fits(run(upper, mid)):
+                        lo = mid
+                    else:
+                        hi = mid
+                cap_after = lo
+                p = run(upper, lo)
+    if not note and rows == upper and cap_after == s.max_seq_len:
+        note = "the mix already fits every budget"
+    new_s = _with_rows(s, base, rows, cap_after)
+    assert fits(p), "trim returned a plan over budget"
+    return TrimResult(
+        strategy=strategy, scenario=new_s,
+        changes=[RowChange(id=i, before=upper[i], after=rows[i]) for i in upper],
+        budgets=[BudgetUse(name=n, label=label, limit=lim, used=metric(p, n), share=metric(p, n) / lim)
+                 for n, lim, label in limits],
+        max_seq_len_before=s.max_seq_len, max_seq_len_after=cap_after,
+        utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note)
+
+
+def _protected_ids(names: list[str], upper: dict[str, int], cat: StatsCatalog | None) -> set[str]:
+    out = set()
+    for name in filter(None, (n.strip() for n in names)):
+        if name in upper:
+            out.add(name)
+            continue
+        fam = {i for i in upper if cat and i in cat.components and cat.components[i].family == name}
+        if not fam:
+            families = sorted({cat.components[i].family for i in upper if cat and i in cat.components})
+            raise PlannerInputError("protect", name, f"name a component of the mix ({', '.join(upper)}) "
+                                                     f"or a family ({', '.join(families)})")
+        out |= fam
+    return out
+
+
+def _value(upper, protected, weights, limits, full: Plan, run, fits):
+    """max sum w_j log(1+x_j) s.t. sum_j a_kj x_j <= B_k, 0 <= x_j <= U_j, through the dual:
+    x_j(lambda) = clip(w_j / sum_k lambda_k a_kj - 1, 0, U_j), each lambda_k found by bisection
+    (cyclically) as the smallest that meets its budget. a_kj is each component's marginal cost
+    per row at the full mix, from plan() with the component removed."""
+    ids = list(upper)
+    free = [i for i in ids if i not in protected and upper[i] > 0]
+    a = {}
+    for i in ids:
+        if upper[i] == 0:
+            a[i] = [0.0] * len(limits)
+            continue
+        without = run({j: (0 if j == i else upper[j]) for j in ids})
+        a[i] = [max((metric(full, n) - metric(without, n)) / upper[i], 1e-300) for n, _, _ in limits]
+    budget = [lim - sum(a[i][k] * upper[i] for i in protected) for k, (_, lim, _) in enumerate(limits)]
+    lam = [0.0] * len(limits)
+
+    def x_of(lmb):
+        out = {}
+        for i in free:
+            price = sum(lmb[k] * a[i][k] for k in range(len(limits)))
+            w = weights.get(i, 1.0)
+            out[i] = upper[i] if price <= 0 else min(max(w / price - 1.0, 0.0), upper[i])
+        return out
+
+    def load(k, x):
+        return sum(a[i][k] * x[i] for i in free)
+
+    for _ in range(40):
+        changed = False
+        for k in range(len(limits)):
+            trial = lam.copy()
+            trial[k] = 0.0
+            if load(k, x_of(trial)) <= budget[k]:
+                new = 0.0
+            else:
+                lo, hi = 0.0, 1.0
+                while True:
+                    trial[k] = hi
+                    if load(k, x_of(trial)) <= budget[k]:
+                        break
+                    hi *= 4
+                    if hi > 1e300:
+                        break
+                for _ in range(100):
+                    mid = (lo + hi) / 2
+                    trial[k] = mid
+                    if load(k, x_of(trial)) <= budget[k]:
+                        hi = mid
+                    else:
+                        lo = mid
+                new = hi
+            if abs(new - lam[k]) > 1e-12 * max(1.0, abs(lam[k])):
+                changed = True
+            lam[k] = new
+        if not changed:
+            break
+    x = x_of(lam)
+    target = {i: (upper[i] if i in protected else int(math.floor(x.get(i, 0.0)))) for i in ids}
+    p = run(target)
+    if fits(p):
+        return target, p
+    # linearisation error: scale the free part down until the real plan fits
+    lo, hi = 0.0, 1.0
+    for _ in range(BISECT_STEPS):
+        mid = (lo + hi) / 2
+        trial = {i: (target[i] if i in protected else int(math.floor(mid * target[i]))) for i in ids}
+        if fits(run(trial)):
+            lo = mid
+        else:
+            hi = mid
+    final = {i: (target[i] if i in protected else int(math.floor(lo * target[i]))) for i in ids}
+    return final, run(final)
