@@ -92,6 +92,7 @@ class Scenario(_Strict):
     max_seq_len: int | None = Field(2048, ge=16, le=10**7)
     regenerate: bool = True
     response_multiplier: float = Field(1.0, gt=0, le=100)
+    length_scale: float = Field(1.0, gt=0, le=100)   # tokens per sample x this (tokenizer differences, sensitivity)
     throughput: Throughput = Field(default_factory=Throughput)
     weight_dtype: Literal["bf16", "fp8"] = "bf16"
     extraction_gpu: str = Field("rtx-pro-6000", pattern=ID_PATTERN)

@@ -71,7 +71,7 @@ class Workload:
 
 
 def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None, unit: str,
-             regenerate: bool, multiplier: float) -> Workload:
+             regenerate: bool, multiplier: float, scale: float = 1.0) -> Workload:
     """O(bins): token counts for `conversations` rows drawn uniformly from a length distribution.
 
     Regeneration replaces each response R by multiplier x R (length L -> L + (m-1)R); responses
@@ -79,6 +79,9 @@ def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None,
     """
     cap_value = float(cap) if cap else np.inf
     m = multiplier if regenerate else 1.0
+    if scale != 1.0:   # tokens per sample scaled (a tokenizer that counts differently, a sensitivity)
+        conv = Atoms(conv.rows, conv.tokens * scale, conv.response * scale, conv.turns)
+        turn = Atoms(turn.rows, turn.tokens * scale, turn.response * scale, turn.turns)
     L = conv.tokens + (m - 1.0) * conv.response
     stored_conv = np.minimum(L, cap_value)
     if unit == "turn":

@@ -1,0 +1,99 @@
+"""drafter data planner: the dashboard. Thin: widgets in ui/, every number from planner.plan()."""
+from __future__ import annotations
+
+import streamlit as st
+from pydantic import ValidationError
+
+from planner import PlannerInputError, Scenario, plan
+from planner.errors import describe_validation_error
+from planner.share import ShareError, decode, encode
+from planner.stats import get_catalog
+from ui import budget, charts, io_panel, metrics, mix_editor, sidebar
+from ui.state import NOTICE, apply_pending, ensure_initialised, scenario_from_widgets
+
+st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _baseline(scenario_json: str):
+    """The full 913,786-sample mix with the same settings (cached: it changes only with settings)."""
+    s = Scenario.model_validate_json(scenario_json)
+    return plan(s.with_changes(mix=None, uniform=None))
+
+
+catalog = get_catalog()
+
+if "w_model" not in st.session_state:
+    initial, problem = None, None
+    link = st.query_params.get("s")
+    if link:
+        try:
+            initial = decode(link)
+            plan(initial, catalog if initial.uniform is None else None)
+        except (ShareError, PlannerInputError) as exc:
+            initial, problem = None, str(exc)
+    ensure_initialised(catalog, initial)
+    if problem:
+        st.session_state[NOTICE] = ("warning", f"The shared link could not be used ({problem}); "
+                                               "showing the defaults instead.")
+apply_pending(catalog)
+
+unit = sidebar.render(catalog)
+
+st.title("Drafter data planner")
+st.caption("What a speculative-decoding drafter's training data (DFlash, EAGLE-3) costs before you spend a "
+           "GPU-hour: hidden-state storage, extraction GPU time, transfer, training and dollars, component by "
+           "component. Every number is an estimate with its source; see Assumptions.")
+
+notice = st.session_state.pop(NOTICE, None)
+if notice:
+    kind, text = notice if isinstance(notice, tuple) else ("success", notice)
+    (st.warning if kind == "warning" else st.success)(text)
+
+try:
+    scenario = Scenario.model_validate(scenario_from_widgets())
+    p = plan(scenario, catalog if scenario.uniform is None else None)
+except ValidationError as exc:
+    st.error(f"This scenario is not valid: {describe_validation_error(exc, prefix='scenario')}")
+    st.stop()
+except (PlannerInputError, ValueError) as exc:
+    st.error(f"This scenario cannot be planned: {exc}")
+    st.stop()
+
+base = _baseline(scenario.model_dump_json()) if scenario.uniform is None else None
+metrics.headline(p, base, unit)
+
+if p.warnings:
+    with st.expander(f"Warnings ({len(p.warnings)})", expanded=False):
+        for w in p.warnings:
+            st.markdown(f"- {w}")
+
+tab_mix, tab_budget, tab_article, tab_io, tab_assume = st.tabs(
+    ["Mix", "Budget", "Against the article", "Export / import / profile", "Assumptions"])
+with tab_budget:
+    budget_bytes = budget.render(scenario, catalog, unit)
+with tab_mix:
+    if scenario.uniform is not None:
+        u = scenario.uniform
+        st.info(f"This scenario is {u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
+                f"generated), as in the seed article. Load the default preset to edit components.")
+        table = None
+    else:
+        mix_editor.render(p, catalog, unit)
+        table = mix_editor.table(p, catalog, unit)
+    charts.render(p, unit, catalog, budget_bytes)
+with tab_article:
+    metrics.article_panel(p)
+with tab_io:
+    st.subheader("Export")
+    io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog)
+    st.subheader("Import")
+    io_panel.import_panel(catalog)
+    st.subheader("Profile your own dataset")
+    io_panel.profile_panel(catalog)
+with tab_assume:
+    st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
+
+link = encode(scenario)
+if st.query_params.get("s") != link:
+    st.query_params["s"] = link

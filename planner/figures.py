@@ -1,0 +1,103 @@
+"""Plotly figure builders: pure functions of a Plan (tests read their data without a browser)."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .plan import Plan
+from .sensitivity import METRICS, Swing
+
+FAMILY_COLOURS = {"general": "#4C78A8", "code": "#F58518", "agentic": "#E45756", "tool": "#54A24B",
+                  "math": "#B279A2", "custom": "#9D755D", "uniform": "#888888"}
+LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10), height=340, legend=dict(orientation="h", y=-0.2))
+
+
+def _unit(binary: bool) -> tuple[str, float]:
+    return ("TiB", 2**40) if binary else ("TB", 1e12)
+
+
+def storage_by_component(p: Plan, binary: bool = False) -> go.Figure:
+    unit, div = _unit(binary)
+    comps = sorted(p.components, key=lambda c: c.storage_bytes, reverse=True)
+    fig = go.Figure()
+    for fam in dict.fromkeys(c.family for c in comps):
+        sub = [c for c in comps if c.family == fam]
+        fig.add_bar(x=[c.id for c in sub], y=[c.storage_bytes / p.scenario.compression / div for c in sub],
+                    name=fam, marker_color=FAMILY_COLOURS.get(fam, "#999"),
+                    hovertemplate="%{x}: %{y:,.2f} " + unit + "<extra>" + fam + "</extra>")
+    fig.update_layout(title=f"Hidden-state storage by component ({unit})", barmode="stack",
+                      xaxis=dict(categoryorder="array", categoryarray=[c.id for c in comps]), **LAYOUT)
+    return fig
+
+
+def rows_vs_bytes(p: Plan) -> go.Figure:
+    comps = p.components
+    fig = go.Figure()
+    fig.add_bar(x=[c.id for c in comps], y=[100 * c.share_of_rows for c in comps], name="share of rows",
+                marker_color="#9ecae1")
+    fig.add_bar(x=[c.id for c in comps], y=[100 * c.share_of_bytes for c in comps], name="share of bytes",
+                marker_color="#e6550d")
+    fig.update_layout(title="Share of rows against share of bytes (%)", barmode="group", **LAYOUT)
+    return fig
+
+
+def phase_timeline(p: Plan) -> go.Figure:
+    """Offline and online, phase by phase, in wall-clock hours from the start."""
+    e, t = p.extraction, p.training
+    rows = [
+        ("offline", "regenerate (decode)", e.decode_hours, "#6baed6"),
+        ("offline", "capture (prefill + write)", e.capture_hours, "#3182bd"),
+        ("offline", "transfer", p.transfer_hours, "#fd8d3c"),
+        ("offline", "training", t.offline_wall_hours, "#31a354"),
+        ("online", "regenerate (decode)", e.decode_hours, "#6baed6"),
+        ("online", "training + target forward", t.online_wall_hours, "#74c476"),
+    ]
+    fig = go.Figure()
+    start = {"offline": 0.0, "online": 0.0}
+    for mode, phase, hours, colour in rows:
+        fig.add_bar(y=[mode], x=[hours], base=[start[mode]], orientation="h", name=phase, marker_color=colour,
+                    hovertemplate=f"{phase}: %{{x:,.1f}} h<extra>{mode}</extra>", showlegend=mode == "offline" or
+                    phase.startswith("training +"))
+        start[mode] += hours
+    fig.update_layout(title="Timeline of the phases (wall-clock hours)", barmode="overlay",
+                      xaxis_title="hours", **LAYOUT)
+    return fig
+
+
+def sensitivity_chart(swings: list[Swing]) -> go.Figure:
+    fig = make_subplots(rows=1, cols=len(METRICS), subplot_titles=[v[0] for v in METRICS.values()],
+                        shared_yaxes=True)
+    for col, key in enumerate(METRICS, start=1):
+        names = [s.assumption for s in swings]
+        base = swings[0].base[key] if swings else 0
+        lo = [100 * (s.low[key] - base) / base if base else 0 for s in swings]
+        hi = [100 * (s.high[key] - base) / base if base else 0 for s in swings]
+        fig.add_bar(y=names, x=lo, orientation="h", name="low end", marker_color="#6baed6", showlegend=col == 1,
+                    text=[s.low_label for s in swings], hovertemplate="%{y} %{text}: %{x:+.1f}%<extra></extra>",
+                    row=1, col=col)
+        fig.add_bar(y=names, x=hi, orientation="h", name="high end", marker_color="#fd8d3c", showlegend=col == 1,
+                    text=[s.high_label for s in swings], hovertemplate="%{y} %{text}: %{x:+.1f}%<extra></extra>",
+                    row=1, col=col)
+    fig.update_layout(title="Sensitivity: change from this plan (%) across each assumption's range",
+                      barmode="overlay", **LAYOUT)
+    return fig
+
+
+def storage_vs_rows(p: Plan, binary: bool = False, budget_bytes: float | None = None) -> go.Figure:
+    """Storage is linear in rows kept under proportional scaling of this mix."""
+    unit, div = _unit(binary)
+    total_rows = sum(c.rows for c in p.components)
+    xs = [total_rows * f / 20 for f in range(21)]
+    ys = [p.storage_bytes_compressed * f / 20 / div for f in range(21)]
+    fig = go.Figure()
+    fig.add_scatter(x=xs, y=ys, mode="lines", name="scaling this mix")
+    fig.add_scatter(x=[total_rows], y=[p.storage_bytes_compressed / div], mode="markers", name="this plan",
+                    marker=dict(size=12, color="#e6550d"))
+    if p.scenario.disk_capacity_tb:
+        cap = p.scenario.disk_capacity_tb * 1e12 / div
+        fig.add_hline(y=cap, line_dash="dot", annotation_text=f"disk {cap:,.1f} {unit}")
+    if budget_bytes:
+        fig.add_hline(y=budget_bytes / div, line_dash="dash", line_color="#31a354",
+                      annotation_text=f"budget {budget_bytes / div:,.1f} {unit}")
+    fig.update_layout(title=f"Storage against rows kept ({unit})", xaxis_title="rows", yaxis_title=unit, **LAYOUT)
+    return fig

@@ -1,0 +1,62 @@
+"""The budget panel: budgets, a strategy, Trim; the proposal as a diff; Apply replaces the mix."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from pydantic import ValidationError
+
+from planner.errors import PlannerInputError, describe_validation_error
+from planner.scenario import Scenario
+from planner.trim import Budget, trim
+
+from .state import request_scenario
+
+RESULT = "_trim_result"
+
+
+def render(s: Scenario, catalog, unit: str) -> float | None:
+    """Returns the storage budget in bytes (for the storage-vs-rows chart), if one is set."""
+    c = st.columns(5)
+    storage = c[0].number_input(f"Storage ({unit})", min_value=0.0, value=None, key="w_b_storage",
+                                placeholder="no limit")
+    gpu_days = c[1].number_input("Extraction GPU-days", min_value=0.0, value=None, key="w_b_gpu_days",
+                                 placeholder="no limit")
+    transfer = c[2].number_input("Transfer hours", min_value=0.0, value=None, key="w_b_transfer",
+                                 placeholder="no limit")
+    usd = c[3].number_input("Total USD (offline)", min_value=0.0, value=None, key="w_b_usd", placeholder="no limit")
+    days = c[4].number_input("Wall-clock days", min_value=0.0, value=None, key="w_b_days", placeholder="no limit")
+    a, b, d = st.columns([2, 3, 1])
+    strategy = a.selectbox("Strategy", ["proportional", "protect", "value", "cap"], key="w_b_strategy",
+                           help="proportional: one fraction for all; protect: keep some whole; value: maximise "
+                                "sum log(1+rows), costly rows give way first; cap: the largest sequence length")
+    families = sorted({catalog.components[m["id"]].family for m in st.session_state.get("mix_rows", [])
+                       if m["id"] in catalog.components})
+    ids = [m["id"] for m in st.session_state.get("mix_rows", [])]
+    protect = b.multiselect("Protect (kept whole)", families + ids, key="w_b_protect")
+    budget_kwargs = {("storage_tib" if unit == "TiB" else "storage_tb"): storage or None,
+                     "gpu_days": gpu_days or None, "transfer_hours": transfer or None, "usd": usd or None,
+                     "days": days or None}
+    if d.button("Trim", key="w_b_trim", type="primary", width="stretch"):
+        st.session_state.pop(RESULT, None)
+        try:
+            budget = Budget(**budget_kwargs)
+            st.session_state[RESULT] = trim(s, budget, strategy, protect=protect, catalog=catalog)
+        except ValidationError as exc:
+            st.error(f"budget: {describe_validation_error(exc)}")
+        except PlannerInputError as exc:
+            st.error(f"Cannot trim: {exc}")
+    result = st.session_state.get(RESULT)
+    if result is not None:
+        st.markdown(f"**Proposed mix ({result.strategy})** {result.note}")
+        diff = pd.DataFrame([{"id": ch.id, "rows now": ch.before, "proposed": ch.after,
+                              "change": ch.after - ch.before} for ch in result.changes])
+        st.dataframe(diff, hide_index=True, width="stretch")
+        if result.max_seq_len_after != result.max_seq_len_before:
+            st.write(f"Maximum sequence length: {result.max_seq_len_before} -> {result.max_seq_len_after}")
+        st.write(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets))
+        if st.button("Apply the proposed mix", key="w_b_apply"):
+            st.session_state.pop(RESULT, None)
+            request_scenario(result.scenario, notice="Applied the trimmed mix")
+    if storage:
+        return storage * (2**40 if unit == "TiB" else 1e12)
+    return None

@@ -1,0 +1,68 @@
+"""Headline metrics, each with its difference from the full 913,786-sample mix."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from planner.plan import Plan
+from planner.report import article_comparison
+from planner.units import fmt_hours
+
+
+def _num(x: float) -> str:
+    if abs(x) >= 1e9:
+        return f"{x / 1e9:,.2f}B"
+    if abs(x) >= 1e6:
+        return f"{x / 1e6:,.1f}M"
+    return f"{x:,.0f}"
+
+
+def _signed(text_fn, d: float) -> str | None:
+    if abs(d) < 1e-9:
+        return None
+    return ("+" if d > 0 else "-") + text_fn(abs(d))
+
+
+def headline(p: Plan, base: Plan | None, unit: str) -> None:
+    div = 2**40 if unit == "TiB" else 1e12
+    e, t, c = p.extraction, p.training, p.cost_usd
+    items = [
+        ("Samples", p.samples, _num, "training rows (files); after per-turn fan-out in the turn unit",
+         lambda q: q.samples, "normal"),
+        ("Stored tokens", p.tokens, _num, "tokens whose hidden states are stored, after the cap",
+         lambda q: q.tokens, "inverse"),
+        ("Storage", p.storage_bytes_compressed / div, lambda v: f"{v:,.2f} {unit}",
+         f"on disk after {p.scenario.compression:g}x compression; raw {p.storage_bytes / div:,.2f} {unit}",
+         lambda q: q.storage_bytes_compressed / div, "inverse"),
+        ("Extraction GPU-days", e.gpu_hours / 24, lambda v: f"{v:,.2f}",
+         f"{e.gpus_used} x {e.gpu}, limited by {e.bound}", lambda q: q.extraction.gpu_hours / 24, "inverse"),
+        ("Extraction wall-clock", e.wall_hours / 24, lambda v: f"{v:,.2f} days",
+         f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)}",
+         lambda q: q.extraction.wall_hours / 24, "inverse"),
+        ("Transfer", p.transfer_hours, lambda v: f"{v:,.1f} h", f"method: {p.transfer_method}",
+         lambda q: q.transfer_hours, "inverse"),
+        ("Training GPU-days offline", t.offline_gpu_hours / 24, lambda v: f"{v:,.2f}",
+         f"{t.gpus} x {t.gpu}, {t.epochs:g} epochs, limited by {t.offline_bound}",
+         lambda q: q.training.offline_gpu_hours / 24, "inverse"),
+        ("Training GPU-days online", t.online_gpu_hours / 24, lambda v: f"{v:,.2f}",
+         "target forward pass rerun every epoch; no hidden-state storage",
+         lambda q: q.training.online_gpu_hours / 24, "inverse"),
+        ("Total USD offline", c.total_offline, lambda v: f"${v:,.0f}",
+         f"extraction ${c.extraction:,.0f} + storage ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
+         f"training ${c.training_offline:,.0f}", lambda q: q.cost_usd.total_offline, "inverse"),
+        ("Total USD online", c.total_online, lambda v: f"${v:,.0f}",
+         f"regeneration ${c.regeneration:,.0f} + training ${c.training_online:,.0f}; offline cheaper after "
+         + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"),
+         lambda q: q.cost_usd.total_online, "inverse"),
+    ]
+    cols = st.columns(5)
+    for i, (label, value, fmt, help_text, getter, colour) in enumerate(items):
+        delta = _signed(fmt, value - getter(base)) if base is not None else None
+        cols[i % 5].metric(label, fmt(value), delta=delta, delta_color=colour, help=help_text)
+    if base is not None:
+        st.caption("Deltas: against the full 913,786-sample mix with the same settings.")
+
+
+def article_panel(p: Plan) -> None:
+    st.markdown("**The seed article's estimate beside this plan**")
+    st.dataframe(pd.DataFrame(article_comparison(p)), hide_index=True, width="stretch")
