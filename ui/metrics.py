@@ -41,10 +41,10 @@ def headline(p: Plan, base: Plan | None, unit: str) -> None:
          lambda q: q.extraction.wall_hours / 24, "inverse"),
         ("Transfer", p.transfer_hours, lambda v: f"{v:,.1f} h", f"method: {p.transfer_method}",
          lambda q: q.transfer_hours, "inverse"),
-        ("Training GPU-days offline", t.offline_gpu_hours / 24, lambda v: f"{v:,.2f}",
+        ("Training offline", t.offline_gpu_hours / 24, lambda v: f"{v:,.2f} GPU-days",
          f"{t.gpus} x {t.gpu}, {t.epochs:g} epochs, limited by {t.offline_bound}",
          lambda q: q.training.offline_gpu_hours / 24, "inverse"),
-        ("Training GPU-days online", t.online_gpu_hours / 24, lambda v: f"{v:,.2f}",
+        ("Training online", t.online_gpu_hours / 24, lambda v: f"{v:,.2f} GPU-days",
          "target forward pass rerun every epoch; no hidden-state storage",
          lambda q: q.training.online_gpu_hours / 24, "inverse"),
         ("Total USD offline", c.total_offline, lambda v: f"${v:,.0f}",
@@ -54,11 +54,15 @@ def headline(p: Plan, base: Plan | None, unit: str) -> None:
          f"regeneration ${c.regeneration:,.0f} + training ${c.training_online:,.0f}; offline cheaper after "
          + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"),
          lambda q: q.cost_usd.total_online, "inverse"),
+        ("Wall-clock offline", p.wall_days_offline, lambda v: f"{v:,.2f} days",
+         "extraction + transfer + offline training, one after the other", lambda q: q.wall_days_offline, "inverse"),
+        ("Wall-clock online", p.wall_days_online, lambda v: f"{v:,.2f} days",
+         "regeneration + online training", lambda q: q.wall_days_online, "inverse"),
     ]
-    cols = st.columns(5)
+    cols = st.columns(6)
     for i, (label, value, fmt, help_text, getter, colour) in enumerate(items):
         delta = _signed(fmt, value - getter(base)) if base is not None else None
-        cols[i % 5].metric(label, fmt(value), delta=delta, delta_color=colour, help=help_text)
+        cols[i % 6].metric(label, fmt(value), delta=delta, delta_color=colour, help=help_text)
     if base is not None:
         st.caption("Deltas: against the full 913,786-sample mix with the same settings.")
 

@@ -62,9 +62,8 @@ def render(catalog) -> str:
     with sb.expander("Samples", expanded=True):
         st.radio("Sample unit", ["conversation", "turn"], key="w_unit", horizontal=True,
                  help="turn: speculators' fan-out, one training row per assistant turn holding the prefix through it")
-        a, b = st.columns([1, 2])
-        a.checkbox("Cap", key="w_cap_on", help="maximum sequence length (truncation)")
-        b.number_input("Max sequence length", 16, 10_000_000, step=256, key="w_cap",
+        st.checkbox("Cap the sequence length", key="w_cap_on", help="maximum sequence length (truncation)")
+        st.number_input("Max sequence length (tokens)", 16, 10_000_000, step=256, key="w_cap",
                        disabled=not st.session_state.get("w_cap_on"),
                        help=f"layout default: {lay.default_max_seq_len or 'none'}; speculators 8192, SpecForge 2048")
         st.toggle("Regenerate responses with the target", key="w_regen",

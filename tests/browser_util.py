@@ -1,0 +1,90 @@
+"""A real Streamlit server on a free port and Debian's chromium driven by Playwright."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(home: Path, timeout: float = 60):
+    port = free_port()
+    env = dict(os.environ, PLANNER_HOME=str(home))
+    log = open(home.parent / f"streamlit-{port}.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"streamlit did not start: {(home.parent / f'streamlit-{port}.log').read_text()}")
+            time.sleep(0.2)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def launch(pw):
+    return pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+def metric_text(page, label: str) -> str:
+    return page.locator('[data-testid="stMetric"]', has_text=label).first.locator(
+        '[data-testid="stMetricValue"]').inner_text()
+
+
+def edit_rows(page, row: int, value: str) -> None:
+    """Select the id cell of `row` in the mix editor, move to the rows column, type, commit."""
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for()
+    page.wait_for_timeout(500)
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 120, box["y"] + 36 + 17 + 35 * row)
+    page.locator('[role="gridcell"]').first.wait_for(state="attached")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    editor = page.locator("#portal input, #portal textarea").first
+    editor.wait_for()
+    editor.fill(value)
+    editor.press("Enter")
+
+
+def wait_for_change(page, label: str, old: str, timeout: float = 20) -> tuple[str, float]:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        now = metric_text(page, label)
+        if now != old:
+            return now, time.perf_counter() - t0
+        time.sleep(0.01)
+    raise AssertionError(f"{label} stayed {old!r} for {timeout} s")

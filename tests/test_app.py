@@ -1,0 +1,278 @@
+"""AppTest wiring: every control moves the metric it should; the mix editor, import/export,
+budget trim, presets, shared links and profiling through the page."""
+import re
+
+import pytest
+import yaml
+from streamlit.testing.v1 import AppTest
+
+from planner import default_scenario, plan
+from planner.manifest import build_manifest, dump_manifest
+from planner.share import encode
+
+from .helpers import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture()
+def at(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def metric(app, label) -> float:
+    m = next(m for m in app.metric if m.label == label)
+    text = m.value.replace(",", "").replace("$", "")
+    num = float(re.search(r"-?[\d.]+", text).group())
+    if "M" in text.split()[0]:
+        num *= 1e6
+    elif "B" in text.split()[0]:
+        num *= 1e9
+    return num
+
+
+def metric_text(app, label) -> str:
+    return next(m for m in app.metric if m.label == label).value
+
+
+def test_loads_with_the_default_plan(at):
+    p = plan(default_scenario())
+    assert metric(at, "Samples") == 913_786
+    assert metric(at, "Storage") == pytest.approx(p.storage_bytes_compressed / 1e12, abs=0.006)
+    assert metric(at, "Total USD offline") == pytest.approx(p.cost_usd.total_offline, abs=0.6)
+    assert len(at.data_editor) == 1
+    assert not at.error
+
+
+# (widget kind, key, new value, metric, expected direction: +1 up, -1 down, or a ratio)
+CONTROLS = [
+    ("number_input", "w_ex_gpus", 4, "Extraction wall-clock", +1),
+    ("number_input", "w_epochs", 6.0, "Training offline", 2.0),
+    ("slider", "w_compression", 2.0, "Storage", 0.5),
+    ("checkbox", "w_cap_on", False, "Stored tokens", +1),
+    ("number_input", "w_cap", 8192, "Stored tokens", +1),
+    ("radio", "w_unit", "turn", "Samples", +1),
+    ("toggle", "w_regen", False, "Extraction wall-clock", -1),
+    ("slider", "w_resp_mult", 2.0, "Stored tokens", +1),
+    ("slider", "w_length_scale", 0.8, "Stored tokens", -1),
+    ("selectbox", "w_model", "qwen3-8b", "Storage", -1),
+    ("selectbox", "w_layout", "specforge-eagle3", "Storage", -1),
+    ("selectbox", "w_hidden_dtype", "fp8", "Storage", -1),
+    ("number_input", "w_layer_count", 3, "Storage", -1),
+    ("selectbox", "w_ex_gpu", "b200", "Extraction GPU-days", -1),
+    ("radio", "w_weight_dtype", "fp8", "Extraction GPU-days", -1),
+    ("radio", "w_tp_mode", "fixed", "Extraction wall-clock", +1),
+    ("slider", "w_bw_eff", 0.5, "Extraction wall-clock", +1),
+    ("number_input", "w_max_batch", 8, "Extraction wall-clock", +1),
+    ("selectbox", "w_link", 100.0, "Transfer", 0.1),
+    ("slider", "w_link_eff", 0.25, "Transfer", 2.0),
+    ("selectbox", "w_transfer", "object_store", "Transfer", 2.0),
+    ("number_input", "w_tr_gpus", 16, "Wall-clock online", -1),
+    ("selectbox", "w_tr_gpu", "h100-sxm", "Training online", +1),
+    ("number_input", "w_tr_mfu", 0.7, "Training online", -1),   # offline is disk-bound here
+    ("number_input", "w_months", 3.0, "Total USD offline", +1),
+    ("number_input", "w_tb_price", 10.0, "Total USD offline", -1),
+    ("number_input", "w_ex_price", 5.0, "Total USD offline", +1),
+    ("number_input", "w_tr_price", 1.0, "Total USD online", -1),
+    ("selectbox", "w_storage", "wasabi", "Total USD offline", -1),
+    ("selectbox", "w_tr_disk", "nvme-gen4", "Training offline", +1),
+]
+
+
+@pytest.mark.parametrize("kind, key, value, label, expect", CONTROLS, ids=[c[1] for c in CONTROLS])
+def test_every_control_moves_its_metric(at, kind, key, value, label, expect):
+    before = metric(at, label)
+    widget = getattr(at, kind)(key=key)
+    widget.set_value(value).run()
+    assert not at.exception, at.exception
+    after = metric(at, label)
+    if expect == +1:
+        assert after > before
+    elif expect == -1:
+        assert after < before
+    else:
+        assert after == pytest.approx(before * expect, rel=0.02)
+
+
+def test_units_switch_to_tib(at):
+    tb = metric(at, "Storage")
+    at.radio(key="w_units").set_value("TiB").run()
+    assert "TiB" in metric_text(at, "Storage")
+    # 36.71 TB = 36.71e12 / 2^40 TiB = 33.39 TiB
+    assert metric(at, "Storage") == pytest.approx(tb * 1e12 / 2**40, abs=0.01)
+
+
+def edit(at, rows: dict):
+    key = f"mix_editor_{at.session_state['mix_version']}"
+    at.session_state[key] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception, at.exception
+
+
+def test_editing_rows_changes_storage_and_shows_a_delta(at):
+    before = metric(at, "Storage")
+    openorca = next(c for c in plan(default_scenario()).components if c.id == "openorca")
+    edit(at, {0: {"rows": 125_215}})   # half of OpenOrca's 250,430 rows
+    after = metric(at, "Storage")
+    # storage is linear in rows: half of OpenOrca's 6.345 TB goes away
+    assert after == pytest.approx(before - openorca.storage_bytes / 2 / 1e12, abs=0.01)
+    delta = next(m for m in at.metric if m.label == "Storage").delta
+    assert delta.startswith("-")
+    assert metric(at, "Samples") == 913_786 - 125_215
+
+
+def test_percent_and_include_columns(at):
+    edit(at, {0: {"pct": 50.0}})
+    assert metric(at, "Samples") == 913_786 - 125_215
+    tokens = metric(at, "Stored tokens")
+    edit(at, {6: {"include": False}})   # drop the agentic traces
+    assert metric(at, "Samples") == 913_786 - 125_215 - 15_000
+    assert metric(at, "Stored tokens") < tokens
+
+
+def test_bad_rows_in_the_editor_are_refused(at):
+    before = metric(at, "Storage")
+    edit(at, {0: {"rows": -5}})
+    assert any("rows for openorca" in e.value and "-5" in e.value for e in at.error)
+    assert metric(at, "Storage") == before
+
+
+def test_add_a_component_from_the_catalog(at):
+    at.multiselect(key="w_add_components").select("gsm8k").run()
+    at.button(key="w_add_button").click().run()
+    assert not at.exception
+    assert metric(at, "Samples") == 913_786 + 7_473
+    assert "gsm8k" in list(at.data_editor[0].value["id"])
+
+
+def test_export_import_round_trip_through_the_ui(at, tmp_path):
+    s = default_scenario().with_changes(mix=[{"id": "openorca", "rows": 1000}, {"id": "hermes_fc", "rows": 500}],
+                                        extraction_gpus=2, compression=1.1)
+    text = dump_manifest(build_manifest(s))
+    at.file_uploader(key="w_import").set_value(("m.yaml", text.encode(), "application/yaml")).run()
+    assert not at.exception, at.exception
+    assert metric(at, "Samples") == 1500
+    exported = yaml.safe_load(at.code[0].value)   # the manifest preview the page exports
+    assert exported["scenario"]["mix"] == [{"id": "openorca", "rows": 1000, "selection": "uniform", "seed": 0},
+                                           {"id": "hermes_fc", "rows": 500, "selection": "uniform", "seed": 0}]
+    assert exported["scenario"]["extraction_gpus"] == 2 and exported["scenario"]["compression"] == 1.1
+    assert exported["predicted"]["storage_bytes"] == pytest.approx(plan(s).storage_bytes)
+    assert len(at.download_button) == 4
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"schema_version: 1\nscenario: [oops", "invalid YAML"),
+    (b"a: &a [1]\nb: [*a, *a]\n", "aliases"),
+    (b"x" * 1_100_000, "limit"),
+])
+def test_a_bad_manifest_shows_an_error_and_changes_nothing(at, content, message):
+    before = metric(at, "Storage")
+    at.file_uploader(key="w_import").set_value(("bad.yaml", content, "application/yaml")).run()
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert metric(at, "Storage") == before
+
+
+def test_unknown_gpu_in_manifest_is_refused(at):
+    data = yaml.safe_load(dump_manifest(build_manifest(default_scenario())))
+    data["scenario"]["extraction_gpu"] = "tpu-v9"
+    at.file_uploader(key="w_import").set_value(("m.yaml", yaml.safe_dump(data).encode(), "application/yaml")).run()
+    assert any("extraction_gpu" in e.value and "tpu-v9" in e.value for e in at.error)
+    assert metric(at, "Samples") == 913_786
+
+
+def test_shared_link_restores_the_scenario(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    s = default_scenario().with_changes(mix=[{"id": "agentic", "rows": 300}], max_seq_len=None, unit="turn")
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.query_params["s"] = encode(s)
+    app.run()
+    assert not app.exception
+    assert metric(app, "Samples") == pytest.approx(plan(s).samples, rel=0.001)
+    assert app.query_params["s"] == encode(s)
+
+
+@pytest.mark.parametrize("link", ["garbage", "v1.!!!!", "v1." + "A" * 9000,
+                                  encode(default_scenario()).replace("v1.", "v1.x")])
+def test_invalid_link_falls_back_to_defaults_with_a_warning(tmp_path, monkeypatch, link):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.query_params["s"] = link
+    app.run()
+    assert not app.exception
+    assert any("could not be used" in w.value for w in app.warning)
+    assert metric(app, "Samples") == 913_786
+
+
+def test_link_of_the_wrong_shape(tmp_path, monkeypatch):
+    import base64
+    import json
+    import zlib
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    bad = "v1." + base64.urlsafe_b64encode(zlib.compress(json.dumps({"extraction_gpus": -1}).encode())).decode()
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.query_params["s"] = bad
+    app.run()
+    assert any("extraction_gpus" in w.value for w in app.warning)
+
+
+def test_budget_trim_and_apply(at):
+    at.number_input(key="w_b_storage").set_value(10.0).run()
+    at.button(key="w_b_trim").click().run()
+    assert not at.exception
+    assert any(df.value.columns.tolist()[:3] == ["id", "rows now", "proposed"] for df in at.dataframe)
+    at.button(key="w_b_apply").click().run()
+    assert not at.exception
+    assert 9.9 <= metric(at, "Storage") <= 10.0
+
+
+def test_infeasible_budget_says_why(at):
+    at.number_input(key="w_b_storage").set_value(1.0).run()
+    at.selectbox(key="w_b_strategy").set_value("protect").run()
+    at.multiselect(key="w_b_protect").select("tool").run()
+    at.button(key="w_b_trim").click().run()
+    assert any("protected components alone need" in e.value for e in at.error)
+
+
+def test_seed_article_preset(at):
+    at.selectbox(key="w_preset_pick").set_value("seed-article").run()
+    at.button(key="w_preset_load").click().run()
+    assert not at.exception
+    # 37,431,598,675,200 bytes / 1.5 = 24.95 TB on disk; 456,893,000 tokens at 480 tok/s = 11.0 days
+    assert metric(at, "Storage") == pytest.approx(24.95, abs=0.01)
+    assert metric(at, "Extraction wall-clock") == pytest.approx(11.02, abs=0.01)
+    assert any("37.4 TB" in str(df.value.to_dict()) for df in at.dataframe)
+
+
+def test_custom_model_and_gpu(at):
+    at.selectbox(key="w_model").set_value("custom").run()
+    at.selectbox(key="w_ex_gpu").set_value("custom").run()
+    assert not at.exception
+    assert metric(at, "Storage") > 0
+    at.number_input(key="w_cm_hidden").set_value(2048).run()
+    assert metric(at, "Storage") < 20
+
+
+def test_profile_an_upload_through_the_page(at):
+    rows = "\n".join('{"conversations": [{"from": "human", "value": "abcdefgh"}, '
+                     '{"from": "gpt", "value": "abcdefghijkl"}]}' for _ in range(5)) + "\n{broken\n"
+    at.file_uploader(key="w_profile_file").set_value(("mine.jsonl", rows.encode(), "application/jsonl")).run()
+    at.text_input(key="w_profile_name").input("mine").run()
+    at.button(key="w_profile_go").click().run()
+    assert not at.exception, at.exception
+    assert any("5 conversations" in s.value and "1 bad lines" in s.value for s in at.success), \
+        [s.value for s in at.success]
+    df = at.data_editor[0].value
+    assert "mine" in list(df["id"])
+    assert "measured" in df.set_index("id").loc["mine", "provenance"]
+
+
+def test_profile_refuses_a_bad_name(at):
+    at.file_uploader(key="w_profile_file").set_value(("x.jsonl", b"{}\n", "application/jsonl")).run()
+    at.text_input(key="w_profile_name").input("Bad Name").run()
+    at.button(key="w_profile_go").click().run()
+    assert any("Component id" in e.value for e in at.error)

@@ -1,0 +1,85 @@
+"""The dashboard in a real browser (Debian's chromium through Playwright): what only a browser
+shows. Also takes the README's screenshot (docs/dashboard.png)."""
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .browser_util import CHROMIUM, ROOT, edit_rows, launch, metric_text, streamlit_server, wait_for_change
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError(f"{CHROMIUM} is missing under CI: .ci/run must install Debian's chromium")
+    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium); browser tests skipped",
+                allow_module_level=True)
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    home = tmp_path_factory.mktemp("browser") / "home"
+    home.mkdir()
+    with streamlit_server(home) as (url, proc):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as pw:
+        b = launch(pw)
+        yield b
+        b.close()
+
+
+def test_dashboard_end_to_end(server, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1500, "height": 1300}, accept_downloads=True)
+    page.goto(server)
+    page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+    # headline metrics
+    assert metric_text(page, "Samples") == "913,786"
+    storage = metric_text(page, "Storage")
+    assert storage.endswith("TB")
+    # a rendered Plotly chart: an SVG with bars in it
+    page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+    assert page.locator(".js-plotly-plot .bars path").count() >= 5
+    page.wait_for_timeout(1000)
+    (ROOT / "docs").mkdir(exist_ok=True)
+    page.screenshot(path=str(ROOT / "docs" / "dashboard.png"), full_page=False)
+    # change OpenOrca's rows in the editor and see storage change
+    edit_rows(page, 0, "1000")
+    new_storage, _ = wait_for_change(page, "Storage", storage)
+    assert float(new_storage.split()[0]) < float(storage.split()[0])
+    assert metric_text(page, "Samples") == f"{913_786 - 250_430 + 1000:,}"
+    # download the manifest and parse it
+    page.get_by_role("tab", name="Export / import / profile").click()
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Manifest (YAML)").click()
+    path = tmp_path / "manifest.yaml"
+    dl.value.save_as(path)
+    m = yaml.safe_load(path.read_text())
+    assert m["schema_version"] == 1
+    rows = {c["id"]: c["rows_selected"] for c in m["components"]}
+    assert rows["openorca"] == 1000 and rows["hermes_fc"] == 11_578
+    assert m["predicted"]["storage_bytes_compressed"] / 1e12 == pytest.approx(float(new_storage.split()[0]), abs=0.01)
+    # the page carries its scenario in the URL: opening it restores the edit
+    link = page.url
+    assert "?s=v1." in link
+    other = browser.new_page()
+    other.goto(link)
+    other.get_by_text("Total USD offline").wait_for(timeout=60_000)
+    assert metric_text(other, "Samples") == f"{913_786 - 250_430 + 1000:,}"
+    other.close()
+    page.close()
+
+
+def test_no_traceback_on_a_bad_link(server, browser):
+    page = browser.new_page()
+    page.goto(server + "/?s=v1.not-a-scenario")
+    page.get_by_text("could not be used").wait_for(timeout=60_000)
+    assert metric_text(page, "Samples") == "913,786"
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
