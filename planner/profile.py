@@ -184,6 +184,16 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     return ProfileResult(component, n, bad_count, bad, counter.label)
 
 
+def _fault_point(name: str) -> None:
+    """Fault injection for the data-safety tests: PLANNER_FAULT=<name> parks the process here
+    (to be killed with SIGKILL). Inert unless that variable names this point."""
+    if os.environ.get("PLANNER_FAULT") == name:
+        import sys
+        import time
+        print(f"FAULT-POINT {name}", file=sys.stderr, flush=True)
+        time.sleep(3600)
+
+
 def read_user_catalog() -> dict:
     path = user_catalog_path()
     if not path.exists():
@@ -209,6 +219,7 @@ def write_user_component(component: dict) -> None:
             json.dump(data, fh)
             fh.flush()
             os.fsync(fh.fileno())
+        _fault_point("before_replace")
         os.replace(tmp, target)
     except BaseException:
         try:

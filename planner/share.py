@@ -40,7 +40,7 @@ def decode(text: str) -> Scenario:
         raise ShareError("the link's scenario is not in a format this planner knows (expected 'v1.')")
     body = text[len(PREFIX):]
     try:
-        packed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        packed = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
         d = zlib.decompressobj()
         raw = d.decompress(packed, MAX_JSON_BYTES)
         if d.unconsumed_tail:

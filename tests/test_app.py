@@ -276,3 +276,14 @@ def test_profile_refuses_a_bad_name(at):
     at.text_input(key="w_profile_name").input("Bad Name").run()
     at.button(key="w_profile_go").click().run()
     assert any("Component id" in e.value for e in at.error)
+
+
+def test_a_huge_upload_is_refused(at, monkeypatch):
+    import ui.io_panel
+    monkeypatch.setattr(ui.io_panel, "MAX_PROFILE_UPLOAD_MB", 1)
+    at.file_uploader(key="w_profile_file").set_value(("big.jsonl", b"x" * (2 * 2**20), "application/jsonl")).run()
+    at.text_input(key="w_profile_name").input("big").run()
+    at.button(key="w_profile_go").click().run()
+    assert not at.exception
+    assert any("big.jsonl" in e.value and "upload limit" in e.value for e in at.error)
+    assert "big" not in list(at.data_editor[0].value["id"])
