@@ -160,26 +160,11 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     if n == 0:
         first = f" (first: line {bad[0][0]}: {bad[0][1]})" if bad else ""
         raise ProfileError(f"{path.name}: no valid conversations{first}")
-    conv = conv_h.atoms(n)
-    turn = turn_h.atoms(n)
-    mean = float((conv.rows * conv.tokens).sum())
-    resp = float((conv.rows * conv.response).sum())
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    src = f"profiled {path.name} ({n:,} conversations, {counter.label}) on {when}"
-    prov = {k: {"tag": "measured", "source": src} for k in ("rows_available", "turns", "mean_tokens",
-                                                             "median_tokens", "assistant_share",
-                                                             "length_distribution")}
-    prov["rows_in_mix"] = {"tag": "yours", "source": "all profiled rows"}
-    component = {
-        "id": name, "name": display_name or name, "family": family, "hf_repo": None, "subset": None, "split": None,
-        "licence": None, "licence_note": None, "format": fmt, "rows_in_mix": n, "rows_available": n,
-        "turns": float((conv.rows * conv.turns).sum()), "mean_tokens": mean, "median_tokens": conv.median_tokens(),
-        "assistant_share": resp / mean if mean else 0.0, "provenance": prov,
-        "local_path": str(Path(local_path or path).resolve()), "source_format": fmt, "tokenizer": counter.label,
-        "bad_lines": bad_count,
-        "conversation": {k: getattr(conv, k).tolist() for k in ("rows", "tokens", "response", "turns")},
-        "turn": {k: getattr(turn, k).tolist() for k in ("rows", "tokens", "response", "turns")},
-    }
+    component = measured_component(name, conv_h.atoms(n), turn_h.atoms(n), n,
+                                   f"profiled {path.name} ({n:,} conversations, {counter.label})",
+                                   family=family, display_name=display_name, fmt=fmt,
+                                   local_path=str(Path(local_path or path).resolve()), tokenizer=counter.label)
+    component["bad_lines"] = bad_count
     write_user_component(component)
     return ProfileResult(component, n, bad_count, bad, counter.label)
 
@@ -192,6 +177,29 @@ def _fault_point(name: str) -> None:
         import time
         print(f"FAULT-POINT {name}", file=sys.stderr, flush=True)
         time.sleep(3600)
+
+
+def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str, *, family: str = "custom",
+                       display_name: str | None = None, fmt: str = "auto", local_path: str | None = None,
+                       tokenizer: str = "") -> dict:
+    """A user-catalog entry from measured distributions (provenance 'measured')."""
+    mean = float((conv.rows * conv.tokens).sum())
+    resp = float((conv.rows * conv.response).sum())
+    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    src = f"{source} on {when}"
+    prov = {k: {"tag": "measured", "source": src} for k in ("rows_available", "turns", "mean_tokens",
+                                                             "median_tokens", "assistant_share",
+                                                             "length_distribution")}
+    prov["rows_in_mix"] = {"tag": "yours", "source": "all profiled rows"}
+    return {
+        "id": name, "name": display_name or name, "family": family, "hf_repo": None, "subset": None, "split": None,
+        "licence": None, "licence_note": None, "format": fmt, "rows_in_mix": n, "rows_available": n,
+        "turns": float((conv.rows * conv.turns).sum()), "mean_tokens": mean, "median_tokens": conv.median_tokens(),
+        "assistant_share": resp / mean if mean else 0.0, "provenance": prov,
+        "local_path": local_path, "source_format": fmt, "tokenizer": tokenizer,
+        "conversation": {k: getattr(conv, k).tolist() for k in ("rows", "tokens", "response", "turns")},
+        "turn": {k: getattr(turn, k).tolist() for k in ("rows", "tokens", "response", "turns")},
+    }
 
 
 def read_user_catalog() -> dict:
