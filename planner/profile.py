@@ -235,19 +235,3 @@ def write_user_component(component: dict) -> None:
         except OSError:
             pass
         raise
-
-
-def remove_user_component(cid: str) -> bool:
-    data = read_user_catalog()
-    keep = [c for c in data["components"] if c.get("id") != cid]
-    if len(keep) == len(data["components"]):
-        return False
-    data["components"] = keep
-    target = user_catalog_path()
-    fd, tmp = tempfile.mkstemp(prefix=".user_catalog.", suffix=".tmp", dir=target.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
-    return True

@@ -5,7 +5,6 @@ shared link encodes. Defaults are the `default` preset; `seed_article()` is the 
 """
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -152,7 +151,3 @@ def seed_article_scenario() -> Scenario:
 
 
 PRESETS = {"default": default_scenario, "seed-article": seed_article_scenario}
-
-
-def finite(x: float) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

@@ -287,3 +287,15 @@ def test_a_huge_upload_is_refused(at, monkeypatch):
     assert not at.exception
     assert any("big.jsonl" in e.value and "upload limit" in e.value for e in at.error)
     assert "big" not in list(at.data_editor[0].value["id"])
+
+
+def test_csv_export_neutralises_formula_cells():
+    import pandas as pd
+
+    from ui.io_panel import component_csv
+    df = pd.DataFrame([{"id": "=HYPERLINK(\"http://x\")", "notes": "+1 day", "rows": 5},
+                       {"id": "@SUM(A1)", "notes": "-2", "rows": 6}, {"id": "plain", "notes": "ok", "rows": 7}])
+    lines = component_csv(df).splitlines()
+    assert lines[1].startswith("\"'=HYPERLINK") and ",'+1 day," in lines[1]
+    assert lines[2].startswith("'@SUM(A1),'-2,6")
+    assert lines[3] == "plain,ok,7"

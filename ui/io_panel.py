@@ -32,7 +32,7 @@ def neutralise(value):
 def component_csv(df: pd.DataFrame) -> str:
     safe = df.copy()
     for col in safe.columns:
-        if safe[col].dtype == object:
+        if safe[col].dtype == object or pd.api.types.is_string_dtype(safe[col]):
             safe[col] = safe[col].map(neutralise)
     safe.columns = [neutralise(c) for c in safe.columns]
     buf = io.StringIO()
