@@ -6,6 +6,7 @@ swaps it in with os.replace, so a reader never sees a half-written database.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
@@ -228,6 +229,12 @@ class StatsCatalog:
         self.default_mix_total = int(meta["default_mix_total"])
         self.user_catalog_error = meta.get("user_catalog_error") or None
 
+    def close(self) -> None:
+        try:
+            self._con.close()
+        except duckdb.Error:
+            pass
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """One cursor per thread (DuckDB connections are not shared across threads)."""
         cur = getattr(self._local, "cur", None)
@@ -245,9 +252,14 @@ class StatsCatalog:
         return None
 
 
+_OPENED: list[StatsCatalog] = []
+
+
 @functools.lru_cache(maxsize=4)
 def _open(path: str, mtime: float) -> StatsCatalog:
-    return StatsCatalog(Path(path))
+    cat = StatsCatalog(Path(path))
+    _OPENED.append(cat)
+    return cat
 
 
 def _mtime(path: Path) -> float:
@@ -268,3 +280,14 @@ def get_catalog() -> StatsCatalog:
     changes (two stat calls per plan, no parsing)."""
     user = user_catalog_path()
     return _catalog_for(_mtime(SHIPPED_CATALOG), _mtime(user), str(user))
+
+
+@atexit.register
+def _close_all() -> None:
+    """Close the read-only connections before the interpreter goes (DuckDB's bindings otherwise
+    report the objects still alive at exit)."""
+    for info_fn in (_catalog_for, _open):
+        info_fn.cache_clear()
+    for cat in list(_OPENED):
+        cat.close()
+    _OPENED.clear()

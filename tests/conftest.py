@@ -1,11 +1,7 @@
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -19,3 +15,22 @@ def _isolated_home(tmp_path_factory):
         os.environ.pop("PLANNER_HOME", None)
     else:
         os.environ["PLANNER_HOME"] = old
+
+
+_EXIT = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    _EXIT["status"] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """End the test process right after pytest's own summary, so that the summary stays the last
+    line: at interpreter teardown DuckDB's bindings print a list of objects still alive (harmless,
+    but it buries the result). Skipped when pytest runs inside another process (pytester)."""
+    if "status" in _EXIT and os.environ.get("PLANNER_TEST_NO_FAST_EXIT") is None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_EXIT["status"])
