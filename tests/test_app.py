@@ -299,3 +299,11 @@ def test_csv_export_neutralises_formula_cells():
     assert lines[1].startswith("\"'=HYPERLINK") and ",'+1 day," in lines[1]
     assert lines[2].startswith("'@SUM(A1),'-2,6")
     assert lines[3] == "plain,ok,7"
+
+
+@pytest.mark.parametrize("chart", ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows"])
+def test_each_chart_renders(at, chart):
+    at.segmented_control(key="w_chart").set_value(chart).run()
+    assert not at.exception, at.exception
+    assert not at.warning
+    assert at.segmented_control(key="w_chart").value == chart

@@ -1,0 +1,59 @@
+"""Figure builders are pure functions of a Plan: their data is checked without a browser."""
+import pytest
+
+from planner import default_scenario, plan
+from planner.figures import phase_timeline, rows_vs_bytes, sensitivity_chart, storage_by_component, storage_vs_rows
+from planner.sensitivity import sensitivity
+
+
+@pytest.fixture(scope="module")
+def p():
+    return plan(default_scenario())
+
+
+def test_storage_by_component_sums_to_the_plan(p):
+    fig = storage_by_component(p)
+    total = sum(sum(t.y) for t in fig.data)
+    assert total == pytest.approx(p.storage_bytes_compressed / 1e12)
+    assert {t.name for t in fig.data} == {"general", "code", "agentic", "tool"}
+    tib = storage_by_component(p, binary=True)
+    assert sum(sum(t.y) for t in tib.data) == pytest.approx(p.storage_bytes_compressed / 2**40)
+
+
+def test_rows_vs_bytes_shares(p):
+    rows, nbytes = rows_vs_bytes(p).data
+    assert sum(rows.y) == pytest.approx(100) and sum(nbytes.y) == pytest.approx(100)
+    agentic = list(rows.x).index("agentic")
+    # ~1.6% of rows; its bytes share is larger, even capped at 2,048 tokens
+    assert rows.y[agentic] < 2 and nbytes.y[agentic] > 2 * rows.y[agentic]
+
+
+def test_timeline_adds_up(p):
+    fig = phase_timeline(p)
+    offline = [t for t in fig.data if t.y[0] == "offline"]
+    online = [t for t in fig.data if t.y[0] == "online"]
+    end = lambda ts: max(t.base[0] + t.x[0] for t in ts)  # noqa: E731
+    assert end(offline) == pytest.approx(p.extraction.wall_hours + p.transfer_hours + p.training.offline_wall_hours)
+    assert end(online) == pytest.approx(p.extraction.decode_hours + p.training.online_wall_hours)
+
+
+def test_sensitivity_swings(p):
+    swings = {s.assumption: s for s in sensitivity(p.scenario, p)}
+    comp = swings["compression"]
+    # storage on disk is raw / compression: 2x halves it, 1x (the default) keeps it
+    assert comp.high["storage_tb"] == pytest.approx(comp.base["storage_tb"] / 2)
+    assert comp.low["storage_tb"] == pytest.approx(comp.base["storage_tb"])
+    tok = swings["tokens per sample"]
+    assert tok.low["storage_tb"] < tok.base["storage_tb"] < tok.high["storage_tb"]
+    link = swings["link efficiency"]
+    assert link.low["wall_days"] > link.base["wall_days"] > link.high["wall_days"]
+    fig = sensitivity_chart(list(swings.values()))
+    assert len(fig.data) == 6   # low and high bars for each of three metrics
+
+
+def test_storage_vs_rows_is_linear_and_marks_the_plan(p):
+    fig = storage_vs_rows(p, budget_bytes=10e12)
+    line, point = fig.data[0], fig.data[1]
+    assert line.y[-1] == pytest.approx(p.storage_bytes_compressed / 1e12)
+    assert line.y[10] == pytest.approx(line.y[-1] / 2)
+    assert point.x[0] == sum(c.rows for c in p.components)
