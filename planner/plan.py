@@ -264,7 +264,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
                     prefill_mfu=mfu, bandwidth_efficiency=s.throughput.decode_bandwidth_efficiency,
                     max_batch=s.throughput.max_batch, tp_efficiency=s.throughput.tensor_parallel_efficiency,
                     prefill_tokens=totals["tokens"], prefill_ctx=prefill_ctx, output_tokens=totals["output"],
-                    decode_ctx=decode_ctx, write_bytes=compressed, disk_write_bytes_per_s=disk["write_gb_s"] * 1e9)
+                    decode_ctx=decode_ctx, write_bytes=compressed * (2 if s.staging_double_write else 1),
+                    disk_write_bytes_per_s=disk["write_gb_s"] * 1e9)
     warnings += ex.warnings
 
     # -- transfer
@@ -318,6 +319,9 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     # -- warnings on the whole plan
     if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
         warnings.append(f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
+    if totals["rows"] > 1_000_000 and layout.file_overhead_bytes:
+        warnings.append(f"{totals['rows']:,.0f} files, one per training row: plan for the inode count and "
+                        f"per-file overhead of millions of small files")
     if s.compression > 1.2 and layout.hidden_dtype != "fp8":
         warnings.append(f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
     if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
@@ -422,6 +426,13 @@ def assumptions(s, model, layout, ex_gpu, tr_gpu, disk, store, mfu, drafter_para
               f"{eff['memory_runtime_gb']['value']:g} GB", tag="estimate", source=eff["memory_usable_fraction"]["source"]),
             A(name="max decode batch", value=f"{s.throughput.max_batch}", tag="published", source=eff["max_batch"]["source"]),
         ]
+    if model.active_params < model.params:
+        out.append(A(name="MoE decode", value="every step reads all expert weights", tag="estimate",
+                     source="at large batch nearly every expert is hit; conservative for small batches"))
+    if s.staging_double_write:
+        out.append(A(name="staging", value="every byte written twice", tag="published",
+                     source="vLLM writes to a staging path and the client moves the file; across filesystems "
+                            "that is a second write"))
     if model.estimates:
         out.append(A(name="model estimate", value=model.estimates, tag="estimate", source=model.source))
     if s.transfer.method != "none":

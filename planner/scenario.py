@@ -99,6 +99,7 @@ class Scenario(_Strict):
     custom_gpu: GPUSpec | None = None
     disk: str = Field("nvme-gen4", pattern=ID_PATTERN)
     disk_capacity_tb: float | None = Field(30.72, gt=0, le=10**7)
+    staging_double_write: bool = False   # vLLM writes to a staging path, then the file is moved across filesystems
     compression: float = Field(1.0, ge=1.0, le=100)
     transfer: Transfer = Field(default_factory=Transfer)
     training: Training = Field(default_factory=Training)

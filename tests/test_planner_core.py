@@ -292,3 +292,18 @@ def test_cli_bad_input_one_line_exit_2(args, flag, value):
     assert len(lines) == 1, r.stderr
     assert flag in lines[0] and value in lines[0]
     assert "Traceback" not in r.stderr
+
+
+def test_staging_double_write_doubles_disk_time_when_io_bound():
+    # fast GPUs, one slow disk: the capture pass is bound by writing; twice the bytes, twice the time
+    s = uniform(200_000, 4000, 0, model="qwen3-8b", extraction_gpu="b200", extraction_gpus=8, disk="nvme-gen4")
+    one = plan(s)
+    two = plan(s.with_changes(staging_double_write=True))
+    assert one.extraction.capture_bound == "disk write"
+    assert two.extraction.capture_hours == pytest.approx(2 * one.extraction.capture_hours)
+    assert two.storage_bytes == one.storage_bytes
+
+
+def test_millions_of_files_warning():
+    assert any("files, one per training row" in w for w in plan(default_scenario().with_changes(unit="turn")).warnings)
+    assert not any("files, one per training row" in w for w in plan(uniform(10, 100)).warnings)

@@ -102,6 +102,9 @@ def render(catalog) -> str:
         disks = disk_presets()
         st.selectbox("Extraction disk", list(disks), key="w_disk", format_func=lambda d: disks[d]["name"])
         st.number_input("Disk capacity TB (blank = no check)", 0.1, 1e7, key="w_disk_cap", value=None)
+        st.checkbox("Staging on another filesystem (writes twice)", key="w_double_write",
+                    help="vLLM writes each file to a staging path, then the client moves it; across "
+                         "filesystems every byte is written twice")
         st.slider("Compression", 1.0, 2.0, step=0.05, key="w_compression",
                   help="bf16 activations compress ~1.0-1.2x; the article assumed 1.5-2x")
 

@@ -58,6 +58,7 @@ def load_into_widgets(s: Scenario, catalog) -> None:
     ss["w_max_batch"] = t.max_batch
     ss["w_disk"] = s.disk
     ss["w_disk_cap"] = s.disk_capacity_tb
+    ss["w_double_write"] = s.staging_double_write
     ss["w_compression"] = float(s.compression)
     tr = s.transfer
     ss["w_transfer"] = tr.method
@@ -113,6 +114,7 @@ def scenario_from_widgets() -> dict:
         "extraction_gpus": int(ss["w_ex_gpus"]),
         "disk": ss["w_disk"],
         "disk_capacity_tb": ss.get("w_disk_cap"),
+        "staging_double_write": bool(ss.get("w_double_write")),
         "compression": ss["w_compression"],
         "transfer": {"method": ss["w_transfer"], "link_gbps": ss["w_link"], "efficiency": ss["w_link_eff"],
                      "drive_days": ss["w_drive_days"]},
