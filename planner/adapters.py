@@ -85,11 +85,16 @@ def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str
     ]) + "\n"
 
 
-def selected_indices(n_total: int, n: int, selection: str, seed: int) -> list[int]:
-    """Deterministic choice of n of n_total row positions: the first n, or a seeded uniform sample."""
+def selected_indices(n_total: int, n: int, selection: str, seed: int, lengths: list[int] | None = None) -> list[int]:
+    """Deterministic choice of n of n_total row positions: the first n, a seeded uniform sample, or
+    the n shortest (by characters of text, ties in file order)."""
     n = min(n, n_total)
     if selection == "first":
         return list(range(n))
+    if selection == "shortest":
+        if lengths is None:
+            raise ValueError("shortest selection needs the row lengths")
+        return sorted(sorted(range(n_total), key=lambda i: (lengths[i], i))[:n])
     return sorted(random.Random(seed).sample(range(n_total), n))
 
 
@@ -109,8 +114,12 @@ def materialize_local(m: Manifest, out: str | Path) -> dict:
                     continue
                 path = Path(c.local_path)
                 fmt = c.format or "auto"
-                valid = [r.line for r in formats.iter_records(path, fmt) if r.turns is not None]
-                keep = set(selected_indices(len(valid), c.rows_selected, c.selection, c.seed))
+                valid, lengths = [], []
+                for r in formats.iter_records(path, fmt):
+                    if r.turns is not None:
+                        valid.append(r.line)
+                        lengths.append(sum(len(t) for _, t in r.turns))
+                keep = set(selected_indices(len(valid), c.rows_selected, c.selection, c.seed, lengths))
                 wanted = {valid[i] for i in keep}
                 n = 0
                 for r in formats.iter_records(path, fmt):
@@ -130,7 +139,8 @@ def materialize_local(m: Manifest, out: str | Path) -> dict:
 HUB_SCRIPT_HEAD = '''#!/usr/bin/env python3
 """Materialize the hub components of a drafter-planner manifest into one JSONL file
 ({"id", "conversations": [{"role", "content"}]}) with the `datasets` library:
-load each component, shuffle with its seed (or keep file order for "first"), select the first n.
+load each component, shuffle with its seed (keep file order for "first", sort by characters of
+text for "shortest"), select the first n.
 
     python materialize_hub.py --out mix.jsonl [--append] [--local ID=FILE ...]
 
@@ -165,13 +175,21 @@ def main():
     with open(a.out, "a" if a.append else "w", encoding="utf-8") as fh:
         for c in COMPONENTS:
             ds = load(c, local)
-            if c["selection"] != "first":
+            fmt = c["format"] or "auto"
+            if c["selection"] == "shortest":
+                def length(row):
+                    try:
+                        return {"_chars": sum(len(t) for _, t in to_turns(row, fmt))}
+                    except RecordError:
+                        return {"_chars": -1}
+                ds = ds.map(length).filter(lambda r: r["_chars"] >= 0).sort("_chars", kind="stable")
+            elif c["selection"] != "first":
                 ds = ds.shuffle(seed=c["seed"])
             n = min(c["rows"], len(ds))
             written = 0
             for i, row in enumerate(ds.select(range(n))):
                 try:
-                    turns = to_turns(row, c["format"] or "auto")
+                    turns = to_turns(row, fmt)
                 except RecordError:
                     continue
                 fh.write(json.dumps({"id": f"{c['id']}-{i}", "conversations": [

@@ -99,6 +99,19 @@ def point_mass(tokens: float, response_tokens: float, turns: int = 1) -> Atoms:
                  np.array([float(turns)]))
 
 
+def shortest(conv: Atoms, fraction: float) -> Atoms:
+    """The length distribution of the shortest `fraction` of rows (rows renormalised to 1)."""
+    if fraction >= 1.0:
+        return conv
+    order = np.argsort(conv.tokens, kind="stable")
+    rows = conv.rows[order]
+    total = rows.sum()
+    keep = np.clip(fraction * total - (np.cumsum(rows) - rows), 0.0, rows)
+    mask = keep > 0
+    kept = keep[mask]
+    return Atoms(kept / kept.sum(), conv.tokens[order][mask], conv.response[order][mask], conv.turns[order][mask])
+
+
 def fan_out(conv: Atoms) -> Atoms:
     """Per-assistant-turn rows (speculators): row t of a k-turn conversation holds the prefix
     through turn t, i.e. t/k of its tokens (turns taken as equal). Totals per conversation:

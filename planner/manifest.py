@@ -37,7 +37,7 @@ class ManifestComponent(BaseModel):
     format: str | None = None
     rows_selected: int = Field(ge=0)
     rows_available: int = Field(ge=0)
-    selection: Literal["uniform", "first"] = "uniform"
+    selection: Literal["uniform", "first", "shortest"] = "uniform"
     seed: int = Field(0, ge=0)
     licence: str | None = None
 

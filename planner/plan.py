@@ -6,7 +6,7 @@ import math
 from pydantic import BaseModel
 
 from . import __version__
-from .distributions import fan_out, point_mass
+from .distributions import fan_out, point_mass, shortest
 from .errors import PlannerInputError
 from .extraction import extraction
 from .scenario import Scenario
@@ -204,13 +204,18 @@ def _mix_items(s: Scenario, cat: StatsCatalog):
         return [("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
                  conv, fan_out(conv))]
     entries = [(m.id, m.rows) for m in s.mix] if s.mix is not None else cat.default_mix()
+    selection = {m.id: m.selection for m in s.mix} if s.mix is not None else {}
     out = []
     for i, (cid, rows) in enumerate(entries):
         comp = cat.components.get(cid)
         if comp is None:
             raise PlannerInputError(f"mix[{i}].id", cid, f"known components: {', '.join(cat.components)}")
-        out.append((cid, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"), rows,
-                    comp.conversation, comp.turn))
+        conv, turn = comp.conversation, comp.turn
+        if selection.get(cid) == "shortest" and rows:
+            # the n shortest rows of all that exist: a truncated distribution, fanned out again
+            conv = shortest(conv, min(1.0, rows / max(comp.rows_available, 1)))
+            turn = fan_out(conv)
+        out.append((cid, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"), rows, conv, turn))
     return out
 
 

@@ -21,7 +21,7 @@ class _Strict(BaseModel):
 class MixItem(_Strict):
     id: str = Field(pattern=ID_PATTERN)
     rows: int = Field(ge=0, le=10**10)
-    selection: Literal["uniform", "first"] = "uniform"
+    selection: Literal["uniform", "first", "shortest"] = "uniform"   # shortest: the n shortest of those available
     seed: int = Field(0, ge=0, le=2**32 - 1)
 
 

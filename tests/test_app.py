@@ -311,3 +311,11 @@ def test_each_chart_renders(at, chart):
     assert not at.exception, at.exception
     assert not at.warning
     assert at.segmented_control(key="w_chart").value == chart
+
+
+def test_selection_column_in_the_editor(at):
+    before = metric(at, "Stored tokens")
+    edit(at, {2: {"selection": "shortest", "rows": 100_000}})   # ultrachat: the 100K shortest rows
+    assert not at.error
+    assert metric(at, "Stored tokens") < before
+    assert at.data_editor[0].value.set_index("id").loc["ultrachat", "selection"] == "shortest"

@@ -274,7 +274,12 @@ def test_hub_script_runs_offline_on_local_files(tmp_path):
         for i in range(8):
             fh.write(json.dumps({"instruction": f"task {i}", "input": "", "output": f"code {i}"}) + "\n")
     s = Scenario(mix=[{"id": "code_alpaca", "rows": 3, "selection": "first"},
-                      {"id": "openorca", "rows": 2, "seed": 5}])
+                      {"id": "openorca", "rows": 2, "seed": 5},
+                      {"id": "gsm8k", "rows": 2, "selection": "shortest"}])
+    gsm = tmp_path / "gsm.jsonl"
+    with open(gsm, "w") as fh:
+        for q in ("a long question here", "q1", "mid question", "q2"):
+            fh.write(json.dumps({"question": q, "answer": "x"}) + "\n")
     script = tmp_path / "materialize_hub.py"
     script.write_text(hub_script(build_manifest(s)))
     orca = tmp_path / "orca.jsonl"
@@ -285,12 +290,41 @@ def test_hub_script_runs_offline_on_local_files(tmp_path):
     env = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     import os
     r = subprocess.run([sys.executable, str(script), "--out", str(out), "--local", f"code_alpaca={src}",
-                        "--local", f"openorca={orca}"], capture_output=True, text=True, cwd=tmp_path,
+                        "--local", f"openorca={orca}", "--local", f"gsm8k={gsm}"], capture_output=True, text=True, cwd=tmp_path,
                        env={**os.environ, **env}, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [x["conversations"][0]["content"] for x in rows[:3]] == ["task 0", "task 1", "task 2"]
-    assert len(rows) == 5 and all(x["conversations"][-1]["role"] == "assistant" for x in rows)
+    assert len(rows) == 7 and all(x["conversations"][-1]["role"] == "assistant" for x in rows)
+    assert [x["conversations"][0]["content"] for x in rows[5:]] == ["q1", "q2"]   # the two shortest
     from datasets import load_dataset
     expect = load_dataset("json", data_files=str(orca), split="train").shuffle(seed=5).select(range(2))
-    assert [x["conversations"][0]["content"] for x in rows[3:]] == [e["question"] for e in expect]
+    assert [x["conversations"][0]["content"] for x in rows[3:5]] == [e["question"] for e in expect]
+
+
+def test_shortest_selection_plans_and_materializes_the_shortest_rows(tmp_path, local_component):
+    from planner.stats import get_catalog
+    s = Scenario(mix=[{"id": "ultrachat", "rows": 100_000, "selection": "shortest"}], max_seq_len=None,
+                 regenerate=False)
+    p = plan(s)
+    # independently: the shortest 100,000 of 207,865 rows, from the catalog's atoms sorted by length
+    atoms = get_catalog().components["ultrachat"].conversation
+    order = atoms.tokens.argsort()
+    rows, tokens = atoms.rows[order] * 207_865, atoms.tokens[order]
+    need, total = 100_000.0, 0.0
+    for r, t in zip(rows, tokens):
+        take = min(r, need)
+        total += take * t
+        need -= take
+        if need <= 0:
+            break
+    assert p.tokens == pytest.approx(total, rel=1e-9)
+    assert p.tokens < plan(s.with_changes(mix=[{"id": "ultrachat", "rows": 100_000}])).tokens / 2
+    # materialize: the 3 shortest of the local rows (question i / answer i, all the same length
+    # but "question 0..9" -> ties broken by file order)
+    m = build_manifest(Scenario(mix=[{"id": "local_set", "rows": 3, "selection": "shortest"}]))
+    out = tmp_path / "short.jsonl"
+    materialize_local(m, out)
+    assert [json.loads(x)["conversations"][0]["content"] for x in out.read_text().splitlines()] == \
+        ["question 0", "question 1", "question 2"]
+    assert selected_indices(4, 2, "shortest", 0, lengths=[9, 3, 7, 3]) == [1, 3]

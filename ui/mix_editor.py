@@ -8,7 +8,8 @@ from planner.plan import Plan
 
 from .state import MIX, MIX_VERSION
 
-EDITABLE = ("include", "rows", "pct")
+EDITABLE = ("include", "rows", "pct", "selection")
+SELECTIONS = ["uniform", "first", "shortest"]
 
 
 def _reference(c) -> int:
@@ -35,6 +36,7 @@ def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
         rows.append({
             "include": bool(m.get("include", True)), "id": c.id, "family": c.family, "rows": int(m["rows"]),
             "pct": round(100 * m["rows"] / _reference(c), 2) if _reference(c) else 0.0,
+            "selection": m.get("selection", "uniform"),
             "available": c.rows_available,
             "tokens/row": round(pc.mean_tokens) if pc else None,
             "rows %": round(100 * pc.share_of_rows, 1) if pc else 0.0,
@@ -58,6 +60,10 @@ def render(p: Plan, catalog, unit: str) -> None:
                                                   help="rows selected (subsample)"),
             "pct": st.column_config.NumberColumn("% of full", min_value=0.0, max_value=100000.0, format="%.1f",
                                                  help="rows as a share of the component's full count in the mix"),
+            "selection": st.column_config.SelectboxColumn(
+                "selection", options=SELECTIONS, required=True,
+                help="uniform: a seeded random sample; first: the first n rows; shortest: the n shortest of all "
+                     "available rows (cuts storage, biases the data towards short samples)"),
             "available": st.column_config.NumberColumn("available", format="%d"),
             "notes": st.column_config.TextColumn("notes", width="large"),
         })
@@ -76,6 +82,12 @@ def _apply_edits(before: pd.DataFrame, after: pd.DataFrame, catalog) -> bool:
         cid = mix[i]["id"]
         if bool(a["include"]) != bool(b["include"]):
             mix[i]["include"] = bool(a["include"])
+            changed = True
+        if str(a["selection"]) != str(b["selection"]):
+            if a["selection"] not in SELECTIONS:
+                st.error(f"mix: selection for {cid} = {a['selection']!r} is not allowed; one of {', '.join(SELECTIONS)}")
+                return False
+            mix[i]["selection"] = str(a["selection"])
             changed = True
         rows_new = a["rows"]
         if _differs(rows_new, b["rows"]):
