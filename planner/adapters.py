@@ -177,12 +177,13 @@ def main():
             ds = load(c, local)
             fmt = c["format"] or "auto"
             if c["selection"] == "shortest":
-                def length(row):
+                def length(row, i):
                     try:
-                        return {"_chars": sum(len(t) for _, t in to_turns(row, fmt))}
+                        return {"_chars": sum(len(t) for _, t in to_turns(row, fmt)), "_row": i}
                     except RecordError:
-                        return {"_chars": -1}
-                ds = ds.map(length).filter(lambda r: r["_chars"] >= 0).sort("_chars", kind="stable")
+                        return {"_chars": -1, "_row": i}
+                ds = ds.map(length, with_indices=True).filter(lambda r: r["_chars"] >= 0)
+                ds = ds.sort(["_chars", "_row"])   # ties in file order
             elif c["selection"] != "first":
                 ds = ds.shuffle(seed=c["seed"])
             n = min(c["rows"], len(ds))
