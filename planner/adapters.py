@@ -179,7 +179,7 @@ def main():
             if c["selection"] == "shortest":
                 def length(row, i):
                     try:
-                        return {"_chars": sum(len(t) for _, t in to_turns(row, fmt)), "_row": i}
+                        return {"_chars": sum(len(t) for _, t in to_turns(dict(row), fmt)), "_row": i}
                     except RecordError:
                         return {"_chars": -1, "_row": i}
                 ds = ds.map(length, with_indices=True).filter(lambda r: r["_chars"] >= 0)
@@ -190,7 +190,7 @@ def main():
             written = 0
             for i, row in enumerate(ds.select(range(n))):
                 try:
-                    turns = to_turns(row, fmt)
+                    turns = to_turns(dict(row), fmt)   # datasets may hand over a lazy row
                 except RecordError:
                     continue
                 fh.write(json.dumps({"id": f"{c['id']}-{i}", "conversations": [
