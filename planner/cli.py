@@ -219,8 +219,8 @@ def _set(data: dict, path: str, value) -> None:
 
 def _flag_message(exc: ValidationError) -> str:
     first = exc.errors()[0]
-    loc = ".".join(str(x) for x in first["loc"] if not isinstance(x, int) or True)
-    flag = FLAG_FOR.get(loc) or FLAG_FOR.get(".".join(str(x) for x in first["loc"][:1]))
+    loc = ".".join(str(x) for x in first["loc"])
+    flag = FLAG_FOR.get(loc) or FLAG_FOR.get(str(first["loc"][0]) if first["loc"] else "")
     if loc.startswith("mix"):
         flag = "--components"
     msg = describe_validation_error(exc)

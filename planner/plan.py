@@ -279,8 +279,6 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
         egress = store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
     tr = transfer(compressed, s.transfer.method, s.transfer.link_gbps, s.transfer.efficiency,
                   s.transfer.drive_days, egress)
-    if s.transfer.method == "link" and egress:
-        tr = tr.__class__(tr.method, tr.hours, tr.bytes_moved, compressed / 1e9 * egress, tr.effective_gb_s)
 
     # -- training
     drafter_layers = s.training.drafter_layers or (len(layout.layers) if layout_spec.layer_rule == "dflash" else 1)

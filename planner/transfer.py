@@ -16,7 +16,8 @@ class TransferResult:
 def transfer(bytes_on_disk: float, method: str, link_gbps: float, efficiency: float, drive_days: float,
              egress_usd_per_gb: float) -> TransferResult:
     """none: same machine; link: one pass at link x efficiency; object_store: upload then download
-    over the same link (two passes) with egress charged on the download; drives: given days."""
+    over the same link (two passes); egress is charged on the bytes that leave (the download, or
+    the one pass over a link when the caller gives a price); drives: given days."""
     if method == "none":
         return TransferResult(method, 0.0, 0.0, 0.0, None)
     if method == "drives":
@@ -24,5 +25,5 @@ def transfer(bytes_on_disk: float, method: str, link_gbps: float, efficiency: fl
     rate = link_gbps * 1e9 / 8 * efficiency          # bytes per second
     passes = 2 if method == "object_store" else 1
     hours = passes * bytes_on_disk / rate / 3600
-    egress = bytes_on_disk / 1e9 * egress_usd_per_gb if method == "object_store" else 0.0
+    egress = bytes_on_disk / 1e9 * egress_usd_per_gb
     return TransferResult(method, hours, bytes_on_disk * passes, egress, rate / 1e9)

@@ -307,3 +307,11 @@ def test_staging_double_write_doubles_disk_time_when_io_bound():
 def test_millions_of_files_warning():
     assert any("files, one per training row" in w for w in plan(default_scenario().with_changes(unit="turn")).warnings)
     assert not any("files, one per training row" in w for w in plan(uniform(10, 100)).warnings)
+
+
+def test_link_egress_is_charged_when_priced():
+    s = seed_article_scenario().with_changes(transfer=Transfer(method="link", egress_usd_per_gb=0.05))
+    # 37,431,598,675,200 / 1.5 bytes = 24,954 GB leaving at $0.05/GB = $1,247.72
+    assert plan(s).cost_usd.transfer == pytest.approx(37_431_598_675_200 / 1.5 / 1e9 * 0.05)
+    assert plan(seed_article_scenario()).cost_usd.transfer == 0
+    assert plan(s.with_changes(transfer=Transfer(method="drives", drive_days=2))).transfer_hours == 48
