@@ -14,7 +14,8 @@ from planner.errors import describe_validation_error  # noqa: E402
 from planner.share import ShareError, decode, encode  # noqa: E402
 from planner.stats import get_catalog  # noqa: E402
 from ui import budget, charts, io_panel, metrics, mix_editor, sidebar  # noqa: E402
-from ui.state import NOTICE, apply_pending, ensure_initialised, scenario_from_widgets  # noqa: E402
+from ui.state import NOTICE, apply_pending, ensure_initialised, remember, restore_hidden_widgets  # noqa: E402
+from ui.state import scenario_from_widgets  # noqa: E402
 
 st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
 
@@ -42,6 +43,7 @@ if "w_model" not in st.session_state:
         st.session_state[NOTICE] = ("warning", f"The shared link could not be used ({problem}); "
                                                "showing the defaults instead.")
 apply_pending(catalog)
+restore_hidden_widgets()
 
 unit = sidebar.render(catalog)
 
@@ -65,6 +67,7 @@ except (PlannerInputError, ValueError) as exc:
     st.error(f"This scenario cannot be planned: {exc}")
     st.stop()
 
+remember(scenario)
 base = _baseline(scenario.model_dump_json()) if scenario.uniform is None else None
 metrics.headline(p, base, unit)
 

@@ -319,3 +319,30 @@ def test_selection_column_in_the_editor(at):
     assert not at.error
     assert metric(at, "Stored tokens") < before
     assert at.data_editor[0].value.set_index("id").loc["ultrachat", "selection"] == "shortest"
+
+
+def test_hidden_controls_keep_their_values(at):
+    # fixed-mode inputs exist only in fixed mode; Streamlit forgets undrawn widgets, the page must not
+    at.radio(key="w_tp_mode").set_value("fixed").run()
+    at.number_input(key="w_tps").set_value(90.0).run()
+    at.radio(key="w_tp_mode").set_value("roofline").run()
+    at.number_input(key="w_ex_gpus").set_value(4).run()
+    assert not at.exception, at.exception
+    at.radio(key="w_tp_mode").set_value("fixed").run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="w_tps").value == 90.0
+    at.selectbox(key="w_transfer").set_value("drives").run()
+    at.selectbox(key="w_transfer").set_value("link").run()
+    assert not at.exception and at.selectbox(key="w_link").value == 10.0
+
+
+def test_seed_article_trim_and_apply(at):
+    at.selectbox(key="w_preset_pick").set_value("seed-article").run()
+    at.button(key="w_preset_load").click().run()
+    at.number_input(key="w_b_storage").set_value(10.0).run()
+    at.button(key="w_b_trim").click().run()
+    at.button(key="w_b_apply").click().run()
+    assert not at.exception, at.exception
+    # 10 TB / (800 x 51,204 bytes x 1/1.5 compression) = 366,182 samples
+    assert metric(at, "Samples") == 366_182
+    assert metric(at, "Storage") == pytest.approx(10.0, abs=0.01)

@@ -11,6 +11,7 @@ PENDING = "_pending_scenario"
 MIX = "mix_rows"
 MIX_VERSION = "mix_version"
 NOTICE = "_notice"
+LAST = "_last_scenario"
 
 
 def mix_from_scenario(s: Scenario, catalog) -> list[dict]:
@@ -25,6 +26,50 @@ def mix_from_scenario(s: Scenario, catalog) -> list[dict]:
 def load_into_widgets(s: Scenario, catalog) -> None:
     """Write every widget's value for scenario `s` (call before the widgets are created)."""
     ss = st.session_state
+    ss.update(widget_values(s))
+    ss["uniform"] = s.uniform.model_dump() if s.uniform is not None else None
+    ss[MIX] = mix_from_scenario(s, catalog)
+    ss[MIX_VERSION] = ss.get(MIX_VERSION, 0) + 1
+    ss[LAST] = s
+
+
+def hidden_keys(s: Scenario) -> set[str]:
+    """The widgets the sidebar does not draw for scenario `s`."""
+    hidden = set()
+    if s.throughput.mode == "roofline":
+        hidden |= {"w_tps", "w_batching"}
+    else:
+        hidden |= {"w_mfu", "w_bw_eff", "w_max_batch"}
+    if s.transfer.method not in ("link", "object_store"):
+        hidden |= {"w_link", "w_link_eff"}
+    if s.transfer.method != "drives":
+        hidden.add("w_drive_days")
+    return hidden
+
+
+def restore_hidden_widgets() -> None:
+    """Streamlit forgets (or resets) the state of a widget that a run did not draw: the fixed-mode
+    inputs in roofline mode, the link inputs when shipping drives ... Put back, from the last
+    scenario, every value whose widget was not drawn, so that showing it again shows what the
+    user set. Drawn widgets are left alone: their state carries the user's latest change."""
+    ss = st.session_state
+    last = ss.get(LAST)
+    if last is None:
+        return
+    values = widget_values(last)
+    for key in hidden_keys(last):
+        ss[key] = values[key]
+    for key, value in values.items():
+        if key not in ss:
+            ss[key] = value
+
+
+def remember(s: Scenario) -> None:
+    st.session_state[LAST] = s
+
+
+def widget_values(s: Scenario) -> dict:
+    ss: dict = {}
     ss["w_preset"] = s.preset if s.preset in ("default", "seed-article") else "default"
     ss["w_model"] = s.model
     cm = s.custom_model
@@ -78,14 +123,17 @@ def load_into_widgets(s: Scenario, catalog) -> None:
     ss["w_ex_price"] = c.extraction_usd_per_gpu_hour
     ss["w_tr_price"] = c.training_usd_per_gpu_hour
     ss["w_tb_price"] = c.storage_usd_per_tb_month
-    ss["uniform"] = s.uniform.model_dump() if s.uniform is not None else None
-    ss[MIX] = mix_from_scenario(s, catalog)
-    ss[MIX_VERSION] = ss.get(MIX_VERSION, 0) + 1
+    return ss
 
 
 def scenario_from_widgets() -> dict:
     """The scenario as a plain dict from the widgets (validated by the caller)."""
     ss = st.session_state
+    last = ss.get(LAST)
+    if last is not None:   # a widget not drawn in this run keeps the last scenario's value
+        for key, value in widget_values(last).items():
+            if key not in ss:
+                ss[key] = value
     mix = [{"id": m["id"], "rows": int(m["rows"]), "selection": m.get("selection", "uniform"),
             "seed": int(m.get("seed", 0))} for m in ss.get(MIX, []) if m.get("include", True)]
     layers_text = (ss.get("w_layers") or "").strip()
