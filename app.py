@@ -63,7 +63,7 @@ try:
 except ValidationError as exc:
     st.error(f"This scenario is not valid: {describe_validation_error(exc, prefix='scenario')}")
     st.stop()
-except (PlannerInputError, ValueError) as exc:
+except PlannerInputError as exc:
     st.error(f"This scenario cannot be planned: {exc}")
     st.stop()
 

@@ -346,3 +346,39 @@ def test_seed_article_trim_and_apply(at):
     # 10 TB / (800 x 51,204 bytes x 1/1.5 compression) = 366,182 samples
     assert metric(at, "Samples") == 366_182
     assert metric(at, "Storage") == pytest.approx(10.0, abs=0.01)
+
+
+def test_bad_layer_text_is_a_message_not_a_traceback(at):
+    at.text_input(key="w_layers").input("1,x,3").run()
+    assert not at.exception
+    assert any("layers" in e.value and "1,x,3" in e.value for e in at.error)
+    at.text_input(key="w_layers").input("1,99").run()
+    assert any("layers" in e.value and "99" in e.value for e in at.error)
+    at.text_input(key="w_layers").input("1,16").run()
+    assert not at.error and not at.exception
+
+
+def test_random_walk_through_the_controls_never_raises(at):
+    import random
+    rng = random.Random(7)
+    moves = [
+        lambda: at.selectbox(key="w_model").set_value(rng.choice(["qwen3.6-27b", "qwen3-8b", "gpt-oss-20b",
+                                                                  "custom", "llama-3.1-70b"])),
+        lambda: at.selectbox(key="w_layout").set_value(rng.choice(["seed-article", "speculators", "eagle1",
+                                                                   "specforge-dflash"])),
+        lambda: at.radio(key="w_tp_mode").set_value(rng.choice(["roofline", "fixed"])),
+        lambda: at.radio(key="w_unit").set_value(rng.choice(["conversation", "turn"])),
+        lambda: at.checkbox(key="w_cap_on").set_value(rng.random() < 0.5),
+        lambda: at.selectbox(key="w_transfer").set_value(rng.choice(["link", "object_store", "drives", "none"])),
+        lambda: at.selectbox(key="w_ex_gpu").set_value(rng.choice(["rtx-4090", "b200", "custom", "mi300x"])),
+        lambda: at.selectbox(key="w_tr_gpu").set_value(rng.choice(["b200", "custom", "l40s"])),
+        lambda: at.number_input(key="w_ex_gpus").set_value(rng.randint(1, 64)),
+        lambda: at.radio(key="w_units").set_value(rng.choice(["TB", "TiB"])),
+        lambda: at.selectbox(key="w_hidden_dtype").set_value(rng.choice(["layout default", "fp8", "bf16"])),
+        lambda: at.segmented_control(key="w_chart").set_value(rng.choice(["Timeline", "Sensitivity",
+                                                                          "Storage vs rows"])),
+    ]
+    for _ in range(40):
+        rng.choice(moves)().run()
+        assert not at.exception, at.exception
+        assert at.metric or at.error   # either the plan or a message naming the problem

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.errors import PlannerInputError
 from planner.scenario import Scenario, default_scenario
 from planner.specs import GPUSpec, ModelSpec
 
@@ -139,7 +140,10 @@ def scenario_from_widgets() -> dict:
     layers_text = (ss.get("w_layers") or "").strip()
     layers = None
     if layers_text:
-        layers = [int(x) for x in layers_text.replace(" ", "").split(",") if x]
+        try:
+            layers = [int(x) for x in layers_text.replace(" ", "").split(",") if x]
+        except ValueError:
+            raise PlannerInputError("layers", layers_text, "give comma-separated whole numbers, e.g. 1,16,31")
     data = {
         "preset": ss.get("w_preset", "default"),
         "mix": None if ss.get("uniform") else mix,
