@@ -6,7 +6,9 @@ mid-way leaves the previous file intact.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import json
 import math
 import os
@@ -215,9 +217,25 @@ def read_user_catalog() -> dict:
         return {"version": 1, "components": []}
 
 
+@contextlib.contextmanager
+def _catalog_lock():
+    """Serialise read-modify-write of the user catalog between processes and sessions."""
+    with open(user_catalog_path().with_suffix(".lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def write_user_component(component: dict) -> None:
     """Replace or add one measured component; write a temp file, fsync, then os.replace."""
     assert Path(user_catalog_path()).resolve() != SHIPPED_CATALOG.resolve()
+    with _catalog_lock():
+        _write_locked(component)
+
+
+def _write_locked(component: dict) -> None:
     data = read_user_catalog()
     data["components"] = [c for c in data["components"] if c.get("id") != component["id"]] + [component]
     target = user_catalog_path()

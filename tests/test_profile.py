@@ -156,3 +156,19 @@ def test_profile_cli_then_estimate(home):
                 env=env)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["tokens"] == 3 * 38
+
+
+def test_concurrent_profiles_lose_nothing(home):
+    import threading
+
+    from planner.profile import read_user_catalog
+    files = []
+    for i in range(6):
+        f = write_jsonl(home / f"p{i}.jsonl", [{"instruction": "abcd" * (i + 1), "output": "x"}] * 3)
+        files.append(f)
+    threads = [threading.Thread(target=profile_file, args=(f, f"set{i}")) for i, f in enumerate(files)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(c["id"] for c in read_user_catalog()["components"]) == [f"set{i}" for i in range(6)]
