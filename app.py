@@ -87,8 +87,7 @@ with tab_mix:
                 f"generated), as in the seed article. Load the default preset to edit components.")
         table = None
     else:
-        mix_editor.render(p, catalog, unit)
-        table = mix_editor.table(p, catalog, unit)
+        table = mix_editor.render(p, catalog, unit)
     charts.render(p, unit, catalog, budget_bytes)
 with tab_article:
     metrics.article_panel(p)

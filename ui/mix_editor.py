@@ -48,7 +48,8 @@ def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def render(p: Plan, catalog, unit: str) -> None:
+def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
+    """Draw the editor; returns the component table it showed (for the CSV export)."""
     df = table(p, catalog, unit)
     version = st.session_state.get(MIX_VERSION, 0)
     edited = st.data_editor(
@@ -72,6 +73,7 @@ def render(p: Plan, catalog, unit: str) -> None:
         st.session_state[MIX_VERSION] = version + 1
         st.rerun()
     _add_components(catalog)
+    return df
 
 
 def _apply_edits(before: pd.DataFrame, after: pd.DataFrame, catalog) -> bool:
