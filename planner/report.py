@@ -97,6 +97,6 @@ def text_report(p: Plan, binary: bool = False) -> str:
         lines.append(f"    why: {row['why']}")
     if p.warnings:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in p.warnings]
-    lines += ["", "Assumptions (tag: source):"]
-    lines += [f"  - {a.name}: {a.value} [{a.tag}]" for a in p.assumptions]
+    lines += ["", "Assumptions [tag] and sources:"]
+    lines += [f"  - {a.name}: {a.value} [{a.tag}]\n      {a.source}" for a in p.assumptions]
     return "\n".join(lines)
