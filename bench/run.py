@@ -171,7 +171,6 @@ def bench_browser(changes: int, sessions: int) -> dict:
             for i in range(changes):
                 old = metric_text(page, "Extraction wall-clock")
                 count.fill(str(2 + (i % 2) * 2 + i))
-                t = time.perf_counter()
                 count.press("Enter")
                 _, dt = wait_for_change(page, "Extraction wall-clock", old)
                 times.append(dt * 1000)

@@ -39,6 +39,7 @@ class ComponentPlan(BaseModel):
     share_of_bytes: float
     mean_tokens: float
     tokens_tag: str
+    notes: list[str] = []       # the warnings that concern this component (overlap, licence, cap, rows)
 
 
 class ExtractionPlan(BaseModel):
@@ -232,6 +233,12 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     tr_disk = _lookup(disk_presets(), "training.disk", s.training.disk)
     store = _lookup(storage_price_presets(), "costs.storage", s.costs.storage)
     warnings: list[str] = []
+    notes: dict[str, list[str]] = {}
+
+    def warn_about(ids: tuple[str, ...], text: str) -> None:
+        warnings.append(text)
+        for i in ids:
+            notes.setdefault(i, []).append(text)
 
     # -- storage, per component
     items = _mix_items(s, cat)
@@ -256,9 +263,9 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
             share_of_rows=rows / tot_rows, share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
             mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=tag))
         if cat is not None and cid in cat.components and rows > cat.components[cid].rows_available:
-            warnings.append(f"{cid}: {rows:,} rows selected but only {cat.components[cid].rows_available:,} exist")
+            warn_about((cid,), f"{cid}: {rows:,} rows selected but only {cat.components[cid].rows_available:,} exist")
         if truncated > 0.2 and rows:
-            warnings.append(f"{cid}: the {s.max_seq_len:,}-token cap cuts {truncated:.0%} of its tokens")
+            warn_about((cid,), f"{cid}: the {s.max_seq_len:,}-token cap cuts {truncated:.0%} of its tokens")
 
     # -- extraction
     prefill_ctx = totals["ctx2"] / totals["tokens"] if totals["tokens"] else 0.0
@@ -331,8 +338,12 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
         warnings.append(f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
                         f"engines by about an order of magnitude (use the roofline mode)")
     if cat is not None:
-        warnings += overlap_warnings(cat, {c.id: c.rows for c in components})
-        warnings += licence_warnings(cat, [c.id for c in components if c.rows])
+        for ids, text in overlap_warnings(cat, {c.id: c.rows for c in components}):
+            warn_about(ids, text)
+        for ids, text in licence_warnings(cat, [c.id for c in components if c.rows]):
+            warn_about(ids, text)
+    for c in components:
+        c.notes = notes.get(c.id, [])
 
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=model.id, layout=layout.id, layers=layout.layers,
@@ -363,7 +374,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     return plan_
 
 
-def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[str]:
+def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tuple[str, ...], str]]:
     """Expected duplicate rows under independent uniform subsampling: n_A n_B |A and B| / (|A| |B|)."""
     out = []
     for o in cat.overlaps:
@@ -371,13 +382,13 @@ def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[str]:
         if na and nb:
             A, B = cat.components[o.a].rows_available, cat.components[o.b].rows_available
             dup = na * nb * o.shared_rows / (A * B)
-            out.append(f"{o.a} and {o.b} overlap ({o.shared_rows:,} shared rows, {o.tag}): "
-                       f"expect ~{dup:,.0f} duplicate rows in this mix")
+            out.append(((o.a, o.b), f"{o.a} and {o.b} overlap ({o.shared_rows:,} shared rows, {o.tag}): "
+                                    f"expect ~{dup:,.0f} duplicate rows in this mix"))
     return out
 
 
-def licence_warnings(cat: StatsCatalog, ids: list[str]) -> list[str]:
-    return [f"{i}: {cat.components[i].licence_note}" for i in ids
+def licence_warnings(cat: StatsCatalog, ids: list[str]) -> list[tuple[tuple[str, ...], str]]:
+    return [((i,), f"{i}: {cat.components[i].licence_note}") for i in ids
             if i in cat.components and cat.components[i].licence_note]
 
 

@@ -12,7 +12,6 @@ Every result is checked against the full plan() before it is returned.
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 

@@ -107,3 +107,12 @@ def test_overlap_warning_uses_the_expected_duplicates_formula():
 
 def test_licence_conflict_is_a_warning():
     assert any("CC BY-NC" in w for w in plan(default_scenario()).warnings)
+
+
+def test_warnings_are_attached_to_their_components():
+    p = plan(default_scenario())
+    notes = {c.id: c.notes for c in p.components}
+    assert any("overlap" in n for n in notes["glaive_fc"]) and any("overlap" in n for n in notes["qwen35_fc"])
+    assert any("CC BY-NC" in n for n in notes["ultrachat"])
+    assert any("cap cuts" in n for n in notes["agentic"])
+    assert notes["code_alpaca"] == []

@@ -7,7 +7,6 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from planner import plan
-from planner.profile import CHAT_TEMPLATE_TOKENS_PER_MESSAGE as TPL
 from planner.profile import ProfileError, profile_file
 from planner.scenario import Scenario
 from planner.stats import get_catalog

@@ -1,6 +1,5 @@
 """Trimming to a budget, the manifest (round trip, schema, hostile files) and the adapters."""
 import json
-import math
 import random
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from planner.profile import profile_file
 from planner.scenario import Scenario
 from planner.trim import Budget, TrimInfeasible, trim, utility
 
-from .helpers import ROOT, run_cli
+from .helpers import run_cli
 
 TB = 1e12
 

@@ -16,19 +16,9 @@ def _reference(c) -> int:
     return c.rows_in_mix or c.rows_available
 
 
-def component_notes(p: Plan) -> dict[str, list[str]]:
-    notes: dict[str, list[str]] = {}
-    for w in p.warnings:
-        for c in p.components:
-            if w.startswith(c.id + ":") or w.startswith(c.id + " and ") or f" and {c.id} " in w:
-                notes.setdefault(c.id, []).append(w.split(": ", 1)[-1] if w.startswith(c.id + ":") else w)
-    return notes
-
-
 def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
     div = 2**40 if unit == "TiB" else 1e12
     by_id = {c.id: c for c in p.components}
-    notes = component_notes(p)
     rows = []
     for m in st.session_state.get(MIX, []):
         c = catalog.components[m["id"]]
@@ -43,7 +33,7 @@ def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
             "bytes %": round(100 * pc.share_of_bytes, 1) if pc else 0.0,
             f"storage {unit}": round(pc.storage_bytes / p.scenario.compression / div, 3) if pc else 0.0,
             "provenance": f"{c.origin}: tokens {c.value_tag('mean_tokens')}, rows {c.value_tag('rows_in_mix')}",
-            "notes": "; ".join(notes.get(c.id, [])),
+            "notes": "; ".join(pc.notes) if pc else "",
         })
     return pd.DataFrame(rows)
 
