@@ -273,19 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("components", help="the component catalog")
     comp.add_argument("--json", action="store_true")
     comp.set_defaults(func=cmd_components)
-    for extra in _extra_commands():
-        extra(sub)
+    # imported here: those modules import CliError and the scenario flags from this one
+    from .cli_more import register_profile
+    from .cli_trim import register as register_trim_export
+    register_profile(sub)
+    register_trim_export(sub)
     return parser
-
-
-def _extra_commands():
-    out = []
-    try:
-        from .cli_more import register_profile, register_trim_export
-        out += [register_profile, register_trim_export]
-    except ImportError:  # pragma: no cover - during bootstrap
-        pass
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""CLI commands beyond estimate/components: profile, trim, export, materialize."""
+"""CLI: profile (measure a local dataset into the user catalog)."""
 from __future__ import annotations
 
 import argparse
@@ -62,11 +62,3 @@ def register_profile(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_profile)
-
-
-def register_trim_export(sub) -> None:
-    try:
-        from .cli_trim import register
-    except ImportError:
-        return
-    register(sub)

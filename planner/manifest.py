@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import __version__
 from .errors import describe_validation_error
-from .plan import Plan, plan
+from .plan import Plan, plan, resolved_mix
 from .scenario import Scenario
 from .stats import StatsCatalog, get_catalog
 
@@ -77,9 +77,7 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     p = p or plan(s, cat)
     comps = []
     if s.uniform is None:
-        items = s.mix if s.mix is not None else [
-            type("M", (), {"id": i, "rows": r, "selection": "uniform", "seed": 0}) for i, r in cat.default_mix()]
-        for m in items:
+        for m in resolved_mix(s, cat):
             c = cat.components[m.id]
             comps.append(ManifestComponent(id=c.id, name=c.name, hf_repo=c.hf_repo, subset=c.subset, split=c.split,
                                            local_path=c.local_path, format=c.source_format, rows_selected=m.rows,

@@ -9,7 +9,7 @@ from . import __version__
 from .distributions import fan_out, point_mass, shortest
 from .errors import PlannerInputError
 from .extraction import extraction
-from .scenario import Scenario
+from .scenario import MixItem, Scenario
 from .specs import GPUSpec, disk_presets, gpu_presets, hardware, layout_presets, model_presets, storage_price_presets
 from .stats import StatsCatalog, get_catalog
 from .storage import resolve_layout, workload
@@ -197,6 +197,11 @@ def _lookup(table: dict, field: str, key: str) -> dict:
     return table[key]
 
 
+def resolved_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
+    """The scenario's components: its own list, or the catalog's default mix when it gives none."""
+    return list(s.mix) if s.mix is not None else [MixItem(id=i, rows=r) for i, r in cat.default_mix()]
+
+
 def _mix_items(s: Scenario, cat: StatsCatalog):
     """[(id, name, family, origin, tag, conversations, conv atoms, turn atoms)] for the scenario's mix."""
     if s.uniform is not None:
@@ -204,15 +209,14 @@ def _mix_items(s: Scenario, cat: StatsCatalog):
         conv = point_mass(u.tokens, u.response_tokens, u.turns)
         return [("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
                  conv, fan_out(conv))]
-    entries = [(m.id, m.rows) for m in s.mix] if s.mix is not None else cat.default_mix()
-    selection = {m.id: m.selection for m in s.mix} if s.mix is not None else {}
     out = []
-    for i, (cid, rows) in enumerate(entries):
+    for i, item in enumerate(resolved_mix(s, cat)):
+        cid, rows = item.id, item.rows
         comp = cat.components.get(cid)
         if comp is None:
             raise PlannerInputError(f"mix[{i}].id", cid, f"known components: {', '.join(cat.components)}")
         conv, turn = comp.conversation, comp.turn
-        if selection.get(cid) == "shortest" and rows:
+        if item.selection == "shortest" and rows:
             # the n shortest rows of all that exist: a truncated distribution, fanned out again
             conv = shortest(conv, min(1.0, rows / max(comp.rows_available, 1)))
             turn = fan_out(conv)

@@ -16,7 +16,7 @@ import math
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import PlannerInputError
-from .plan import Plan, plan
+from .plan import Plan, plan, resolved_mix
 from .scenario import Scenario
 from .stats import StatsCatalog, get_catalog
 
@@ -114,9 +114,7 @@ class TrimInfeasible(PlannerInputError):
 def _rows_of(s: Scenario, cat: StatsCatalog | None) -> list[dict]:
     if s.uniform is not None:
         return [{"id": "uniform", "rows": s.uniform.samples}]
-    if s.mix is not None:
-        return [m.model_dump() for m in s.mix]
-    return [{"id": i, "rows": r} for i, r in cat.default_mix()]
+    return [m.model_dump() for m in resolved_mix(s, cat)]
 
 
 def _with_rows(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> Scenario:

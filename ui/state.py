@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.errors import PlannerInputError
+from planner.plan import resolved_mix
 from planner.scenario import Scenario, default_scenario
 from planner.specs import GPUSpec, ModelSpec
 
@@ -18,10 +19,7 @@ LAST = "_last_scenario"
 def mix_from_scenario(s: Scenario, catalog) -> list[dict]:
     if s.uniform is not None:
         return []
-    if s.mix is None:
-        return [{"id": i, "rows": r, "include": True, "selection": "uniform", "seed": 0}
-                for i, r in catalog.default_mix()]
-    return [{"id": m.id, "rows": m.rows, "include": True, "selection": m.selection, "seed": m.seed} for m in s.mix]
+    return [{**m.model_dump(), "include": True} for m in resolved_mix(s, catalog)]
 
 
 def load_into_widgets(s: Scenario, catalog) -> None:
