@@ -11,11 +11,11 @@ from pydantic import ValidationError  # noqa: E402
 
 from planner import PlannerInputError, Scenario, plan  # noqa: E402
 from planner.errors import describe_validation_error  # noqa: E402
-from planner.share import ShareError, decode, encode  # noqa: E402
-from planner.stats import get_catalog  # noqa: E402
-from ui import budget, charts, io_panel, metrics, mix_editor, sidebar  # noqa: E402
-from ui.state import NOTICE, apply_pending, ensure_initialised, remember, restore_hidden_widgets  # noqa: E402
-from ui.state import scenario_from_widgets  # noqa: E402
+from planner.export.share import ShareError, decode, encode  # noqa: E402
+from planner.catalog.stats import get_catalog  # noqa: E402
+from drafter_dashboard import budget, charts, io_panel, metrics, mix_editor, sidebar  # noqa: E402
+from drafter_dashboard.state import NOTICE, apply_pending, ensure_initialised, remember, restore_hidden_widgets  # noqa: E402
+from drafter_dashboard.state import scenario_from_widgets  # noqa: E402
 
 st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
 

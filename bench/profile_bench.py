@@ -45,7 +45,7 @@ def train_tokenizer(path: Path) -> str:
 
 
 def run(rows: int, tok_rows: int) -> dict:
-    from planner.profile import profile_file
+    from planner.catalog.profile import profile_file
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         os.environ["PLANNER_HOME"] = str(tmp / "home")

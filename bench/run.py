@@ -33,8 +33,8 @@ import numpy as np  # noqa: E402
 
 from planner import default_scenario, plan  # noqa: E402
 from planner.distributions import aggregate, fan_out  # noqa: E402
-from planner.profile import measured_component, write_user_component  # noqa: E402
-from planner.stats import get_catalog  # noqa: E402
+from planner.catalog.profile import measured_component, write_user_component  # noqa: E402
+from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.trim import STRATEGIES, Budget, trim  # noqa: E402
 
 
@@ -95,7 +95,7 @@ def bench_rerun(n: int) -> dict:
 def bench_profile(rows: int) -> dict:
     sys.path.insert(0, str(ROOT / "bench"))
     from profile_bench import synth
-    from planner.profile import profile_file
+    from planner.catalog.profile import profile_file
     path = HOME / "profile.jsonl"
     synth(path, rows)
     t = time.perf_counter()
@@ -117,7 +117,7 @@ def bench_profile_memory(gigabytes: float) -> dict:
             written += len(block)
             i += 1000
     # VmHWM (the process's own peak RSS, reset at exec; ru_maxrss can carry the parent's over a fork)
-    code = ("import sys; from planner.profile import profile_file; "
+    code = ("import sys; from planner.catalog.profile import profile_file; "
             "r = profile_file(sys.argv[1], 'bench_big'); "
             "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]; "
             "print(r.conversations, hwm)")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .errors import PlannerInputError
-from .specs import GPUSpec, ModelSpec, efficiency
+from planner.errors import PlannerInputError
+from planner.specs import GPUSpec, ModelSpec, efficiency
 
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 GPUS_PER_NODE = 8

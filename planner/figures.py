@@ -4,8 +4,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .plan import Plan
-from .sensitivity import METRICS, Swing
+from planner.plan import Plan
+from planner.sensitivity import METRICS, Swing
 
 FAMILY_COLOURS = {"general": "#4C78A8", "code": "#F58518", "agentic": "#E45756", "tool": "#54A24B",
                   "math": "#B279A2", "custom": "#9D755D", "uniform": "#888888"}

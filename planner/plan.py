@@ -5,16 +5,16 @@ import math
 
 from pydantic import BaseModel
 
-from . import __version__
-from .distributions import fan_out, point_mass, shortest
-from .errors import PlannerInputError
-from .extraction import extraction
-from .scenario import MixItem, Scenario
-from .specs import GPUSpec, disk_presets, gpu_presets, hardware, layout_presets, model_presets, storage_price_presets
-from .stats import StatsCatalog, get_catalog
-from .storage import resolve_layout, workload
-from .training import estimate_drafter_params, training
-from .transfer import transfer
+from planner import __version__
+from planner.distributions import fan_out, point_mass, shortest
+from planner.errors import PlannerInputError
+from planner.extraction import extraction
+from planner.scenario import MixItem, Scenario
+from planner.specs import GPUSpec, disk_presets, gpu_presets, hardware, layout_presets, model_presets, storage_price_presets
+from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.storage import resolve_layout, workload
+from planner.training import estimate_drafter_params, training
+from planner.transfer import transfer
 
 
 class Assumption(BaseModel):

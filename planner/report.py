@@ -1,8 +1,8 @@
 """Readable summaries of a Plan: the text report of the CLI and the article comparison."""
 from __future__ import annotations
 
-from .plan import Plan
-from .units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
+from planner.plan import Plan
+from planner.units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
 
 # The seed article's figures (binary GiB as printed there).
 ARTICLE = {

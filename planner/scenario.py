@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .specs import GPUSpec, ModelSpec
+from planner.specs import GPUSpec, ModelSpec
 
 ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .plan import Plan, plan
-from .scenario import Scenario
-from .stats import StatsCatalog
+from planner.plan import Plan, plan
+from planner.scenario import Scenario
+from planner.catalog.stats import StatsCatalog
 
 METRICS = {
     "storage_tb": ("Storage (TB)", lambda p: p.storage_bytes_compressed / 1e12),

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .distributions import Atoms
-from .errors import PlannerInputError
-from .specs import LayoutSpec, ModelSpec, dflash_layers, eagle3_layers
+from planner.distributions import Atoms
+from planner.errors import PlannerInputError
+from planner.specs import LayoutSpec, ModelSpec, dflash_layers, eagle3_layers
 
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 FP8_SCALE_BYTES = 4  # one fp32 scale per token and layer (per-token scaling), an estimate

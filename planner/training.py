@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .extraction import GPUS_PER_NODE, prefill_flops_per_token, usable_memory_bytes
-from .specs import GPUSpec, ModelSpec
+from planner.extraction import GPUS_PER_NODE, prefill_flops_per_token, usable_memory_bytes
+from planner.specs import GPUSpec, ModelSpec
 
 
 @dataclass

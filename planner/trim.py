@@ -15,10 +15,10 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .errors import PlannerInputError
-from .plan import Plan, plan, resolved_mix
-from .scenario import Scenario
-from .stats import StatsCatalog, get_catalog
+from planner.errors import PlannerInputError
+from planner.plan import Plan, plan, resolved_mix
+from planner.scenario import Scenario
+from planner.catalog.stats import StatsCatalog, get_catalog
 
 STRATEGIES = ("proportional", "protect", "value", "cap")
 BISECT_STEPS = 48

@@ -7,10 +7,10 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from planner import default_scenario, plan
-from planner.manifest import build_manifest, dump_manifest
-from planner.share import encode
+from planner.export.manifest import build_manifest, dump_manifest
+from planner.export.share import encode
 
-from .helpers import ROOT
+from tests.helpers import ROOT
 
 APP = str(ROOT / "app.py")
 
@@ -283,8 +283,8 @@ def test_profile_refuses_a_bad_name(at):
 
 
 def test_a_huge_upload_is_refused(at, monkeypatch):
-    import ui.io_panel
-    monkeypatch.setattr(ui.io_panel, "MAX_PROFILE_UPLOAD_MB", 1)
+    import drafter_dashboard.io_panel
+    monkeypatch.setattr(drafter_dashboard.io_panel, "MAX_PROFILE_UPLOAD_MB", 1)
     at.file_uploader(key="w_profile_file").set_value(("big.jsonl", b"x" * (2 * 2**20), "application/jsonl")).run()
     at.text_input(key="w_profile_name").input("big").run()
     at.button(key="w_profile_go").click().run()
@@ -296,7 +296,7 @@ def test_a_huge_upload_is_refused(at, monkeypatch):
 def test_csv_export_neutralises_formula_cells():
     import pandas as pd
 
-    from ui.io_panel import component_csv
+    from drafter_dashboard.io_panel import component_csv
     df = pd.DataFrame([{"id": "=HYPERLINK(\"http://x\")", "notes": "+1 day", "rows": 5},
                        {"id": "@SUM(A1)", "notes": "-2", "rows": 6}, {"id": "plain", "notes": "ok", "rows": 7}])
     lines = component_csv(df).splitlines()

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from planner import PlannerInputError, Scenario, plan
 from planner.plan import is_finite_plan
-from planner.share import MAX_PARAM_CHARS, ShareError, decode, encode
+from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, encode
 from planner.specs import gpu_presets, layout_presets, model_presets
 
-from .helpers import run_cli
+from tests.helpers import run_cli
 
 
 # ---------------------------------------------------------------- URL state

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .browser_util import CHROMIUM, ROOT, edit_rows, launch, metric_text, streamlit_server, wait_for_change
+from tests.browser_util import CHROMIUM, ROOT, edit_rows, launch, metric_text, streamlit_server, wait_for_change
 
 pytestmark = pytest.mark.browser
 

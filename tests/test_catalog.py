@@ -7,9 +7,9 @@ import duckdb
 import pytest
 
 from planner import default_scenario, plan
-from planner.stats import get_catalog
+from planner.catalog.stats import get_catalog
 
-from .helpers import run_cli
+from tests.helpers import run_cli
 
 TAGS = {"published", "third-party", "estimate", "measured", "yours"}
 

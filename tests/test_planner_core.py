@@ -10,7 +10,7 @@ from planner import PlannerInputError, Scenario, default_scenario, plan, seed_ar
 from planner.scenario import Throughput, Transfer, UniformMix
 from planner.specs import dflash_layers
 
-from .helpers import run_cli
+from tests.helpers import run_cli
 
 GiB = 2**30
 

@@ -7,11 +7,11 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from planner import plan
-from planner.profile import ProfileError, profile_file
+from planner.catalog.profile import ProfileError, profile_file
 from planner.scenario import Scenario
-from planner.stats import get_catalog
+from planner.catalog.stats import get_catalog
 
-from .helpers import run_cli
+from tests.helpers import run_cli
 
 
 @pytest.fixture()
@@ -121,7 +121,7 @@ def test_bad_lines_are_counted_and_named(home):
 
 
 def test_enormous_line_is_skipped_not_loaded(home, monkeypatch):
-    import planner.formats as formats
+    import planner.catalog.formats as formats
     monkeypatch.setattr(formats, "MAX_LINE_BYTES", 1000)
     good = json.dumps({"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]})
     huge = json.dumps({"conversations": [{"from": "human", "value": "x" * 5000}, {"from": "gpt", "value": "y"}]})
@@ -160,7 +160,7 @@ def test_profile_cli_then_estimate(home):
 def test_concurrent_profiles_lose_nothing(home):
     import threading
 
-    from planner.profile import read_user_catalog
+    from planner.catalog.profile import read_user_catalog
     files = []
     for i in range(6):
         f = write_jsonl(home / f"p{i}.jsonl", [{"instruction": "abcd" * (i + 1), "output": "x"}] * 3)

@@ -12,10 +12,10 @@ import duckdb
 import pytest
 
 from planner import default_scenario, plan
-from planner.paths import SHIPPED_CATALOG
-from planner.stats import get_catalog
+from planner.catalog.paths import SHIPPED_CATALOG
+from planner.catalog.stats import get_catalog
 
-from .helpers import ROOT
+from tests.helpers import ROOT
 
 
 def _profile_proc(path, name, home, fault=None):
@@ -81,7 +81,7 @@ def test_the_shipped_catalog_is_never_written(tmp_path, monkeypatch):
     mtime = SHIPPED_CATALOG.stat().st_mtime_ns
     data = tmp_path / "d.jsonl"
     _write(data, 10)
-    from planner.profile import profile_file
+    from planner.catalog.profile import profile_file
     profile_file(data, "mine")
     get_catalog()
     from streamlit.testing.v1 import AppTest

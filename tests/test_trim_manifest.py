@@ -11,13 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner import default_scenario, plan
-from planner.adapters import hub_script, materialize_local, selected_indices, speculators_commands
-from planner.manifest import SCHEMA_PATH, ManifestError, build_manifest, dump_manifest, json_schema, parse_manifest
-from planner.profile import profile_file
+from planner.export.commands import speculators_commands
+from planner.export.materialize import hub_script, materialize_local, selected_indices
+from planner.export.manifest import SCHEMA_PATH, ManifestError, build_manifest, dump_manifest, json_schema, parse_manifest
+from planner.catalog.profile import profile_file
 from planner.scenario import Scenario
 from planner.trim import Budget, TrimInfeasible, trim, utility
 
-from .helpers import run_cli
+from tests.helpers import run_cli
 
 TB = 1e12
 
@@ -302,7 +303,7 @@ def test_hub_script_runs_offline_on_local_files(tmp_path):
 
 
 def test_shortest_selection_plans_and_materializes_the_shortest_rows(tmp_path, local_component):
-    from planner.stats import get_catalog
+    from planner.catalog.stats import get_catalog
     s = Scenario(mix=[{"id": "ultrachat", "rows": 100_000, "selection": "shortest"}], max_seq_len=None,
                  regenerate=False)
     p = plan(s)

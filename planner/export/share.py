@@ -9,8 +9,8 @@ import zlib
 
 from pydantic import ValidationError
 
-from .errors import describe_validation_error
-from .scenario import Scenario
+from planner.errors import describe_validation_error
+from planner.scenario import Scenario
 
 PREFIX = "v1."
 MAX_PARAM_CHARS = 8000

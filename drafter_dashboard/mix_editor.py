@@ -6,7 +6,7 @@ import streamlit as st
 
 from planner.plan import Plan
 
-from .state import MIX, MIX_VERSION
+from drafter_dashboard.state import MIX, MIX_VERSION
 
 EDITABLE = ("include", "rows", "pct", "selection")
 SELECTIONS = ["uniform", "first", "shortest"]

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .distributions import BINS_PER_OCTAVE, Atoms
-from .errors import PlannerInputError
-from .formats import FORMATS, RecordError, iter_records
-from .paths import SHIPPED_CATALOG, user_catalog_path
+from planner.distributions import BINS_PER_OCTAVE, Atoms
+from planner.errors import PlannerInputError
+from planner.catalog.formats import FORMATS, RecordError, iter_records
+from planner.catalog.paths import SHIPPED_CATALOG, user_catalog_path
 
 CHAT_TEMPLATE_TOKENS_PER_MESSAGE = 4    # <|im_start|>role\n ... <|im_end|>\n, an estimate
 APPROX_BYTES_PER_TOKEN = 4.0            # ~4 bytes of UTF-8 per BPE token for English and code, an estimate
@@ -108,7 +108,7 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     path = Path(path)
     if not ID_RE.match(name or ""):
         raise PlannerInputError("--name", name, "use 1-64 lowercase letters, digits, '_', '.', '-'")
-    from .stats import get_catalog
+    from planner.catalog.stats import get_catalog
     shipped = {c.id for c in get_catalog().components.values() if c.origin == "shipped"}
     if name in shipped:
         raise PlannerInputError("--name", name, "that id is a shipped component; choose another name")

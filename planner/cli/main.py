@@ -12,9 +12,9 @@ import sys
 
 from pydantic import ValidationError
 
-from .errors import PlannerInputError, describe_validation_error
-from .manifest import ManifestError
-from .scenario import PRESETS, Scenario
+from planner.errors import PlannerInputError, describe_validation_error
+from planner.export.manifest import ManifestError
+from planner.scenario import PRESETS, Scenario
 
 # Scenario field path -> the flag a user typed.
 FLAG_FOR = {
@@ -114,7 +114,7 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
 
 def scenario_from_args(a: argparse.Namespace) -> Scenario:
     if a.manifest:
-        from .manifest import load_manifest
+        from planner.export.manifest import load_manifest
         base = load_manifest(a.manifest).scenario
     else:
         base = PRESETS[a.preset]()
@@ -161,7 +161,7 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         data["mix"] = parse_components(a.components)
         data["uniform"] = None
     if a.drop:
-        from .stats import get_catalog
+        from planner.catalog.stats import get_catalog
         if data.get("uniform"):
             raise CliError("--drop: the mix is uniform samples, there are no components to drop")
         cat = get_catalog()
@@ -228,8 +228,8 @@ def _flag_message(exc: ValidationError) -> str:
 
 
 def cmd_estimate(a: argparse.Namespace) -> int:
-    from .plan import plan
-    from .report import text_report
+    from planner.plan import plan
+    from planner.report import text_report
     p = plan(scenario_from_args(a))
     if a.json:
         print(json.dumps(p.to_json_dict(), indent=2))
@@ -239,7 +239,7 @@ def cmd_estimate(a: argparse.Namespace) -> int:
 
 
 def cmd_components(a: argparse.Namespace) -> int:
-    from .stats import get_catalog
+    from planner.catalog.stats import get_catalog
     cat = get_catalog()
     rows = []
     for c in cat.components.values():
@@ -274,8 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--json", action="store_true")
     comp.set_defaults(func=cmd_components)
     # imported here: those modules import CliError and the scenario flags from this one
-    from .cli_more import register_profile
-    from .cli_trim import register as register_trim_export
+    from planner.cli.profile import register_profile
+    from planner.cli.trim import register as register_trim_export
     register_profile(sub)
     register_trim_export(sub)
     return parser

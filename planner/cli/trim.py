@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .cli import CliError, _number, add_scenario_flags, scenario_from_args
-from .errors import describe_validation_error
+from planner.cli.main import CliError, _number, add_scenario_flags, scenario_from_args
+from planner.errors import describe_validation_error
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -21,9 +21,9 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def cmd_trim(a: argparse.Namespace) -> int:
-    from .manifest import build_manifest, dump_manifest
-    from .plan import plan
-    from .trim import Budget, trim
+    from planner.export.manifest import build_manifest, dump_manifest
+    from planner.plan import plan
+    from planner.trim import Budget, trim
     s = scenario_from_args(a)
     values = {"storage_tb": a.budget_storage_tb, "storage_tib": a.budget_storage_tib, "gpu_days": a.budget_gpu_days,
               "transfer_hours": a.budget_transfer_hours, "usd": a.budget_usd, "days": a.budget_days}
@@ -73,8 +73,8 @@ def cmd_trim(a: argparse.Namespace) -> int:
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    from .adapters import specforge_commands, speculators_commands
-    from .manifest import dump_manifest, load_manifest
+    from planner.export.commands import specforge_commands, speculators_commands
+    from planner.export.manifest import dump_manifest, load_manifest
     m = load_manifest(a.manifest)
     if a.format == "speculators":
         print(speculators_commands(m, a.manifest), end="")
@@ -86,8 +86,8 @@ def cmd_export(a: argparse.Namespace) -> int:
 
 
 def cmd_materialize(a: argparse.Namespace) -> int:
-    from .adapters import hub_script, materialize_local
-    from .manifest import load_manifest
+    from planner.export.materialize import hub_script, materialize_local
+    from planner.export.manifest import load_manifest
     m = load_manifest(a.manifest)
     res = materialize_local(m, a.out)
     for cid, n in res["written"].items():

@@ -11,15 +11,15 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import __version__
-from .errors import describe_validation_error
-from .plan import Plan, plan, resolved_mix
-from .scenario import Scenario
-from .stats import StatsCatalog, get_catalog
+from planner import __version__
+from planner.errors import describe_validation_error
+from planner.plan import Plan, plan, resolved_mix
+from planner.scenario import Scenario
+from planner.catalog.stats import StatsCatalog, get_catalog
 
 SCHEMA_VERSION = 1
 MAX_MANIFEST_BYTES = 1_000_000
-SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "manifest.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "manifest.schema.json"
 
 
 class ManifestError(ValueError):

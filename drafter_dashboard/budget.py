@@ -9,7 +9,7 @@ from planner.errors import PlannerInputError, describe_validation_error
 from planner.scenario import Scenario
 from planner.trim import Budget, trim
 
-from .state import request_scenario
+from drafter_dashboard.state import request_scenario
 
 RESULT = "_trim_result"
 

@@ -6,7 +6,7 @@ import streamlit as st
 from planner.scenario import PRESETS
 from planner.specs import disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
 
-from .state import request_scenario
+from drafter_dashboard.state import request_scenario
 
 
 def _d(key: str, default) -> dict:

@@ -6,7 +6,7 @@ import json
 import sys
 import time
 
-from .cli import CliError
+from planner.cli.main import CliError
 
 
 def _progress_bar():
@@ -25,7 +25,7 @@ def _progress_bar():
 
 
 def cmd_profile(a: argparse.Namespace) -> int:
-    from .profile import ProfileError, profile_file
+    from planner.catalog.profile import ProfileError, profile_file
     try:
         r = profile_file(a.path, a.name, fmt=a.format, tokenizer=a.tokenizer, strict=a.strict,
                          family=a.family, progress=None if a.quiet else _progress_bar())

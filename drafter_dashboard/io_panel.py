@@ -9,14 +9,14 @@ import tempfile
 import pandas as pd
 import streamlit as st
 
-from planner.adapters import speculators_commands
+from planner.export.commands import speculators_commands
 from planner.errors import PlannerInputError
-from planner.manifest import MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest
-from planner.paths import planner_home
+from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest
+from planner.catalog.paths import planner_home
 from planner.plan import Plan, plan
-from planner.profile import ProfileError, profile_file
+from planner.catalog.profile import ProfileError, profile_file
 
-from .state import MIX, MIX_VERSION, request_scenario
+from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
 
 MAX_PROFILE_UPLOAD_MB = 200
 CSV_DANGEROUS = ("=", "+", "-", "@", "\t", "\r")

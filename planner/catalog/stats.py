@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .distributions import Atoms, fan_out, fit_component
-from .paths import SHIPPED_CATALOG, planner_home, user_catalog_path
+from planner.distributions import Atoms, fan_out, fit_component
+from planner.catalog.paths import SHIPPED_CATALOG, planner_home, user_catalog_path
 
 BUILD_VERSION = "3"
 COMPONENT_COLUMNS = ["id", "name", "family", "hf_repo", "subset", "split", "licence", "licence_note", "format",

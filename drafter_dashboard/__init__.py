@@ -1,0 +1,1 @@
+"""The Streamlit dashboard's widgets (app.py stays thin); everything it shows comes from planner."""

@@ -1,0 +1,1 @@
+"""What leaves the planner: manifests, shared links, pipeline commands and materialized rows."""

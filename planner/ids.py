@@ -1,0 +1,51 @@
+"""The one definition of every name a user or a received file may give: ids, hub names, local
+paths. The scenario, manifests, links, the user catalog and `profile --name` all use these.
+
+Patterns are matched with re.fullmatch (a `$` would accept a trailing newline).
+"""
+from __future__ import annotations
+
+import re
+
+# Component, model, GPU, layout, disk and price ids: lower case, digits, '_', '.', '-'; 1-64 chars.
+ID_PATTERN = r"[a-z0-9][a-z0-9_.\-]{0,63}"
+# A Hugging Face hub name: owner/name of [A-Za-z0-9._-] (1-96 characters each side).
+HUB_NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._\-]{0,95}/[A-Za-z0-9][A-Za-z0-9._\-]{0,95}"
+# A hub subset or split: letters, digits, '_', '.', '-', '+'; 1-128 chars.
+HUB_PART_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,127}"
+# A local path a custom model may name instead of a hub name: safe characters only, no '..' part.
+LOCAL_PATH_PATTERN = r"(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./\-+@]{1,255}"
+
+_ID = re.compile(ID_PATTERN)
+_HUB = re.compile(HUB_NAME_PATTERN)
+_HUB_PART = re.compile(HUB_PART_PATTERN)
+_LOCAL = re.compile(LOCAL_PATH_PATTERN)
+# C0 and C1 control characters (newline, CR, ESC, NUL, ...) and lone surrogates.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def is_id(text: object) -> bool:
+    return isinstance(text, str) and _ID.fullmatch(text) is not None
+
+
+def is_hub_name(text: object) -> bool:
+    return isinstance(text, str) and _HUB.fullmatch(text) is not None
+
+
+def is_hub_part(text: object) -> bool:
+    return isinstance(text, str) and _HUB_PART.fullmatch(text) is not None
+
+
+def is_local_path(text: object) -> bool:
+    return isinstance(text, str) and _LOCAL.fullmatch(text) is not None
+
+
+def has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
+
+
+def check_no_control(text: str) -> str:
+    """For pydantic validators: refuse control characters (newline, CR, ANSI escapes, NUL)."""
+    if has_control(text):
+        raise ValueError("control characters (newline, carriage return, escape, NUL ...) are not allowed")
+    return text

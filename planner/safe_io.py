@@ -1,0 +1,174 @@
+"""Every file the planner reads whole or writes goes through here.
+
+Reading: `open_regular` opens with O_NONBLOCK (a FIFO cannot hang the open), fstat()s the open
+descriptor and refuses anything but a regular file (devices, FIFOs, sockets, directories);
+`read_capped` then reads at most limit + 1 bytes, so /dev/zero or a growing file cannot eat memory
+whatever st_size says.
+
+Writing: `atomic_write` writes a temp file beside the target, fsyncs it and os.replace()s it in,
+with the usual file mode (0666 & ~umask, not mkstemp's 0600). It refuses a target that exists and
+is not a regular file (a device, a FIFO, a directory, a symlink) and a target that is one of the
+command's own inputs; the temp file is removed on every failure.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from planner.errors import PlannerInputError
+
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+
+# Caps for whole-file inputs, per kind (bytes).
+LIMITS = {
+    "manifest": 1_000_000,
+    "link": 64_000,
+    "user catalog": 64_000_000,
+    "tokenizer": 64_000_000,
+}
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike, field: str) -> int:
+    """An O_RDONLY descriptor for `path`, which must be a regular file (checked on the open fd)."""
+    text = os.fspath(path)
+    if not text:
+        raise PlannerInputError(field, text, "give a file path")
+    try:
+        fd = os.open(text, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
+    except FileNotFoundError:
+        raise PlannerInputError(field, text, "no such file")
+    except IsADirectoryError:
+        raise PlannerInputError(field, text, "is a directory; give a regular file")
+    except OSError as exc:
+        raise PlannerInputError(field, text, f"cannot be opened ({exc.strerror or exc})")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PlannerInputError(field, text, f"is {_kind(st.st_mode)}; only regular files are read")
+        if _O_NONBLOCK:
+            try:
+                import fcntl
+                flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~_O_NONBLOCK)
+            except (ImportError, OSError):  # pragma: no cover - non-POSIX
+                pass
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def check_regular(path: str | os.PathLike, field: str) -> None:
+    """Refuse a path that is not a regular file (for streamed inputs that are opened elsewhere)."""
+    os.close(open_regular(path, field))
+
+
+@contextlib.contextmanager
+def open_binary(path: str | os.PathLike, field: str):
+    """A binary file object on a checked regular file."""
+    fd = open_regular(path, field)
+    with os.fdopen(fd, "rb") as fh:
+        yield fh
+
+
+def read_capped(path: str | os.PathLike, field: str, kind: str, limit: int | None = None) -> bytes:
+    """The whole file, refused when it holds more than the cap for `kind` (reads at most cap + 1 bytes)."""
+    cap = LIMITS[kind] if limit is None else limit
+    with open_binary(path, field) as fh:
+        data = fh.read(cap + 1)
+    if len(data) > cap:
+        raise PlannerInputError(field, os.fspath(path), f"a {kind} may hold at most {cap:,} bytes")
+    return data
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def check_output(path: str | os.PathLike, field: str, inputs: Iterable[str | os.PathLike] = ()) -> Path:
+    """The output path, refused when it is empty, a directory, an existing non-regular file or
+    symlink, or one of the command's inputs."""
+    text = os.fspath(path)
+    if not text or not text.strip():
+        raise PlannerInputError(field, text, "give an output file path")
+    target = Path(text)
+    if text.endswith(("/", os.sep)):
+        raise PlannerInputError(field, text, "is a directory; give a file path")
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise PlannerInputError(field, text, f"cannot be checked ({exc.strerror or exc})")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise PlannerInputError(field, text, f"is {_kind(st.st_mode)}; the planner only replaces regular files")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise PlannerInputError(field, text, f"its folder {str(parent)!r} does not exist")
+    if st is not None:
+        for inp in inputs:
+            try:
+                if _same_file(st, os.stat(inp)):
+                    raise PlannerInputError(field, text, f"is also an input of this command ({os.fspath(inp)})")
+            except OSError:
+                continue
+    return target
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes, *, field: str,
+                 inputs: Iterable[str | os.PathLike] = ()) -> Path:
+    """Write `data` to `path` whole or not at all (temp file, fsync, os.replace)."""
+    target = check_output(path, field, inputs)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike, *, field: str, inputs: Iterable[str | os.PathLike] = (),
+                  mode: str = "w"):
+    """A file object whose content replaces `path` only when the block ends without an error."""
+    target = check_output(path, field, inputs)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with (os.fdopen(fd, "wb") if mode == "wb" else os.fdopen(fd, "w", encoding="utf-8")) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,21 @@
+"""Making user-supplied text safe where it is shown: a terminal and markdown."""
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# Characters markdown (CommonMark + Streamlit's extensions) gives a meaning to.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=^])")
+
+
+def printable(text: object) -> str:
+    """Text for a terminal: control characters (ESC, CR, NUL, ...) shown as \\xNN, never sent."""
+    s = str(text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", s)
+
+
+def md_escape(text: object) -> str:
+    """Text for markdown: every character with a markdown meaning is backslash-escaped, so a name
+    like `[login](https://...)` or `![x](https://...)` shows as typed and never as a link or image."""
+    return _MD_SPECIAL.sub(r"\\\1", printable(text).replace("\n", " "))

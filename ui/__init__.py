@@ -1,1 +1,0 @@
-"""Streamlit widgets of the dashboard. Logic lives in `planner`; this package only shows it."""
