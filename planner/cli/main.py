@@ -278,6 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     from planner.cli.trim import register as register_trim_export
     register_profile(sub)
     register_trim_export(sub)
+    from planner.cli.materialize import register as register_materialize
+    register_materialize(sub)
     return parser
 
 
