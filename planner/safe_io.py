@@ -50,15 +50,15 @@ def open_regular(path: str | os.PathLike, field: str) -> int:
     try:
         fd = os.open(text, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
     except FileNotFoundError:
-        raise PlannerInputError(field, text, "no such file")
+        raise PlannerInputError(field, text, "it cannot be read: no such file")
     except IsADirectoryError:
-        raise PlannerInputError(field, text, "is a directory; give a regular file")
+        raise PlannerInputError(field, text, "it is a directory; give a regular file")
     except OSError as exc:
-        raise PlannerInputError(field, text, f"cannot be opened ({exc.strerror or exc})")
+        raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}")
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise PlannerInputError(field, text, f"is {_kind(st.st_mode)}; only regular files are read")
+            raise PlannerInputError(field, text, f"it is {_kind(st.st_mode)}; only regular files are read")
         if _O_NONBLOCK:
             try:
                 import fcntl
@@ -91,7 +91,7 @@ def read_capped(path: str | os.PathLike, field: str, kind: str, limit: int | Non
     with open_binary(path, field) as fh:
         data = fh.read(cap + 1)
     if len(data) > cap:
-        raise PlannerInputError(field, os.fspath(path), f"a {kind} may hold at most {cap:,} bytes")
+        raise PlannerInputError(field, os.fspath(path), f"it is over the {cap:,}-byte limit for a {kind}")
     return data
 
 
@@ -107,15 +107,15 @@ def check_output(path: str | os.PathLike, field: str, inputs: Iterable[str | os.
         raise PlannerInputError(field, text, "give an output file path")
     target = Path(text)
     if text.endswith(("/", os.sep)):
-        raise PlannerInputError(field, text, "is a directory; give a file path")
+        raise PlannerInputError(field, text, "it is a directory; give a file path")
     try:
         st = os.lstat(target)
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise PlannerInputError(field, text, f"cannot be checked ({exc.strerror or exc})")
+        raise PlannerInputError(field, text, f"it cannot be checked: {exc.strerror or exc}")
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise PlannerInputError(field, text, f"is {_kind(st.st_mode)}; the planner only replaces regular files")
+        raise PlannerInputError(field, text, f"it is {_kind(st.st_mode)}; the planner only replaces regular files")
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         raise PlannerInputError(field, text, f"its folder {str(parent)!r} does not exist")
@@ -123,7 +123,7 @@ def check_output(path: str | os.PathLike, field: str, inputs: Iterable[str | os.
         for inp in inputs:
             try:
                 if _same_file(st, os.stat(inp)):
-                    raise PlannerInputError(field, text, f"is also an input of this command ({os.fspath(inp)})")
+                    raise PlannerInputError(field, text, f"it is also an input of this command ({os.fspath(inp)})")
             except OSError:
                 continue
     return target

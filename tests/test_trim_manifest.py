@@ -179,7 +179,7 @@ def mutate(path_value):
     (mutate((["scenario", "compression"], float("nan"))), "scenario.compression"),
     (mutate((["scenario", "compression"], float("inf"))), "scenario.compression"),
     (mutate((["scenario", "bogus"], 1)), "scenario.bogus"),
-    (good_yaml().replace("schema_version: 1", "schema_version: 1\nschema_version: 1"), "duplicate key"),
+    (good_yaml().replace("schema_version: 2", "schema_version: 2\nschema_version: 2"), "duplicate key"),
     ("a: &a [1,2]\nb: &b [*a,*a]\nc: [*b,*b]\n", "aliases"),
     ("!!python/object/apply:os.system ['echo hi']\n", "tags"),
     ("- just\n- a list\n", "a manifest is a mapping"),
@@ -225,7 +225,7 @@ def test_export_cli(tmp_path):
     r = run_cli("export", str(f), "--format", "speculators")
     assert r.returncode == 0 and "prepare_data.py" in r.stdout
     r = run_cli("export", str(f), "--format", "json")
-    assert json.loads(r.stdout)["schema_version"] == 1
+    assert json.loads(r.stdout)["schema_version"] == 2
 
 
 @pytest.fixture()

@@ -1,23 +1,30 @@
 """The manifest: a versioned, validated record of a chosen mix that a pipeline can act on and the
-planner can restore exactly. YAML or JSON; loaded defensively (size cap, no YAML tags or aliases,
-no duplicate keys, no NaN/Infinity)."""
+planner can restore exactly. YAML or JSON; loaded defensively: a regular file of at most 1 MB (read
+through planner.safe_io, never more than the cap), no YAML tags, aliases or complex keys, no
+duplicate keys, no NaN/Infinity, no number too long to read, strict names (planner.ids) and no
+control characters in any string. Older schema versions are migrated (versions.py)."""
 from __future__ import annotations
 
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from planner import __version__
 from planner.errors import describe_validation_error
 from planner.plan import Plan, plan, resolved_mix
 from planner.scenario import Scenario
+from planner.catalog.formats import FORMATS
 from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.errors import PlannerInputError
+from planner.export.versions import CURRENT, VersionError, migrate_manifest
+from planner.ids import HUB_NAME_PATTERN, HUB_PART_PATTERN, ID_PATTERN, check_no_control
+from planner.safe_io import read_capped
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = CURRENT
 MAX_MANIFEST_BYTES = 1_000_000
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "manifest.schema.json"
 
@@ -26,20 +33,30 @@ class ManifestError(ValueError):
     """A manifest that cannot be used; the message names the first bad field."""
 
 
+Text = Annotated[str, StringConstraints(max_length=2000), AfterValidator(check_no_control)]
+Id = Annotated[str, StringConstraints(pattern=f"^{ID_PATTERN}$"), AfterValidator(check_no_control)]
+HubName = Annotated[str, StringConstraints(pattern=f"^{HUB_NAME_PATTERN}$"), AfterValidator(check_no_control)]
+HubPart = Annotated[str, StringConstraints(pattern=f"^{HUB_PART_PATTERN}$"), AfterValidator(check_no_control)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
 class ManifestComponent(BaseModel):
+    """One component as a pipeline needs it. `local_path` is information only: materialize reads a
+    local file only when the user's own catalog (or `--local ID=FILE`) names it."""
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    id: str
-    name: str
-    hf_repo: str | None = None
-    subset: str | None = None
-    split: str | None = None
-    local_path: str | None = None
-    format: str | None = None
-    rows_selected: int = Field(ge=0)
-    rows_available: int = Field(ge=0)
+    id: Id
+    name: Text
+    hf_repo: HubName | None = None
+    subset: HubPart | None = None
+    split: HubPart | None = None
+    local_path: Text | None = None
+    sha256: Sha256 | None = None          # measured components: the content the statistics came from
+    format: Literal[FORMATS] | None = None  # type: ignore[valid-type]
+    rows_selected: int = Field(ge=0, le=10**10)
+    rows_available: int = Field(ge=0, le=10**12)
     selection: Literal["uniform", "first", "shortest"] = "uniform"
-    seed: int = Field(0, ge=0)
-    licence: str | None = None
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    licence: Text | None = None
 
 
 class PredictedTotals(BaseModel):
@@ -61,18 +78,21 @@ class PredictedTotals(BaseModel):
 
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    schema_version: Literal[1] = SCHEMA_VERSION
-    created_at: str
-    planner_version: str
+    schema_version: Literal[SCHEMA_VERSION] = SCHEMA_VERSION  # type: ignore[valid-type]
+    created_at: Annotated[str, StringConstraints(pattern=r"^[0-9T:+\-.Z ]{10,40}$")]
+    planner_version: Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z.+\-]{1,32}$")]
     scenario: Scenario
     components: list[ManifestComponent] = Field(max_length=500)
     predicted: PredictedTotals
-    statistics: str
-    layers: list[int]
-    notes: list[str] = Field(default_factory=list, max_length=200)
+    statistics: Text
+    layers: list[Annotated[int, Field(ge=0, le=1024)]] = Field(max_length=256)
+    notes: list[Text] = Field(default_factory=list, max_length=200)
 
 
-def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | None = None) -> Manifest:
+def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | None = None, *,
+                   local_paths: bool = True) -> Manifest:
+    """The manifest of scenario `s`. local_paths=False (the dashboard) names measured components by
+    id and content hash only, never by a path on the server."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     p = p or plan(s, cat)
     comps = []
@@ -80,13 +100,17 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
         for m in resolved_mix(s, cat):
             c = cat.components[m.id]
             comps.append(ManifestComponent(id=c.id, name=c.name, hf_repo=c.hf_repo, subset=c.subset, split=c.split,
-                                           local_path=c.local_path, format=c.source_format, rows_selected=m.rows,
+                                           local_path=c.local_path if local_paths else None,
+                                           sha256=getattr(c, "sha256", None),
+                                           format=c.source_format if c.origin == "measured" else None,
+                                           rows_selected=m.rows,
                                            rows_available=c.rows_available, selection=m.selection, seed=m.seed,
                                            licence=c.licence))
     stats = ("uniform samples given by the user" if s.uniform is not None else
              "DuckDB catalog built from datasets_meta/components.yaml (reconstructed row counts, estimated and "
              "published length statistics, tags per number)" +
-             ("; measured: " + ", ".join(c.id for c in comps if c.local_path) if any(c.local_path for c in comps) else ""))
+             ("; measured: " + ", ".join(c.id for c in comps if c.local_path or c.sha256)
+              if any(c.local_path or c.sha256 for c in comps) else ""))
     notes = [w for w in p.warnings if "overlap" in w or "licence" in w.lower() or "CC BY" in w or "scraped" in w
              or "unconfirmed" in w]
     return Manifest(
@@ -127,6 +151,9 @@ class _StrictLoader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         seen = set()
         for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ManifestError(f"line {key_node.start_mark.line + 1}: a key must be a plain name, not a "
+                                    f"{'list' if isinstance(key_node, yaml.SequenceNode) else 'mapping'}")
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise ManifestError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r}")
@@ -171,16 +198,23 @@ def parse_manifest(data: bytes | str, name: str = "manifest") -> Manifest:
         raise ManifestError(f"{name}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}")
     except RecursionError:
         raise ManifestError(f"{name}: nested too deeply")
+    except ValueError as exc:   # int() of more than 4,300 digits, and the like
+        raise ManifestError(f"{name}: a value cannot be read ({str(exc)[:120]})")
     if not isinstance(obj, dict):
         raise ManifestError(f"{name}: a manifest is a mapping with schema_version, scenario, components ...; "
                             f"got {type(obj).__name__}")
-    if obj.get("schema_version") != SCHEMA_VERSION:
-        raise ManifestError(f"schema_version: {obj.get('schema_version')!r} is not allowed; this planner reads "
-                            f"schema_version {SCHEMA_VERSION}")
+    if any(not isinstance(k, str) for k in obj):
+        raise ManifestError(f"{name}: every top-level key must be a name")
+    try:
+        obj = migrate_manifest(obj)
+    except VersionError as exc:
+        raise ManifestError(str(exc))
     try:
         m = Manifest.model_validate(obj)
     except ValidationError as exc:
         raise ManifestError(describe_validation_error(exc))
+    except RecursionError:
+        raise ManifestError(f"{name}: nested too deeply")
     _check_against_catalog(m)
     return m
 
@@ -202,15 +236,13 @@ def _check_against_catalog(m: Manifest) -> None:
                                 f"scenario.mix.{i}.rows ({item.rows})")
 
 
-def load_manifest(path: str | Path) -> Manifest:
-    path = Path(path)
+def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:
+    """A manifest file: a regular file (not a FIFO or a device), read up to the cap and no further."""
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ManifestError(f"{path}: cannot be read ({exc.strerror})")
-    if size > MAX_MANIFEST_BYTES:
-        raise ManifestError(f"{path.name}: {size:,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a manifest")
-    return parse_manifest(path.read_bytes(), path.name)
+        data = read_capped(path, field, "manifest", MAX_MANIFEST_BYTES)
+    except PlannerInputError as exc:
+        raise ManifestError(str(exc))
+    return parse_manifest(data, Path(path).name)
 
 
 def json_schema() -> dict:

@@ -1,6 +1,9 @@
-"""The scenario in a link: compact JSON (only what differs from the defaults), zlib, base64url.
-Decoding is defensive: size caps before and after decompression, no NaN/Infinity, and the same
-pydantic models as a manifest; never pickle."""
+"""The scenario in a link: JSON, zlib, base64url, behind a version prefix (`v2.`).
+
+Links carry the whole scenario (a later change of a default cannot change what a link means);
+links of older versions are migrated with the defaults of their own version (versions.py).
+Decoding is defensive: size caps before and after decompression, no NaN/Infinity, a depth limit,
+the same pydantic models as a manifest; never pickle."""
 from __future__ import annotations
 
 import base64
@@ -10,9 +13,10 @@ import zlib
 from pydantic import ValidationError
 
 from planner.errors import describe_validation_error
+from planner.export.versions import CURRENT, VersionError, link_version, migrate_link
 from planner.scenario import Scenario
 
-PREFIX = "v1."
+PREFIX = f"v{CURRENT}."
 MAX_PARAM_CHARS = 8000
 MAX_JSON_BYTES = 256_000
 
@@ -22,8 +26,7 @@ class ShareError(ValueError):
 
 
 def encode(s: Scenario) -> str:
-    data = s.model_dump(mode="json", exclude_defaults=True)
-    raw = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    raw = json.dumps(s.model_dump(mode="json"), separators=(",", ":"), sort_keys=True).encode()
     return PREFIX + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
 
 
@@ -36,9 +39,11 @@ def decode(text: str) -> Scenario:
         raise ShareError("the link holds no scenario")
     if len(text) > MAX_PARAM_CHARS:
         raise ShareError(f"the link's scenario is {len(text):,} characters, over the {MAX_PARAM_CHARS:,} limit")
-    if not text.startswith(PREFIX):
-        raise ShareError("the link's scenario is not in a format this planner knows (expected 'v1.')")
-    body = text[len(PREFIX):]
+    try:
+        version = link_version(text)
+    except VersionError as exc:
+        raise ShareError(str(exc))
+    body = text.partition(".")[2]
     try:
         packed = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
         d = zlib.decompressobj()
@@ -53,11 +58,15 @@ def decode(text: str) -> Scenario:
         obj = json.loads(raw.decode("utf-8"), parse_constant=_reject)
     except ShareError:
         raise
+    except RecursionError:
+        raise ShareError("the link's scenario is nested too deeply")
     except (ValueError, UnicodeDecodeError):
-        raise ShareError("the link's scenario is not valid JSON")
+        raise ShareError("the link's scenario is not valid JSON (or holds a number too long to read)")
     if not isinstance(obj, dict):
         raise ShareError(f"the link's scenario must be a JSON object, not {type(obj).__name__}")
     try:
-        return Scenario.model_validate(obj)
+        return Scenario.model_validate(migrate_link(obj, version))
     except ValidationError as exc:
         raise ShareError(describe_validation_error(exc, prefix="scenario"))
+    except RecursionError:
+        raise ShareError("the link's scenario is nested too deeply")

@@ -1,0 +1,114 @@
+"""Format versions of what the planner writes for later: manifests (`schema_version`) and shared
+links (the `vN.` prefix), with one migration function per step.
+
+A file or link made by an older planner loads with the values it meant when it was made: the
+migration fills in *that* version's defaults (frozen in planner/schema/scenario-defaults-vN.json),
+never today's. Every later change that adds a Scenario field or changes what an omitted field means
+bumps CURRENT, freezes the old defaults and adds one step here.
+
+Version history
+- 1 (planner 0.1.0): manifest schema_version 1; links carry only the values that differ from the
+  defaults (`v1.` + base64url(zlib(JSON))).
+- 2: manifests name each measured component's content (`sha256`) and may omit `local_path` (a
+  dashboard upload is never named by a server path); links carry the whole scenario (`v2.`), so a
+  later change of a default can no longer change what a link means.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+CURRENT = 2
+OLDEST = 1
+_SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
+
+
+class VersionError(ValueError):
+    """A version this planner cannot read (newer than it, or unknown)."""
+
+
+@functools.cache
+def frozen_defaults(version: int) -> dict:
+    """The defaults a version's links were written against (links of v2 and later omit nothing)."""
+    with open(_SCHEMA_DIR / f"scenario-defaults-v{version}.json", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _fill(defaults: dict, given: dict) -> dict:
+    """`given` over `defaults`, recursively for nested mappings (a link omits nested defaults too)."""
+    out = copy.deepcopy(defaults)
+    for key, value in given.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _fill(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def fill_scenario_defaults(scenario: dict, version: int) -> dict:
+    """A scenario written by `version` with every omitted field set to that version's default."""
+    d = frozen_defaults(version)
+    out = _fill(d["scenario"], scenario)
+    for key in ("custom_model", "custom_gpu", "uniform"):
+        if isinstance(scenario.get(key), dict):
+            out[key] = _fill(d[key], scenario[key])
+    if isinstance(scenario.get("mix"), list):
+        out["mix"] = [_fill(d["mix_item"], m) if isinstance(m, dict) else m for m in scenario["mix"]]
+    return out
+
+
+# ---------------------------------------------------------------- manifests
+def _manifest_1_to_2(m: dict) -> dict:
+    m = dict(m)
+    if isinstance(m.get("scenario"), dict):
+        m["scenario"] = fill_scenario_defaults(m["scenario"], 1)
+    if isinstance(m.get("components"), list):
+        m["components"] = [dict(c, sha256=None) if isinstance(c, dict) and "sha256" not in c else c
+                           for c in m["components"]]
+    m["schema_version"] = 2
+    return m
+
+
+MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2}
+
+
+def migrate_manifest(m: dict) -> dict:
+    """A manifest mapping of any known schema_version, brought to CURRENT step by step."""
+    v = m.get("schema_version")
+    if isinstance(v, bool) or not isinstance(v, int) or not OLDEST <= v <= CURRENT:
+        raise VersionError(f"schema_version: {v!r} is not allowed; this planner reads schema_version "
+                           f"{OLDEST} to {CURRENT}" + (" (the manifest is newer than this planner: upgrade it)"
+                                                        if isinstance(v, int) and not isinstance(v, bool)
+                                                        and v > CURRENT else ""))
+    while m["schema_version"] < CURRENT:
+        m = MANIFEST_STEPS[m["schema_version"]](m)
+    return m
+
+
+# ---------------------------------------------------------------- links
+def _link_1_to_2(s: dict) -> dict:
+    return fill_scenario_defaults(s, 1)
+
+
+LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2}
+
+
+def link_version(text: str) -> int:
+    """The version named by a link's `vN.` prefix."""
+    head, dot, _ = text.partition(".")
+    if dot and head[:1] == "v" and head[1:].isdigit() and len(head) <= 4:
+        v = int(head[1:])
+        if OLDEST <= v <= CURRENT:
+            return v
+        if v > CURRENT:
+            raise VersionError(f"the link was made by a newer planner (format v{v}; this one reads v{OLDEST}-v{CURRENT})")
+    raise VersionError(f"the link's scenario is not in a format this planner knows (expected 'v{CURRENT}.')")
+
+
+def migrate_link(scenario: dict, version: int) -> dict:
+    for v in range(version, CURRENT):
+        scenario = LINK_STEPS[v](scenario)
+    return scenario

@@ -1,0 +1,92 @@
+"""Versioned manifests and links: files and links made by planner 0.1.0 (tests/fixtures/v1, written
+by that version's code at commit b7813ed) load with the values they meant then."""
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.export.manifest import SCHEMA_VERSION, ManifestError, dump_manifest, load_manifest, parse_manifest
+from planner.export.share import ShareError, decode, encode
+from planner.export.versions import (CURRENT, LINK_STEPS, MANIFEST_STEPS, OLDEST, fill_scenario_defaults,
+                                     frozen_defaults)
+
+V1 = Path(__file__).resolve().parent / "fixtures" / "v1"
+
+
+@pytest.mark.parametrize("name", ["manifest.yaml", "manifest.json"])
+def test_v1_manifest_loads_with_the_values_it_meant(name):
+    m = load_manifest(V1 / name)
+    assert m.schema_version == CURRENT
+    expected = json.loads((V1 / "manifest.expected_scenario.json").read_text())
+    got = m.scenario.model_dump(mode="json")
+    for key, value in expected.items():      # every field the v1 file had, unchanged
+        assert got[key] == value, key
+    # spot checks, read from the fixture by eye: half of each default row count, agentic dropped,
+    # sharegpt the shortest rows, seed 7, per-turn rows at 4,096 tokens on 4 x H100
+    rows = {c.id: c.rows_selected for c in m.components}
+    assert rows["sharegpt"] == 60_000 and "agentic" not in rows
+    assert m.scenario.unit == "turn" and m.scenario.max_seq_len == 4096 and m.scenario.extraction_gpus == 4
+    assert all(c.sha256 is None for c in m.components)       # v1 had no content hashes
+
+
+def test_v1_link_loads_with_the_values_it_meant():
+    s = decode((V1 / "link.txt").read_text().strip())
+    assert s.model_dump(mode="json") == json.loads((V1 / "link.expected_scenario.json").read_text())
+    # the values issue #9 saw lost: a $5/h custom GPU with 96 GB, 100,000 B of linear-attention state
+    assert s.custom_gpu.price_low == 5.0 and s.custom_gpu.memory_gb == 96
+    assert s.custom_model.linear_state_bytes_per_layer == 100_000 and s.custom_model.hidden_size == 2048
+
+
+def test_v1_omitted_fields_take_v1_defaults_not_todays():
+    # a v1 link omitted every value equal to v1's default: 8 extraction GPUs, a 2,048-token cap,
+    # the conversation unit, 3 epochs. The migration writes those in, whatever today's defaults are.
+    filled = fill_scenario_defaults({"model": "qwen3-8b"}, 1)
+    assert filled["extraction_gpus"] == 8 and filled["max_seq_len"] == 2048
+    assert filled["unit"] == "conversation" and filled["training"]["epochs"] == 3.0
+    assert filled["model"] == "qwen3-8b"
+    # nested: a v1 link that set only the link speed keeps v1's 0.5 efficiency
+    assert fill_scenario_defaults({"transfer": {"link_gbps": 100}}, 1)["transfer"] == {
+        "method": "link", "link_gbps": 100, "efficiency": 0.5, "drive_days": 3.0, "egress_usd_per_gb": None}
+
+
+def test_a_hand_written_v1_manifest_missing_scenario_fields():
+    text = (V1 / "manifest.yaml").read_text()
+    data = __import__("yaml").safe_load(text)
+    del data["scenario"]["unit"], data["scenario"]["training"]["epochs"]
+    m = parse_manifest(json.dumps(data))
+    assert m.scenario.unit == "conversation" and m.scenario.training.epochs == 3.0   # v1's defaults
+
+
+def test_current_round_trip_and_every_step_exists():
+    m = load_manifest(V1 / "manifest.yaml")
+    again = parse_manifest(dump_manifest(m, "yaml"))
+    assert again.scenario == m.scenario and again.components == m.components
+    assert SCHEMA_VERSION == CURRENT
+    for v in range(OLDEST, CURRENT):
+        assert v in MANIFEST_STEPS and v in LINK_STEPS
+        assert frozen_defaults(v)["scenario"]
+    s = decode((V1 / "link.txt").read_text().strip())
+    assert decode(encode(s)) == s and encode(s).startswith(f"v{CURRENT}.")
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"schema_version": 99}', "newer than this planner"),
+    ('{"schema_version": 0}', "schema_version: 0"),
+    ('{"schema_version": true}', "schema_version: True"),
+    ('{"schema_version": "2"}', "schema_version: '2'"),
+])
+def test_unknown_manifest_versions(text, needle):
+    with pytest.raises(ManifestError) as e:
+        parse_manifest(text)
+    assert needle in str(e.value)
+
+
+@pytest.mark.parametrize("link, needle", [
+    ("v9.eNqrrgUAAXUA-Q", "newer planner"),
+    ("v0.eNqrrgUAAXUA-Q", "not in a format"),
+    ("x2.abc", "not in a format"),
+])
+def test_unknown_link_versions(link, needle):
+    with pytest.raises(ShareError) as e:
+        decode(link)
+    assert needle in str(e.value)
