@@ -160,7 +160,8 @@ def test_profile_cli_then_estimate(home):
 def test_concurrent_profiles_lose_nothing(home):
     import threading
 
-    from planner.catalog.profile import read_user_catalog
+    from planner.catalog import user_catalog
+    from planner.catalog.paths import user_catalog_path
     files = []
     for i in range(6):
         f = write_jsonl(home / f"p{i}.jsonl", [{"instruction": "abcd" * (i + 1), "output": "x"}] * 3)
@@ -170,4 +171,5 @@ def test_concurrent_profiles_lose_nothing(home):
         t.start()
     for t in threads:
         t.join()
-    assert sorted(c["id"] for c in read_user_catalog()["components"]) == [f"set{i}" for i in range(6)]
+    cat, warning = user_catalog.load(user_catalog_path())
+    assert sorted(c.id for c in cat.components) == [f"set{i}" for i in range(6)] and warning is None
