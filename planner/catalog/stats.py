@@ -23,7 +23,6 @@ from pathlib import Path
 import duckdb
 import filelock
 import numpy as np
-import pandas as pd
 import yaml
 
 from planner.distributions import Atoms, fan_out, fit_component
@@ -151,6 +150,7 @@ def build(path: Path, shipped: dict, user: dict) -> None:
 
 
 def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
+    import pandas as pd   # only a build needs it (about half of the import time of a CLI command)
     con = duckdb.connect(str(tmp))
     try:
         con.execute("""CREATE TABLE components (id VARCHAR PRIMARY KEY, name VARCHAR, family VARCHAR,
