@@ -24,16 +24,17 @@ def parse_local(items: list[str]) -> dict[str, str]:
 
 
 def cmd_materialize(a: argparse.Namespace) -> int:
-    from planner.export.materialize import hub_script, materialize_local
+    from planner.export.materialize import hub_script, local_sources, materialize_local
     from planner.export.manifest import load_manifest
     local = parse_local(a.local)
-    # every output is checked before anything is read or written
-    check_output(a.out, "--out", inputs=[a.manifest, *local.values()])
+    m = load_manifest(a.manifest)
+    # every output is checked against every input before any row is read or anything written
+    inputs = [a.manifest, *(file for _, file, _ in local_sources(m, local).values())]
+    check_output(a.out, "--out", inputs=inputs)
     if a.hub_script:
-        check_output(a.hub_script, "--hub-script", inputs=[a.manifest, *local.values()])
+        check_output(a.hub_script, "--hub-script", inputs=inputs)
         if os.path.abspath(a.hub_script) == os.path.abspath(a.out):
             raise PlannerInputError("--hub-script", a.hub_script, "is the same file as --out")
-    m = load_manifest(a.manifest)
     res = materialize_local(m, a.out, local=local, inputs=(a.manifest,))
     out = printable(a.out)
     for cid, n in res["written"].items():
@@ -42,7 +43,7 @@ def cmd_materialize(a: argparse.Namespace) -> int:
         names = printable(", ".join(res["hub_components"]))
         if a.hub_script:
             atomic_write(a.hub_script, hub_script(m, res["hub_components"]), field="--hub-script",
-                         inputs=[a.manifest, a.out, *local.values()])
+                         inputs=[*inputs, a.out])
             print(f"hub components ({names}): run "
                   f"`python {printable(a.hub_script)} --out {out} --append` where the hub is reachable")
         else:
