@@ -156,14 +156,14 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
     return turns
 
 
-def file_kind(path: Path) -> str:
+def file_kind(path: Path, field: str = "PATH") -> str:
     name = path.name.lower()
     if name.endswith(".parquet"):
         return "parquet"
     if name.endswith(".jsonl") or name.endswith(".ndjson"):
         return "jsonl"
     if name.endswith(".json"):
-        with open_binary(path, "PATH") as fh:
+        with open_binary(path, field) as fh:
             head = fh.read(4096).lstrip()
         return "json" if head.startswith(b"[") else "jsonl"
     raise RecordError(f"{path.name}: unknown file type; use .jsonl, .json or .parquet")
@@ -175,7 +175,7 @@ def iter_records(path: Path, fmt: str = "auto", progress=None, hasher=None, fiel
     is refused by name as `field`)."""
     path = Path(path)
     check_regular(path, field)
-    kind = file_kind(path)
+    kind = file_kind(path, field)
     if kind == "jsonl":
         yield from _iter_jsonl(path, fmt, progress, hasher, field)
     else:
