@@ -147,6 +147,8 @@ def _read(path: Path) -> tuple[bytes | None, UserCatalog | None, str | None]:
         raw = read_capped(path, "user catalog file", "user catalog")
     except PlannerInputError as exc:
         return b"", None, exc.allowed
+    except OSError as exc:
+        return b"", None, f"cannot be read ({exc.strerror or exc})"
     try:
         return raw, parse(raw, path), None
     except UserCatalogError as exc:
@@ -190,10 +192,11 @@ def load(path: Path) -> tuple[UserCatalog, str | None]:
                 _put_aside_locked(path, raw)
         except (filelock.Timeout, OSError):
             pass
-        cat = UserCatalog()
+        # read again: set aside (gone), replaced meanwhile by a writer, or still there (read-only folder)
+        raw, cat, problem = _read(path)
     aside = set_aside(path)
-    if problem and os.path.lexists(path):
-        return cat, f"user catalog {path} cannot be used and was ignored ({problem})"
+    if cat is None:
+        return UserCatalog(), f"user catalog {path} cannot be used and was ignored ({problem})"
     if aside:
         _, _, why = _read(aside[-1])
         why = f" ({why})" if why else ""
