@@ -47,7 +47,7 @@ def aggregate(rows: np.ndarray, tokens: np.ndarray, response: np.ndarray, turns:
     rows, tokens = rows[keep], tokens[keep]
     response = np.asarray(response, float)[keep]
     turns = np.asarray(turns, float)[keep]
-    idx = np.floor(BINS_PER_OCTAVE * np.log2(np.maximum(tokens, 1.0))).astype(np.int64)
+    idx = bin_index(tokens)
     uniq, inv = np.unique(idx, return_inverse=True)
     w = np.bincount(inv, weights=rows)
     mean = lambda x: np.bincount(inv, weights=rows * x) / w  # noqa: E731
@@ -121,3 +121,9 @@ def fan_out(conv: Atoms) -> Atoms:
     t = np.concatenate([np.arange(1, n + 1) for n in k]) if len(k) else np.zeros(0)
     frac = t / k[rep]
     return aggregate(conv.rows[rep], conv.tokens[rep] * frac, conv.response[rep] * frac, np.ones(len(rep)))
+
+
+def bin_index(tokens) -> np.ndarray:
+    """The log-spaced bin of each length, floor(32 x log2(max(tokens, 1))): the one definition
+    shared by the fitted atoms and the profiler's streaming histogram."""
+    return np.floor(BINS_PER_OCTAVE * np.log2(np.maximum(np.asarray(tokens, float), 1.0))).astype(np.int64)

@@ -116,3 +116,12 @@ def test_warnings_are_attached_to_their_components():
     assert any("CC BY-NC" in n for n in notes["ultrachat"])
     assert any("cap cuts" in n for n in notes["agentic"])
     assert notes["code_alpaca"] == []
+
+
+def test_a_failed_build_leaves_no_temp_file(tmp_path):
+    from planner.catalog import stats
+    target = tmp_path / "catalog-0123456789abcdef.duckdb"
+    # a shipped catalog without its default spread fails after DuckDB has created the temp file
+    with pytest.raises(KeyError):
+        stats.build(target, {"components": [], "overlaps": [], "default_mix_total": 0}, {"components": []})
+    assert list(tmp_path.iterdir()) == []

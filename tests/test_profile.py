@@ -10,6 +10,7 @@ from planner import plan
 from planner.catalog.profile import ProfileError, profile_file
 from planner.scenario import Scenario
 from planner.catalog.stats import get_catalog
+from planner.errors import PlannerInputError
 
 from tests.helpers import run_cli
 
@@ -160,7 +161,8 @@ def test_profile_cli_then_estimate(home):
 def test_concurrent_profiles_lose_nothing(home):
     import threading
 
-    from planner.catalog.profile import read_user_catalog
+    from planner.catalog import user_catalog
+    from planner.catalog.paths import user_catalog_path
     files = []
     for i in range(6):
         f = write_jsonl(home / f"p{i}.jsonl", [{"instruction": "abcd" * (i + 1), "output": "x"}] * 3)
@@ -170,4 +172,82 @@ def test_concurrent_profiles_lose_nothing(home):
         t.start()
     for t in threads:
         t.join()
-    assert sorted(c["id"] for c in read_user_catalog()["components"]) == [f"set{i}" for i in range(6)]
+    cat, warning = user_catalog.load(user_catalog_path())
+    assert sorted(c.id for c in cat.components) == [f"set{i}" for i in range(6)] and warning is None
+
+
+def _openai(content):
+    return json.dumps({"messages": [{"role": "user", "content": content}, {"role": "assistant", "content": "ok"}]})
+
+
+def test_hostile_lines_are_bad_lines_with_a_message(home):
+    good = _openai("abcd")
+    f = home / "hostile.jsonl"
+    f.write_text("\n".join([
+        good,
+        _openai([{"type": "text", "text": None}]),
+        _openai([{"type": "text", "text": 7}]),
+        '{"messages": [{"role": "user", "content": "\\ud800"}, {"role": "assistant", "content": "x"}]}',
+        "[" * 100_000,
+        _openai([{"type": "image_url", "image_url": {"url": "x"}}, {"type": "text", "text": "abcd"}]),
+    ]) + "\n")
+    r = profile_file(f, "hostile")
+    # lines 1 and 6 are conversations (an image part adds no text): 1 + 4 and 1 + 4 tokens each
+    assert r.conversations == 2 and r.component["mean_tokens"] == pytest.approx(10)
+    lines = dict(r.bad_examples)
+    assert lines[2] == "content part 0: text is null, not a string"
+    assert lines[3] == "content part 0: text is int, not a string"
+    assert "lone surrogate \\ud800" in lines[4]
+    assert "nested too deeply" in lines[5]
+    before = (home / "home" / "user_catalog.json").read_bytes()
+    strict = run_cli("profile", str(f), "--name", "strict", "--strict", "--quiet")
+    assert strict.returncode == 2 and "Traceback" not in strict.stderr
+    assert strict.stderr.strip().splitlines() == [
+        "planner: error: hostile.jsonl: line 2: content part 0: text is null, not a string"]
+    assert (home / "home" / "user_catalog.json").read_bytes() == before
+
+
+def _refused(args, field, home):
+    cat = home / "home" / "user_catalog.json"
+    before = cat.read_bytes() if cat.exists() else None
+    r = run_cli(*args, timeout=20)      # a FIFO that hangs fails here with TimeoutExpired
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"planner: error: {field}: "), r.stderr
+    assert (cat.read_bytes() if cat.exists() else None) == before
+    return lines[0]
+
+
+def test_only_regular_files_are_read(home, tokenizer_json):
+    fifo = home / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert "FIFO" in _refused(["profile", str(fifo), "--name", "p", "--quiet"], "PATH", home)
+    assert "character device" in _refused(["profile", "/dev/zero", "--name", "z", "--quiet"], "PATH", home)
+    data = write_jsonl(home / "d.jsonl", [{"instruction": "a", "output": "b"}])
+    assert "character device" in _refused(["profile", str(data), "--name", "t", "--tokenizer", "/dev/zero",
+                                           "--quiet"], "--tokenizer", home)
+    assert "FIFO" in _refused(["profile", str(data), "--name", "t", "--tokenizer", str(fifo), "--quiet"],
+                              "--tokenizer", home)
+    junk = home / "junk.json"
+    junk.write_text("{}")
+    assert "not a readable tokenizer.json" in _refused(
+        ["profile", str(data), "--name", "t", "--tokenizer", str(junk), "--quiet"], "--tokenizer", home)
+
+
+def test_a_name_with_a_trailing_newline_is_refused(home):
+    data = write_jsonl(home / "d.jsonl", [{"instruction": "a", "output": "b"}])
+    line = _refused(["profile", str(data), "--name", "abc\n", "--quiet"], "--name", home)
+    assert "'abc\\n'" in line
+    with pytest.raises(PlannerInputError):
+        profile_file(data, "abc\n")
+
+
+def test_the_histogram_bins_with_the_fit_formula():
+    from planner.catalog.profile import Histogram
+    from planner.distributions import bin_index
+    # floor(32 log2 t): 1 -> 0, 2 -> 32, 3 -> floor(50.72) = 50, 16 -> 128, 17 -> floor(130.80) = 130
+    assert bin_index([0.5, 1, 2, 3, 16, 17]).tolist() == [0, 0, 32, 50, 128, 130]
+    h = Histogram()
+    h.add_many([16, 16, 17], [4, 6, 8], [1, 1, 2])
+    h.add_many([17], [2], [1])
+    assert h.rows == {128: [2, 32.0, 10.0, 2.0], 130: [2, 34.0, 10.0, 3.0]}

@@ -104,4 +104,9 @@ def test_a_corrupt_user_catalog_does_not_take_the_shipped_one_down(tmp_path, mon
     (home / "user_catalog.json").write_text("{not json")
     cat = get_catalog()
     assert len([c for c in cat.components.values() if c.in_default_mix]) == 10
-    assert cat.user_catalog_error and "unreadable" in cat.user_catalog_error
+    # kept aside, byte for byte, and named in the warning, so the next profile cannot overwrite it
+    aside = list(home.glob("user_catalog.corrupt-*.json"))
+    assert len(aside) == 1 and aside[0].read_text() == "{not json"
+    assert not (home / "user_catalog.json").exists()
+    assert cat.user_catalog_error and aside[0].name in cat.user_catalog_error
+    assert "not valid JSON" in cat.user_catalog_error

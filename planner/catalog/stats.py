@@ -2,7 +2,9 @@
 components), opened read-only afterwards, loaded once into memory as atoms.
 
 The build is deterministic and atomic: it writes a new file named by the hash of its inputs and
-swaps it in with os.replace, so a reader never sees a half-written database.
+swaps it in with os.replace, so a reader never sees a half-written database. Builds, opens and the
+removal of old builds hold one inter-process lock, and only builds unused for CLEANUP_MARGIN_S
+are removed, so no process ever loses a file it is about to open.
 """
 from __future__ import annotations
 
@@ -11,19 +13,26 @@ import functools
 import hashlib
 import json
 import os
+import secrets
 import threading
+import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import filelock
 import numpy as np
-import pandas as pd
 import yaml
 
 from planner.distributions import Atoms, fan_out, fit_component
+from planner.catalog import user_catalog as uc
 from planner.catalog.paths import SHIPPED_CATALOG, planner_home, user_catalog_path
 
-BUILD_VERSION = "3"
+BUILD_VERSION = "4"
+# A build not opened for this long is removed when another build is made.
+CLEANUP_MARGIN_S = 3600.0
+LOCK_TIMEOUT_S = 120.0
 COMPONENT_COLUMNS = ["id", "name", "family", "hf_repo", "subset", "split", "licence", "licence_note", "format",
                      "in_default_mix", "rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens",
                      "assistant_share", "origin", "provenance", "local_path", "source_format"]
@@ -68,18 +77,18 @@ class Overlap:
     source: str
 
 
-def _read_inputs() -> tuple[dict, dict]:
+def _read_inputs(user_path: Path) -> tuple[dict, dict]:
     with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
         shipped = yaml.safe_load(fh)
-    user = {"components": []}
-    path = user_catalog_path()
-    if path.exists():
-        try:
-            user = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            # An unreadable user catalog must not take the shipped one down with it.
-            user = {"components": [], "error": f"{path} is unreadable and was ignored"}
+    cat, warning = uc.load(user_path)
+    user = {"components": [c.model_dump(mode="json") for c in cat.components], "error": warning}
     return shipped, user
+
+
+def shipped_ids() -> set[str]:
+    """The shipped component ids, read from the shipped YAML (no DuckDB build)."""
+    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
+        return {c["id"] for c in yaml.safe_load(fh)["components"]}
 
 
 def _input_hash(shipped: dict, user: dict) -> str:
@@ -124,10 +133,24 @@ def _atoms_from_json(d: dict) -> Atoms:
 
 
 def build(path: Path, shipped: dict, user: dict) -> None:
-    """Write the catalog database to `path` atomically (temp file, then os.replace)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    if tmp.exists():
-        tmp.unlink()
+    """Write the catalog database to `path` atomically (temp file, then os.replace). DuckDB writes
+    the file itself, so this is safe_io.atomic_write's pattern by hand: same temp name, removed
+    (with its WAL) on every failure."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        _build_into(tmp, shipped, user)
+        os.replace(tmp, path)
+    except BaseException:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            try:
+                leftover.unlink()
+            except OSError:
+                pass
+        raise
+
+
+def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
+    import pandas as pd   # only a build needs it (about half of the import time of a CLI command)
     con = duckdb.connect(str(tmp))
     try:
         con.execute("""CREATE TABLE components (id VARCHAR PRIMARY KEY, name VARCHAR, family VARCHAR,
@@ -180,27 +203,55 @@ def build(path: Path, shipped: dict, user: dict) -> None:
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    os.replace(tmp, path)
 
 
-_build_lock = threading.Lock()
+def _lock() -> filelock.FileLock:
+    """One lock per PLANNER_HOME for building, opening and removing catalog databases (filelock's
+    locks are also re-entrant and thread-safe within a process)."""
+    return filelock.FileLock(str(planner_home() / "catalog.lock"), timeout=LOCK_TIMEOUT_S)
 
 
-def catalog_path() -> Path:
-    """The database for the current inputs, built on first use."""
-    shipped, user = _read_inputs()
+def _remove_unused(current: Path) -> None:
+    """Remove builds (and temp files of killed builds) nobody opened for CLEANUP_MARGIN_S. Called
+    under the lock; an open is marked by touching the file under the same lock, so a file is never
+    removed between a reader choosing it and opening it."""
+    now = time.time()
+    for old in [*current.parent.glob("catalog-*.duckdb"), *current.parent.glob(".catalog-*.tmp*")]:
+        if old == current:
+            continue
+        try:
+            if now - old.stat().st_mtime > CLEANUP_MARGIN_S:
+                old.unlink()
+        except OSError:
+            pass   # gone already, or open on Windows
+
+
+def open_catalog(user_path: Path) -> StatsCatalog:
+    """The catalog for the shipped one plus the user catalog at `user_path`: built when its inputs
+    changed, opened under the lock (and marked as in use), old unused builds removed."""
+    shipped, user = _read_inputs(user_path)
     path = planner_home() / f"catalog-{_input_hash(shipped, user)}.duckdb"
-    if not path.exists():
-        with _build_lock:
-            if not path.exists():
+    cached = _OPEN_BY_PATH.get(str(path))
+    if cached is not None:
+        return cached
+    try:
+        with _lock():
+            if path.exists():
+                os.utime(path)
+            else:
                 build(path, shipped, user)
-                for old in path.parent.glob("catalog-*.duckdb"):
-                    if old != path:
-                        try:
-                            old.unlink()
-                        except OSError:
-                            pass
-    return path
+                _remove_unused(path)
+            try:
+                cat = StatsCatalog(path)
+            except duckdb.IOException:
+                # removed or damaged by something that does not take the lock: build it again
+                build(path, shipped, user)
+                cat = StatsCatalog(path)
+    except filelock.Timeout:
+        raise RuntimeError(f"the catalog lock {planner_home() / 'catalog.lock'} was held for over "
+                           f"{LOCK_TIMEOUT_S:.0f} s by another process")
+    _OPEN_BY_PATH[str(path)] = cat
+    return cat
 
 
 class StatsCatalog:
@@ -228,6 +279,7 @@ class StatsCatalog:
         meta = dict(cur.execute("SELECT key, value FROM meta").fetchall())
         self.default_mix_total = int(meta["default_mix_total"])
         self.user_catalog_error = meta.get("user_catalog_error") or None
+        _OPENED.add(self)
 
     def close(self) -> None:
         try:
@@ -245,49 +297,37 @@ class StatsCatalog:
     def default_mix(self) -> list[tuple[str, int]]:
         return [(c.id, c.rows_in_mix) for c in self.components.values() if c.in_default_mix]
 
-    def overlap_between(self, a: str, b: str) -> Overlap | None:
-        for o in self.overlaps:
-            if {o.a, o.b} == {a, b}:
-                return o
-        return None
+
+# Open catalogs by database path: visitors whose user catalogs hold the same components share one.
+_OPEN_BY_PATH: weakref.WeakValueDictionary[str, StatsCatalog] = weakref.WeakValueDictionary()
+_OPENED: weakref.WeakSet[StatsCatalog] = weakref.WeakSet()
 
 
-_OPENED: list[StatsCatalog] = []
-
-
-@functools.lru_cache(maxsize=4)
-def _open(path: str, mtime: float) -> StatsCatalog:
-    cat = StatsCatalog(Path(path))
-    _OPENED.append(cat)
-    return cat
-
-
-def _mtime(path: Path) -> float:
+def _stat_key(path: Path) -> tuple:
     try:
-        return path.stat().st_mtime_ns
+        st = path.stat()
+        return st.st_mtime_ns, st.st_ino, st.st_size
     except OSError:
-        return -1
+        return (-1,)
 
 
-@functools.lru_cache(maxsize=8)
-def _catalog_for(shipped_mtime: float, user_mtime: float, user_path: str) -> StatsCatalog:
-    path = catalog_path()
-    return _open(str(path), path.stat().st_mtime)
+@functools.lru_cache(maxsize=64)
+def _catalog_for(shipped_key: tuple, user_key: tuple, user_path: str) -> StatsCatalog:
+    return open_catalog(Path(user_path))
 
 
-def get_catalog() -> StatsCatalog:
-    """The current catalog: rebuilt and reopened only when the shipped or the user catalog file
+def get_catalog(user_catalog: Path | None = None) -> StatsCatalog:
+    """The shipped catalog plus a user catalog file (None: $PLANNER_HOME/user_catalog.json; the
+    dashboard gives each visitor its own). Rebuilt and reopened only when one of the two files
     changes (two stat calls per plan, no parsing)."""
-    user = user_catalog_path()
-    return _catalog_for(_mtime(SHIPPED_CATALOG), _mtime(user), str(user))
+    user = Path(user_catalog) if user_catalog is not None else user_catalog_path()
+    return _catalog_for(_stat_key(SHIPPED_CATALOG), _stat_key(user), str(user))
 
 
 @atexit.register
 def _close_all() -> None:
     """Close the read-only connections before the interpreter goes (DuckDB's bindings otherwise
     report the objects still alive at exit)."""
-    for info_fn in (_catalog_for, _open):
-        info_fn.cache_clear()
+    _catalog_for.cache_clear()
     for cat in list(_OPENED):
         cat.close()
-    _OPENED.clear()

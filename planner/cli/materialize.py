@@ -2,24 +2,52 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from planner.safe_io import atomic_write
+from planner.errors import PlannerInputError
+from planner.ids import is_id
+from planner.safe_io import atomic_write, check_output
+from planner.text import printable
+
+
+def parse_local(items: list[str]) -> dict[str, str]:
+    """--local ID=FILE (repeatable): the files the user names for components of the manifest."""
+    local: dict[str, str] = {}
+    for item in items:
+        cid, sep, file = item.partition("=")
+        if not sep or not is_id(cid) or not file:
+            raise PlannerInputError("--local", item, "give ID=FILE, ID a component id of the manifest")
+        if cid in local:
+            raise PlannerInputError("--local", item, f"{cid!r} is given twice")
+        local[cid] = file
+    return local
 
 
 def cmd_materialize(a: argparse.Namespace) -> int:
-    from planner.export.materialize import hub_script, materialize_local
+    from planner.export.materialize import hub_script, local_sources, materialize_local
     from planner.export.manifest import load_manifest
+    local = parse_local(a.local)
     m = load_manifest(a.manifest)
-    res = materialize_local(m, a.out)
+    # every output is checked against every input before any row is read or anything written
+    inputs = [a.manifest, *(file for _, file, _ in local_sources(m, local).values())]
+    check_output(a.out, "--out", inputs=inputs)
+    if a.hub_script:
+        check_output(a.hub_script, "--hub-script", inputs=inputs)
+        if os.path.abspath(a.hub_script) == os.path.abspath(a.out):
+            raise PlannerInputError("--hub-script", a.hub_script, "is the same file as --out")
+    res = materialize_local(m, a.out, local=local, inputs=(a.manifest,))
+    out = printable(a.out)
     for cid, n in res["written"].items():
-        print(f"{cid}: {n:,} rows -> {a.out}")
+        print(f"{printable(cid)}: {n:,} rows -> {out}")
     if res["hub_components"]:
+        names = printable(", ".join(res["hub_components"]))
         if a.hub_script:
-            atomic_write(a.hub_script, hub_script(m), field="--hub-script", inputs=[a.manifest])
-            print(f"hub components ({', '.join(res['hub_components'])}): run "
-                  f"`python {a.hub_script} --out {a.out} --append` where the hub is reachable")
+            atomic_write(a.hub_script, hub_script(m, res["hub_components"]), field="--hub-script",
+                         inputs=[*inputs, a.out])
+            print(f"hub components ({names}): run "
+                  f"`python {printable(a.hub_script)} --out {out} --append` where the hub is reachable")
         else:
-            print(f"hub components not materialized ({', '.join(res['hub_components'])}): add --hub-script FILE")
+            print(f"hub components not materialized ({names}): add --hub-script FILE")
     return 0
 
 
@@ -28,4 +56,7 @@ def register(sub) -> None:
     mz.add_argument("manifest")
     mz.add_argument("--out", required=True)
     mz.add_argument("--hub-script", help="also write a `datasets` script for the hub components")
+    mz.add_argument("--local", action="append", default=[], metavar="ID=FILE",
+                    help="read component ID from FILE (repeatable); a manifest's own local paths are only "
+                         "read when you profiled that file under that id")
     mz.set_defaults(func=cmd_materialize)

@@ -7,6 +7,7 @@ import sys
 import time
 
 from planner.cli.main import CliError
+from planner.text import printable
 
 
 def _progress_bar():
@@ -28,9 +29,9 @@ def cmd_profile(a: argparse.Namespace) -> int:
     from planner.catalog.profile import ProfileError, profile_file
     try:
         r = profile_file(a.path, a.name, fmt=a.format, tokenizer=a.tokenizer, strict=a.strict,
-                         family=a.family, progress=None if a.quiet else _progress_bar())
+                         family=a.family, progress=None if a.quiet else _progress_bar(), replace=a.replace)
     except ProfileError as exc:
-        raise CliError(str(exc))
+        raise CliError(printable(exc))
     c = r.component
     summary = {"id": c["id"], "conversations": r.conversations, "bad_lines": r.bad_lines,
                "bad_examples": [{"line": ln, "error": e} for ln, e in r.bad_examples],
@@ -39,14 +40,15 @@ def cmd_profile(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"{c['id']}: {r.conversations:,} conversations, mean {c['mean_tokens']:,.0f} tokens "
+        cid = printable(c["id"])
+        print(f"{cid}: {r.conversations:,} conversations, mean {c['mean_tokens']:,.0f} tokens "
               f"(median {c['median_tokens']:,.0f}), {c['turns']:.2f} assistant turns, "
-              f"assistant share {c['assistant_share']:.0%} [{r.tokenizer}]")
+              f"assistant share {c['assistant_share']:.0%} [{printable(r.tokenizer)}]")
         if r.bad_lines:
             print(f"skipped {r.bad_lines:,} bad line(s):")
             for ln, e in r.bad_examples:
-                print(f"  line {ln}: {e}")
-        print(f"'{c['id']}' is now selectable: python -m planner estimate --components {c['id']}={r.conversations}")
+                print(f"  line {ln}: {printable(e)}")
+        print(f"'{cid}' is now selectable: python -m planner estimate --components {cid}={r.conversations}")
     return 0
 
 
@@ -58,6 +60,7 @@ def register_profile(sub) -> None:
     p.add_argument("--tokenizer", help="a tokenizer.json (HF tokenizers) or 'qwen3.6' (the Qwen3.5/3.6 vocabulary, offline); "
                         "without it the count is approximate")
     p.add_argument("--family", default="custom")
+    p.add_argument("--replace", action="store_true", help="replace a profiled component of the same id")
     p.add_argument("--strict", action="store_true", help="fail on the first bad line instead of skipping it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true")

@@ -1,16 +1,24 @@
 """The exact selected rows of a manifest as JSONL ({"id", "conversations": [{"role", "content"}]}),
-locally for profiled components, and a `datasets` script for hub components."""
+locally for profiled components, and a `datasets` script for hub components.
+
+A manifest may come from anyone, so it never chooses which local file is read: a component is read
+from the file the user profiled under that id (the user catalog's path, checked against the
+sha256 recorded when it was profiled), or from a file the user names (`--local ID=FILE`).
+"""
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
-import os
 import random
-import tempfile
 from pathlib import Path
 
 from planner.catalog import formats
+from planner.catalog import user_catalog as uc
+from planner.catalog.paths import user_catalog_path
+from planner.errors import PlannerInputError
 from planner.export.manifest import Manifest
+from planner.safe_io import atomic_writer
 
 
 def selected_indices(n_total: int, n: int, selection: str, seed: int, lengths: list[int] | None = None) -> list[int]:
@@ -26,41 +34,79 @@ def selected_indices(n_total: int, n: int, selection: str, seed: int, lengths: l
     return sorted(random.Random(seed).sample(range(n_total), n))
 
 
-def materialize_local(m: Manifest, out: str | Path) -> dict:
-    """Write the exact selected rows of every local (profiled) component to `out`, atomically.
+def local_sources(m: Manifest, local: dict[str, str] | None = None,
+                  user_catalog: Path | None = None) -> dict[str, tuple[str, str, str | None]]:
+    """{component id: (field, file, expected sha256 or None)} for the components read from local
+    files; refuses a manifest's local_path the user did not profile under that id, an unknown
+    format, and a --local id that is not in the manifest."""
+    local = dict(local or {})
+    ids = {c.id for c in m.components}
+    for cid, file in local.items():
+        if cid not in ids:
+            raise PlannerInputError("--local", f"{cid}={file}", f"{cid!r} is not a component of the manifest "
+                                                               f"({', '.join(sorted(ids)) or 'none'})")
+    registered = None
+    out = {}
+    for c in m.components:
+        if c.rows_selected == 0:
+            continue
+        fmt = c.format or "auto"
+        if fmt not in formats.FORMATS:
+            raise PlannerInputError(f"components.{c.id}.format", fmt, f"one of {', '.join(formats.FORMATS)}")
+        if c.id in local:
+            out[c.id] = ("--local", local[c.id], None)
+        elif c.local_path:
+            if registered is None:
+                registered = uc.load(Path(user_catalog) if user_catalog is not None else user_catalog_path())[0]
+            entry = registered.get(c.id)
+            if entry is None or not entry.local_path:
+                raise PlannerInputError(f"components.{c.id}.local_path", c.local_path,
+                                        "a manifest may only name files you profiled under that id; profile it "
+                                        f"(planner profile FILE --name {c.id}) or name it with --local {c.id}=FILE")
+            out[c.id] = (f"components.{c.id}.local_path", entry.local_path, entry.sha256)
+    return out
+
+
+def _check_digest(cid: str, field: str, file: str, expected: str | None, digest) -> None:
+    if expected is not None and digest.hexdigest() != expected:
+        raise PlannerInputError(field, file, f"changed since it was profiled as {cid!r} (sha256 differs); "
+                                             f"profile it again with --replace, or name it with --local {cid}=FILE")
+
+
+def materialize_local(m: Manifest, out: str | Path, local: dict[str, str] | None = None,
+                      user_catalog: Path | None = None, inputs: tuple = ()) -> dict:
+    """Write the exact selected rows of every local component to `out`, atomically (nothing is
+    written or replaced on any error). `local`: {component id: file} named by the user.
     Returns {component id: rows written} and the hub components left for the script."""
-    out = Path(out)
-    written, hub = {}, []
-    fd, tmp = tempfile.mkstemp(prefix=".mix.", suffix=".jsonl.tmp", dir=out.parent if str(out.parent) else ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for c in m.components:
-                if c.rows_selected == 0:
-                    continue
-                if not c.local_path:
-                    hub.append(c.id)
-                    continue
-                path = Path(c.local_path)
-                fmt = c.format or "auto"
-                valid, lengths = [], []
-                for r in formats.iter_records(path, fmt):
-                    if r.turns is not None:
-                        valid.append(r.line)
-                        lengths.append(sum(len(t) for _, t in r.turns))
-                keep = set(selected_indices(len(valid), c.rows_selected, c.selection, c.seed, lengths))
-                wanted = {valid[i] for i in keep}
-                n = 0
-                for r in formats.iter_records(path, fmt):
-                    if r.turns is not None and r.line in wanted:
-                        fh.write(json.dumps({"id": f"{c.id}-{r.line}", "conversations": [
-                            {"role": role, "content": text} for role, text in r.turns]}, ensure_ascii=False) + "\n")
-                        n += 1
-                written[c.id] = n
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    sources = local_sources(m, local, user_catalog)
+    hub = [c.id for c in m.components if c.rows_selected and c.id not in sources]
+    written = {}
+    files = [file for _, file, _ in sources.values()]
+    with atomic_writer(out, field="--out", inputs=[*inputs, *files]) as fh:
+        for c in m.components:
+            if c.id not in sources:
+                continue
+            field, file, expected = sources[c.id]
+            path = Path(file)
+            fmt = c.format or "auto"
+            digest = hashlib.sha256()
+            valid, lengths = [], []
+            for r in formats.iter_records(path, fmt, hasher=digest, field=field):
+                if r.turns is not None:
+                    valid.append(r.line)
+                    lengths.append(sum(len(t) for _, t in r.turns))
+            _check_digest(c.id, field, file, expected, digest)
+            keep = set(selected_indices(len(valid), c.rows_selected, c.selection, c.seed, lengths))
+            wanted = {valid[i] for i in keep}
+            n = 0
+            digest = hashlib.sha256()
+            for r in formats.iter_records(path, fmt, hasher=digest, field=field):
+                if r.turns is not None and r.line in wanted:
+                    fh.write(json.dumps({"id": f"{c.id}-{r.line}", "conversations": [
+                        {"role": role, "content": text} for role, text in r.turns]}, ensure_ascii=False) + "\n")
+                    n += 1
+            _check_digest(c.id, field, file, expected, digest)   # unchanged between the two passes
+            written[c.id] = n
     return {"written": written, "hub_components": hub}
 
 
@@ -132,15 +178,17 @@ if __name__ == "__main__":
 '''
 
 
-def hub_script(m: Manifest) -> str:
+def hub_script(m: Manifest, ids: list[str] | None = None) -> str:
+    """The `datasets` script for components `ids` (default: those without a local file)."""
     from planner import __version__
     comps = [{"id": c.id, "hf_repo": c.hf_repo, "subset": c.subset, "split": c.split, "rows": c.rows_selected,
               "selection": c.selection, "seed": c.seed, "format": c.format}
-             for c in m.components if c.rows_selected and not c.local_path]
+             for c in m.components if c.rows_selected and (c.id in ids if ids is not None else not c.local_path)]
     parts = [HUB_SCRIPT_HEAD.replace("{version}", __version__).replace("{components}", repr(json.dumps(comps)))]
     for name in ("ROLE_MAP", "PROMPT_KEYS", "RESPONSE_KEYS"):
         parts.append(f"{name} = {getattr(formats, name)!r}\n")
     parts.append(f"GLAIVE_SPLIT = re.compile({formats.GLAIVE_SPLIT.pattern!r})\n")
+    parts.append(f"SURROGATE = re.compile({formats.SURROGATE.pattern!r})\n")
     parts.append(f"FORMATS = {formats.FORMATS!r}\n\n")
     for obj in (formats.RecordError, formats._text, formats.detect_format, formats.to_turns):
         parts.append("\n" + inspect.getsource(obj))
