@@ -119,7 +119,7 @@ def test_a_changed_profiled_file_is_refused(setup):
 def test_unknown_format_is_an_error_not_zero_rows(setup):
     folder, data, secret, manifest = setup
     weird = edited(manifest, folder / "weird.yaml", lambda o: o["components"][0].update(format="weird"))
-    refused(["materialize", str(weird), "--out", str(folder / "mix.jsonl")], "components.mine.format", folder,
+    refused(["materialize", str(weird), "--out", str(folder / "mix.jsonl")], "components.0.format", folder,
             "weird")
 
 
