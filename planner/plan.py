@@ -21,12 +21,9 @@ from planner.extraction import ExtractionPlan, extraction
 from planner.output import PlanOutput
 from planner.scenario import MixItem, Scenario
 from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
-from planner.storage import NO_WORK, resolve_layout, workload
+from planner.storage import NO_WORK, CaptureLayout, Workload, resolve_layout, workload
 from planner.training import TrainingPlan, estimate_drafter_params, training
 from planner.transfer import transfer
-
-__all__ = ["Assumption", "ComponentPlan", "CostPlan", "ExtractionPlan", "Plan", "TrainingPlan", "plan", "resolved_mix"]
-
 
 class ComponentPlan(BaseModel):
     id: str
@@ -180,24 +177,10 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     mix = _mix_rows(s, cat)
     works = [workload(m.conv, m.turn, m.rows, cap=s.max_seq_len, unit=s.unit, regenerate=s.regenerate,
                       multiplier=s.response_multiplier, scale=s.length_scale) for m in mix]
-    sizes = [w.tokens * layout.bytes_per_token + w.rows * layout.file_overhead_bytes for w in works]
     total = sum(works, NO_WORK)
-    storage_bytes = sum(sizes)
+    components = _components(s, cat, mix, works, layout, warn)
+    storage_bytes = sum(c.storage_bytes for c in components)
     compressed = storage_bytes / s.compression
-    tot_rows = sum(m.rows for m in mix) or 1
-    components = []
-    for m, w, nbytes in zip(mix, works, sizes):
-        truncated = 1 - w.tokens / w.uncapped_tokens if w.uncapped_tokens else 0.0
-        components.append(ComponentPlan(
-            id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
-            tokens=w.tokens, truncated_share=max(0.0, truncated), output_tokens=w.output_tokens,
-            storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
-            share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
-            mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag))
-        if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
-            warn.add(f"{m.id}: {m.rows:,} rows selected but only {cat.components[m.id].rows_available:,} exist", (m.id,))
-        if truncated > 0.2 and m.rows:
-            warn.add(f"{m.id}: the {s.max_seq_len:,}-token cap cuts {truncated:.0%} of its tokens", (m.id,))
 
     # -- the phases
     mfu = s.throughput.prefill_mfu or ex_gpu.prefill_mfu
@@ -218,22 +201,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     for text in ex.warnings + trn.warnings + cost.warnings:
         warn.add(text)
 
-    # -- warnings on the whole plan
-    if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
-        warn.add(f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
-    if total.rows > 1_000_000 and layout.file_overhead_bytes:
-        warn.add(f"{total.rows:,.0f} files, one per training row: plan for the inode count and "
-                 f"per-file overhead of millions of small files")
-    if s.compression > 1.2 and layout.hidden_dtype != "fp8":
-        warn.add(f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
-    if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
-        warn.add(f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
-                 f"engines by about an order of magnitude (use the roofline mode)")
-    if cat is not None:
-        for ids, text in overlap_warnings(cat, {c.id: c.rows for c in components}):
-            warn.add(text, ids)
-        for ids, text in licence_warnings(cat, [c.id for c in components if c.rows]):
-            warn.add(text, ids)
+    _plan_warnings(s, cat, layout, total.rows, compressed, components, warn)
     for c in components:
         c.notes = warn.notes.get(c.id, [])
 
@@ -254,6 +222,48 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     )
     _refuse_non_finite(plan_)
     return plan_
+
+
+def _components(s: Scenario, cat: StatsCatalog | None, mix: list[MixRow], works: list[Workload],
+                layout: CaptureLayout, warn: _Warnings) -> list[ComponentPlan]:
+    """Storage per component, with its shares and the warnings about its rows and the cap."""
+    sizes = [w.tokens * layout.bytes_per_token + w.rows * layout.file_overhead_bytes for w in works]
+    storage_bytes = sum(sizes)
+    tot_rows = sum(m.rows for m in mix) or 1
+    out = []
+    for m, w, nbytes in zip(mix, works, sizes):
+        truncated = 1 - w.tokens / w.uncapped_tokens if w.uncapped_tokens else 0.0
+        out.append(ComponentPlan(
+            id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
+            tokens=w.tokens, truncated_share=max(0.0, truncated), output_tokens=w.output_tokens,
+            storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
+            share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
+            mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag))
+        if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
+            warn.add(f"{m.id}: {m.rows:,} rows selected but only {cat.components[m.id].rows_available:,} exist", (m.id,))
+        if truncated > 0.2 and m.rows:
+            warn.add(f"{m.id}: the {s.max_seq_len:,}-token cap cuts {truncated:.0%} of its tokens", (m.id,))
+    return out
+
+
+def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, rows: float, compressed: float,
+                   components: list[ComponentPlan], warn: _Warnings) -> None:
+    """Warnings on the whole plan (disk, files, compression, fixed rate) and on pairs of components."""
+    if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
+        warn.add(f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
+    if rows > 1_000_000 and layout.file_overhead_bytes:
+        warn.add(f"{rows:,.0f} files, one per training row: plan for the inode count and "
+                 f"per-file overhead of millions of small files")
+    if s.compression > 1.2 and layout.hidden_dtype != "fp8":
+        warn.add(f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
+    if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
+        warn.add(f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
+                 f"engines by about an order of magnitude (use the roofline mode)")
+    if cat is not None:
+        for ids, text in overlap_warnings(cat, {c.id: c.rows for c in components}):
+            warn.add(text, ids)
+        for ids, text in licence_warnings(cat, [c.id for c in components if c.rows]):
+            warn.add(text, ids)
 
 
 def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tuple[str, ...], str]]:

@@ -1,7 +1,8 @@
 """The Scenario: everything a user can set, in one validated pydantic model.
 
 It is what the dashboard edits, what the CLI builds from flags, what a manifest stores and what a
-shared link encodes. Defaults are the `default` preset; `seed_article()` is the article's.
+shared link encodes. Defaults are the `default` preset (efficiencies, batch and rates read from
+planner/presets/hardware.yaml); `seed_article()` is the article's. Ids are strict (planner/ids.py).
 """
 from __future__ import annotations
 
