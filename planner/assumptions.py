@@ -34,11 +34,12 @@ class AssumptionContext:
     catalog_mix: bool           # per-component statistics from the catalog (not a uniform mix)
 
 
-def _paired(name: str, value: float, preset: float, source: str, tag: str = "estimate") -> Assumption:
-    """The value in use with its own source: the preset's, or the user's when it differs."""
+def _paired(name: str, value: float, preset: float, source: str, tag: str = "estimate", shown: str | None = None) -> Assumption:
+    """The value in use (`shown` as text) with its own source: the preset's, or the user's when it differs."""
+    shown = f"{value:g}" if shown is None else shown
     if value == preset:
-        return Assumption(name=name, value=f"{value:g}", tag=tag, source=source)
-    return Assumption(name=name, value=f"{value:g}", tag="yours", source=f"set in the scenario; the preset's {preset:g}: {source}")
+        return Assumption(name=name, value=shown, tag=tag, source=source)
+    return Assumption(name=name, value=shown, tag="yours", source=f"set in the scenario; the preset's {preset:g}: {source}")
 
 
 def assumptions(c: AssumptionContext) -> list[Assumption]:
@@ -61,9 +62,9 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
           tag="estimate" if s.length_scale == 1 else mine,
           source="catalog lengths are ~cl100k tokens; a Qwen tokenizer differs by about +-10%"),
     ]
-    comp = _paired("compression", s.compression, efficiency("compression"), efficiency_source("compression"))
-    out.append(comp.model_copy(update={"value": f"{s.compression:g}x"}))
     out += [
+        _paired("compression", s.compression, efficiency("compression"), efficiency_source("compression"),
+                shown=f"{s.compression:g}x"),
         A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
           f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published", source=ex_gpu.source),
         A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
@@ -113,8 +114,9 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         out.append(A(name="transfer", value=f"shipped drives, {tr.drive_days:g} days", tag=mine,
                      source="the days you gave for shipping the drives"))
     elif tr.method != "none":
-        link = _paired("transfer", tr.efficiency, float(link_efficiency()["value"]), link_efficiency()["source"])
-        out.append(link.model_copy(update={"value": f"{tr.method}: {tr.link_gbps:g} Gb/s x {tr.efficiency:g} efficiency"}))
+        link = link_efficiency()
+        out.append(_paired("transfer", tr.efficiency, float(link["value"]), link["source"],
+                           shown=f"{tr.method}: {tr.link_gbps:g} Gb/s x {tr.efficiency:g} efficiency"))
     if c.catalog_mix:
         out.append(A(name="mix statistics", value="per-component length distributions (DuckDB catalog)",
                      tag="estimate", source="datasets_meta/components.yaml: row counts are a reconstruction of the "

@@ -303,24 +303,19 @@ def _suspects(s: Scenario, path: str) -> list[tuple[str, float]]:
     return [("uniform.tokens", s.uniform.tokens)] if s.uniform is not None else [("mix", len(s.mix or ()))]
 
 
-def _figures(obj: BaseModel, prefix: str = ""):
-    """(path, value) of every float of the plan but its scenario."""
-    for name, value in obj.__dict__.items():
-        if isinstance(value, float):
-            yield prefix + name, value
-        elif isinstance(value, BaseModel) and name != "scenario":
-            yield from _figures(value, f"{prefix}{name}.")
-        elif isinstance(value, list) and value and isinstance(value[0], ComponentPlan):
-            for i, c in enumerate(value):
-                yield from _figures(c, f"{prefix}{name}[{i}].")
-
-
 def _refuse_non_finite(p: Plan) -> None:
-    for path, value in _figures(p):
-        if not math.isfinite(value):
-            field_, given = min(_suspects(p.scenario, path), key=lambda fv: fv[1])
-            raise PlannerInputError(field_, given, f"it makes {path} {value}; every figure must be finite "
-                                    f"(give a value inside the input's bounds)")
+    """Every float of the plan, its phases and its components (not the scenario) must be finite."""
+    parts: list[tuple[str, BaseModel]] = [("", p)]
+    parts += [(f"{name}.", v) for name, v in p.__dict__.items() if isinstance(v, BaseModel) and name != "scenario"]
+    parts += [(f"components[{i}].", c) for i, c in enumerate(p.components)]
+    for prefix, obj in parts:
+        floats = [(name, v) for name, v in obj.__dict__.items() if v.__class__ is float]
+        if all(map(math.isfinite, (v for _, v in floats))):
+            continue
+        path, value = next((prefix + name, v) for name, v in floats if not math.isfinite(v))
+        field_, given = min(_suspects(p.scenario, path), key=lambda fv: fv[1])
+        raise PlannerInputError(field_, given, f"it makes {path} {value}; every figure must be finite "
+                                f"(give a value inside the input's bounds)")
 
 
 def is_finite_plan(p: Plan) -> bool:
