@@ -1,28 +1,29 @@
-"""plan(scenario) -> Plan: the one call the app, the CLI and the tests go through."""
+"""plan(scenario) -> Plan: the one call the app, the CLI and the tests go through.
+
+It resolves the presets, runs the phases (storage, extraction, transfer, training, costs), each of
+which returns its own model, attaches warnings to the components they concern and refuses a plan
+with a figure that is not finite.
+"""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from planner import __version__
-from planner.distributions import fan_out, point_mass, shortest
-from planner.errors import PlannerInputError
-from planner.extraction import extraction
-from planner.scenario import MixItem, Scenario
-from planner.specs import GPUSpec, disk_presets, gpu_presets, hardware, layout_presets, model_presets, storage_price_presets
+from planner.assumptions import Assumption, AssumptionContext, assumptions
 from planner.catalog.stats import StatsCatalog, get_catalog
-from planner.storage import resolve_layout, workload
-from planner.training import estimate_drafter_params, training
+from planner.costs import CostPlan, costs
+from planner.distributions import Atoms, fan_out, point_mass, shortest
+from planner.errors import PlannerInputError
+from planner.extraction import ExtractionPlan, extraction
+from planner.output import PlanOutput
+from planner.scenario import MixItem, Scenario
+from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
+from planner.storage import NO_WORK, CaptureLayout, Workload, resolve_layout, workload
+from planner.training import TrainingPlan, estimate_drafter_params, training
 from planner.transfer import transfer
-
-
-class Assumption(BaseModel):
-    name: str
-    value: str
-    tag: str            # published | third-party | estimate | measured | yours
-    source: str
-
 
 class ComponentPlan(BaseModel):
     id: str
@@ -41,53 +42,6 @@ class ComponentPlan(BaseModel):
     tokens_tag: str
     notes: list[str] = []       # the warnings that concern this component (overlap, licence, cap, rows)
 
-
-class ExtractionPlan(BaseModel):
-    gpu: str
-    mode: str
-    gpus: int
-    gpus_used: int
-    tensor_parallel: int
-    replicas: int
-    decode_batch: int
-    gpu_hours: float
-    wall_hours: float
-    decode_hours: float
-    capture_hours: float
-    prefill_tokens_per_s_per_gpu: float
-    decode_tokens_per_s_per_gpu: float
-    bound: str
-    decode_bound: str
-    capture_bound: str
-
-
-class TrainingPlan(BaseModel):
-    gpu: str
-    gpus: int
-    epochs: float
-    drafter_layers: int
-    drafter_params: float
-    flops_per_token: float
-    offline_gpu_hours: float
-    offline_wall_hours: float
-    offline_bound: str
-    online_gpu_hours: float
-    online_wall_hours: float
-    breakeven_epochs: float | None
-
-
-class CostPlan(BaseModel):
-    extraction: float
-    regeneration: float
-    transfer: float
-    storage: float
-    training_offline: float
-    training_online: float
-    total_offline: float
-    total_online: float
-    extraction_usd_per_gpu_hour: float
-    training_usd_per_gpu_hour: float
-    storage_usd_per_tb_month: float
 
 
 class Plan(BaseModel):
@@ -119,57 +73,12 @@ class Plan(BaseModel):
     assumptions: list[Assumption]
 
     def to_json_dict(self) -> dict:
-        """The CLI's JSON contract: bytes and hours, rounded only where they are counts."""
-        e, t, c = self.extraction, self.training, self.cost_usd
-        return {
-            "planner_version": self.planner_version,
-            "preset": self.scenario.preset,
-            "model": self.model, "layout": self.layout, "layers": self.layers, "hidden_dtype": self.hidden_dtype,
-            "conversations": self.conversations,
-            "samples": round(self.samples),
-            "tokens": round(self.tokens),
-            "uncapped_tokens": round(self.uncapped_tokens),
-            "bytes_per_token": self.bytes_per_token,
-            "hidden_state_bytes_per_token": self.hidden_state_bytes_per_token,
-            "storage_bytes": round(self.storage_bytes),
-            "storage_bytes_compressed": round(self.storage_bytes_compressed),
-            "compression": self.scenario.compression,
-            "output_tokens": round(self.output_tokens),
-            "extraction": {
-                "gpu": e.gpu, "gpus": e.gpus, "gpus_used": e.gpus_used, "mode": e.mode,
-                "gpu_hours": e.gpu_hours, "wall_hours": e.wall_hours,
-                "decode_hours": e.decode_hours, "capture_hours": e.capture_hours,
-                "prefill_tokens_per_s_per_gpu": e.prefill_tokens_per_s_per_gpu,
-                "decode_tokens_per_s_per_gpu": e.decode_tokens_per_s_per_gpu,
-                "decode_batch": e.decode_batch, "tensor_parallel": e.tensor_parallel, "bound": e.bound,
-            },
-            "transfer_method": self.transfer_method,
-            "transfer_hours": self.transfer_hours,
-            "training": {
-                "gpu": t.gpu, "gpus": t.gpus, "epochs": t.epochs, "drafter_params": t.drafter_params,
-                "offline_gpu_hours": t.offline_gpu_hours, "offline_wall_hours": t.offline_wall_hours,
-                "offline_bound": t.offline_bound,
-                "online_gpu_hours": t.online_gpu_hours, "online_wall_hours": t.online_wall_hours,
-                "breakeven_epochs": t.breakeven_epochs,
-            },
-            "cost_usd": {
-                "extraction": c.extraction, "regeneration": c.regeneration, "transfer": c.transfer,
-                "storage": c.storage, "training_offline": c.training_offline,
-                "training_online": c.training_online, "total_offline": c.total_offline,
-                "total_online": c.total_online,
-            },
-            "wall_days_offline": self.wall_days_offline,
-            "wall_days_online": self.wall_days_online,
-            "components": [{"id": x.id, "rows": x.rows, "training_rows": round(x.training_rows),
-                            "tokens": round(x.tokens), "storage_bytes": round(x.storage_bytes),
-                            "share_of_rows": x.share_of_rows, "share_of_bytes": x.share_of_bytes,
-                            "truncated_share": x.truncated_share} for x in self.components],
-            "warnings": self.warnings,
-            "assumptions": [a.model_dump() for a in self.assumptions],
-        }
+        """The CLI's JSON contract (planner/output.py, planner/schema/plan.schema.json): bytes and
+        hours, rounded only where they are counts."""
+        return PlanOutput.from_plan(self).model_dump()
 
 
-def resolve_model(s: Scenario):
+def resolve_model(s: Scenario) -> ModelSpec:
     if s.model == "custom":
         if s.custom_model is None:
             raise PlannerInputError("model", "custom", "a custom model needs custom_model (hidden size, layers, heads ...)")
@@ -202,26 +111,52 @@ def resolved_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
     return list(s.mix) if s.mix is not None else [MixItem(id=i, rows=r) for i, r in cat.default_mix()]
 
 
-def _mix_items(s: Scenario, cat: StatsCatalog):
-    """[(id, name, family, origin, tag, conversations, conv atoms, turn atoms)] for the scenario's mix."""
+@dataclass(frozen=True)
+class MixRow:
+    """One component of the mix as the plan needs it: identity, rows and length distributions."""
+
+    id: str
+    name: str
+    family: str
+    origin: str
+    tokens_tag: str
+    rows: int
+    conv: Atoms        # per-conversation lengths
+    turn: Atoms        # per-turn fan-out of the same
+
+
+def _mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
     if s.uniform is not None:
         u = s.uniform
         conv = point_mass(u.tokens, u.response_tokens, u.turns)
-        return [("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
-                 conv, fan_out(conv))]
+        return [MixRow("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
+                       conv, fan_out(conv))]
     out = []
     for i, item in enumerate(resolved_mix(s, cat)):
-        cid, rows = item.id, item.rows
-        comp = cat.components.get(cid)
+        comp = cat.components.get(item.id)
         if comp is None:
-            raise PlannerInputError(f"mix[{i}].id", cid, f"known components: {', '.join(cat.components)}")
+            raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
         conv, turn = comp.conversation, comp.turn
-        if item.selection == "shortest" and rows:
+        if item.selection == "shortest" and item.rows:
             # the n shortest rows of all that exist: a truncated distribution, fanned out again
-            conv = shortest(conv, min(1.0, rows / max(comp.rows_available, 1)))
+            conv = shortest(conv, min(1.0, item.rows / max(comp.rows_available, 1)))
             turn = fan_out(conv)
-        out.append((cid, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"), rows, conv, turn))
+        out.append(MixRow(item.id, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"), item.rows,
+                          conv, turn))
     return out
+
+
+@dataclass
+class _Warnings:
+    """The plan's warnings, each also noted on the components it concerns."""
+
+    texts: list[str] = field(default_factory=list)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, text: str, ids: tuple[str, ...] = ()) -> None:
+        self.texts.append(text)
+        for i in ids:
+            self.notes.setdefault(i, []).append(text)
 
 
 def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
@@ -236,146 +171,99 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     disk = _lookup(disk_presets(), "disk", s.disk)
     tr_disk = _lookup(disk_presets(), "training.disk", s.training.disk)
     store = _lookup(storage_price_presets(), "costs.storage", s.costs.storage)
-    warnings: list[str] = []
-    notes: dict[str, list[str]] = {}
-
-    def warn_about(ids: tuple[str, ...], text: str) -> None:
-        warnings.append(text)
-        for i in ids:
-            notes.setdefault(i, []).append(text)
+    warn = _Warnings()
 
     # -- storage, per component
-    items = _mix_items(s, cat)
-    per, totals = [], dict(conv=0.0, rows=0.0, tokens=0.0, uncapped=0.0, output=0.0, ctx2=0.0, dctx=0.0)
-    for cid, name, family, origin, tag, rows, conv, turn in items:
-        w = workload(conv, turn, rows, cap=s.max_seq_len, unit=s.unit, regenerate=s.regenerate,
-                     multiplier=s.response_multiplier, scale=s.length_scale)
-        nbytes = w.tokens * layout.bytes_per_token + w.rows * layout.file_overhead_bytes
-        per.append((cid, name, family, origin, tag, rows, w, nbytes))
-        for k, v in zip(totals, (w.conversations, w.rows, w.tokens, w.uncapped_tokens, w.output_tokens,
-                                 w.prefill_ctx_sum, w.decode_ctx_sum)):
-            totals[k] += v
-    storage_bytes = sum(p[-1] for p in per)
+    mix = _mix_rows(s, cat)
+    works = [workload(m.conv, m.turn, m.rows, cap=s.max_seq_len, unit=s.unit, regenerate=s.regenerate,
+                      multiplier=s.response_multiplier, scale=s.length_scale) for m in mix]
+    total = sum(works, NO_WORK)
+    components = _components(s, cat, mix, works, layout, warn)
+    storage_bytes = sum(c.storage_bytes for c in components)
     compressed = storage_bytes / s.compression
-    tot_rows = sum(p[5] for p in per) or 1
-    components = []
-    for cid, name, family, origin, tag, rows, w, nbytes in per:
-        truncated = 1 - w.tokens / w.uncapped_tokens if w.uncapped_tokens else 0.0
-        components.append(ComponentPlan(
-            id=cid, name=name, family=family, origin=origin, rows=rows, training_rows=w.rows, tokens=w.tokens,
-            truncated_share=max(0.0, truncated), output_tokens=w.output_tokens, storage_bytes=nbytes,
-            share_of_rows=rows / tot_rows, share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
-            mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=tag))
-        if cat is not None and cid in cat.components and rows > cat.components[cid].rows_available:
-            warn_about((cid,), f"{cid}: {rows:,} rows selected but only {cat.components[cid].rows_available:,} exist")
-        if truncated > 0.2 and rows:
-            warn_about((cid,), f"{cid}: the {s.max_seq_len:,}-token cap cuts {truncated:.0%} of its tokens")
 
-    # -- extraction
-    prefill_ctx = totals["ctx2"] / totals["tokens"] if totals["tokens"] else 0.0
-    decode_ctx = totals["dctx"] / totals["output"] if totals["output"] else 0.0
+    # -- the phases
     mfu = s.throughput.prefill_mfu or ex_gpu.prefill_mfu
-    ex = extraction(model, ex_gpu, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype, mode=s.throughput.mode,
-                    fixed_tokens_per_s=s.throughput.tokens_per_s, fixed_batching=s.throughput.batching,
-                    prefill_mfu=mfu, bandwidth_efficiency=s.throughput.decode_bandwidth_efficiency,
-                    max_batch=s.throughput.max_batch, tp_efficiency=s.throughput.tensor_parallel_efficiency,
-                    prefill_tokens=totals["tokens"], prefill_ctx=prefill_ctx, output_tokens=totals["output"],
-                    decode_ctx=decode_ctx, write_bytes=compressed * (2 if s.staging_double_write else 1),
+    ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
+                    prefill_mfu=mfu, write_bytes=compressed * (2 if s.staging_double_write else 1),
                     disk_write_bytes_per_s=disk["write_gb_s"] * 1e9)
-    warnings += ex.warnings
-
-    # -- transfer
     egress = s.transfer.egress_usd_per_gb
     if egress is None:
         egress = store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
-    tr = transfer(compressed, s.transfer.method, s.transfer.link_gbps, s.transfer.efficiency,
-                  s.transfer.drive_days, egress)
-
-    # -- training
+    tr = transfer(compressed, s.transfer, egress)
     drafter_layers = s.training.drafter_layers or (len(layout.layers) if layout_spec.layer_rule == "dflash" else 1)
     drafter_params = s.training.drafter_params or estimate_drafter_params(model, drafter_layers, len(layout.layers))
-    trn = training(model, tr_gpu, gpus=s.training.gpus, epochs=s.training.epochs, drafter_layers=drafter_layers,
-                   drafter_params=drafter_params, mfu=s.training.mfu, prefill_mfu=tr_gpu.prefill_mfu,
-                   tokens=totals["tokens"], prefill_ctx=prefill_ctx, bytes_on_disk=compressed,
+    trn = training(model, tr_gpu, s.training, total, drafter_layers=drafter_layers, drafter_params=drafter_params,
+                   prefill_mfu=tr_gpu.prefill_mfu, bytes_on_disk=compressed,
                    disk_read_bytes_per_s=tr_disk["read_gb_s"] * 1e9)
-    warnings += trn.warnings
+    cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed)
+    trn.breakeven_epochs = cost.breakeven_epochs
+    for text in ex.warnings + trn.warnings + cost.warnings:
+        warn.add(text)
 
-    # -- cost
-    ex_price = s.costs.extraction_usd_per_gpu_hour
-    if ex_price is None:
-        ex_price = ex_gpu.default_price()
-        if ex_price is None:
-            ex_price = 0.0
-            warnings.append(f"{ex_gpu.id} has no public price: set the extraction $/GPU-hour to cost it")
-    tr_price = s.costs.training_usd_per_gpu_hour
-    if tr_price is None:
-        tr_price = tr_gpu.default_price()
-        if tr_price is None:
-            tr_price = 0.0
-            warnings.append(f"{tr_gpu.id} has no public price: set the training $/GPU-hour to cost it")
-    tb_month = s.costs.storage_usd_per_tb_month if s.costs.storage_usd_per_tb_month is not None else store["usd_per_tb_month"]
-    extraction_usd = ex.gpu_hours * ex_price
-    regeneration_usd = ex.decode_hours * ex.gpus_used * ex_price
-    capture_usd = extraction_usd - regeneration_usd
-    storage_usd = compressed / 1e12 * tb_month * s.costs.storage_months
-    train_off_usd = trn.offline_gpu_hours * tr_price
-    train_on_usd = trn.online_gpu_hours * tr_price
-    per_epoch_off = train_off_usd / s.training.epochs
-    per_epoch_on = train_on_usd / s.training.epochs
-    fixed_off = capture_usd + tr.egress_usd + storage_usd
-    breakeven = fixed_off / (per_epoch_on - per_epoch_off) if per_epoch_on > per_epoch_off else None
-    cost = CostPlan(extraction=extraction_usd, regeneration=regeneration_usd, transfer=tr.egress_usd,
-                    storage=storage_usd, training_offline=train_off_usd, training_online=train_on_usd,
-                    total_offline=extraction_usd + tr.egress_usd + storage_usd + train_off_usd,
-                    total_online=regeneration_usd + train_on_usd, extraction_usd_per_gpu_hour=ex_price,
-                    training_usd_per_gpu_hour=tr_price, storage_usd_per_tb_month=tb_month)
-
-    # -- warnings on the whole plan
-    if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
-        warnings.append(f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
-    if totals["rows"] > 1_000_000 and layout.file_overhead_bytes:
-        warnings.append(f"{totals['rows']:,.0f} files, one per training row: plan for the inode count and "
-                        f"per-file overhead of millions of small files")
-    if s.compression > 1.2 and layout.hidden_dtype != "fp8":
-        warnings.append(f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
-    if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
-        warnings.append(f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
-                        f"engines by about an order of magnitude (use the roofline mode)")
-    if cat is not None:
-        for ids, text in overlap_warnings(cat, {c.id: c.rows for c in components}):
-            warn_about(ids, text)
-        for ids, text in licence_warnings(cat, [c.id for c in components if c.rows]):
-            warn_about(ids, text)
+    _plan_warnings(s, cat, layout, total.rows, compressed, components, warn)
     for c in components:
-        c.notes = notes.get(c.id, [])
+        c.notes = warn.notes.get(c.id, [])
 
+    context = AssumptionContext(scenario=s, model=model, layout=layout, extraction_gpu=ex_gpu, training_gpu=tr_gpu,
+                                disk=disk, store=store, prefill_mfu=mfu, drafter_params=drafter_params,
+                                catalog_mix=cat is not None and s.uniform is None)
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=model.id, layout=layout.id, layers=layout.layers,
-        hidden_dtype=layout.hidden_dtype, conversations=int(totals["conv"]), samples=totals["rows"],
-        tokens=totals["tokens"], uncapped_tokens=totals["uncapped"], output_tokens=totals["output"],
+        hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
+        tokens=total.tokens, uncapped_tokens=total.uncapped_tokens, output_tokens=total.output_tokens,
         bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
         file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=storage_bytes,
-        storage_bytes_compressed=compressed,
-        extraction=ExtractionPlan(gpu=ex_gpu.id, mode=ex.mode, gpus=ex.gpus, gpus_used=ex.gpus_used,
-                                  tensor_parallel=ex.tensor_parallel, replicas=ex.replicas,
-                                  decode_batch=ex.decode_batch, gpu_hours=ex.gpu_hours, wall_hours=ex.wall_hours,
-                                  decode_hours=ex.decode_hours, capture_hours=ex.capture_hours,
-                                  prefill_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
-                                  decode_tokens_per_s_per_gpu=ex.decode_tokens_per_s_per_gpu, bound=ex.bound,
-                                  decode_bound=ex.decode_bound, capture_bound=ex.capture_bound),
-        transfer_method=tr.method, transfer_hours=tr.hours,
-        training=TrainingPlan(gpu=tr_gpu.id, gpus=trn.gpus, epochs=trn.epochs, drafter_layers=drafter_layers,
-                              drafter_params=drafter_params, flops_per_token=trn.flops_per_token,
-                              offline_gpu_hours=trn.offline_gpu_hours, offline_wall_hours=trn.offline_wall_hours,
-                              offline_bound=trn.offline_bound, online_gpu_hours=trn.online_gpu_hours,
-                              online_wall_hours=trn.online_wall_hours, breakeven_epochs=breakeven),
-        cost_usd=cost,
+        storage_bytes_compressed=compressed, extraction=ex, transfer_method=tr.method, transfer_hours=tr.hours,
+        training=trn, cost_usd=cost,
         wall_days_offline=(ex.wall_hours + tr.hours + trn.offline_wall_hours) / 24,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
-        components=components, warnings=warnings,
-        assumptions=assumptions(s, model, layout, ex_gpu, tr_gpu, disk, store, mfu, drafter_params, cat),
+        components=components, warnings=warn.texts, assumptions=assumptions(context),
     )
+    _refuse_non_finite(plan_)
     return plan_
+
+
+def _components(s: Scenario, cat: StatsCatalog | None, mix: list[MixRow], works: list[Workload],
+                layout: CaptureLayout, warn: _Warnings) -> list[ComponentPlan]:
+    """Storage per component, with its shares and the warnings about its rows and the cap."""
+    sizes = [w.tokens * layout.bytes_per_token + w.rows * layout.file_overhead_bytes for w in works]
+    storage_bytes = sum(sizes)
+    tot_rows = sum(m.rows for m in mix) or 1
+    out = []
+    for m, w, nbytes in zip(mix, works, sizes):
+        truncated = 1 - w.tokens / w.uncapped_tokens if w.uncapped_tokens else 0.0
+        out.append(ComponentPlan(
+            id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
+            tokens=w.tokens, truncated_share=max(0.0, truncated), output_tokens=w.output_tokens,
+            storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
+            share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
+            mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag))
+        if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
+            warn.add(f"{m.id}: {m.rows:,} rows selected but only {cat.components[m.id].rows_available:,} exist", (m.id,))
+        if truncated > 0.2 and m.rows:
+            warn.add(f"{m.id}: the {s.max_seq_len:,}-token cap cuts {truncated:.0%} of its tokens", (m.id,))
+    return out
+
+
+def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, rows: float, compressed: float,
+                   components: list[ComponentPlan], warn: _Warnings) -> None:
+    """Warnings on the whole plan (disk, files, compression, fixed rate) and on pairs of components."""
+    if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
+        warn.add(f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
+    if rows > 1_000_000 and layout.file_overhead_bytes:
+        warn.add(f"{rows:,.0f} files, one per training row: plan for the inode count and "
+                 f"per-file overhead of millions of small files")
+    if s.compression > 1.2 and layout.hidden_dtype != "fp8":
+        warn.add(f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
+    if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
+        warn.add(f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
+                 f"engines by about an order of magnitude (use the roofline mode)")
+    if cat is not None:
+        for ids, text in overlap_warnings(cat, {c.id: c.rows for c in components}):
+            warn.add(text, ids)
+        for ids, text in licence_warnings(cat, [c.id for c in components if c.rows]):
+            warn.add(text, ids)
 
 
 def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tuple[str, ...], str]]:
@@ -396,73 +284,38 @@ def licence_warnings(cat: StatsCatalog, ids: list[str]) -> list[tuple[tuple[str,
             if i in cat.components and cat.components[i].licence_note]
 
 
-def assumptions(s, model, layout, ex_gpu, tr_gpu, disk, store, mfu, drafter_params, cat) -> list[Assumption]:
-    eff = hardware()["efficiency"]
-    mine = "yours"
-    A = Assumption
-    out = [
-        A(name="target model", value=f"{model.id}: hidden {model.hidden_size}, {model.num_layers} layers, "
-          f"{model.params / 1e9:,.2f}B params", tag=model.tag, source=model.source),
-        A(name="capture layout", value=f"{layout.name}; layers {layout.layers}; {layout.hidden_dtype}; "
-          f"{layout.bytes_per_token:,} bytes/token + {layout.file_overhead_bytes:,.0f} bytes/file",
-          tag="published", source=layout.source),
-        A(name="sample unit", value=s.unit, tag=mine, source="per-turn fan-out follows speculators' preprocessing"),
-        A(name="max sequence length", value=f"{s.max_seq_len:,}" if s.max_seq_len else "none", tag=mine,
-          source="speculators --seq-length default 8192; SpecForge --max-length default 2048"),
-        A(name="responses", value=(f"regenerated by the target, x{s.response_multiplier:g} length" if s.regenerate
-                                   else "reused (prefill-only extraction)"), tag=mine,
-          source="speculators' docs ask for on-policy (regenerated) responses"),
-        A(name="tokens per sample", value=f"x{s.length_scale:g} the catalog's counts", tag="estimate" if s.length_scale == 1 else mine,
-          source="catalog lengths are ~cl100k tokens; a Qwen tokenizer differs by about +-10%"),
-        A(name="compression", value=f"{s.compression:g}x", tag="estimate",
-          source="bf16 activations compress ~1.0-1.2x; the article assumed 1.5-2x"),
-        A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
-          f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published", source=ex_gpu.source),
-        A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
-        A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
-        A(name="extraction disk", value=f"{disk['name']}: write {disk['write_gb_s']:g} GB/s", tag="estimate",
-          source=disk["source"]),
-        A(name="storage price", value=f"${store['usd_per_tb_month']:g}/TB-month x {s.costs.storage_months:g} months",
-          tag="estimate", source=store["source"]),
-        A(name="training MFU", value=f"{s.training.mfu:g}", tag="estimate", source=eff["training_mfu"]["source"]),
-        A(name="drafter parameters", value=f"{drafter_params / 1e9:,.2f}B",
-          tag=mine if s.training.drafter_params else "estimate",
-          source="~12 H^2 per drafter layer + fusion projection (Qwen3.6-27B 5-layer DFlash drafter ~1.7B)"),
-        A(name="epochs", value=f"{s.training.epochs:g}", tag=mine,
-          source="DFlash recipes use 6 epochs; ~500K samples for 2-3 epochs is a maintainer's rule of thumb"),
-    ]
-    if s.throughput.mode == "fixed":
-        out.append(A(name="throughput", value=f"fixed {s.throughput.tokens_per_s:g} tok/s x {s.throughput.batching:g} batching",
-                     tag=mine, source="the article's method: 120 tok/s single stream, 4x with batching"))
-    else:
-        out += [
-            A(name="prefill MFU", value=f"{mfu:g}", tag="estimate",
-              source="0.45-0.55 on H100/H200/B200 with vLLM/SGLang/TRT-LLM; 0.30-0.45 on AMD, PCIe and consumer cards"),
-            A(name="decode bandwidth efficiency", value=f"{s.throughput.decode_bandwidth_efficiency:g}", tag="estimate",
-              source=eff["decode_bandwidth"]["source"]),
-            A(name="usable GPU memory", value=f"{eff['memory_usable_fraction']['value']:g} x memory - "
-              f"{eff['memory_runtime_gb']['value']:g} GB", tag="estimate", source=eff["memory_usable_fraction"]["source"]),
-            A(name="max decode batch", value=f"{s.throughput.max_batch}", tag="published", source=eff["max_batch"]["source"]),
-        ]
-    if model.active_params < model.params:
-        out.append(A(name="MoE decode", value="every step reads all expert weights", tag="estimate",
-                     source="at large batch nearly every expert is hit; conservative for small batches"))
-    if s.staging_double_write:
-        out.append(A(name="staging", value="every byte written twice", tag="published",
-                     source="vLLM writes to a staging path and the client moves the file; across filesystems "
-                            "that is a second write"))
-    if model.estimates:
-        out.append(A(name="model estimate", value=model.estimates, tag="estimate", source=model.source))
-    if s.transfer.method != "none":
-        out.append(A(name="transfer", value=(f"{s.transfer.method}: {s.transfer.link_gbps:g} Gb/s x "
-                                             f"{s.transfer.efficiency:g} efficiency" if s.transfer.method != "drives"
-                                             else f"shipped drives, {s.transfer.drive_days:g} days"),
-                     tag="estimate", source=hardware()["link_efficiency"]["parallel"]["source"]))
-    if cat is not None and s.uniform is None:
-        out.append(A(name="mix statistics", value="per-component length distributions (DuckDB catalog)",
-                     tag="estimate", source="datasets_meta/components.yaml: row counts are a reconstruction of the "
-                     "913,786 mix; token counts in ~cl100k (Qwen differs ~+-10%)"))
-    return out
+# The inputs a figure that overflowed can come from, per phase: rates multiply, so the one nearest
+# zero is named. Bounds on the Scenario keep every value inside them finite; this is the last line.
+def _suspects(s: Scenario, path: str) -> list[tuple[str, float]]:
+    phase = path.split(".")[0]
+    if phase in ("extraction", "wall_days_offline", "wall_days_online") or path in ("cost_usd.extraction",
+                                                                                   "cost_usd.regeneration"):
+        t = s.throughput
+        if t.mode == "fixed":
+            return [("throughput.tokens_per_s", t.tokens_per_s), ("throughput.batching", t.batching)]
+        return [("throughput.prefill_mfu", t.prefill_mfu or 1.0),
+                ("throughput.decode_bandwidth_efficiency", t.decode_bandwidth_efficiency),
+                ("throughput.tensor_parallel_efficiency", t.tensor_parallel_efficiency)]
+    if phase == "transfer_hours" or path == "cost_usd.transfer":
+        return [("transfer.link_gbps", s.transfer.link_gbps), ("transfer.efficiency", s.transfer.efficiency)]
+    if phase in ("training", "cost_usd"):
+        return [("training.mfu", s.training.mfu), ("training.epochs", s.training.epochs)]
+    return [("uniform.tokens", s.uniform.tokens)] if s.uniform is not None else [("mix", len(s.mix or ()))]
+
+
+def _refuse_non_finite(p: Plan) -> None:
+    """Every float of the plan, its phases and its components (not the scenario) must be finite."""
+    parts: list[tuple[str, BaseModel]] = [("", p)]
+    parts += [(f"{name}.", v) for name, v in p.__dict__.items() if isinstance(v, BaseModel) and name != "scenario"]
+    parts += [(f"components[{i}].", c) for i, c in enumerate(p.components)]
+    for prefix, obj in parts:
+        floats = [(name, v) for name, v in obj.__dict__.items() if v.__class__ is float]
+        if all(map(math.isfinite, (v for _, v in floats))):
+            continue
+        path, value = next((prefix + name, v) for name, v in floats if not math.isfinite(v))
+        field_, given = min(_suspects(p.scenario, path), key=lambda fv: fv[1])
+        raise PlannerInputError(field_, given, f"it makes {path} {value}; every figure must be finite "
+                                f"(give a value inside the input's bounds)")
 
 
 def is_finite_plan(p: Plan) -> bool:

@@ -1,7 +1,8 @@
 """The Scenario: everything a user can set, in one validated pydantic model.
 
 It is what the dashboard edits, what the CLI builds from flags, what a manifest stores and what a
-shared link encodes. Defaults are the `default` preset; `seed_article()` is the article's.
+shared link encodes. Defaults are the `default` preset (efficiencies, batch and rates read from
+planner/presets/hardware.yaml); `seed_article()` is the article's. Ids are strict (planner/ids.py).
 """
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner.specs import GPUSpec, ModelSpec
+from planner.specs import GPUSpec, Id, ModelSpec, efficiency, link_efficiency
 
-ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
+# Bounds: every numeric field has realistic bounds, defined here once (the dashboard reads them from
+# `model_fields[...]` for its widgets). Any value inside them plans to finite figures; rates and
+# efficiencies stay well above zero (efficiencies >= 0.01) so no division can blow up.
 
 
 class _Strict(BaseModel):
@@ -19,7 +22,7 @@ class _Strict(BaseModel):
 
 
 class MixItem(_Strict):
-    id: str = Field(pattern=ID_PATTERN)
+    id: Id
     rows: int = Field(ge=0, le=10**10)
     selection: Literal["uniform", "first", "shortest"] = "uniform"   # shortest: the n shortest of those available
     seed: int = Field(0, ge=0, le=2**32 - 1)
@@ -29,7 +32,7 @@ class UniformMix(_Strict):
     """N identical samples of `tokens` tokens, `response_tokens` of them generated (the article's method)."""
 
     samples: int = Field(gt=0, le=10**10)
-    tokens: float = Field(gt=0, le=10**7)
+    tokens: float = Field(ge=1, le=10**7)
     response_tokens: float = Field(0, ge=0, le=10**7)
     turns: int = Field(1, ge=1, le=10_000)
 
@@ -42,63 +45,65 @@ class UniformMix(_Strict):
 
 class Throughput(_Strict):
     mode: Literal["roofline", "fixed"] = "roofline"
-    tokens_per_s: float = Field(120.0, gt=0, le=10**7)     # fixed mode: single-GPU generation speed
-    batching: float = Field(4.0, gt=0, le=10**5)            # fixed mode: batching multiplier
-    prefill_mfu: float | None = Field(None, gt=0, le=1)     # roofline: None = the GPU preset's default
-    decode_bandwidth_efficiency: float = Field(0.8, gt=0, le=1)
-    max_batch: int = Field(256, ge=1, le=65536)
-    tensor_parallel_efficiency: float = Field(0.9, gt=0, le=1)
+    # fixed mode: single-GPU generation speed (1 tok/s, a CPU-class rate, up to 100k) and batching multiplier
+    tokens_per_s: float = Field(default_factory=lambda: efficiency("fixed_tokens_per_s"), ge=1, le=100_000)
+    batching: float = Field(default_factory=lambda: efficiency("fixed_batching"), ge=0.1, le=100_000)
+    prefill_mfu: float | None = Field(None, ge=0.01, le=1)     # roofline: None = the GPU preset's default
+    decode_bandwidth_efficiency: float = Field(default_factory=lambda: efficiency("decode_bandwidth"), ge=0.01, le=1)
+    max_batch: int = Field(default_factory=lambda: int(efficiency("max_batch")), ge=1, le=65536)
+    tensor_parallel_efficiency: float = Field(default_factory=lambda: efficiency("tensor_parallel_efficiency"),
+                                              ge=0.01, le=1)
 
 
 class Transfer(_Strict):
     method: Literal["none", "link", "object_store", "drives"] = "link"
-    link_gbps: float = Field(10.0, gt=0, le=100_000)
-    efficiency: float = Field(0.5, gt=0, le=1)
-    drive_days: float = Field(3.0, gt=0, le=365)
+    link_gbps: float = Field(10.0, ge=0.01, le=100_000)         # 10 Mb/s up to 100 Tb/s
+    efficiency: float = Field(default_factory=lambda: float(link_efficiency()["value"]), ge=0.01, le=1)
+    drive_days: float = Field(3.0, ge=0.01, le=365)
     egress_usd_per_gb: float | None = Field(None, ge=0, le=100)
 
 
 class Training(_Strict):
-    gpu: str = Field("b200", pattern=ID_PATTERN)
+    gpu: Id = "b200"
     gpus: int = Field(8, ge=1, le=100_000)
-    epochs: float = Field(3.0, gt=0, le=1000)
-    drafter_params: float | None = Field(None, gt=0, le=1e12)   # None = estimate from the model and layout
+    epochs: float = Field(3.0, ge=0.01, le=1000)
+    drafter_params: float | None = Field(None, ge=1e6, le=1e12)  # None = estimate from the model and layout
     drafter_layers: int | None = Field(None, ge=1, le=64)       # None = the layout's rule (DFlash: capture count, EAGLE: 1)
-    mfu: float = Field(0.35, gt=0, le=1)
-    disk: str = Field("node-raid0", pattern=ID_PATTERN)
+    mfu: float = Field(default_factory=lambda: efficiency("training_mfu"), ge=0.01, le=1)
+    disk: Id = "node-raid0"
 
 
 class Costs(_Strict):
     extraction_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
     training_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
-    storage: str = Field("network-volume", pattern=ID_PATTERN)
+    storage: Id = "network-volume"
     storage_usd_per_tb_month: float | None = Field(None, ge=0, le=100_000)
     storage_months: float = Field(1.0, ge=0, le=120)
 
 
 class Scenario(_Strict):
-    preset: str = Field("default", max_length=64)
+    preset: Id = "default"
     # The mix: components with row counts, or N uniform samples; neither means the catalog's default mix.
     mix: list[MixItem] | None = Field(None, max_length=500)
     uniform: UniformMix | None = None
-    model: str = Field("qwen3.6-27b", pattern=ID_PATTERN)
+    model: Id = "qwen3.6-27b"
     custom_model: ModelSpec | None = None
-    layout: str = Field("specforge-dflash", pattern=ID_PATTERN)
+    layout: Id = "specforge-dflash"
     layers: list[int] | None = Field(None, min_length=1, max_length=256)
     layer_count: int | None = Field(None, ge=1, le=256)
     hidden_dtype: Literal["bf16", "fp16", "fp8"] | None = None
     unit: Literal["conversation", "turn"] = "conversation"
     max_seq_len: int | None = Field(2048, ge=16, le=10**7)
     regenerate: bool = True
-    response_multiplier: float = Field(1.0, gt=0, le=100)
-    length_scale: float = Field(1.0, gt=0, le=100)   # tokens per sample x this (tokenizer differences, sensitivity)
+    response_multiplier: float = Field(1.0, ge=0.1, le=100)
+    length_scale: float = Field(1.0, ge=0.1, le=100)   # tokens per sample x this (tokenizer differences, sensitivity)
     throughput: Throughput = Field(default_factory=Throughput)
     weight_dtype: Literal["bf16", "fp8"] = "bf16"
-    extraction_gpu: str = Field("rtx-pro-6000", pattern=ID_PATTERN)
+    extraction_gpu: Id = "rtx-pro-6000"
     extraction_gpus: int = Field(8, ge=1, le=100_000)
     custom_gpu: GPUSpec | None = None
-    disk: str = Field("nvme-gen4", pattern=ID_PATTERN)
-    disk_capacity_tb: float | None = Field(30.72, gt=0, le=10**7)
+    disk: Id = "nvme-gen4"
+    disk_capacity_tb: float | None = Field(30.72, ge=0.01, le=10**7)
     staging_double_write: bool = False   # vLLM writes to a staging path, then the file is moved across filesystems
     compression: float = Field(1.0, ge=1.0, le=100)
     transfer: Transfer = Field(default_factory=Transfer)

@@ -1,11 +1,18 @@
-"""How each assumption's plausible range moves storage, time and cost (for the tornado chart)."""
+"""How each assumption's plausible range moves storage, time and cost (for the tornado chart).
+
+Every range is read from planner/presets/hardware.yaml (the same entries the Scenario takes its
+defaults from) and kept inside the Scenario field's bounds.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from planner.plan import Plan, plan
 from planner.scenario import Scenario
 from planner.catalog.stats import StatsCatalog
+from planner.specs import efficiency_range, link_efficiency
 
 METRICS = {
     "storage_tb": ("Storage (TB)", lambda p: p.storage_bytes_compressed / 1e12),
@@ -24,29 +31,56 @@ class Swing:
     high: dict
 
 
-def _variants(s: Scenario) -> list[tuple[str, str, str, Scenario, Scenario]]:
-    t, tr, trn = s.throughput, s.transfer, s.training
+@dataclass(frozen=True)
+class _Variant:
+    assumption: str
+    low_label: str
+    high_label: str
+    low: Scenario
+    high: Scenario
+
+
+def _within(model: type[BaseModel], name: str, value: float) -> float:
+    """`value` clamped to the field's bounds (ge/le) as the Scenario defines them."""
+    for m in model.model_fields[name].metadata:
+        if getattr(m, "ge", None) is not None:
+            value = max(value, m.ge)
+        if getattr(m, "le", None) is not None:
+            value = min(value, m.le)
+    return value
+
+
+def _sub(s: Scenario, part: str, name: str, value: float) -> Scenario:
+    """`s` with `part.name` (or the top-level `name` when part is empty) set, inside its bounds."""
+    if not part:
+        return s.with_changes(**{name: _within(Scenario, name, value)})
+    sub = getattr(s, part)
+    return s.with_changes(**{part: sub.model_copy(update={name: _within(type(sub), name, value)})})
+
+
+def _swept(s: Scenario, assumption: str, part: str, name: str, low: float, high: float, fmt: str = "{:g}") -> _Variant:
+    return _Variant(assumption, fmt.format(low), fmt.format(high), _sub(s, part, name, low), _sub(s, part, name, high))
+
+
+def _variants(s: Scenario) -> list[_Variant]:
+    comp = efficiency_range("compression")
+    scale = efficiency_range("length_scale")          # relative to the scenario's own scale
     out = [
-        ("compression", "1.0x", "2.0x", s.with_changes(compression=1.0), s.with_changes(compression=2.0)),
-        ("tokens per sample", "-20%", "+20%", s.with_changes(length_scale=s.length_scale * 0.8),
-         s.with_changes(length_scale=s.length_scale * 1.2)),
+        _swept(s, "compression", "", "compression", *comp, fmt="{:.1f}x"),
+        _Variant("tokens per sample", f"{scale[0] - 1:+.0%}", f"{scale[1] - 1:+.0%}",
+                 _sub(s, "", "length_scale", s.length_scale * scale[0]),
+                 _sub(s, "", "length_scale", s.length_scale * scale[1])),
     ]
-    if t.mode == "roofline":
-        out += [
-            ("prefill MFU", "0.30", "0.55", s.with_changes(throughput=t.model_copy(update={"prefill_mfu": 0.30})),
-             s.with_changes(throughput=t.model_copy(update={"prefill_mfu": 0.55}))),
-            ("decode bandwidth efficiency", "0.6", "0.8",
-             s.with_changes(throughput=t.model_copy(update={"decode_bandwidth_efficiency": 0.6})),
-             s.with_changes(throughput=t.model_copy(update={"decode_bandwidth_efficiency": 0.8}))),
-        ]
+    if s.throughput.mode == "roofline":
+        out += [_swept(s, "prefill MFU", "throughput", "prefill_mfu", *efficiency_range("prefill_mfu")),
+                _swept(s, "decode bandwidth efficiency", "throughput", "decode_bandwidth_efficiency",
+                       *efficiency_range("decode_bandwidth"))]
     else:
-        out.append(("tokens/s", "80", "120", s.with_changes(throughput=t.model_copy(update={"tokens_per_s": 80})),
-                    s.with_changes(throughput=t.model_copy(update={"tokens_per_s": 120}))))
-    if tr.method in ("link", "object_store"):
-        out.append(("link efficiency", "0.1", "0.8", s.with_changes(transfer=tr.model_copy(update={"efficiency": 0.1})),
-                    s.with_changes(transfer=tr.model_copy(update={"efficiency": 0.8}))))
-    out.append(("training MFU", "0.30", "0.40", s.with_changes(training=trn.model_copy(update={"mfu": 0.30})),
-                s.with_changes(training=trn.model_copy(update={"mfu": 0.40}))))
+        out.append(_swept(s, "tokens/s", "throughput", "tokens_per_s", *efficiency_range("fixed_tokens_per_s")))
+    if s.transfer.method in ("link", "object_store"):
+        low, high = link_efficiency()["range"]
+        out.append(_swept(s, "link efficiency", "transfer", "efficiency", float(low), float(high)))
+    out.append(_swept(s, "training MFU", "training", "mfu", *efficiency_range("training_mfu")))
     return out
 
 
@@ -54,5 +88,5 @@ def sensitivity(s: Scenario, base: Plan | None = None, catalog: StatsCatalog | N
     base = base or plan(s, catalog)
     values = lambda p: {k: f(p) for k, (_, f) in METRICS.items()}  # noqa: E731
     b = values(base)
-    return [Swing(name, lo_l, hi_l, b, values(plan(lo, catalog)), values(plan(hi, catalog)))
-            for name, lo_l, hi_l, lo, hi in _variants(s)]
+    return [Swing(v.assumption, v.low_label, v.high_label, b, values(plan(v.low, catalog)), values(plan(v.high, catalog)))
+            for v in _variants(s)]

@@ -3,21 +3,44 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from planner.ids import ID_PATTERN, check_no_control, is_hub_name, is_id, is_local_path
 
 PRESETS = Path(__file__).resolve().parent / "presets"
+
+
+def _check_id(text: str) -> str:
+    if not is_id(text):
+        raise ValueError("an id is 1-64 lowercase letters, digits, '_', '.', '-' (first a letter or digit)")
+    return text
+
+
+def _check_hf_id(text: str) -> str:
+    if not (is_hub_name(text) or is_local_path(text)):
+        raise ValueError("give a hub name (owner/name) or a local path of safe characters without '..'")
+    return text
+
+
+# The string types every received name goes through (fullmatch, never a `$` that accepts "abc\n").
+# (the JSON Schema shows the id pattern anchored; validation itself is the fullmatch above)
+Id = Annotated[str, Field(max_length=64, json_schema_extra={"pattern": f"^{ID_PATTERN}$"}), AfterValidator(_check_id)]
+Name = Annotated[str, Field(max_length=120), AfterValidator(check_no_control)]
+Tag = Annotated[str, Field(max_length=32), AfterValidator(check_no_control)]
+Source = Annotated[str, Field(max_length=1000), AfterValidator(check_no_control)]
+HfId = Annotated[str, Field(max_length=255), AfterValidator(_check_hf_id)]
 
 
 class ModelSpec(BaseModel):
     """A target model: what sizes the hidden states, the weights and the KV cache."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str = Field("custom", min_length=1, max_length=64)
-    name: str = "Custom model"
-    hf_id: str | None = Field(None, max_length=200)
+    id: Id = "custom"
+    name: Name = "Custom model"
+    hf_id: HfId | None = None
     hidden_size: int = Field(gt=0, le=65536)
     num_layers: int = Field(gt=0, le=1024)
     full_attention_layers: int = Field(ge=0, le=1024)
@@ -30,9 +53,9 @@ class ModelSpec(BaseModel):
     params: float = Field(gt=0, le=1e13)
     active_params: float = Field(gt=0, le=1e13)
     linear_state_bytes_per_layer: int = Field(0, ge=0, le=10**10)
-    tag: str = "estimate"
-    source: str = "entered by the user"
-    estimates: str | None = None
+    tag: Tag = "estimate"
+    source: Source = "entered by the user"
+    estimates: Source | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "ModelSpec":
@@ -61,17 +84,18 @@ class ModelSpec(BaseModel):
 
 class GPUSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field("custom", min_length=1, max_length=64)
-    name: str = "Custom GPU"
-    memory_gb: float = Field(gt=0, le=10_000)
-    bandwidth_tb_s: float = Field(gt=0, le=1000)
-    bf16_tflops: float = Field(gt=0, le=1e6)
-    fp8_tflops: float | None = Field(None, gt=0, le=1e6)
-    interconnect: str = ""
-    price_low: float | None = Field(None, ge=0)
-    price_high: float | None = Field(None, ge=0)
-    prefill_mfu: float = Field(0.35, gt=0, le=1)
-    source: str = "entered by the user"
+    id: Id = "custom"
+    name: Name = "Custom GPU"
+    # Bounds: from a small accelerator to well past any shipping part; every value plans to finite figures.
+    memory_gb: float = Field(ge=1, le=10_000)
+    bandwidth_tb_s: float = Field(ge=0.01, le=1000)
+    bf16_tflops: float = Field(ge=0.1, le=1e6)
+    fp8_tflops: float | None = Field(None, ge=0.1, le=1e6)
+    interconnect: Name = ""
+    price_low: float | None = Field(None, ge=0, le=1000)
+    price_high: float | None = Field(None, ge=0, le=1000)
+    prefill_mfu: float = Field(0.35, ge=0.01, le=1)
+    source: Source = "entered by the user"
 
     def default_price(self) -> float | None:
         if self.price_low is None or self.price_high is None:
@@ -86,9 +110,9 @@ class GPUSpec(BaseModel):
 
 class LayoutSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str
-    name: str
-    pipeline: str
+    id: Id
+    name: Name
+    pipeline: Name
     layer_rule: Literal["dflash", "eagle3", "last"]
     default_layer_count: int
     hidden_dtype: Literal["bf16", "fp16", "fp8"]
@@ -97,9 +121,9 @@ class LayoutSpec(BaseModel):
     file_header_bytes: int
     block_bytes: int
     default_max_seq_len: int | None
-    file_pattern: str
-    source: str
-    estimates: str | None = None
+    file_pattern: Name
+    source: Source
+    estimates: Source | None = None
 
 
 def _load(name: str) -> object:
@@ -136,7 +160,26 @@ def storage_price_presets() -> dict[str, dict]:
 
 
 def efficiency(name: str) -> float:
+    """The preset value of an efficiency (hardware.yaml `efficiency`): the Scenario's default."""
     return float(hardware()["efficiency"][name]["value"])
+
+
+def efficiency_range(name: str) -> tuple[float, float]:
+    """The plausible range of an efficiency (hardware.yaml), for the sensitivity chart."""
+    low, high = hardware()["efficiency"][name]["range"]
+    return float(low), float(high)
+
+
+def efficiency_source(name: str) -> str:
+    return hardware()["efficiency"][name]["source"]
+
+
+LINK_KIND = "parallel"   # the Scenario's link efficiency: parallel object-store / transfer tools
+
+
+def link_efficiency() -> dict:
+    """value, range and source of the default link efficiency (hardware.yaml `link_efficiency`)."""
+    return hardware()["link_efficiency"][LINK_KIND]
 
 
 def dflash_layers(num_layers: int, n: int) -> list[int]:

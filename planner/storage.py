@@ -69,6 +69,25 @@ class Workload:
     prefill_ctx_sum: float      # sum over rows of length^2 (for attention FLOPs)
     decode_ctx_sum: float       # sum over generated tokens of their context length
 
+    def __add__(self, other: "Workload") -> "Workload":
+        return Workload(self.conversations + other.conversations, self.rows + other.rows,
+                        self.tokens + other.tokens, self.uncapped_tokens + other.uncapped_tokens,
+                        self.output_tokens + other.output_tokens, self.prefill_ctx_sum + other.prefill_ctx_sum,
+                        self.decode_ctx_sum + other.decode_ctx_sum)
+
+    @property
+    def prefill_ctx(self) -> float:
+        """Mean attention context of a stored token (token-weighted row length)."""
+        return self.prefill_ctx_sum / self.tokens if self.tokens else 0.0
+
+    @property
+    def decode_ctx(self) -> float:
+        """Mean context of a generated token."""
+        return self.decode_ctx_sum / self.output_tokens if self.output_tokens else 0.0
+
+
+NO_WORK = Workload(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
 
 def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None, unit: str,
              regenerate: bool, multiplier: float, scale: float = 1.0) -> Workload:

@@ -1,5 +1,7 @@
-"""Unit conversions, applied only at the edges (display); the model works in bytes and hours."""
+"""Unit conversions: the model works in bytes and hours (hours_at), display units only at the edges."""
 from __future__ import annotations
+
+import math
 
 TB = 10**12
 TiB = 2**40
@@ -31,3 +33,11 @@ def fmt_hours(hours: float) -> str:
 
 def fmt_usd(usd: float) -> str:
     return f"${usd:,.0f}" if abs(usd) >= 100 else f"${usd:,.2f}"
+
+
+def hours_at(amount: float, per_second: float) -> float:
+    """Hours to get through `amount` at `per_second`; nothing to do takes 0 h, a zero rate infinite
+    hours (plan() then refuses the plan and names the input), never a ZeroDivisionError."""
+    if not amount:
+        return 0.0
+    return amount / per_second / 3600 if per_second > 0 else math.inf

@@ -207,8 +207,6 @@ def test_default_preset_differs_from_article_and_says_why():
     p = plan(default_scenario())
     assert p.conversations == 913_786
     assert p.layers == [1, 16, 31, 46, 61]
-    assert p.extraction.gpu == "rtx-pro-6000" and p.training.gpu == "b200"
-    assert p.extraction.mode == "roofline"
     # batching in the roofline is an order of magnitude above the article's 4x
     assert p.extraction.decode_batch >= 40
 
