@@ -260,16 +260,16 @@ def _set(data: dict, path: str, value) -> None:
 
 def _refuse_conflicts(values: dict[str, tuple[Flag, Any]]) -> None:
     """Two given flags that set one field to different values: refuse instead of dropping one."""
-    setters: dict[str, tuple[Flag, Any]] = {}
+    setters: dict[str, tuple[Flag, str, Any]] = {}   # path -> (flag, its value as typed, what it sets)
     for f, v in values.values():
         if f.special:
             continue
         for path, value in ((f.path, f.value(v)), *f.also.items()):
-            if path in setters and setters[path][1] != value:
-                other = setters[path][0]
-                raise CliError(f"{f.flag}: cannot be combined with {other.flag} "
-                               f"({other.flag} sets {path} to {shown(setters[path][1])}, {f.flag} to {shown(value)})")
-            setters[path] = (f, value)
+            if path in setters and setters[path][2] != value:
+                other, typed, set_to = setters[path]
+                raise CliError(f"{f.flag}: cannot be combined with {other.flag}{typed}: they set {path} to "
+                               f"{shown(value)} and {shown(set_to)}; give one of them")
+            setters[path] = (f, "" if f.is_switch else f" {shown(v)}", value)
     if "preset" in values and "manifest" in values:
         raise CliError(f"--preset: {shown(values['preset'][1])} cannot be combined with --manifest "
                        f"{shown(values['manifest'][1])}: the manifest holds the whole scenario")
