@@ -250,7 +250,7 @@ def _no_rows_left(upper: dict[str, int], limits, run, strategy: str) -> TrimInfe
     share, n, lim, label, cid, used = best
     if share <= 1 + 1e-12:
         return TrimInfeasible(f"budget.{n}", label, f"the {strategy} strategy leaves no rows, though one row of "
-                                                    f"{cid} fits; try --strategy value")
+                                                    f"{cid} alone would fit; give a larger budget or a smaller mix")
     return TrimInfeasible(f"budget.{n}", label, f"not one row fits: one row of {cid} alone needs {_fmt(n, used)}, "
                                                 f"{_fmt(n, used - lim)} over the budget")
 
