@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from planner.errors import describe_validation_error
+from planner.errors import PlannerInputError, describe_validation_error
+from planner.safe_io import LIMITS, open_binary
 from planner.scenario import PRESETS, Scenario
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
@@ -42,8 +44,8 @@ def shown(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
     text = repr(value)
-    if len(text) > 60:
-        return f"{text[:48]}... ({len(str(value)):,} characters)"
+    if len(text) > 160:
+        return f"{text[:120]}... ({len(str(value)):,} characters)"
     return text
 
 
@@ -280,8 +282,7 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
     _refuse_conflicts(values)
     get = lambda dest: values[dest][1] if dest in values else None  # noqa: E731
     if "manifest" in values:
-        from planner.export.manifest import load_manifest
-        base = load_manifest(get("manifest")).scenario
+        base = read_manifest(get("manifest"), "--manifest").scenario
     else:
         base = PRESETS[get("preset") or "default"]()
     data = base.model_dump()
@@ -316,6 +317,21 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         return Scenario.model_validate(data)
     except ValidationError as exc:
         raise CliError(validation_message(exc))
+
+
+def read_manifest(path: str, field: str):
+    """The manifest at `path`, read through safe_io: a device, FIFO or directory is refused and at
+    most the size limit (plus one byte) is read, so /dev/zero cannot eat memory."""
+    from planner.export.manifest import parse_manifest
+    cap = LIMITS["manifest"]
+    try:
+        with open_binary(path, field) as fh:
+            data = fh.read(cap + 1)
+    except PlannerInputError as exc:
+        raise CliError(f"{field}: {shown(path)} cannot be read: {exc.allowed}")
+    if len(data) > cap:
+        raise CliError(f"{field}: {shown(path)} is over the {cap:,}-byte limit for a manifest")
+    return parse_manifest(data, os.path.basename(path))
 
 
 def _dropped(data: dict, names: list[str]) -> list[dict]:

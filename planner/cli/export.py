@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 
+from planner.cli._common import read_manifest
 from planner.export.commands import EXPORT_FORMATS
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.export.manifest import load_manifest
-    m = load_manifest(a.manifest)
+    m = read_manifest(a.manifest, "manifest")
     print(EXPORT_FORMATS[a.format].render(m, a.manifest), end="")
     return 0
 
