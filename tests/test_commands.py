@@ -4,7 +4,6 @@ program as one intact argument, and nothing in a value runs (issue 10).
 The hostile manifests are built with model_construct, which skips validation: the exporter must be
 safe on its own, whatever the models refuse."""
 import json
-import os
 import shutil
 import subprocess
 
