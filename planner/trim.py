@@ -72,6 +72,8 @@ def metric(p: Plan, name: str) -> float:
 
 
 def _fmt(name: str, value: float) -> str:
+    if name in ("storage_tb", "storage_tib") and value < 1e10:
+        return f"{value:,.0f} bytes"
     if name == "storage_tb":
         return f"{value / 1e12:,.2f} TB"
     if name == "storage_tib":
@@ -220,6 +222,8 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                         hi = mid
                 cap_after = lo
                 p = run(upper, lo)
+    if s.uniform is None and any(upper.values()) and not any(rows.values()):
+        raise _no_rows_left(upper, limits, run, strategy)
     if not note and rows == upper and cap_after == s.max_seq_len:
         note = "the mix already fits every budget"
     new_s = _with_rows(s, base, rows, cap_after)
@@ -231,6 +235,24 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                  for n, lim, label in limits],
         max_seq_len_before=s.max_seq_len, max_seq_len_after=cap_after,
         utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note)
+
+
+def _no_rows_left(upper: dict[str, int], limits, run, strategy: str) -> TrimInfeasible:
+    """A budget so small that no row is left: an empty mix is no answer. Names the budget that one
+    row of the cheapest component already exceeds, and by how much."""
+    best = None   # (largest use/limit over the budgets, budget, limit, label, component, use)
+    for i in (i for i, u in upper.items() if u > 0):
+        p = run({j: int(j == i) for j in upper})
+        uses = [(metric(p, n) / lim, n, lim, label, i, metric(p, n)) for n, lim, label in limits]
+        worst = max(uses, key=lambda u: u[0])
+        if best is None or worst[0] < best[0]:
+            best = worst
+    share, n, lim, label, cid, used = best
+    if share <= 1 + 1e-12:
+        return TrimInfeasible(f"budget.{n}", label, f"the {strategy} strategy leaves no rows, though one row of "
+                                                    f"{cid} alone would fit; give a larger budget or a smaller mix")
+    return TrimInfeasible(f"budget.{n}", label, f"not one row fits: one row of {cid} alone needs {_fmt(n, used)}, "
+                                                f"{_fmt(n, used - lim)} over the budget")
 
 
 def _protected_ids(names: list[str], upper: dict[str, int], cat: StatsCatalog | None) -> set[str]:

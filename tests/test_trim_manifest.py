@@ -108,6 +108,32 @@ def test_value_never_below_proportional_and_meets_budgets(tb, days, weights):
         assert p.wall_days_offline <= days * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("strategy", ["proportional", "value", "cap"])
+def test_a_budget_that_leaves_no_row_is_refused(strategy):
+    s = default_scenario()
+    with pytest.raises(TrimInfeasible) as e:
+        trim(s, Budget(storage_tb=1e-300), strategy, min_cap=16 if strategy == "cap" else None)
+    # the cheapest single row, found independently: one row of each component on its own
+    one_row = {c.id: plan(s.with_changes(mix=[{"id": c.id, "rows": 1}])).storage_bytes_compressed
+               for c in plan(s).components}
+    cheapest = min(one_row, key=one_row.get)
+    assert e.value.field == "budget.storage_tb" and e.value.value == "1e-300 TB of storage"
+    assert f"one row of {cheapest} alone needs {one_row[cheapest]:,.0f} bytes" in str(e.value)
+
+
+def test_no_row_left_though_one_would_fit_says_so():
+    # proportional scaling gives the first row to the largest component: 1,000 agentic traces of
+    # ~30K tokens (uncapped) x ~60 KB/token ~ 1.8 GB a row, while one gsm8k row (~200 tokens) is ~12 MB.
+    # A 0.1 GB budget fits the gsm8k row alone, but no fraction gives it a row before agentic gets one.
+    s = default_scenario().with_changes(mix=[{"id": "agentic", "rows": 1000}, {"id": "gsm8k", "rows": 1}],
+                                        max_seq_len=None)
+    gsm = plan(s.with_changes(mix=[{"id": "gsm8k", "rows": 1}])).storage_bytes_compressed
+    agentic = plan(s.with_changes(mix=[{"id": "agentic", "rows": 1}])).storage_bytes_compressed
+    assert gsm < 1e8 < agentic
+    with pytest.raises(TrimInfeasible, match="proportional strategy leaves no rows, though one row of gsm8k"):
+        trim(s, Budget(storage_tb=1e-4), "proportional")
+
+
 def test_trim_cli_writes_a_manifest_and_prints_estimate_json(tmp_path):
     out = tmp_path / "m.yaml"
     r = run_cli("trim", "--budget-storage-tb", "10", "--strategy", "protect", "--protect", "tool", "--out", str(out),

@@ -1,107 +1,86 @@
-"""CLI: trim (to a budget, writing a manifest), export (pipeline commands), materialize (rows)."""
+"""CLI: trim (the mix to a budget, writing a manifest)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import tempfile
 from pathlib import Path
 
+import yaml
 from pydantic import ValidationError
 
-from planner.cli.main import CliError, _number, add_scenario_flags, scenario_from_args
-from planner.errors import describe_validation_error
+from planner.cli._common import (BUDGET_FLAGS, TRIM_FLAGS, CliError, add_flags, add_scenario_flags, given,
+                                 scenario_from_args, shown, validation_message)
+from planner.safe_io import LIMITS, atomic_write, check_output, open_binary
+from planner.text import printable
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+def _is_planner_manifest(data: bytes) -> bool:
+    """A mapping with schema_version and planner_version: a file the planner wrote (or could have)."""
+    try:
+        text = data.decode("utf-8")
+        obj = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError, RecursionError):
+        return False
+    return isinstance(obj, dict) and "schema_version" in obj and "planner_version" in obj
 
 
-def cmd_trim(a: argparse.Namespace) -> int:
+def check_out(path: str, inputs: list[str], force: bool) -> None:
+    """Refuse an --out that is not a place for a manifest (safe_io.check_output), and an existing
+    file the planner did not write, unless --force."""
+    target = check_output(path, "--out", inputs)
+    if force or not os.path.lexists(target):
+        return
+    with open_binary(target, "--out") as fh:
+        data = fh.read(LIMITS["manifest"] + 1)
+    if len(data) > LIMITS["manifest"] or not _is_planner_manifest(data):
+        raise CliError(f"--out: {shown(path)} exists and is not a planner manifest; "
+                       "choose another path, or add --force to replace it")
+
+
+def run(a: argparse.Namespace) -> int:
     from planner.export.manifest import build_manifest, dump_manifest
     from planner.plan import plan
     from planner.trim import Budget, trim
+    inputs = [a.manifest] if getattr(a, "manifest", None) else []
+    check_out(a.out, inputs, a.force)
     s = scenario_from_args(a)
-    values = {"storage_tb": a.budget_storage_tb, "storage_tib": a.budget_storage_tib, "gpu_days": a.budget_gpu_days,
-              "transfer_hours": a.budget_transfer_hours, "usd": a.budget_usd, "days": a.budget_days}
-    flags = {"storage_tb": "--budget-storage-tb", "storage_tib": "--budget-storage-tib",
-             "gpu_days": "--budget-gpu-days", "transfer_hours": "--budget-transfer-hours", "usd": "--budget-usd",
-             "days": "--budget-days"}
-    parsed = {k: _number(flags[k], v) for k, v in values.items() if v is not None}
-    for k, v in parsed.items():
-        if v <= 0:
-            raise CliError(f"{flags[k]}: {v:g} must be positive")
-    if not parsed:
-        raise CliError("give at least one budget: --budget-storage-tb, --budget-storage-tib, --budget-gpu-days, "
-                       "--budget-transfer-hours, --budget-usd or --budget-days")
+    opts = {f.path: v for f, v in given(a, TRIM_FLAGS).values()}
+    budget = {path.split(".", 1)[1]: v for path, v in opts.items() if path.startswith("budget.")}
+    if not budget:
+        raise CliError("give at least one budget: " + ", ".join(f.flag for f in BUDGET_FLAGS))
     try:
-        budget = Budget(**parsed)
+        limits = Budget(**budget)
     except ValidationError as exc:
-        raise CliError(describe_validation_error(exc))
-    weights = {}
-    for part in filter(None, (x.strip() for x in (a.weights or "").split(","))):
-        if "=" not in part:
-            raise CliError(f"--weights: {part!r} must be ID=WEIGHT")
-        k, v = part.split("=", 1)
-        weights[k.strip()] = _number("--weights", v)
-    protect = [x for x in (a.protect or "").split(",") if x.strip()]
-    min_cap = None
-    if a.min_cap is not None:
-        min_cap = int(_number("--min-cap", a.min_cap))
-    r = trim(s, budget, a.strategy, protect=protect, weights=weights, min_cap=min_cap)
+        raise CliError(validation_message(exc, BUDGET_FLAGS, prefix="budget"))
+    r = trim(s, limits, opts.get("strategy", "proportional"), protect=opts.get("protect", []),
+             weights=opts.get("weights", {}), min_cap=opts.get("min_cap"))
     p = plan(r.scenario)
     m = build_manifest(r.scenario, p=p)
-    out = Path(a.out)
-    _atomic_write(out, dump_manifest(m, "json" if out.suffix.lower() == ".json" else "yaml"))
+    out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
+                       field="--out", inputs=inputs)
     if a.json:
         d = p.to_json_dict()
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))
     else:
-        print(f"strategy {r.strategy}: {r.note or 'trimmed'}")
+        print(f"strategy {r.strategy}: {printable(r.note or 'trimmed')}")
         for c in r.changes:
-            print(f"  {c.id:<18}{c.before:>10,} -> {c.after:>10,}")
+            print(f"  {printable(c.id):<18}{c.before:>10,} -> {c.after:>10,}")
         if r.max_seq_len_after != r.max_seq_len_before:
             print(f"  max sequence length {r.max_seq_len_before} -> {r.max_seq_len_after}")
         for b in r.budgets:
-            print(f"  budget {b.label}: {b.share:.1%} used")
-        print(f"manifest written to {out}")
-    return 0
-
-
-def cmd_export(a: argparse.Namespace) -> int:
-    from planner.export.commands import specforge_commands, speculators_commands
-    from planner.export.manifest import dump_manifest, load_manifest
-    m = load_manifest(a.manifest)
-    if a.format == "speculators":
-        print(speculators_commands(m, a.manifest), end="")
-    elif a.format == "specforge":
-        print(specforge_commands(m, a.manifest), end="")
-    else:
-        print(dump_manifest(m, a.format), end="")
+            print(f"  budget {printable(b.label)}: {b.share:.1%} used")
+        print(f"manifest written to {printable(out)}")
     return 0
 
 
 def register(sub) -> None:
     t = sub.add_parser("trim", help="trim the mix to a budget and write a manifest")
     add_scenario_flags(t)
-    t.add_argument("--budget-storage-tb")
-    t.add_argument("--budget-storage-tib")
-    t.add_argument("--budget-gpu-days")
-    t.add_argument("--budget-transfer-hours")
-    t.add_argument("--budget-usd")
-    t.add_argument("--budget-days")
-    t.add_argument("--strategy", default="proportional", choices=["proportional", "protect", "value", "cap"])
-    t.add_argument("--protect", help="components or families kept whole: ID_OR_FAMILY[,...]")
-    t.add_argument("--weights", help="value strategy: ID=WEIGHT[,...] (default 1 each)")
-    t.add_argument("--min-cap", help="cap strategy: the smallest sequence length to accept before scaling rows")
-    t.add_argument("--out", required=True)
+    add_flags(t, TRIM_FLAGS)
+    t.add_argument("--out", required=True, help="the manifest to write (.json for JSON, else YAML)")
+    t.add_argument("--force", action="store_true",
+                   help="replace an existing --out file even when it is not a planner manifest")
     t.add_argument("--json", action="store_true")
-    t.set_defaults(func=cmd_trim)
-    e = sub.add_parser("export", help="pipeline commands or the manifest in another format")
-    e.add_argument("manifest")
-    e.add_argument("--format", required=True, choices=["speculators", "specforge", "yaml", "json"])
-    e.set_defaults(func=cmd_export)
+    t.set_defaults(func=run)

@@ -1,0 +1,401 @@
+"""What every command shares: CliError, the parser class, number parsing, and the one table of
+scenario flags (flag, scenario path, converter, help) that builds the argparse flags, the Scenario
+and the error messages.
+
+Imports nothing from the other planner.cli modules, so that every command module can import it
+without a cycle.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from planner.errors import PlannerInputError, describe_validation_error
+from planner.safe_io import LIMITS, open_binary
+from planner.scenario import PRESETS, Scenario
+
+MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
+
+
+class CliError(Exception):
+    """A bad command line: main() prints `planner: error: <message>` on one line and exits 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """No abbreviations (a new flag must never change what an old command line means) and errors
+    raised as CliError, so main() prints them on one line."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        raise CliError(message)
+
+
+def shown(value: object) -> str:
+    """A value for an error message: repr, shortened; huge integers are never turned into text."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
+    text = repr(value)
+    if len(text) > 160:
+        return f"{text[:120]}... ({len(str(value)):,} characters)"
+    return text
+
+
+# ---------------------------------------------------------------- converters: (flag, text) -> value
+def _short(flag: str, text: str, what: str) -> str:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise CliError(f"{flag}: {shown(text)} is not {what} (at most {MAX_NUMBER_CHARS} characters)")
+    return text
+
+
+def whole(flag: str, text: str) -> int:
+    try:
+        return int(_short(flag, text, "a whole number").replace("_", ""))
+    except ValueError:
+        raise CliError(f"{flag}: {shown(text)} is not a whole number")
+
+
+def positive_int(flag: str, text: str) -> int:
+    value = whole(flag, text)
+    if value <= 0:
+        raise CliError(f"{flag}: {value} must be positive")
+    return value
+
+
+def number(flag: str, text: str) -> float:
+    try:
+        value = float(_short(flag, text, "a number"))
+    except ValueError:
+        raise CliError(f"{flag}: {shown(text)} is not a number")
+    if not math.isfinite(value):
+        raise CliError(f"{flag}: {shown(text)} must be a finite number")
+    return value
+
+
+def text_value(flag: str, text: str) -> str:
+    """An id or a path: an empty value is refused rather than silently ignored."""
+    if not text.strip():
+        raise CliError(f"{flag}: {shown(text)} is empty; give a value or leave the flag out")
+    return text
+
+
+def layer_list(flag: str, text: str) -> list[int]:
+    parts = [x for x in (y.strip() for y in text.split(",")) if x]
+    if not parts:
+        raise CliError(f"{flag}: {shown(text)} names no layer; give comma-separated whole numbers")
+    try:
+        return [int(_short(flag, x, "a layer id")) for x in parts]
+    except ValueError:
+        raise CliError(f"{flag}: {shown(text)} must be comma-separated whole numbers")
+
+
+def seq_cap(flag: str, text: str) -> int | None:
+    return None if text.strip().lower() == "none" else positive_int(flag, text)
+
+
+def id_list(flag: str, text: str) -> list[str]:
+    """ID[,ID...]: each name stripped (for the check and for the use alike)."""
+    names = [x for x in (y.strip() for y in text.split(",")) if x]
+    if not names:
+        raise CliError(f"{flag}: {shown(text)} names nothing; give ID[,ID...]")
+    return names
+
+
+def components(flag: str, text: str) -> list[dict]:
+    """ID=ROWS[,ID=ROWS...]."""
+    items = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise CliError(f"{flag}: {shown(part)} must be ID=ROWS")
+        cid, rows = (x.strip() for x in part.split("=", 1))
+        if not cid:
+            raise CliError(f"{flag}: {shown(part)} has no component id")
+        try:
+            n = int(_short(flag, rows, "a row count").replace("_", ""))
+        except ValueError:
+            raise CliError(f"{flag}: {shown(part)} has rows {shown(rows)}, not a whole number")
+        if n < 0:
+            raise CliError(f"{flag}: {shown(part)} has a negative row count")
+        items.append({"id": cid, "rows": n})
+    if not items:
+        raise CliError(f"{flag}: {shown(text)} names nothing; give at least one ID=ROWS")
+    return items
+
+
+# ---------------------------------------------------------------- the flag table
+@dataclass(frozen=True)
+class Flag:
+    """One command-line flag and the Scenario field it sets.
+
+    `convert` turns the text into the value (None: a switch that sets `const`); `also` are further
+    fields the flag sets (a fixed-mode rate switches the throughput mode); `special` flags are
+    assembled by scenario_from_args (the base, the mix, uniform samples) instead of set at `path`.
+    Validation errors at `path` name `flag`.
+    """
+
+    flag: str
+    path: str
+    convert: Callable[[str, str], Any] | None
+    help: str
+    choices: tuple[str, ...] | None = None
+    const: Any = None
+    also: dict = field(default_factory=dict)
+    special: bool = False
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+    @property
+    def is_switch(self) -> bool:
+        return self.convert is None and self.choices is None
+
+    def value(self, given: Any) -> Any:
+        """What the flag sets at `path`: the converted text, or a switch's constant."""
+        return self.const if self.is_switch else given
+
+
+SCENARIO_FLAGS: tuple[Flag, ...] = (
+    Flag("--preset", "preset", None, "start from a preset (default: default)", choices=tuple(sorted(PRESETS)),
+         special=True),
+    Flag("--manifest", "manifest", text_value, "start from the scenario stored in a manifest (YAML or JSON)",
+         special=True),
+    Flag("--model", "model", text_value, "target model id"),
+    Flag("--layout", "layout", text_value, "capture layout id"),
+    Flag("--layers", "layers", layer_list, "comma-separated layer ids to capture (overrides the layout's rule)"),
+    Flag("--gpu", "extraction_gpu", text_value, "extraction GPU id"),
+    Flag("--gpus", "extraction_gpus", positive_int, "extraction GPU count"),
+    Flag("--train-gpu", "training.gpu", text_value, "training GPU id"),
+    Flag("--train-gpus", "training.gpus", positive_int, "training GPU count"),
+    Flag("--epochs", "training.epochs", number, "training epochs"),
+    Flag("--components", "mix", components, "replace the mix: ID=ROWS[,ID=ROWS...]", special=True),
+    Flag("--drop", "mix", id_list, "drop components from the mix: ID[,ID...]", special=True),
+    Flag("--samples", "uniform.samples", positive_int, "replace the mix by N uniform samples (with --tokens)",
+         special=True),
+    Flag("--tokens", "uniform.tokens", number, "tokens per uniform sample", special=True),
+    Flag("--response-tokens", "uniform.response_tokens", number,
+         "generated (response) tokens per uniform sample", special=True),
+    Flag("--max-seq-len", "max_seq_len", seq_cap, "sequence cap in tokens, or 'none'"),
+    Flag("--unit", "unit", str, "training row: a conversation or each assistant turn",
+         choices=("conversation", "turn")),
+    Flag("--regenerate", "regenerate", None, "regenerate the responses with the target model", const=True),
+    Flag("--no-regenerate", "regenerate", None, "keep the dataset's responses", const=False),
+    Flag("--response-multiplier", "response_multiplier", number, "regenerated response length x this"),
+    Flag("--tokens-per-s", "throughput.tokens_per_s", number, "fixed throughput mode: single-GPU tokens/s",
+         also={"throughput.mode": "fixed"}),
+    Flag("--batching", "throughput.batching", number, "fixed throughput mode: batching factor",
+         also={"throughput.mode": "fixed"}),
+    Flag("--roofline", "throughput.mode", None, "force the roofline throughput mode", const="roofline"),
+    Flag("--mfu", "throughput.prefill_mfu", number, "prefill MFU (roofline)"),
+    Flag("--weight-dtype", "weight_dtype", str, "dtype of the target's weights", choices=("bf16", "fp8")),
+    Flag("--hidden-dtype", "hidden_dtype", str, "dtype of the stored hidden states",
+         choices=("bf16", "fp16", "fp8")),
+    Flag("--compression", "compression", number, "compression ratio of the stored states"),
+    Flag("--transfer", "transfer.method", str, "how the states reach the training machines",
+         choices=("none", "link", "object_store", "drives")),
+    Flag("--link-gbps", "transfer.link_gbps", number, "link speed in Gb/s"),
+    Flag("--link-efficiency", "transfer.efficiency", number, "share of the link speed reached"),
+    Flag("--storage-months", "costs.storage_months", number, "months the states are stored"),
+)
+
+# Validation errors at these paths come from model-level checks, not from one field.
+_EXTRA_PATHS = {"uniform": "--response-tokens"}
+
+
+def flag_for(field_path: str, flags: tuple[Flag, ...] = SCENARIO_FLAGS) -> str | None:
+    """The flag a user typed for a Scenario path (or a path below it: `mix.3.rows` -> --components)."""
+    if field_path.startswith("-"):
+        return field_path
+    by_path: dict[str, str] = {}
+    for f in flags:
+        by_path.setdefault(f.path, f.flag)
+    by_path.update(_EXTRA_PATHS)
+    parts = field_path.replace("[", ".").replace("]", "").split(".")
+    for n in range(len(parts), 0, -1):
+        flag = by_path.get(".".join(parts[:n]))
+        if flag:
+            return flag
+    return None
+
+
+def add_flags(p: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
+    """argparse flags from the table: values converted by the table's converter; flags not given are
+    absent from the namespace (so 'none' for --max-seq-len and 'not given' stay apart)."""
+    switches: dict[str, list[Flag]] = {}
+    for f in flags:
+        if f.is_switch:
+            switches.setdefault(f.path, []).append(f)
+    groups = {path: p.add_mutually_exclusive_group() for path, fs in switches.items() if len(fs) > 1}
+    for f in flags:
+        if f.is_switch:
+            groups.get(f.path, p).add_argument(f.flag, dest=f.dest, action="store_const", const=f.const,
+                                               default=argparse.SUPPRESS, help=f.help)
+        else:
+            convert = functools.partial(f.convert, f.flag) if f.convert not in (None, str) else None
+            p.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
+                           help=f.help)
+
+
+def given(a: argparse.Namespace, flags: tuple[Flag, ...]) -> dict[str, tuple[Flag, Any]]:
+    """The flags of the table that were given: dest -> (flag, converted value)."""
+    return {f.dest: (f, getattr(a, f.dest)) for f in flags if hasattr(a, f.dest)}
+
+
+def add_scenario_flags(p: argparse.ArgumentParser) -> None:
+    add_flags(p, SCENARIO_FLAGS)
+
+
+def _set(data: dict, path: str, value) -> None:
+    *parents, leaf = path.split(".")
+    for part in parents:
+        data = data[part]
+    data[leaf] = value
+
+
+def _refuse_conflicts(values: dict[str, tuple[Flag, Any]]) -> None:
+    """Two given flags that set one field to different values: refuse instead of dropping one."""
+    setters: dict[str, tuple[Flag, str, Any]] = {}   # path -> (flag, its value as typed, what it sets)
+    for f, v in values.values():
+        if f.special:
+            continue
+        for path, value in ((f.path, f.value(v)), *f.also.items()):
+            if path in setters and setters[path][2] != value:
+                other, typed, set_to = setters[path]
+                raise CliError(f"{f.flag}: cannot be combined with {other.flag}{typed}: they set {path} to "
+                               f"{shown(value)} and {shown(set_to)}; give one of them")
+            setters[path] = (f, "" if f.is_switch else f" {shown(v)}", value)
+    if "preset" in values and "manifest" in values:
+        raise CliError(f"--preset: {shown(values['preset'][1])} cannot be combined with --manifest "
+                       f"{shown(values['manifest'][1])}: the manifest holds the whole scenario")
+
+
+def scenario_from_args(a: argparse.Namespace) -> Scenario:
+    values = given(a, SCENARIO_FLAGS)
+    _refuse_conflicts(values)
+    get = lambda dest: values[dest][1] if dest in values else None  # noqa: E731
+    if "manifest" in values:
+        base = read_manifest(get("manifest"), "--manifest").scenario
+    else:
+        base = PRESETS[get("preset") or "default"]()
+    data = base.model_dump()
+    if "samples" in values or "tokens" in values:
+        if "samples" not in values or "tokens" not in values:
+            raise CliError("--samples and --tokens go together")
+        if "components" in values:
+            raise CliError("--components: cannot be combined with --samples/--tokens")
+        tokens, resp = get("tokens"), get("response_tokens") or 0.0
+        if tokens <= 0:
+            raise CliError(f"--tokens: {tokens:g} must be positive")
+        if resp < 0:
+            raise CliError(f"--response-tokens: {resp:g} must not be negative")
+        if resp > tokens:
+            raise CliError(f"--response-tokens: {resp:g} cannot exceed --tokens {tokens:g}")
+        data["uniform"] = {"samples": get("samples"), "tokens": tokens, "response_tokens": resp}
+        data["mix"] = None
+    elif "response_tokens" in values:
+        raise CliError("--response-tokens: goes with --samples and --tokens")
+    if "components" in values:
+        data["mix"] = get("components")
+        data["uniform"] = None
+    if "drop" in values:
+        data["mix"] = _dropped(data, get("drop"))
+    for f, v in values.values():
+        if f.special:
+            continue
+        _set(data, f.path, f.value(v))
+        for path, value in f.also.items():
+            _set(data, path, value)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise CliError(validation_message(exc))
+
+
+def read_manifest(path: str, field: str):
+    """The manifest at `path`, read through safe_io: a device, FIFO or directory is refused and at
+    most the size limit (plus one byte) is read, so /dev/zero cannot eat memory."""
+    from planner.export.manifest import parse_manifest
+    cap = LIMITS["manifest"]
+    try:
+        with open_binary(path, field) as fh:
+            data = fh.read(cap + 1)
+    except PlannerInputError as exc:
+        raise CliError(f"{field}: {shown(path)} cannot be read: {exc.allowed}")
+    if len(data) > cap:
+        raise CliError(f"{field}: {shown(path)} is over the {cap:,}-byte limit for a manifest")
+    return parse_manifest(data, os.path.basename(path))
+
+
+def _dropped(data: dict, names: list[str]) -> list[dict]:
+    from planner.catalog.stats import get_catalog
+    if data.get("uniform"):
+        raise CliError("--drop: the mix is uniform samples, there are no components to drop")
+    mix = data["mix"] if data["mix"] is not None else [{"id": i, "rows": r} for i, r in get_catalog().default_mix()]
+    ids = [m["id"] for m in mix]
+    for name in names:
+        if name not in ids:
+            raise CliError(f"--drop: {shown(name)} is not in the mix ({', '.join(ids)})")
+    return [m for m in mix if m["id"] not in set(names)]
+
+
+def validation_message(exc: ValidationError, flags: tuple[Flag, ...] = SCENARIO_FLAGS, prefix: str = "") -> str:
+    """`--flag: <describe_validation_error>` for the first error (`prefix` is the model's path)."""
+    first = exc.errors()[0]
+    flag = flag_for(".".join(str(x) for x in (prefix, *first["loc"]) if x != ""), flags)
+    msg = describe_validation_error(exc)
+    return f"{flag}: {msg}" if flag else msg
+
+
+# ---------------------------------------------------------------- trim's flags
+def positive_number(flag: str, text: str) -> float:
+    value = number(flag, text)
+    if value <= 0:
+        raise CliError(f"{flag}: {value:g} must be positive")
+    return value
+
+
+def truncated_int(flag: str, text: str) -> int:
+    """A number taken to its whole part (`--min-cap 1e3` is 1000)."""
+    return int(number(flag, text))
+
+
+def weights(flag: str, text: str) -> dict[str, float]:
+    """ID=WEIGHT[,ID=WEIGHT...]."""
+    out = {}
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        if "=" not in part:
+            raise CliError(f"{flag}: {shown(part)} must be ID=WEIGHT")
+        k, v = part.split("=", 1)
+        out[k.strip()] = number(flag, v)
+    if not out:
+        raise CliError(f"{flag}: {shown(text)} names nothing; give ID=WEIGHT[,...]")
+    return out
+
+
+BUDGET_FLAGS: tuple[Flag, ...] = (
+    Flag("--budget-storage-tb", "budget.storage_tb", positive_number, "storage budget in TB (10^12 bytes)"),
+    Flag("--budget-storage-tib", "budget.storage_tib", positive_number, "storage budget in TiB (2^40 bytes)"),
+    Flag("--budget-gpu-days", "budget.gpu_days", positive_number, "extraction GPU-days"),
+    Flag("--budget-transfer-hours", "budget.transfer_hours", positive_number, "transfer hours"),
+    Flag("--budget-usd", "budget.usd", positive_number, "dollars, offline total"),
+    Flag("--budget-days", "budget.days", positive_number, "offline wall-clock days"),
+)
+
+TRIM_FLAGS: tuple[Flag, ...] = BUDGET_FLAGS + (
+    Flag("--strategy", "strategy", str, "how to trim (default: proportional)",
+         choices=("proportional", "protect", "value", "cap")),
+    Flag("--protect", "protect", id_list, "components or families kept whole: ID_OR_FAMILY[,...]"),
+    Flag("--weights", "weights", weights, "value strategy: ID=WEIGHT[,...] (default 1 each)"),
+    Flag("--min-cap", "min_cap", truncated_int,
+         "cap strategy: the smallest sequence length to accept before scaling rows"),
+)
+
+ALL_FLAGS = SCENARIO_FLAGS + TRIM_FLAGS
