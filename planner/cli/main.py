@@ -10,13 +10,13 @@ import sys
 
 from pydantic import ValidationError
 
-from planner.cli import components, estimate, export, trim
+from planner.cli import components, estimate, export, materialize, profile, trim
 from planner.cli._common import ALL_FLAGS, CliError, Parser, flag_for, shown
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.export.manifest import ManifestError
 from planner.text import printable
 
-__all__ = ["CliError", "build_parser", "main"]   # CliError: profile.py imports it from here (for now)
+__all__ = ["CliError", "build_parser", "main"]
 
 
 def build_parser() -> Parser:
@@ -24,8 +24,6 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     estimate.register(sub)
     components.register(sub)
-    # imported here: profile.py still imports CliError from this module (move it to planner.cli._common)
-    from planner.cli import materialize, profile
     profile.register_profile(sub)
     trim.register(sub)
     export.register(sub)

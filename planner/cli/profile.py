@@ -6,7 +6,7 @@ import json
 import sys
 import time
 
-from planner.cli.main import CliError
+from planner.cli._common import CliError
 from planner.text import printable
 
 
