@@ -1,0 +1,190 @@
+"""Capture layouts: what each pipeline stores per token, per row and per file, and the defaults it
+runs with (sample unit, sequence cap, what happens past the cap, capture batch and padding), each
+read from the pipeline's code and cited in presets/layouts.yaml.
+
+A Scenario leaves `unit`, `max_seq_len`, `capture_batch_size` and `sort_by_length` at None to mean
+"the layout's value"; `effective()` resolves them and says which came from the layout.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner.errors import PlannerInputError
+
+PRESETS = Path(__file__).resolve().parent / "presets"
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+FP8_SCALE_BYTES = 4  # one fp32 scale per token and layer (per-token scaling), an estimate
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Default(_Strict):
+    value: int | str | bool | None
+    source: str
+
+
+class LayoutDefaults(_Strict):
+    unit: Default
+    max_seq_len: Default
+    overflow: Default = Default(value="truncate", source="truncation to the cap")
+    capture_batch_size: Default = Default(value=1, source="one row per forward pass")
+    padding: Default = Default(value="none", source="each row stored at its own length")
+    sort_by_length: Default = Default(value=False, source="no length grouping")
+    drop_last: Default = Default(value=False, source="every row captured")
+
+
+class LayoutSpec(_Strict):
+    id: str
+    name: str
+    pipeline: str
+    drafter: Literal["eagle3", "dflash", "eagle1"]
+    layer_rule: Literal["dflash", "speculators", "sglang-eagle3", "last"]
+    default_layer_count: int = Field(ge=1, le=256)
+    append_last_layer: bool
+    hidden_dtype: Literal["bf16", "fp16", "fp8"]
+    token_id_bytes: int = Field(ge=0)
+    loss_mask_bytes: int = Field(ge=0)
+    other_bytes_per_token: int = Field(0, ge=0)
+    sidecar_bytes_per_token: int = Field(0, ge=0)     # another file's bytes per token (speculators' Arrow dataset)
+    vocab_distribution: bool = False                   # the target's distribution over the vocabulary, per token
+    file_header_bytes: int = Field(ge=0)
+    block_bytes: int = Field(ge=0)
+    grouping: Literal["per_row", "rows_per_file", "shard_bytes"]
+    rows_per_file: int | None = Field(None, ge=1)
+    shard_bytes: int | None = Field(None, ge=1)
+    index_bytes_per_row: int = Field(0, ge=0)
+    once_embeddings_fp32: bool = False                 # the target's input embeddings, once, in fp32
+    file_pattern: str
+    defaults: LayoutDefaults
+    source: str
+    estimates: str | None = None
+
+    @property
+    def default_max_seq_len(self) -> int | None:
+        v = self.defaults.max_seq_len.value
+        return None if v in (None, "none") else int(v)
+
+
+@functools.cache
+def layout_presets() -> dict[str, LayoutSpec]:
+    with open(PRESETS / "layouts.yaml", encoding="utf-8") as fh:
+        return {d["id"]: LayoutSpec(**d) for d in yaml.safe_load(fh)}
+
+
+def dflash_layers(num_layers: int, n: int) -> list[int]:
+    """DFlash rule: n layers evenly spaced from 1 to L-3; one layer gives [L//2]."""
+    if n <= 1:
+        return [num_layers // 2]
+    last = num_layers - 3
+    return [round(1 + i * (last - 1) / (n - 1)) for i in range(n)]
+
+
+def eagle3_layers(num_layers: int) -> list[int]:
+    """speculators' default: [2, L//2, L-3] plus the last layer L."""
+    return [2, num_layers // 2, num_layers - 3, num_layers]
+
+
+def capture_layers(spec: LayoutSpec, num_layers: int, layers: list[int] | None, layer_count: int | None) -> list[int]:
+    """The layer ids a layout stores for a model with `num_layers` layers."""
+    L = num_layers
+    if layers is None:
+        if layer_count:
+            layers = dflash_layers(L, layer_count)
+        elif spec.layer_rule == "dflash":
+            layers = dflash_layers(L, spec.default_layer_count)
+        elif spec.layer_rule == "speculators":
+            layers = [2, L // 2, L - 3]
+        elif spec.layer_rule == "sglang-eagle3":
+            layers = sorted({1, L // 2 - 1, L - 4})
+        else:
+            layers = [L]
+        if spec.append_last_layer and L not in layers:
+            layers = [*layers, L]
+    bad = [x for x in layers if x < 0 or x > L]
+    if bad:
+        raise PlannerInputError("layers", bad[0], f"layer ids must be between 0 and {L}")
+    return list(layers)
+
+
+@dataclass(frozen=True)
+class Bytes:
+    hidden: int          # hidden-state bytes per token
+    scales: int          # fp8 scale bytes per token
+    ids_and_masks: int   # token ids, loss mask and other per-token fields
+    vocab: int           # the stored vocabulary distribution per token
+    sidecar: int         # another file's bytes per token
+
+    @property
+    def per_token(self) -> int:
+        return self.hidden + self.scales + self.ids_and_masks + self.vocab + self.sidecar
+
+
+def bytes_per_token(spec: LayoutSpec, n_layers: int, hidden_size: int, vocab_size: int, dtype: str) -> Bytes:
+    width = DTYPE_BYTES[dtype]
+    return Bytes(hidden=n_layers * hidden_size * width,
+                 scales=n_layers * FP8_SCALE_BYTES if dtype == "fp8" else 0,
+                 ids_and_masks=spec.token_id_bytes + spec.loss_mask_bytes + spec.other_bytes_per_token,
+                 vocab=vocab_size * width if spec.vocab_distribution else 0,
+                 sidecar=spec.sidecar_bytes_per_token)
+
+
+def files_and_overhead(spec: LayoutSpec, rows: float, data_bytes: float, hidden_size: int,
+                       vocab_size: int) -> tuple[float, float]:
+    """(files written, overhead bytes beyond the per-token data): headers and half a block per file,
+    index entries, and what is written once."""
+    if spec.grouping == "per_row":
+        files = rows
+    elif spec.grouping == "rows_per_file":
+        files = math.ceil(rows / spec.rows_per_file) if rows else 0
+    else:
+        files = math.ceil(data_bytes / spec.shard_bytes) if data_bytes else 0
+    overhead = files * (spec.file_header_bytes + spec.block_bytes / 2) + rows * spec.index_bytes_per_row
+    if spec.once_embeddings_fp32 and rows:
+        overhead += vocab_size * hidden_size * 4
+    return float(files), float(overhead)
+
+
+@dataclass(frozen=True)
+class Effective:
+    unit: str
+    max_seq_len: int | None
+    overflow: str
+    capture_batch_size: int
+    padding: str
+    sort_by_length: bool
+    drop_last: bool
+    from_layout: tuple[str, ...]     # the names whose value came from the layout
+
+
+def effective(spec: LayoutSpec, *, unit: str | None, max_seq_len: int | str | None, capture_batch_size: int | None,
+              sort_by_length: bool | None) -> Effective:
+    """The values in force: the scenario's where it sets them, the layout's otherwise."""
+    d = spec.defaults
+    taken = []
+
+    def pick(name, given, default):
+        if given is None:
+            taken.append(name)
+            return default
+        return given
+
+    u = pick("unit", unit, d.unit.value)
+    cap = pick("max_seq_len", max_seq_len, d.max_seq_len.value)
+    cap = None if cap in (None, "none") else int(cap)
+    batch = int(pick("capture_batch_size", capture_batch_size, d.capture_batch_size.value))
+    sort = bool(pick("sort_by_length", sort_by_length, d.sort_by_length.value))
+    padding = str(d.padding.value)
+    if padding == "batch" and batch <= 1:
+        padding = "none"
+    return Effective(unit=str(u), max_seq_len=cap, overflow=str(d.overflow.value), capture_batch_size=batch,
+                     padding=padding, sort_by_length=sort, drop_last=bool(d.drop_last.value),
+                     from_layout=tuple(taken))

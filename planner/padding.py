@@ -1,0 +1,75 @@
+"""Padding in batched capture: a pipeline that pads each batch to its longest row stores (and runs
+prefill over) batch_size x that maximum, not the rows' own lengths.
+
+Unsorted batches (SpecForge's DataCollatorWithPadding over a shuffled dataset): the expected
+maximum of n independent draws from the row-length distribution, by order statistics,
+
+    E[max_n] = sum_i L_i (F_i^n - F_(i-1)^n),  F_i = P(L <= L_i) over the atoms sorted by length;
+
+with drop_last the last partial batch is never captured: floor(N / n) batches of n rows.
+Length-sorted batches: batch k of the sorted rows ends at quantile k n / N, so its maximum is that
+quantile of the distribution.
+All O(atoms) (unsorted) or O(batches) (sorted), vectorised.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Padded:
+    rows_captured: float        # rows actually written (drop_last drops the last partial batch)
+    tokens_per_row: float       # expected stored tokens per captured row (the batch maximum)
+    tokens_sq_per_row: float    # expected square of it (prefill attention cost)
+    unpadded_tokens_per_row: float
+
+    @property
+    def factor(self) -> float:
+        return self.tokens_per_row / self.unpadded_tokens_per_row if self.unpadded_tokens_per_row else 1.0
+
+
+def _sorted_atoms(lengths: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(lengths, kind="stable")
+    L = np.asarray(lengths, float)[order]
+    w = np.asarray(weights, float)[order]
+    F = np.cumsum(w) / w.sum()
+    F[-1] = 1.0
+    return L, F
+
+
+def batch_maximum(lengths: np.ndarray, weights: np.ndarray, n: int) -> tuple[float, float]:
+    """(E[max], E[max^2]) of n independent draws from atoms `lengths` with probabilities ~ `weights`."""
+    L, F = _sorted_atoms(lengths, weights)
+    if n <= 1:
+        p = np.diff(np.concatenate([[0.0], F]))
+        return float((p * L).sum()), float((p * L * L).sum())
+    Fn = F ** n
+    p = np.diff(np.concatenate([[0.0], Fn]))
+    return float((p * L).sum()), float((p * L * L).sum())
+
+
+def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: int, *, sort_by_length: bool = False,
+           drop_last: bool = True) -> Padded:
+    """Expected stored tokens per row when `rows` rows with this length distribution are captured
+    in batches of `batch_size`, each padded to its longest row."""
+    w = np.asarray(weights, float)
+    L = np.asarray(lengths, float)
+    if w.sum() <= 0 or rows <= 0:
+        return Padded(0.0, 0.0, 0.0, 0.0)
+    mean = float((w * L).sum() / w.sum())
+    if batch_size <= 1:
+        sq = float((w * L * L).sum() / w.sum())
+        return Padded(rows, mean, sq, mean)
+    captured = math.floor(rows / batch_size) * batch_size if drop_last else rows
+    if not sort_by_length:
+        m1, m2 = batch_maximum(L, w, batch_size)
+        return Padded(float(captured), m1, m2, mean)
+    batches = max(1, math.ceil(captured / batch_size))
+    Ls, F = _sorted_atoms(L, w)
+    # batch k (1-based) of the sorted rows ends at quantile min(1, k * batch_size / rows)
+    q = np.minimum(1.0, np.arange(1, batches + 1) * batch_size / rows)
+    tops = Ls[np.minimum(np.searchsorted(F, q - 1e-12), len(Ls) - 1)]
+    return Padded(float(captured), float(tops.mean()), float((tops * tops).mean()), mean)

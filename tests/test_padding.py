@@ -1,0 +1,46 @@
+"""Batch padding by order statistics, worked by hand and checked against a simulation."""
+import numpy as np
+import pytest
+
+from planner.padding import batch_maximum, padded
+
+
+def test_two_lengths_batch_of_two_by_hand():
+    # rows of 100 or 1,000 tokens, half each. Two rows per batch: the batch is all-short with
+    # probability 0.5^2 = 0.25, so E[max] = 0.25 x 100 + 0.75 x 1,000 = 775 and
+    # E[max^2] = 0.25 x 10,000 + 0.75 x 1,000,000 = 752,500; unpadded mean (100 + 1,000) / 2 = 550
+    m1, m2 = batch_maximum(np.array([1000.0, 100.0]), np.array([0.5, 0.5]), 2)
+    assert m1 == pytest.approx(775.0) and m2 == pytest.approx(752_500.0)
+    p = padded(np.array([100.0, 1000.0]), np.array([1.0, 1.0]), rows=10, batch_size=2)
+    assert p.rows_captured == 10 and p.factor == pytest.approx(775 / 550)
+
+
+def test_batch_of_32_is_almost_always_padded_to_the_long_rows():
+    # P(all 32 short) = 0.5^32 = 2.3e-10: E[max] = 1,000 - 900 x 2.3e-10
+    m1, _ = batch_maximum(np.array([100.0, 1000.0]), np.array([0.5, 0.5]), 32)
+    assert m1 == pytest.approx(1000 - 900 * 0.5 ** 32, rel=1e-12)
+
+
+def test_drop_last_and_batch_of_one():
+    p = padded(np.array([100.0, 1000.0]), np.array([0.5, 0.5]), rows=100, batch_size=32)
+    assert p.rows_captured == 96                      # floor(100 / 32) = 3 batches of 32
+    one = padded(np.array([100.0, 1000.0]), np.array([0.5, 0.5]), rows=100, batch_size=1)
+    assert one.rows_captured == 100 and one.factor == 1.0 and one.tokens_per_row == 550
+    keep = padded(np.array([100.0, 1000.0]), np.array([0.5, 0.5]), rows=100, batch_size=32, drop_last=False)
+    assert keep.rows_captured == 100
+
+
+def test_sorted_batches_pad_only_within_a_length_band():
+    # 64 rows sorted: the first batch of 32 is all 100-token rows, the second all 1,000: no padding
+    p = padded(np.array([100.0, 1000.0]), np.array([0.5, 0.5]), rows=64, batch_size=32, sort_by_length=True)
+    assert p.tokens_per_row == pytest.approx(550.0) and p.factor == pytest.approx(1.0)
+
+
+def test_matches_a_simulation():
+    rng = np.random.default_rng(0)
+    lengths = np.exp(rng.normal(6.0, 0.8, 64)).round()
+    weights = rng.uniform(0.2, 1.0, 64)
+    draws = rng.choice(lengths, size=(40_000, 32), p=weights / weights.sum())
+    m1, m2 = batch_maximum(lengths, weights, 32)
+    assert m1 == pytest.approx(draws.max(axis=1).mean(), rel=0.01)
+    assert m2 == pytest.approx((draws.max(axis=1) ** 2).mean(), rel=0.02)
