@@ -11,12 +11,13 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from planner.errors import PlannerInputError
+from planner.ids import check_no_control
 
 PRESETS = Path(__file__).resolve().parent / "presets"
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -27,9 +28,12 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+Text = Annotated[str, Field(max_length=2000), AfterValidator(check_no_control)]
+
+
 class Default(_Strict):
     value: int | str | bool | None
-    source: str
+    source: Text
 
 
 class LayoutDefaults(_Strict):
@@ -40,12 +44,13 @@ class LayoutDefaults(_Strict):
     padding: Default = Default(value="none", source="each row stored at its own length")
     sort_by_length: Default = Default(value=False, source="no length grouping")
     drop_last: Default = Default(value=False, source="every row captured")
+    draft_layers: Default = Default(value=1, source="EAGLE-1/2/3 drafters train one decoder layer")
 
 
 class LayoutSpec(_Strict):
-    id: str
-    name: str
-    pipeline: str
+    id: Text
+    name: Text
+    pipeline: Text
     drafter: Literal["eagle3", "dflash", "eagle1"]
     layer_rule: Literal["dflash", "speculators", "sglang-eagle3", "last"]
     default_layer_count: int = Field(ge=1, le=256)
@@ -63,10 +68,10 @@ class LayoutSpec(_Strict):
     shard_bytes: int | None = Field(None, ge=1)
     index_bytes_per_row: int = Field(0, ge=0)
     once_embeddings_fp32: bool = False                 # the target's input embeddings, once, in fp32
-    file_pattern: str
+    file_pattern: Text
     defaults: LayoutDefaults
-    source: str
-    estimates: str | None = None
+    source: Text
+    estimates: Text | None = None
 
     @property
     def default_max_seq_len(self) -> int | None:
@@ -162,6 +167,7 @@ class Effective:
     padding: str
     sort_by_length: bool
     drop_last: bool
+    draft_layers: int
     from_layout: tuple[str, ...]     # the names whose value came from the layout
 
 
@@ -187,4 +193,4 @@ def effective(spec: LayoutSpec, *, unit: str | None, max_seq_len: int | str | No
         padding = "none"
     return Effective(unit=str(u), max_seq_len=cap, overflow=str(d.overflow.value), capture_batch_size=batch,
                      padding=padding, sort_by_length=sort, drop_last=bool(d.drop_last.value),
-                     from_layout=tuple(taken))
+                     draft_layers=int(d.draft_layers.value), from_layout=tuple(taken))

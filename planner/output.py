@@ -100,6 +100,14 @@ class PlanOutput(_Out):
     storage_bytes_compressed: int
     compression: float
     output_tokens: int
+    drafter: str
+    unit: str
+    max_seq_len: int | None
+    capture_batch_size: int
+    padding: str
+    from_layout: list[str]
+    unpadded_tokens: int
+    files: int
     extraction: ExtractionOutput
     transfer_method: str
     transfer_hours: float
@@ -120,7 +128,9 @@ class PlanOutput(_Out):
             tokens=round(p.tokens), uncapped_tokens=round(p.uncapped_tokens), bytes_per_token=p.bytes_per_token,
             hidden_state_bytes_per_token=p.hidden_state_bytes_per_token, storage_bytes=round(p.storage_bytes),
             storage_bytes_compressed=round(p.storage_bytes_compressed), compression=p.scenario.compression,
-            output_tokens=round(p.output_tokens),
+            output_tokens=round(p.output_tokens), drafter=p.drafter, unit=p.unit, max_seq_len=p.max_seq_len,
+            capture_batch_size=p.capture_batch_size, padding=p.padding, from_layout=p.from_layout,
+            unpadded_tokens=round(p.unpadded_tokens), files=round(p.files),
             extraction=ExtractionOutput(
                 gpu=e.gpu, gpus=e.gpus, gpus_used=e.gpus_used, mode=e.mode, gpu_hours=e.gpu_hours,
                 wall_hours=e.wall_hours, decode_hours=e.decode_hours, capture_hours=e.capture_hours,

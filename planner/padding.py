@@ -73,3 +73,31 @@ def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: in
     q = np.minimum(1.0, np.arange(1, batches + 1) * batch_size / rows)
     tops = Ls[np.minimum(np.searchsorted(F, q - 1e-12), len(Ls) - 1)]
     return Padded(float(captured), float(tops.mean()), float((tops * tops).mean()), mean)
+
+
+def padded_per_row(lengths: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each atom i: the expected stored length E[max(L_i, M)] and its square, where M is the
+    longest of the n - 1 other rows of the batch (drawn from the same distribution):
+
+        E[max(L_i, M)] = L_i P(M <= L_i) + sum_{j: L_j > L_i} L_j P(M = L_j),  P(M <= x) = F(x)^(n-1).
+
+    Averaged over the atoms with their weights this is E[max_n] (batch_maximum)."""
+    L = np.asarray(lengths, float)
+    w = np.asarray(weights, float)
+    if n <= 1 or w.sum() <= 0:
+        return L.copy(), L * L
+    order = np.argsort(L, kind="stable")
+    Ls, ws = L[order], w[order]
+    F = np.cumsum(ws) / ws.sum()
+    F[-1] = 1.0
+    G = F ** (n - 1)                                   # P(M <= Ls[k])
+    pM = np.diff(np.concatenate([[0.0], G]))           # P(M = Ls[k])
+    # sums over strictly longer atoms: reverse cumulative sums shifted by one
+    above1 = np.concatenate([np.cumsum((Ls * pM)[::-1])[::-1][1:], [0.0]])
+    above2 = np.concatenate([np.cumsum((Ls * Ls * pM)[::-1])[::-1][1:], [0.0]])
+    # ties: atoms of equal length count as "not longer" (P(M <= L_i) covers them)
+    e1s = Ls * G + above1
+    e2s = Ls * Ls * G + above2
+    e1, e2 = np.empty_like(L), np.empty_like(L)
+    e1[order], e2[order] = e1s, e2s
+    return e1, e2

@@ -20,8 +20,10 @@ from planner.errors import PlannerInputError
 from planner.extraction import ExtractionPlan, extraction
 from planner.output import PlanOutput
 from planner.scenario import MixItem, Scenario
-from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
-from planner.storage import NO_WORK, CaptureLayout, Workload, resolve_layout, workload
+from planner.layouts import Effective, LayoutSpec, effective, files_and_overhead, layout_presets
+from planner.padding import padded
+from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, storage_price_presets
+from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, resolve_layout, workload
 from planner.training import TrainingPlan, estimate_drafter_params, training
 from planner.transfer import transfer
 
@@ -61,6 +63,18 @@ class Plan(BaseModel):
     file_overhead_bytes: float
     storage_bytes: float
     storage_bytes_compressed: float
+    # the pipeline's values in force (the scenario's, or the layout's where it leaves them unset)
+    drafter: str = "dflash"
+    unit: str = "conversation"
+    max_seq_len: int | None = None
+    overflow: str = "truncate"
+    capture_batch_size: int = 1
+    padding: str = "none"
+    sort_by_length: bool = False
+    drop_last: bool = False
+    from_layout: list[str] = []
+    unpadded_tokens: float = 0.0     # stored tokens had no row been padded
+    files: float = 0.0
     extraction: ExtractionPlan
     transfer_method: str
     transfer_hours: float
@@ -173,14 +187,23 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     store = _lookup(storage_price_presets(), "costs.storage", s.costs.storage)
     warn = _Warnings()
 
-    # -- storage, per component
+    # -- storage, per component, with the pipeline's unit, cap and capture padding
+    eff = effective(layout_spec, unit=s.unit, max_seq_len=s.max_seq_len, capture_batch_size=s.capture_batch_size,
+                    sort_by_length=s.sort_by_length)
     mix = _mix_rows(s, cat)
-    works = [workload(m.conv, m.turn, m.rows, cap=s.max_seq_len, unit=s.unit, regenerate=s.regenerate,
-                      multiplier=s.response_multiplier, scale=s.length_scale) for m in mix]
+    pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
+                      multiplier=s.response_multiplier, scale=s.length_scale, overflow=eff.overflow) for m in mix]
+    unpadded = [w for w, _ in pairs]
+    works = _padded(unpadded, [r for _, r in pairs], eff)
     total = sum(works, NO_WORK)
-    components = _components(s, cat, mix, works, layout, warn)
+    data = sum(w.tokens for w in works) * layout.bytes_per_token
+    files, overhead = files_and_overhead(layout_spec, total.rows, data, model.hidden_size, model.vocab_size)
+    components = _components(eff, cat, mix, works, unpadded, layout, overhead, warn)
     storage_bytes = sum(c.storage_bytes for c in components)
     compressed = storage_bytes / s.compression
+    unpadded_tokens = sum(u.tokens for u in unpadded)
+    _padding_warning(layout_spec, eff, total.tokens, unpadded_tokens, total.rows, sum(u.rows for u in unpadded),
+                     warn)
 
     # -- the phases
     mfu = s.throughput.prefill_mfu or ex_gpu.prefill_mfu
@@ -191,7 +214,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     if egress is None:
         egress = store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
     tr = transfer(compressed, s.transfer, egress)
-    drafter_layers = s.training.drafter_layers or (len(layout.layers) if layout_spec.layer_rule == "dflash" else 1)
+    drafter_layers = s.training.drafter_layers or eff.draft_layers
     drafter_params = s.training.drafter_params or estimate_drafter_params(model, drafter_layers, len(layout.layers))
     trn = training(model, tr_gpu, s.training, total, drafter_layers=drafter_layers, drafter_params=drafter_params,
                    prefill_mfu=tr_gpu.prefill_mfu, bytes_on_disk=compressed,
@@ -201,20 +224,23 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     for text in ex.warnings + trn.warnings + cost.warnings:
         warn.add(text)
 
-    _plan_warnings(s, cat, layout, total.rows, compressed, components, warn)
+    _plan_warnings(s, cat, layout, files, compressed, components, warn)
     for c in components:
         c.notes = warn.notes.get(c.id, [])
 
     context = AssumptionContext(scenario=s, model=model, layout=layout, extraction_gpu=ex_gpu, training_gpu=tr_gpu,
                                 disk=disk, store=store, prefill_mfu=mfu, drafter_params=drafter_params,
-                                catalog_mix=cat is not None and s.uniform is None)
+                                catalog_mix=cat is not None and s.uniform is None, effective=eff)
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=model.id, layout=layout.id, layers=layout.layers,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
         tokens=total.tokens, uncapped_tokens=total.uncapped_tokens, output_tokens=total.output_tokens,
         bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
         file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=storage_bytes,
-        storage_bytes_compressed=compressed, extraction=ex, transfer_method=tr.method, transfer_hours=tr.hours,
+        storage_bytes_compressed=compressed, drafter=layout_spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
+        overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
+        sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
+        unpadded_tokens=unpadded_tokens, files=files, extraction=ex, transfer_method=tr.method, transfer_hours=tr.hours,
         training=trn, cost_usd=cost,
         wall_days_offline=(ex.wall_hours + tr.hours + trn.offline_wall_hours) / 24,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
@@ -224,15 +250,18 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     return plan_
 
 
-def _components(s: Scenario, cat: StatsCatalog | None, mix: list[MixRow], works: list[Workload],
-                layout: CaptureLayout, warn: _Warnings) -> list[ComponentPlan]:
-    """Storage per component, with its shares and the warnings about its rows and the cap."""
-    sizes = [w.tokens * layout.bytes_per_token + w.rows * layout.file_overhead_bytes for w in works]
+def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], works: list[Workload],
+                unpadded: list[Workload], layout: CaptureLayout, overhead: float,
+                warn: _Warnings) -> list[ComponentPlan]:
+    """Storage per component (its tokens x bytes per token, and its rows' share of the files'
+    overhead), with its shares and the warnings about its rows and the cap."""
+    rows = sum(w.rows for w in works)
+    sizes = [w.tokens * layout.bytes_per_token + (overhead * w.rows / rows if rows else 0.0) for w in works]
     storage_bytes = sum(sizes)
     tot_rows = sum(m.rows for m in mix) or 1
     out = []
-    for m, w, nbytes in zip(mix, works, sizes):
-        truncated = 1 - w.tokens / w.uncapped_tokens if w.uncapped_tokens else 0.0
+    for m, w, u, nbytes in zip(mix, works, unpadded, sizes):
+        truncated = 1 - u.tokens / u.uncapped_tokens if u.uncapped_tokens else 0.0
         out.append(ComponentPlan(
             id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
             tokens=w.tokens, truncated_share=max(0.0, truncated), output_tokens=w.output_tokens,
@@ -242,17 +271,59 @@ def _components(s: Scenario, cat: StatsCatalog | None, mix: list[MixRow], works:
         if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
             warn.add(f"{m.id}: {m.rows:,} rows selected but only {cat.components[m.id].rows_available:,} exist", (m.id,))
         if truncated > 0.2 and m.rows:
-            warn.add(f"{m.id}: the {s.max_seq_len:,}-token cap cuts {truncated:.0%} of its tokens", (m.id,))
+            verb = "drops rows holding" if eff.overflow == "skip" else "cuts"
+            warn.add(f"{m.id}: the {eff.max_seq_len:,}-token cap {verb} {truncated:.0%} of its tokens", (m.id,))
     return out
 
 
-def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, rows: float, compressed: float,
+def _padded(works: list[Workload], lengths: list[RowLengths], eff: Effective) -> list[Workload]:
+    """Each component's rows as captured: padded to the batch's longest row, or to the cap;
+    drop_last leaves out the last partial batch. A batch holds rows of one component: SpecForge reads
+    the file in order (DistributedSampler(shuffle=False), specforge/data/utils.py:199-243) and
+    materialize writes one component after another. Padded tokens are stored and run through prefill."""
+    if eff.padding == "none" or not works:
+        return works
+    if eff.padding == "max_length":
+        if eff.max_seq_len is None:
+            return works
+        cap = float(eff.max_seq_len)
+        return [Workload(w.conversations, w.rows, w.rows * cap, w.uncapped_tokens, w.output_tokens,
+                         w.rows * cap * cap, w.decode_ctx_sum) for w in works]
+    n = eff.capture_batch_size
+    all_rows = sum(w.rows for w in works)
+    kept = math.floor(all_rows / n) * n / all_rows if eff.drop_last and all_rows else 1.0
+    out = []
+    for r, w in zip(lengths, works):
+        if not w.rows or not r.weights.sum():
+            out.append(w)
+            continue
+        p = padded(r.lengths, r.weights, w.rows, n, sort_by_length=eff.sort_by_length, drop_last=False)
+        rows = w.rows * kept
+        out.append(Workload(w.conversations, rows, rows * p.tokens_per_row, w.uncapped_tokens, w.output_tokens,
+                            rows * p.tokens_sq_per_row, w.decode_ctx_sum))
+    return out
+
+
+def _padding_warning(spec: LayoutSpec, eff: Effective, tokens: float, unpadded_tokens: float, rows: float,
+                     rows_before: float, warn: _Warnings) -> None:
+    if eff.padding != "none" and unpadded_tokens and tokens > 1.05 * unpadded_tokens:
+        why = (f"batches of {eff.capture_batch_size} padded to their longest row" if eff.padding == "batch"
+               else f"every row padded to {eff.max_seq_len:,} tokens")
+        warn.add(f"{spec.name}: {why} store {tokens / unpadded_tokens:.2f}x the tokens of the rows themselves"
+                 + (" (a capture batch of 1, or length-sorted batches, avoid it)" if eff.padding == "batch" else ""))
+    dropped = rows_before - rows
+    if dropped >= 0.5:
+        warn.add(f"{spec.name}: drop_last leaves out the last partial capture batch: {dropped:,.0f} of "
+                 f"{rows_before:,.0f} rows are never captured")
+
+
+def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,
                    components: list[ComponentPlan], warn: _Warnings) -> None:
     """Warnings on the whole plan (disk, files, compression, fixed rate) and on pairs of components."""
     if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
         warn.add(f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
-    if rows > 1_000_000 and layout.file_overhead_bytes:
-        warn.add(f"{rows:,.0f} files, one per training row: plan for the inode count and "
+    if files > 1_000_000 and layout.spec.grouping == "per_row":
+        warn.add(f"{files:,.0f} files, one per training row: plan for the inode count and "
                  f"per-file overhead of millions of small files")
     if s.compression > 1.2 and layout.hidden_dtype != "fp8":
         warn.add(f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")

@@ -22,8 +22,9 @@ def article_comparison(p: Plan) -> list[dict]:
     reasons_storage = []
     if abs(tps - 800) > 1:
         reasons_storage.append(f"{tps:,.0f} stored tokens per training row instead of 800 "
-                               f"(component length statistics{', sequence cap' if p.scenario.max_seq_len else ''}"
-                               f"{', per-turn fan-out' if p.scenario.unit == 'turn' else ''})")
+                               f"(component length statistics{', sequence cap' if p.max_seq_len else ''}"
+                               f"{', per-turn fan-out' if p.unit == 'turn' else ''}"
+                               f"{', batch padding' if p.padding != 'none' else ''})")
     if p.bytes_per_token != ARTICLE["bytes_per_token"]:
         reasons_storage.append(f"{p.bytes_per_token:,} bytes per token in the {p.layout} layout instead of 51,204")
     if p.file_overhead_bytes:

@@ -6,7 +6,7 @@ planner/presets/hardware.yaml); `seed_article()` is the article's. Ids are stric
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -92,8 +92,11 @@ class Scenario(_Strict):
     layers: list[int] | None = Field(None, min_length=1, max_length=256)
     layer_count: int | None = Field(None, ge=1, le=256)
     hidden_dtype: Literal["bf16", "fp16", "fp8"] | None = None
-    unit: Literal["conversation", "turn"] = "conversation"
-    max_seq_len: int | None = Field(2048, ge=16, le=10**7)
+    # None: the layout's value (its pipeline's default, presets/layouts.yaml); "none": no cap.
+    unit: Literal["conversation", "turn"] | None = None
+    max_seq_len: Annotated[int, Field(ge=16, le=10**7)] | Literal["none"] | None = None
+    capture_batch_size: int | None = Field(None, ge=1, le=4096)   # rows per capture batch; 1 = no padding
+    sort_by_length: bool | None = None                            # capture batches grouped by length
     regenerate: bool = True
     response_multiplier: float = Field(1.0, ge=0.1, le=100)
     length_scale: float = Field(1.0, ge=0.1, le=100)   # tokens per sample x this (tokenizer differences, sensitivity)
@@ -150,7 +153,7 @@ def seed_article_scenario() -> Scenario:
     return Scenario(
         preset="seed-article",
         uniform=UniformMix(samples=913_786, tokens=800, response_tokens=500),
-        layout="seed-article", max_seq_len=None, regenerate=True,
+        layout="seed-article", regenerate=True,
         throughput=Throughput(mode="fixed", tokens_per_s=120, batching=4),
         extraction_gpus=1, compression=1.5, disk_capacity_tb=None,
     )

@@ -108,24 +108,6 @@ class GPUSpec(BaseModel):
         return self.bf16_tflops * 1e12
 
 
-class LayoutSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    id: Id
-    name: Name
-    pipeline: Name
-    layer_rule: Literal["dflash", "eagle3", "last"]
-    default_layer_count: int
-    hidden_dtype: Literal["bf16", "fp16", "fp8"]
-    token_id_bytes: int
-    loss_mask_bytes: int
-    file_header_bytes: int
-    block_bytes: int
-    default_max_seq_len: int | None
-    file_pattern: Name
-    source: Source
-    estimates: Source | None = None
-
-
 def _load(name: str) -> object:
     with open(PRESETS / name, encoding="utf-8") as fh:
         return yaml.safe_load(fh)
@@ -139,11 +121,6 @@ def model_presets() -> dict[str, ModelSpec]:
 @functools.cache
 def gpu_presets() -> dict[str, GPUSpec]:
     return {d["id"]: GPUSpec(**d) for d in _load("gpus.yaml")}
-
-
-@functools.cache
-def layout_presets() -> dict[str, LayoutSpec]:
-    return {d["id"]: LayoutSpec(**d) for d in _load("layouts.yaml")}
 
 
 @functools.cache
@@ -182,14 +159,5 @@ def link_efficiency() -> dict:
     return hardware()["link_efficiency"][LINK_KIND]
 
 
-def dflash_layers(num_layers: int, n: int) -> list[int]:
-    """DFlash rule: n layers evenly spaced from 1 to L-3; one layer gives [L//2]."""
-    if n <= 1:
-        return [num_layers // 2]
-    last = num_layers - 3
-    return [round(1 + i * (last - 1) / (n - 1)) for i in range(n)]
-
-
-def eagle3_layers(num_layers: int) -> list[int]:
-    """EAGLE-3 default: aux layers [2, L//2, L-3] plus the last layer L."""
-    return [2, num_layers // 2, num_layers - 3, num_layers]
+# Capture layouts live in planner/layouts.py (one module per concern); re-exported for callers.
+from planner.layouts import LayoutSpec, dflash_layers, eagle3_layers, layout_presets  # noqa: E402,F401

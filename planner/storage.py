@@ -7,11 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.distributions import Atoms
-from planner.errors import PlannerInputError
-from planner.specs import LayoutSpec, ModelSpec, dflash_layers, eagle3_layers
-
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
-FP8_SCALE_BYTES = 4  # one fp32 scale per token and layer (per-token scaling), an estimate
+from planner.layouts import LayoutSpec, bytes_per_token, capture_layers
+from planner.specs import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -19,42 +16,34 @@ class CaptureLayout:
     id: str
     name: str
     pipeline: str
+    drafter: str
     layers: list[int]
     hidden_dtype: str
     hidden_state_bytes_per_token: int
     scale_bytes_per_token: int
-    token_id_bytes: int
+    token_id_bytes: int              # token ids, loss mask and the pipeline's other per-token fields
     loss_mask_bytes: int
-    file_overhead_bytes: float      # header + expected half-block rounding, per file (one file per row)
+    vocab_bytes_per_token: int       # the target's distribution over the vocabulary (NeMo)
+    sidecar_bytes_per_token: int     # another file's bytes per token (speculators' Arrow dataset)
+    file_overhead_bytes: float       # per file: header + expected half-block rounding
     file_pattern: str
     source: str
+    spec: LayoutSpec
 
     @property
     def bytes_per_token(self) -> int:
-        return self.hidden_state_bytes_per_token + self.scale_bytes_per_token + self.token_id_bytes + self.loss_mask_bytes
+        return (self.hidden_state_bytes_per_token + self.scale_bytes_per_token + self.token_id_bytes
+                + self.loss_mask_bytes + self.vocab_bytes_per_token + self.sidecar_bytes_per_token)
 
 
 def resolve_layout(spec: LayoutSpec, model: ModelSpec, layers: list[int] | None, layer_count: int | None,
                    hidden_dtype: str | None) -> CaptureLayout:
-    L = model.num_layers
-    if layers is None:
-        n = layer_count or spec.default_layer_count
-        if spec.layer_rule == "dflash":
-            layers = dflash_layers(L, n)
-        elif spec.layer_rule == "eagle3":
-            layers = eagle3_layers(L)
-        else:
-            layers = [L]
-    bad = [x for x in layers if x < 0 or x > L]
-    if bad:
-        raise PlannerInputError("layers", bad[0], f"layer ids must be between 0 and {L} for {model.id}")
+    ids = capture_layers(spec, model.num_layers, layers, layer_count)
     dtype = hidden_dtype or spec.hidden_dtype
-    n = len(layers)
-    hidden = n * model.hidden_size * DTYPE_BYTES[dtype]
-    scales = n * FP8_SCALE_BYTES if dtype == "fp8" else 0
-    overhead = spec.file_header_bytes + spec.block_bytes / 2
-    return CaptureLayout(spec.id, spec.name, spec.pipeline, list(layers), dtype, hidden, scales,
-                         spec.token_id_bytes, spec.loss_mask_bytes, overhead, spec.file_pattern, spec.source)
+    b = bytes_per_token(spec, len(ids), model.hidden_size, model.vocab_size, dtype)
+    return CaptureLayout(spec.id, spec.name, spec.pipeline, spec.drafter, ids, dtype, b.hidden, b.scales,
+                         spec.token_id_bytes + spec.other_bytes_per_token, spec.loss_mask_bytes, b.vocab, b.sidecar,
+                         spec.file_header_bytes + spec.block_bytes / 2, spec.file_pattern, spec.source, spec)
 
 
 @dataclass(frozen=True)
@@ -89,12 +78,24 @@ class Workload:
 NO_WORK = Workload(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
+@dataclass(frozen=True)
+class RowLengths:
+    """The stored rows of one conversation, as atoms: lengths and rows per conversation (after the
+    cap, the per-turn fan-out and rows skipped past the cap)."""
+
+    lengths: np.ndarray
+    weights: np.ndarray
+
+
 def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None, unit: str,
-             regenerate: bool, multiplier: float, scale: float = 1.0) -> Workload:
+             regenerate: bool, multiplier: float, scale: float = 1.0,
+             overflow: str = "truncate") -> tuple[Workload, RowLengths]:
     """O(bins): token counts for `conversations` rows drawn uniformly from a length distribution.
 
     Regeneration replaces each response R by multiplier x R (length L -> L + (m-1)R); responses
     are generated up to the cap. Turn unit: the fan-out atoms (prefix through each assistant turn).
+    overflow "truncate" stores a long row up to the cap; "skip" does not store it at all
+    (Model-Optimizer). Regeneration runs over every conversation either way.
     """
     cap_value = float(cap) if cap else np.inf
     m = multiplier if regenerate else 1.0
@@ -103,18 +104,16 @@ def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None,
         turn = Atoms(turn.rows, turn.tokens * scale, turn.response * scale, turn.turns)
     L = conv.tokens + (m - 1.0) * conv.response
     stored_conv = np.minimum(L, cap_value)
-    if unit == "turn":
-        Lt = turn.tokens + (m - 1.0) * turn.response
-        stored = np.minimum(Lt, cap_value)
-        rows_per_conv = float(turn.rows.sum())
-        tokens = float((turn.rows * stored).sum())
-        uncapped = float((turn.rows * Lt).sum())
-        ctx2 = float((turn.rows * stored * stored).sum())
+    rows_atoms, full = (turn.rows, turn.tokens + (m - 1.0) * turn.response) if unit == "turn" else (conv.rows, L)
+    if overflow == "skip":
+        keep = full <= cap_value
+        weights, stored = rows_atoms * keep, np.where(keep, full, 0.0)
     else:
-        rows_per_conv = 1.0
-        tokens = float((conv.rows * stored_conv).sum())
-        uncapped = float((conv.rows * L).sum())
-        ctx2 = float((conv.rows * stored_conv * stored_conv).sum())
+        weights, stored = rows_atoms, np.minimum(full, cap_value)
+    rows_per_conv = float(weights.sum())
+    tokens = float((weights * stored).sum())
+    uncapped = float((rows_atoms * full).sum())
+    ctx2 = float((weights * stored * stored).sum())
     if regenerate:
         gen = m * conv.response * np.minimum(1.0, cap_value / L)
         output = float((conv.rows * gen).sum())
@@ -122,4 +121,5 @@ def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None,
     else:
         output = decode_ctx = 0.0
     n = float(conversations)
-    return Workload(n, n * rows_per_conv, n * tokens, n * uncapped, n * output, n * ctx2, n * decode_ctx)
+    return (Workload(n, n * rows_per_conv, n * tokens, n * uncapped, n * output, n * ctx2, n * decode_ctx),
+            RowLengths(stored, weights))

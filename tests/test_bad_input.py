@@ -53,7 +53,8 @@ def test_link_round_trip():
     # default mix spelled out (10 components) still fits far below the 8,000-character limit
     from planner.catalog.stats import get_catalog
     full = Scenario(mix=[{"id": i, "rows": r} for i, r in get_catalog().default_mix()])
-    assert encode(full).startswith("v2.") and len(encode(full)) < 1500
+    from planner.export.versions import CURRENT
+    assert encode(full).startswith(f"v{CURRENT}.") and len(encode(full)) < 1500
 
 
 # ---------------------------------------------------------------- CLI flags

@@ -44,3 +44,17 @@ def test_matches_a_simulation():
     m1, m2 = batch_maximum(lengths, weights, 32)
     assert m1 == pytest.approx(draws.max(axis=1).mean(), rel=0.01)
     assert m2 == pytest.approx((draws.max(axis=1) ** 2).mean(), rel=0.02)
+
+
+def test_per_row_padding_by_hand_and_consistent_with_the_batch_maximum():
+    from planner.padding import padded_per_row
+    # lengths 100 and 1,000, half each, batches of 2: a 100-token row meets one other row, long
+    # with probability 0.5: E = 0.5 x 100 + 0.5 x 1,000 = 550; a 1,000-token row always stores 1,000
+    e1, e2 = padded_per_row(np.array([1000.0, 100.0]), np.array([0.5, 0.5]), 2)
+    assert e1.tolist() == pytest.approx([1000.0, 550.0])
+    assert e2.tolist() == pytest.approx([1e6, 0.5 * 1e4 + 0.5 * 1e6])
+    # averaged over the rows: (550 + 1,000) / 2 = 775 = E[max of 2] from the order statistics
+    rng = np.random.default_rng(1)
+    L, w = rng.uniform(10, 5000, 50).round(), rng.uniform(0.1, 1, 50)
+    e1, _ = padded_per_row(L, w, 32)
+    assert (w * e1).sum() / w.sum() == pytest.approx(batch_maximum(L, w, 32)[0], rel=1e-9)

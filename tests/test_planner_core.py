@@ -16,8 +16,10 @@ GiB = 2**30
 
 
 def uniform(samples, tokens, response=0.0, turns=1, **kw):
+    """N identical samples, no cap, no capture padding (so the arithmetic below is the layout's alone;
+    the pipelines' caps and padding have tests of their own)."""
     base = dict(uniform=UniformMix(samples=samples, tokens=tokens, response_tokens=response, turns=turns),
-                max_seq_len=None, regenerate=False, compression=1.0)
+                max_seq_len="none", capture_batch_size=1, unit="conversation", regenerate=False, compression=1.0)
     base.update(kw)
     return Scenario(**base)
 
@@ -84,10 +86,11 @@ def test_speculators_layout_qwen3_8b():
     p = plan(uniform(1000, 500, model="qwen3-8b", layout="speculators"))
     # EAGLE-3 default layers [2, L//2, L-3, L] = [2, 18, 33, 36]
     assert p.layers == [2, 18, 33, 36]
-    # 4 layers x 4096 x 2 bytes + int64 token id (8) = 32,776
-    assert p.bytes_per_token == 32_776
-    # 500,000 tokens x 32,776 + 1,000 files x (256 header + 2,048 expected half-block) = 16,390,304,000
-    assert round(p.storage_bytes) == 16_390_304_000
+    # 4 layers x 4096 x 2 bytes + int64 token id (8) + the prepared Arrow dataset's int64 input_ids
+    # and loss_mask (16, speculators preprocessing.py:358-360) = 32,792
+    assert p.bytes_per_token == 32_792
+    # 500,000 tokens x 32,792 + 1,000 files x (256 header + 2,048 expected half-block) = 16,398,304,000
+    assert round(p.storage_bytes) == 16_398_304_000
 
 
 def test_specforge_eagle3_layout_qwen36():

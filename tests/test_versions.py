@@ -11,16 +11,34 @@ from planner.export.versions import (CURRENT, LINK_STEPS, MANIFEST_STEPS, OLDEST
                                      frozen_defaults)
 
 V1 = Path(__file__).resolve().parent / "fixtures" / "v1"
+# the plans those fixtures gave under 0.1.0's code (samples, tokens, bytes), computed then
+FIGURES = json.loads((V1 / "expected_figures.json").read_text())
+
+
+def _meant(expected: dict) -> dict:
+    """A v1 scenario in today's words: version 3 spells 'no cap' as "none" (None now means the
+    layout's cap) and names the capture batch (1: no padding, as every plan before version 3)."""
+    out = dict(expected, max_seq_len=expected["max_seq_len"] if expected["max_seq_len"] is not None else "none")
+    return dict(out, capture_batch_size=1, sort_by_length=False)
+
+
+def _same_plan(s, figures):
+    from planner import plan
+    p = plan(s)
+    assert p.layers == figures["layers"] and p.bytes_per_token == figures["bytes_per_token"]
+    for key in ("samples", "tokens", "storage_bytes", "output_tokens"):
+        assert getattr(p, key) == pytest.approx(figures[key], rel=1e-12), key
 
 
 @pytest.mark.parametrize("name", ["manifest.yaml", "manifest.json"])
 def test_v1_manifest_loads_with_the_values_it_meant(name):
     m = load_manifest(V1 / name)
     assert m.schema_version == CURRENT
-    expected = json.loads((V1 / "manifest.expected_scenario.json").read_text())
+    expected = _meant(json.loads((V1 / "manifest.expected_scenario.json").read_text()))
     got = m.scenario.model_dump(mode="json")
-    for key, value in expected.items():      # every field the v1 file had, unchanged
+    for key, value in expected.items():      # every field the v1 file had, with the meaning it had
         assert got[key] == value, key
+    _same_plan(m.scenario, FIGURES["manifest"])
     # spot checks, read from the fixture by eye: half of each default row count, agentic dropped,
     # sharegpt the shortest rows, seed 7, per-turn rows at 4,096 tokens on 4 x H100
     rows = {c.id: c.rows_selected for c in m.components}
@@ -31,7 +49,8 @@ def test_v1_manifest_loads_with_the_values_it_meant(name):
 
 def test_v1_link_loads_with_the_values_it_meant():
     s = decode((V1 / "link.txt").read_text().strip())
-    assert s.model_dump(mode="json") == json.loads((V1 / "link.expected_scenario.json").read_text())
+    assert s.model_dump(mode="json") == _meant(json.loads((V1 / "link.expected_scenario.json").read_text()))
+    _same_plan(s, FIGURES["link"])
     # the values issue #9 saw lost: a $5/h custom GPU with 96 GB, 100,000 B of linear-attention state
     assert s.custom_gpu.price_low == 5.0 and s.custom_gpu.memory_gb == 96
     assert s.custom_model.linear_state_bytes_per_layer == 100_000 and s.custom_model.hidden_size == 2048
@@ -57,6 +76,16 @@ def test_a_hand_written_v1_manifest_missing_scenario_fields():
     assert m.scenario.unit == "conversation" and m.scenario.training.epochs == 3.0   # v1's defaults
 
 
+def test_v2_speculators_dflash_keeps_its_five_dflash_layers():
+    # version 2's speculators-dflash layout captured 5 DFlash-rule layers and no last layer; the
+    # layout now follows speculators' own default (4 layers incl. the last), so the migration writes
+    # the 5 layers out: Qwen3-8B (36 layers): 1, 9, 17, 25, 33
+    from planner.export.versions import migrate_link
+    s = migrate_link({"layout": "speculators-dflash", "model": "qwen3-8b", "layers": None, "layer_count": None,
+                      "max_seq_len": None, "unit": "turn"}, 2)
+    assert s["layers"] == [1, 9, 17, 25, 33] and s["max_seq_len"] == "none" and s["capture_batch_size"] == 1
+
+
 def test_current_round_trip_and_every_step_exists():
     m = load_manifest(V1 / "manifest.yaml")
     again = parse_manifest(dump_manifest(m, "yaml"))
@@ -64,7 +93,7 @@ def test_current_round_trip_and_every_step_exists():
     assert SCHEMA_VERSION == CURRENT
     for v in range(OLDEST, CURRENT):
         assert v in MANIFEST_STEPS and v in LINK_STEPS
-        assert frozen_defaults(v)["scenario"]
+    assert frozen_defaults(1)["scenario"]      # versions 2 and 3 write every field; 1 omitted defaults
     s = decode((V1 / "link.txt").read_text().strip())
     assert decode(encode(s)) == s and encode(s).startswith(f"v{CURRENT}.")
 

@@ -97,8 +97,9 @@ def layer_list(flag: str, text: str) -> list[int]:
         raise CliError(f"{flag}: {shown(text)} must be comma-separated whole numbers")
 
 
-def seq_cap(flag: str, text: str) -> int | None:
-    return None if text.strip().lower() == "none" else positive_int(flag, text)
+def seq_cap(flag: str, text: str) -> int | str:
+    """A cap in tokens, or "none" (no cap); leaving the flag out keeps the layout's cap."""
+    return "none" if text.strip().lower() == "none" else positive_int(flag, text)
 
 
 def id_list(flag: str, text: str) -> list[str]:
@@ -183,9 +184,14 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--tokens", "uniform.tokens", number, "tokens per uniform sample", special=True),
     Flag("--response-tokens", "uniform.response_tokens", number,
          "generated (response) tokens per uniform sample", special=True),
-    Flag("--max-seq-len", "max_seq_len", seq_cap, "sequence cap in tokens, or 'none'"),
-    Flag("--unit", "unit", str, "training row: a conversation or each assistant turn",
+    Flag("--max-seq-len", "max_seq_len", seq_cap, "sequence cap in tokens, or 'none' (default: the layout's)"),
+    Flag("--unit", "unit", str, "training row: a conversation or each assistant turn (default: the layout's)",
          choices=("conversation", "turn")),
+    Flag("--capture-batch-size", "capture_batch_size", positive_int,
+         "rows per capture batch, padded to the longest where the pipeline pads; 1 = no padding "
+         "(default: the layout's)"),
+    Flag("--sort-by-length", "sort_by_length", None, "group capture batches by length (less padding)", const=True),
+    Flag("--no-sort-by-length", "sort_by_length", None, "capture batches in file order", const=False),
     Flag("--regenerate", "regenerate", None, "regenerate the responses with the target model", const=True),
     Flag("--no-regenerate", "regenerate", None, "keep the dataset's responses", const=False),
     Flag("--response-multiplier", "response_multiplier", number, "regenerated response length x this"),

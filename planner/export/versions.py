@@ -11,7 +11,12 @@ Version history
   defaults (`v1.` + base64url(zlib(JSON))).
 - 2: manifests name each measured component's content (`sha256`) and may omit `local_path` (a
   dashboard upload is never named by a server path); links carry the whole scenario (`v2.`), so a
-  later change of a default can no longer change what a link means.
+  later change of a default can no longer change what a link means. Scenario defaults as in 1.
+- 3: the layout's pipeline supplies the sample unit, the sequence cap and the capture batch: in the
+  Scenario `unit`, `max_seq_len`, `capture_batch_size` and `sort_by_length` may be None ("the
+  layout's value") and `max_seq_len` "none" means no cap. A version-2 scenario meant: its unit and
+  cap as written (None = no cap), no batch padding, and for `speculators-dflash` five layers by the
+  DFlash rule without the last layer (that layout then captured them).
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-CURRENT = 2
+CURRENT = 3
 OLDEST = 1
 _SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 
@@ -72,7 +77,41 @@ def _manifest_1_to_2(m: dict) -> dict:
     return m
 
 
-MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2}
+def _scenario_2_to_3(s: dict) -> dict:
+    s = fill_scenario_defaults(s, 1)        # version 2 kept version 1's defaults
+    if s.get("max_seq_len") is None:
+        s["max_seq_len"] = "none"
+    s.setdefault("capture_batch_size", 1)
+    s.setdefault("sort_by_length", False)
+    if s.get("layout") == "speculators-dflash" and s.get("layers") is None:
+        L = _num_layers(s)
+        if L is not None:
+            from planner.layouts import dflash_layers
+            s["layers"] = dflash_layers(L, s.get("layer_count") or 5)
+            s["layer_count"] = None
+    if s.get("layout") in ("speculators", "specforge-eagle3", "eagle1") and s.get("layers") is None:
+        s["layer_count"] = None             # these layouts ignored a layer count in version 2
+    return s
+
+
+def _num_layers(s: dict) -> int | None:
+    if s.get("model") == "custom":
+        cm = s.get("custom_model")
+        return cm.get("num_layers") if isinstance(cm, dict) else None
+    from planner.specs import model_presets
+    spec = model_presets().get(s.get("model"))
+    return spec.num_layers if spec else None
+
+
+def _manifest_2_to_3(m: dict) -> dict:
+    m = dict(m)
+    if isinstance(m.get("scenario"), dict):
+        m["scenario"] = _scenario_2_to_3(m["scenario"])
+    m["schema_version"] = 3
+    return m
+
+
+MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2, 2: _manifest_2_to_3}
 
 
 def migrate_manifest(m: dict) -> dict:
@@ -93,7 +132,7 @@ def _link_1_to_2(s: dict) -> dict:
     return fill_scenario_defaults(s, 1)
 
 
-LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2}
+LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2, 2: _scenario_2_to_3}
 
 
 def link_version(text: str) -> int:
