@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.specs import GPUSpec, Id, ModelSpec, efficiency, link_efficiency
@@ -94,7 +95,7 @@ class Scenario(_Strict):
     hidden_dtype: Literal["bf16", "fp16", "fp8"] | None = None
     # None: the layout's value (its pipeline's default, presets/layouts.yaml); "none": no cap.
     unit: Literal["conversation", "turn"] | None = None
-    max_seq_len: Annotated[int, Field(ge=16, le=10**7)] | Literal["none"] | None = None
+    max_seq_len: Annotated[int, Ge(16), Le(10**7)] | Literal["none"] | None = None
     capture_batch_size: int | None = Field(None, ge=1, le=4096)   # rows per capture batch; 1 = no padding
     sort_by_length: bool | None = None                            # capture batches grouped by length
     regenerate: bool = True

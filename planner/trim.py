@@ -160,7 +160,9 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         return plan(_with_rows(s, base, rows, cap), cat)
 
     def fits(p: Plan) -> bool:
-        return all(metric(p, n) <= lim * (1 + 1e-12) for n, lim, _ in limits)
+        # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
+        captured = p.samples > 0 or p.conversations == 0
+        return captured and all(metric(p, n) <= lim * (1 + 1e-12) for n, lim, _ in limits)
 
     def infeasible(p: Plan, what: str) -> TrimInfeasible:
         for n, lim, label in limits:
@@ -190,7 +192,8 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         rows = scaled(lo)
         return rows, run(rows, cap)
 
-    cap_after = s.max_seq_len
+    cap_before = full.max_seq_len          # in force: the scenario's or the layout's (None: no cap)
+    cap_after = cap_before
     note = ""
     if strategy in ("proportional", "protect"):
         rows, p = best_fraction()
@@ -205,7 +208,7 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         if fits(full):
             p = full
         else:
-            hi = s.max_seq_len or int(max(2**21, 1))
+            hi = cap_before or int(max(2**21, 1))
             lo = min_cap or 16
             if not fits(run(upper, lo)):
                 if min_cap is None:
@@ -223,35 +226,37 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                 cap_after = lo
                 p = run(upper, lo)
     if s.uniform is None and any(upper.values()) and not any(rows.values()):
-        raise _no_rows_left(upper, limits, run, strategy)
-    if not note and rows == upper and cap_after == s.max_seq_len:
+        raise _no_rows_left(upper, limits, run, strategy, full.capture_batch_size if full.drop_last else 1)
+    if not note and rows == upper and cap_after == cap_before:
         note = "the mix already fits every budget"
-    new_s = _with_rows(s, base, rows, cap_after)
+    new_s = _with_rows(s, base, rows, cap_after) if cap_after != cap_before else _with_rows(s, base, rows)
     assert fits(p), "trim returned a plan over budget"
     return TrimResult(
         strategy=strategy, scenario=new_s,
         changes=[RowChange(id=i, before=upper[i], after=rows[i]) for i in upper],
         budgets=[BudgetUse(name=n, label=label, limit=lim, used=metric(p, n), share=metric(p, n) / lim)
                  for n, lim, label in limits],
-        max_seq_len_before=s.max_seq_len, max_seq_len_after=cap_after,
+        max_seq_len_before=cap_before, max_seq_len_after=cap_after,
         utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note)
 
 
-def _no_rows_left(upper: dict[str, int], limits, run, strategy: str) -> TrimInfeasible:
+def _no_rows_left(upper: dict[str, int], limits, run, strategy: str, unit: int = 1) -> TrimInfeasible:
     """A budget so small that no row is left: an empty mix is no answer. Names the budget that one
     row of the cheapest component already exceeds, and by how much."""
     best = None   # (largest use/limit over the budgets, budget, limit, label, component, use)
     for i in (i for i, u in upper.items() if u > 0):
-        p = run({j: int(j == i) for j in upper})
+        # one row, or one capture batch where the pipeline drops a last partial batch
+        p = run({j: unit * int(j == i) for j in upper})
         uses = [(metric(p, n) / lim, n, lim, label, i, metric(p, n)) for n, lim, label in limits]
         worst = max(uses, key=lambda u: u[0])
         if best is None or worst[0] < best[0]:
             best = worst
     share, n, lim, label, cid, used = best
+    what = "one row" if unit == 1 else f"one capture batch ({unit} rows)"
     if share <= 1 + 1e-12:
-        return TrimInfeasible(f"budget.{n}", label, f"the {strategy} strategy leaves no rows, though one row of "
+        return TrimInfeasible(f"budget.{n}", label, f"the {strategy} strategy leaves no rows, though {what} of "
                                                     f"{cid} alone would fit; give a larger budget or a smaller mix")
-    return TrimInfeasible(f"budget.{n}", label, f"not one row fits: one row of {cid} alone needs {_fmt(n, used)}, "
+    return TrimInfeasible(f"budget.{n}", label, f"not one row fits: {what} of {cid} alone needs {_fmt(n, used)}, "
                                                 f"{_fmt(n, used - lim)} over the budget")
 
 

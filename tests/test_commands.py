@@ -133,10 +133,11 @@ def test_every_export_format_is_safe(fmt, value, tmp_path):
         assert "--flag-looking=1" not in argv or value == "--flag-looking=1"
         if "materialize" in argv and argv[1] == "-m":
             assert argv[:5] == ["python", "-m", "planner", "materialize", manifest_path]
-        for flag in ("--model", "--target-model-path"):
+        for flag in EXPORT_FORMATS[fmt].model_flags:
             if flag in argv:
                 assert argv[argv.index(flag) + 1] == value
-    assert sum(flag in argv for argv in calls for flag in ("--model", "--target-model-path")) >= 1
+    if EXPORT_FORMATS[fmt].model_flags:
+        assert sum(flag in argv for argv in calls for flag in EXPORT_FORMATS[fmt].model_flags) >= 1
     # the commented "direct form" is a command too: uncommented, it passes every source intact
     direct = [line[2:] for line in out.split("\n") if line.startswith("# python ")]
     if direct:

@@ -28,7 +28,10 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
     # the contract's keys, in order (scripts read them)
     assert list(d) == ["planner_version", "preset", "model", "layout", "layers", "hidden_dtype", "conversations",
                        "samples", "tokens", "uncapped_tokens", "bytes_per_token", "hidden_state_bytes_per_token",
-                       "storage_bytes", "storage_bytes_compressed", "compression", "output_tokens", "extraction",
+                       "storage_bytes", "storage_bytes_compressed", "compression", "output_tokens",
+                       # added with the pipelines' own values (issue 11); no key renamed
+                       "drafter", "unit", "max_seq_len", "capture_batch_size", "padding", "from_layout",
+                       "unpadded_tokens", "files", "extraction",
                        "transfer_method", "transfer_hours", "training", "cost_usd", "wall_days_offline",
                        "wall_days_online", "components", "warnings", "assumptions"]
     assert list(d["extraction"]) == ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",

@@ -66,9 +66,9 @@ def test_sharegpt_jsonl_with_real_tokenizer(home, tokenizer_json):
     # selectable in the planner with its own statistics
     comp = get_catalog().components["mine"]
     assert comp.origin == "measured"
-    p = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len=None, regenerate=False))
+    p = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len="none", capture_batch_size=1, regenerate=False))
     assert p.tokens == pytest.approx(40)
-    pt = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len=None, regenerate=False, unit="turn"))
+    pt = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len="none", capture_batch_size=1, regenerate=False, unit="turn"))
     assert pt.tokens == pytest.approx(16 + 11 + 24) and pt.samples == pytest.approx(3)
 
 
@@ -152,7 +152,8 @@ def test_profile_cli_then_estimate(home):
     d = json.loads(r.stdout)
     # 40 bytes -> 10 tokens, 80 -> 20, + 4 each = 38 per conversation
     assert d["conversations"] == 3 and d["mean_tokens"] == pytest.approx(38)
-    r = run_cli("estimate", "--components", "cli_set=3", "--max-seq-len", "none", "--no-regenerate", "--json",
+    r = run_cli("estimate", "--components", "cli_set=3", "--max-seq-len", "none", "--capture-batch-size", "1",
+                "--no-regenerate", "--json",
                 env=env)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["tokens"] == 3 * 38

@@ -3,6 +3,8 @@ from the presets (hardware.yaml), read here straight from the YAML file."""
 import math
 from pathlib import Path
 
+import typing
+
 import pytest
 import yaml
 from pydantic import ValidationError
@@ -122,8 +124,11 @@ def test_every_numeric_field_has_bounds():
         for name, f in model.model_fields.items():
             ann = str(f.annotation)
             if ("float" in ann or "int" in ann) and "list" not in ann:
-                lo = [m for m in f.metadata if getattr(m, "ge", None) is not None or getattr(m, "gt", None) is not None]
-                hi = [m for m in f.metadata if getattr(m, "le", None) is not None or getattr(m, "lt", None) is not None]
+                # constraints on the field, or on the numeric member of a union (max_seq_len: int | "none")
+                meta = list(f.metadata) + [m for a in typing.get_args(f.annotation)
+                                           for m in getattr(a, "__metadata__", ())]
+                lo = [m for m in meta if getattr(m, "ge", None) is not None or getattr(m, "gt", None) is not None]
+                hi = [m for m in meta if getattr(m, "le", None) is not None or getattr(m, "lt", None) is not None]
                 if not lo or not hi:
                     missing.append(f"{model.__name__}.{name}")
     assert missing == []

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from planner import default_scenario, plan
 from planner.export.commands import speculators_commands
 from planner.export.materialize import hub_script, materialize_local, selected_indices
-from planner.export.manifest import SCHEMA_PATH, ManifestError, build_manifest, dump_manifest, json_schema, parse_manifest
+from planner.export.manifest import (SCHEMA_PATH, SCHEMA_VERSION, ManifestError, build_manifest, dump_manifest,
+                                     json_schema, parse_manifest)
 from planner.catalog.profile import profile_file
 from planner.scenario import Scenario
 from planner.trim import Budget, TrimInfeasible, trim, utility
@@ -24,8 +25,19 @@ TB = 1e12
 
 
 # ---------------------------------------------------------------- trim
+
+def unpadded():
+    """The default scenario with a capture batch of 1: the trim arithmetic below is worked on the
+    rows' own lengths (SpecForge's batch padding is tested in test_padding and test_layouts)."""
+    return default_scenario().with_changes(capture_batch_size=1)
+
+
+def test_trim_reaches_a_budget_with_batch_padding_too():
+    r = trim(default_scenario(), Budget(storage_tb=20), "proportional")
+    assert plan(r.scenario).storage_bytes_compressed <= 20e12 and r.changes
+
 def test_proportional_10tb_keeps_the_ratios():
-    s = default_scenario()
+    s = unpadded()
     r = trim(s, Budget(storage_tb=10), "proportional")
     p = plan(r.scenario)
     assert 9.9 * TB <= p.storage_bytes_compressed <= 10 * TB
@@ -36,7 +48,7 @@ def test_proportional_10tb_keeps_the_ratios():
 
 
 def test_protect_tool_keeps_114000_tool_rows():
-    r = trim(default_scenario(), Budget(storage_tb=10), "protect", protect=["tool"])
+    r = trim(unpadded(), Budget(storage_tb=10), "protect", protect=["tool"])
     after = {c.id: c.after for c in r.changes}
     assert after["glaive_fc"] + after["qwen35_fc"] + after["hermes_fc"] == 114_000
     assert plan(r.scenario).storage_bytes_compressed <= 10 * TB
@@ -45,13 +57,13 @@ def test_protect_tool_keeps_114000_tool_rows():
 
 def test_infeasible_budget_says_which_and_by_how_much():
     with pytest.raises(TrimInfeasible) as e:
-        trim(default_scenario(), Budget(storage_tb=1), "protect", protect=["tool"])
+        trim(unpadded(), Budget(storage_tb=1), "protect", protect=["tool"])
     msg = str(e.value)
     assert "storage" in e.value.field and "protected components alone need" in msg and "over the budget" in msg
 
 
 def test_cap_finds_the_largest_cap_that_fits():
-    s = default_scenario()
+    s = unpadded()
     r = trim(s, Budget(storage_tb=20), "cap")
     cap = r.max_seq_len_after
     assert cap < 2048
@@ -65,18 +77,18 @@ def test_cap_finds_the_largest_cap_that_fits():
 
 
 def test_already_within_budget_is_unchanged():
-    r = trim(default_scenario(), Budget(storage_tb=1000), "proportional")
+    r = trim(unpadded(), Budget(storage_tb=1000), "proportional")
     assert all(c.after == c.before for c in r.changes) and "already fits" in r.note
 
 
 def test_trim_is_deterministic():
-    a = trim(default_scenario(), Budget(storage_tb=7, gpu_days=2), "value")
-    b = trim(default_scenario(), Budget(storage_tb=7, gpu_days=2), "value")
+    a = trim(unpadded(), Budget(storage_tb=7, gpu_days=2), "value")
+    b = trim(unpadded(), Budget(storage_tb=7, gpu_days=2), "value")
     assert a.changes == b.changes
 
 
 def test_several_budgets_are_all_met():
-    r = trim(default_scenario(), Budget(storage_tb=15, usd=800, transfer_hours=5), "proportional")
+    r = trim(unpadded(), Budget(storage_tb=15, usd=800, transfer_hours=5), "proportional")
     p = plan(r.scenario)
     assert p.storage_bytes_compressed <= 15 * TB and p.cost_usd.total_offline <= 800 and p.transfer_hours <= 5
     assert max(b.share for b in r.budgets) > 0.99   # the binding one is used up
@@ -84,7 +96,7 @@ def test_several_budgets_are_all_met():
 
 def test_value_lets_expensive_rows_give_way_first():
     # without a cap the agentic traces cost ~30K tokens a row: value keeps far fewer of them than proportional
-    s = default_scenario().with_changes(max_seq_len=None)
+    s = unpadded().with_changes(max_seq_len="none")
     v = {c.id: c for c in trim(s, Budget(storage_tb=10), "value").changes}
     p = {c.id: c for c in trim(s, Budget(storage_tb=10), "proportional").changes}
     assert v["agentic"].after / 15_000 < p["agentic"].after / 15_000
@@ -96,7 +108,7 @@ def test_value_lets_expensive_rows_give_way_first():
        weights=st.dictionaries(st.sampled_from(["openorca", "agentic", "glaive_fc", "ultrachat"]),
                                st.floats(0.1, 10), max_size=3))
 def test_value_never_below_proportional_and_meets_budgets(tb, days, weights):
-    s = default_scenario()
+    s = unpadded()
     b = Budget(storage_tb=tb, days=days)
     v = trim(s, b, "value", weights=weights)
     pr = trim(s, b, "proportional")
@@ -110,7 +122,7 @@ def test_value_never_below_proportional_and_meets_budgets(tb, days, weights):
 
 @pytest.mark.parametrize("strategy", ["proportional", "value", "cap"])
 def test_a_budget_that_leaves_no_row_is_refused(strategy):
-    s = default_scenario()
+    s = unpadded()
     with pytest.raises(TrimInfeasible) as e:
         trim(s, Budget(storage_tb=1e-300), strategy, min_cap=16 if strategy == "cap" else None)
     # the cheapest single row, found independently: one row of each component on its own
@@ -125,7 +137,7 @@ def test_no_row_left_though_one_would_fit_says_so():
     # proportional scaling gives the first row to the largest component: 1,000 agentic traces of
     # ~30K tokens (uncapped) x ~60 KB/token ~ 1.8 GB a row, while one gsm8k row (~200 tokens) is ~12 MB.
     # A 0.1 GB budget fits the gsm8k row alone, but no fraction gives it a row before agentic gets one.
-    s = default_scenario().with_changes(mix=[{"id": "agentic", "rows": 1000}, {"id": "gsm8k", "rows": 1}],
+    s = unpadded().with_changes(mix=[{"id": "agentic", "rows": 1000}, {"id": "gsm8k", "rows": 1}],
                                         max_seq_len=None)
     gsm = plan(s.with_changes(mix=[{"id": "gsm8k", "rows": 1}])).storage_bytes_compressed
     agentic = plan(s.with_changes(mix=[{"id": "agentic", "rows": 1}])).storage_bytes_compressed
@@ -136,7 +148,7 @@ def test_no_row_left_though_one_would_fit_says_so():
 
 def test_trim_cli_writes_a_manifest_and_prints_estimate_json(tmp_path):
     out = tmp_path / "m.yaml"
-    r = run_cli("trim", "--budget-storage-tb", "10", "--strategy", "protect", "--protect", "tool", "--out", str(out),
+    r = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "10", "--strategy", "protect", "--protect", "tool", "--out", str(out),
                 "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
@@ -144,15 +156,15 @@ def test_trim_cli_writes_a_manifest_and_prints_estimate_json(tmp_path):
     assert sum(c["rows"] for c in d["components"] if c["id"] in ("glaive_fc", "qwen35_fc", "hermes_fc")) == 114_000
     m = parse_manifest(out.read_bytes())
     assert sum(c.rows_selected for c in m.components) == d["conversations"]
-    bad = run_cli("trim", "--budget-storage-tb", "-3", "--out", str(out))
+    bad = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "-3", "--out", str(out))
     assert bad.returncode == 2 and "--budget-storage-tb" in bad.stderr
-    none = run_cli("trim", "--out", str(out))
+    none = run_cli("trim", "--capture-batch-size", "1", "--out", str(out))
     assert none.returncode == 2 and "at least one budget" in none.stderr
 
 
 # ---------------------------------------------------------------- manifest
 def test_round_trip_export_import_estimate_identical(tmp_path):
-    s = default_scenario().with_changes(mix=[{"id": "openorca", "rows": 1000, "seed": 3},
+    s = unpadded().with_changes(mix=[{"id": "openorca", "rows": 1000, "seed": 3},
                                              {"id": "agentic", "rows": 20, "selection": "first"}],
                                         unit="turn", max_seq_len=8192, compression=1.2)
     for fmt in ("yaml", "json"):
@@ -163,7 +175,7 @@ def test_round_trip_export_import_estimate_identical(tmp_path):
         assert json.loads(r.stdout) == json.loads(json.dumps(plan(s).to_json_dict()))
     # and through the CLI end to end: trim -> manifest -> estimate --manifest
     out = tmp_path / "t.yaml"
-    t = run_cli("trim", "--budget-storage-tb", "5", "--out", str(out), "--json")
+    t = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "5", "--out", str(out), "--json")
     e = run_cli("estimate", "--manifest", str(out), "--json")
     trimmed = json.loads(t.stdout)
     trimmed.pop("trim")
@@ -205,7 +217,7 @@ def mutate(path_value):
     (mutate((["scenario", "compression"], float("nan"))), "scenario.compression"),
     (mutate((["scenario", "compression"], float("inf"))), "scenario.compression"),
     (mutate((["scenario", "bogus"], 1)), "scenario.bogus"),
-    (good_yaml().replace("schema_version: 2", "schema_version: 2\nschema_version: 2"), "duplicate key"),
+    (good_yaml().replace("schema_version: 3", "schema_version: 3\nschema_version: 3"), "duplicate key"),
     ("a: &a [1,2]\nb: &b [*a,*a]\nc: [*b,*b]\n", "aliases"),
     ("!!python/object/apply:os.system ['echo hi']\n", "tags"),
     ("- just\n- a list\n", "a manifest is a mapping"),
@@ -237,12 +249,13 @@ def test_large_manifest_refused_before_parsing(tmp_path):
 
 # ---------------------------------------------------------------- adapters
 def test_speculators_export_names_layers_cap_and_the_limit():
-    s = default_scenario()
+    s = default_scenario().with_changes(max_seq_len=2048)
     text = speculators_commands(build_manifest(s))
-    assert "--layer-ids 1 16 31 46 61" in text
+    # the planned DFlash layers (no last layer in this layout, so launch_vllm.py must not append it)
+    assert "--target-layer-ids 1 16 31 46 61 --no-include-last-layer" in text
     assert "--seq-length 2048" in text
     assert "--data hf:Open-Orca/OpenOrca:default:train" in text
-    assert "per-source row counts" in text and "materialize" in text
+    assert "per-source counts" in text and "materialize" in text
 
 
 def test_export_cli(tmp_path):
@@ -251,7 +264,7 @@ def test_export_cli(tmp_path):
     r = run_cli("export", str(f), "--format", "speculators")
     assert r.returncode == 0 and "prepare_data.py" in r.stdout
     r = run_cli("export", str(f), "--format", "json")
-    assert json.loads(r.stdout)["schema_version"] == 2
+    assert json.loads(r.stdout)["schema_version"] == SCHEMA_VERSION
 
 
 @pytest.fixture()
@@ -330,8 +343,8 @@ def test_hub_script_runs_offline_on_local_files(tmp_path):
 
 def test_shortest_selection_plans_and_materializes_the_shortest_rows(tmp_path, local_component):
     from planner.catalog.stats import get_catalog
-    s = Scenario(mix=[{"id": "ultrachat", "rows": 100_000, "selection": "shortest"}], max_seq_len=None,
-                 regenerate=False)
+    s = Scenario(mix=[{"id": "ultrachat", "rows": 100_000, "selection": "shortest"}], max_seq_len="none",
+                 capture_batch_size=1, regenerate=False)
     p = plan(s)
     # independently: the shortest 100,000 of 207,865 rows, from the catalog's atoms sorted by length
     atoms = get_catalog().components["ultrachat"].conversation

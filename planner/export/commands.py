@@ -9,11 +9,16 @@ bash.
 """
 from __future__ import annotations
 
+import functools
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Literal
 
+import yaml
+
 from planner.export.manifest import Manifest, dump_manifest
+from planner.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.ids import has_control
 from planner.specs import model_presets
 
@@ -50,11 +55,71 @@ def _model_path(m: Manifest) -> str:
     return (spec.hf_id if spec and spec.hf_id else s.model)
 
 
-def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+@functools.cache
+def pipeline_flags() -> dict:
+    """presets of every exported script's accepted flags (planner/export/pipeline_flags.yaml)."""
+    with open(Path(__file__).resolve().parent / "pipeline_flags.yaml", encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _target(pipeline: str) -> str:
+    e = pipeline_flags()[pipeline]
+    return f"{e['repo']}@{e['commit'][:12]} (command lines read 2026-12-02; check them against your version)"
+
+
+def _plan_values(m: Manifest, own_layout: str) -> tuple[LayoutSpec, Effective]:
+    """The layout and the values in force for this pipeline: the manifest's layout when it is this
+    pipeline's, else the pipeline's own layout; the scenario's values where it sets them."""
     s = m.scenario
-    seq = s.max_seq_len or 8192
+    spec = layout_presets().get(s.layout)
+    own = layout_presets()[own_layout]
+    if spec is None or spec.pipeline != own.pipeline:
+        spec = own
+    return spec, effective(spec, unit=s.unit, max_seq_len=s.max_seq_len, capture_batch_size=s.capture_batch_size,
+                           sort_by_length=s.sort_by_length)
+
+
+def _num_layers(m: Manifest) -> int | None:
+    s = m.scenario
+    if s.model == "custom":
+        return getattr(s.custom_model, "num_layers", None)
+    spec = model_presets().get(s.model)
+    return spec.num_layers if spec else None
+
+
+def _split_last(m: Manifest) -> tuple[list[int], bool]:
+    """The planned layer ids without the model's last layer, and whether the plan stores it."""
+    L = _num_layers(m)
+    return [x for x in m.layers if x != L], L in m.layers
+
+
+def _materialize(manifest_path: str) -> list[str]:
+    return [
+        "# The exact rows of this manifest, one component after another (per-source counts cannot be",
+        "# expressed with the pipelines' own --max-samples / --num-samples, which cap the whole input):",
+        join(["python", "-m", "planner", "materialize", manifest_path, "--out", "mix.jsonl"])
+        + "     # local (profiled) components",
+        join(["python", "-m", "planner", "materialize", manifest_path, "--out", "mix.jsonl",
+              "--hub-script", "materialize_hub.py"]),
+        "python materialize_hub.py --out mix.jsonl --append      # hub components, on a machine with the hub",
+        "",
+    ]
+
+
+def _layout_note(m: Manifest, pipeline: str) -> list[str]:
+    spec = layout_presets().get(m.scenario.layout)
+    if spec is not None and spec.pipeline == pipeline:
+        return []
+    return [f"# note: this manifest was planned with the {quote(m.scenario.layout)} layout; {pipeline} writes its own",
+            "# files, so the bytes differ from the plan (plan it with this pipeline's layout to see them)"]
+
+
+def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+    """vLLM speculators: launch_vllm.py (a vLLM server that writes hidden states), prepare_data.py
+    (one row per assistant turn), data_generation_offline.py (one request and one file per row)."""
+    spec, eff = _plan_values(m, "speculators")
     model = _model_path(m)
-    layers = [str(x) for x in m.layers]
+    captured, last = _split_last(m)
     data_args: list[object] = []
     for c in m.components:
         if c.rows_selected == 0:
@@ -63,50 +128,121 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
         data_args += ["--data", source]
     total = sum(c.rows_selected for c in m.components)
     per_source = ", ".join(f"{quote(c.id)}={c.rows_selected:,}" for c in m.components if c.rows_selected)
+    seq = ["--seq-length", eff.max_seq_len] if eff.max_seq_len else []
     lines = [
-        "# vLLM speculators: commands for this manifest",
-        f"# target {quote(model)}, layers {m.layers}, sequence length {seq}, unit {quote(s.unit)}",
-        "#",
-        "# What speculators cannot express: per-source row counts. Its --data flags are repeatable but",
-        "# --max-samples is one global cap with no per-source weight, so it would not reproduce",
-        f"# this mix ({per_source}).",
-        "# The answer: materialize the exact rows into one JSONL file and give speculators that file.",
+        f"# vLLM speculators: commands for this manifest, for {_target('speculators')}",
+        f"# target {quote(model)}; capture layers {m.layers}"
+        + (" (launch_vllm.py appends the last layer)" if last else " (no last layer: --no-include-last-layer)"),
+        "# one training row per assistant turn holding the prefix (preprocessing.py _render_boundary_rows)"
+        + (f", --seq-length {eff.max_seq_len}" if eff.max_seq_len else ", no cap given: speculators' 8192 applies"),
+        *_layout_note(m, "speculators"),
+        *(["# note: the plan counts one row per conversation; speculators always writes one per assistant turn"]
+          if eff.unit != "turn" else []),
+        f"# this mix: {per_source}",
         "",
-        join(["python", "-m", "planner", "materialize", manifest_path, "--out", "mix.jsonl"])
-        + "     # local (profiled) components",
-        join(["python", "-m", "planner", "materialize", manifest_path, "--out", "mix.jsonl",
-              "--hub-script", "materialize_hub.py"]),
-        "python materialize_hub.py --out mix.jsonl               # hub components, on a machine with the hub",
-        "",
+        *_materialize(manifest_path),
+        "# 1. in another shell: a vLLM server that writes the hidden states of these layers",
+        _command(["python", "scripts/launch_vllm.py", model],
+                 ["--hidden-states-path", "./hidden_states_staging", "--target-layer-ids", *captured,
+                  *([] if last else ["--no-include-last-layer"])],
+                 ["--", "--port", "8000"]),
+        "# 2. render the rows through that server",
         _command(["python", "scripts/prepare_data.py", "--model", model, "--data", "./mix.jsonl"],
-                 ["--seq-length", seq, "--seed", 0, "--output", "./prepared"]),
-        _command(["python", "scripts/data_generation_offline.py", "--target-model-path", model],
-                 ["--train-data-path", "./prepared", "--seq-length", seq, "--layer-ids", *layers],
-                 ["--output-dir", "./hidden_states"]),
+                 [*seq, "--seed", 0, "--output", "./prepared"],
+                 ["--render-endpoint", "http://localhost:8000"]),
+        "# 3. capture: one request and one hs_{idx}.safetensors per row",
+        _command(["python", "scripts/data_generation_offline.py", "--endpoint", "http://localhost:8000/v1"],
+                 ["--preprocessed-data", "./prepared", "--output", "./hidden_states"]),
         "",
         "# The direct form, for reference only (it cannot honour the per-source counts above):",
         "# " + join(["python", "scripts/prepare_data.py", "--model", model, *data_args,
-                     "--seq-length", seq, "--max-samples", total]),
-        "# Check flag names against your speculators version; they have changed between releases.",
+                     *seq, "--max-samples", total]),
     ]
     return "\n".join(lines) + "\n"
 
 
 def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+    """SpecForge: scripts/prepare_hidden_states.py under torchrun, with the strategy, the batch and
+    the length that were planned; the capture layers come from the draft model config."""
     s = m.scenario
-    seq = s.max_seq_len or 2048
+    planned = layout_presets().get(s.layout)
+    spec, eff = _plan_values(m, "specforge-eagle3" if planned is not None and planned.drafter == "eagle3"
+                             else "specforge-dflash")
+    model = _model_path(m)
+    strategy = "dflash" if spec.drafter == "dflash" else "eagle3"
+    key = ("dflash_config.target_layer_ids" if strategy == "dflash"
+           else "eagle_config.eagle_aux_hidden_state_layer_ids")
+    layers = _split_last(m)[0] if strategy == "eagle3" else m.layers
+    compress = ["--compress", "--compression-level", s.compression_level] if getattr(s, "compression_level", None) \
+        else []
+    return "\n".join([
+        f"# SpecForge: commands for this manifest, for {_target('specforge')}",
+        f"# target {quote(model)}; strategy {strategy}; capture layers {layers} from the draft model config",
+        f"# ({key}); batches of {eff.capture_batch_size} padded to their longest row, drop_last",
+        *_layout_note(m, "specforge"),
+        "",
+        *_materialize(manifest_path),
+        _command(["torchrun", "--nproc_per_node", min(s.extraction_gpus, 8), "scripts/prepare_hidden_states.py"],
+                 ["--target-model-path", model, "--strategy", strategy],
+                 ["--draft-model-config", "./draft_config.json", "--data-path", "./mix.jsonl"],
+                 ["--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size, *compress],
+                 ["--output-path", "./cache/hidden_states"]),
+    ]) + "\n"
+
+
+def modelopt_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+    """NVIDIA Model-Optimizer: collect_hidden_states/compute_hidden_states_hf.py, one .pt per
+    conversation; conversations longer than --max-seq-len are skipped."""
+    spec, eff = _plan_values(m, "modelopt-eagle3")
+    model = _model_path(m)
+    aux = _split_last(m)[0]
+    return "\n".join([
+        f"# NVIDIA Model-Optimizer: commands for this manifest, for {_target('model-optimizer')}",
+        f"# target {quote(model)}; aux layers {aux} and the final layer; conversations over "
+        f"{eff.max_seq_len or 3072} tokens are skipped",
+        *_layout_note(m, "modelopt"),
+        "",
+        *_materialize(manifest_path),
+        _command(["python", "examples/speculative_decoding/collect_hidden_states/compute_hidden_states_hf.py"],
+                 ["--model", model, "--input-data", "./mix.jsonl", "--output-dir", "./hidden_states"],
+                 ["--max-seq-len", eff.max_seq_len or 3072, "--aux-layers", ",".join(str(x) for x in aux)]),
+    ]) + "\n"
+
+
+def nemo_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+    """NeMo Automodel: precompute_eagle3 writes shards of 256 samples padded to --seq-length."""
+    spec, eff = _plan_values(m, "nemo-automodel")
     model = _model_path(m)
     return "\n".join([
-        "# SpecForge: commands for this manifest",
-        "# SpecForge's prepare_data.py --sample-size takes the first N rows of one dataset; per-source",
-        "# counts come from the materialized file instead.",
-        join(["python", "-m", "planner", "materialize", manifest_path, "--out", "mix.jsonl",
-              "--hub-script", "materialize_hub.py"]),
-        "python materialize_hub.py --out mix.jsonl",
-        _command(["torchrun", "--nproc_per_node", 8, "scripts/prepare_hidden_states.py"],
-                 ["--target-model-path", model, "--data-path", "./mix.jsonl"],
-                 ["--max-length", seq, "--output-path", "./cache/hidden_states"]),
-        f"# capture layers {m.layers}; check flag names against your SpecForge version",
+        f"# NeMo Automodel: commands for this manifest, for {_target('nemo-automodel')}",
+        f"# target {quote(model)}; every sample padded to {eff.max_seq_len or 2048} tokens; per token the target's",
+        "# distribution over the draft vocabulary (the full vocabulary unless --draft-vocab-size or",
+        "# --target-probs-topk is given)",
+        *_layout_note(m, "nemo-automodel"),
+        "",
+        *_materialize(manifest_path),
+        _command(["python", "-m", "nemo_automodel.components.speculative.precompute_eagle3"],
+                 ["--target-model", model, "--input-data", "./mix.jsonl", "--output-dir", "./cache"],
+                 ["--seq-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],
+                 ["--shard-size", 256, "--dtype", "bf16"]),
+    ]) + "\n"
+
+
+def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+    """DeepSpec: scripts/data/prepare_target_cache.py, 64 GiB shards plus samples.idx; the target,
+    its layers and max_length come from the config file."""
+    spec, eff = _plan_values(m, "deepspec")
+    model = _model_path(m)
+    return "\n".join([
+        f"# DeepSpec: commands for this manifest, for {_target('deepspec')}",
+        f"# the config must name the target {quote(model)}, target_layer_ids {_split_last(m)[0]}",
+        f"# and max_length {eff.max_seq_len or 4096} (the last hidden state is stored as well)",
+        *_layout_note(m, "deepspec"),
+        "",
+        *_materialize(manifest_path),
+        _command(["python", "scripts/data/prepare_target_cache.py", "--config", "./target_config.py"],
+                 ["--train-data-path", "./mix.jsonl", "--output-dir", "./cache"],
+                 ["--local-batch-size", 32]),
     ]) + "\n"
 
 
@@ -116,12 +252,16 @@ class ExportFormat:
 
     render: Callable[[Manifest, str], str]
     kind: Literal["shell", "data"]
+    model_flags: tuple[str, ...] = ()      # the flags that carry the target model (tests check them)
 
 
 # The CLI's `export --format` choices; tests run every `shell` format with hostile values.
 EXPORT_FORMATS: dict[str, ExportFormat] = {
-    "speculators": ExportFormat(speculators_commands, "shell"),
-    "specforge": ExportFormat(specforge_commands, "shell"),
+    "speculators": ExportFormat(speculators_commands, "shell", ("--model",)),
+    "specforge": ExportFormat(specforge_commands, "shell", ("--target-model-path",)),
+    "modelopt": ExportFormat(modelopt_commands, "shell", ("--model",)),
+    "nemo-automodel": ExportFormat(nemo_commands, "shell", ("--target-model",)),
+    "deepspec": ExportFormat(deepspec_commands, "shell"),
     "yaml": ExportFormat(lambda m, _path: dump_manifest(m, "yaml"), "data"),
     "json": ExportFormat(lambda m, _path: dump_manifest(m, "json"), "data"),
 }
