@@ -14,14 +14,20 @@ MIX = "mix_rows"
 MIX_VERSION = "mix_version"
 NOTICE = "_notice"
 LAST = "_last_scenario"
-EXTERNAL = "_external_scenario"   # the scenario came from outside (link, import, preset, trim) and has not been drawn yet
-KEPT = "_kept_widgets"   # every control's value at the end of the last run (drawn or not)
+EXTERNAL = "_external_scenario"   # from a link, import, preset or trim, and not drawn yet
+KEPT = "_kept_widgets"             # every control's value at the end of the last run (drawn or not)
+MIX_DEFAULT = "_mix_default"       # the default mix as loaded, when the scenario had none (mix: None)
 
 
 def mix_from_scenario(s: Scenario, catalog) -> list[dict]:
     if s.uniform is not None:
         return []
     return [{**m.model_dump(), "include": True} for m in resolved_mix(s, catalog)]
+
+
+def _mix_items(rows: list[dict]) -> list[dict]:
+    return [{"id": m["id"], "rows": int(m["rows"]), "selection": m.get("selection", "uniform"),
+             "seed": int(m.get("seed", 0))} for m in rows if m.get("include", True)]
 
 
 def load_into_widgets(s: Scenario, catalog) -> None:
@@ -33,6 +39,7 @@ def load_into_widgets(s: Scenario, catalog) -> None:
     ss["w_preset"] = s.preset
     ss["uniform"] = s.uniform.model_dump() if s.uniform is not None else None
     ss[MIX] = mix_from_scenario(s, catalog)
+    ss[MIX_DEFAULT] = _mix_items(ss[MIX]) if s.mix is None and s.uniform is None else None
     ss[MIX_VERSION] = ss.get(MIX_VERSION, 0) + 1
     ss[LAST] = s
 
@@ -79,8 +86,9 @@ def scenario_from_widgets() -> dict:
     values = {key: ss[key] if key in ss else kept.get(key) for key in registry.KEYS}
     last = ss.get(LAST)
     data = registry.from_widgets(values, last.model_dump() if last is not None else None)
-    mix = [{"id": m["id"], "rows": int(m["rows"]), "selection": m.get("selection", "uniform"),
-            "seed": int(m.get("seed", 0))} for m in ss.get(MIX, []) if m.get("include", True)]
+    mix = _mix_items(ss.get(MIX, []))
+    if mix == ss.get(MIX_DEFAULT):
+        mix = None      # still the catalog's default mix, as loaded: the scenario (and its link) says so
     data["preset"] = ss.get("w_preset", "default")
     data["uniform"] = ss.get("uniform")
     data["mix"] = None if ss.get("uniform") else mix
