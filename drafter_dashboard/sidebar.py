@@ -6,7 +6,7 @@ import streamlit as st
 from planner.scenario import PRESETS
 from planner.specs import disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
 
-from planner.text import md_escape
+from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard.registry import widget_range
 from drafter_dashboard.state import request_scenario
@@ -55,13 +55,13 @@ def render(catalog) -> str:
                  help="per sequence and linear-attention layer (Gated DeltaNet: heads x head dim^2 x 2 bytes)")
         else:
             m = models[st.session_state["w_model"]]
-            st.caption(md_escape(f"hidden {m.hidden_size:,}, {m.num_layers} layers, {m.params / 1e9:,.1f}B params "
+            st.caption(md_text(f"hidden {m.hidden_size:,}, {m.num_layers} layers, {m.params / 1e9:,.1f}B params "
                                  f"[{m.tag}]"),
-                       help=md_escape(m.source + (f" Estimates: {m.estimates}" if m.estimates else "")))
+                       help=md_text(m.source + (f" Estimates: {m.estimates}" if m.estimates else "")))
         st.selectbox("Capture layout", list(layouts), key="w_layout", format_func=lambda x: layouts[x].name)
         lay = layouts[st.session_state["w_layout"]]
-        st.caption(md_escape(lay.file_pattern),
-                   help=md_escape(f"Source: {lay.source}" + (f" Estimates: {lay.estimates}" if lay.estimates else "")))
+        st.caption(md_text(lay.file_pattern),
+                   help=md_text(f"Source: {lay.source}" + (f" Estimates: {lay.estimates}" if lay.estimates else "")))
         a, b = st.columns(2)
         a.selectbox("Hidden dtype", ["layout default", "bf16", "fp16", "fp8"], key="w_hidden_dtype",
                     help="fp8 stores one byte per value plus per-token scales (speculators supports it)")

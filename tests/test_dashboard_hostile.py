@@ -93,6 +93,8 @@ def test_a_link_cannot_inject_markdown(tmp_path, monkeypatch, name):
     for text in _messages(app):
         # a markdown link or image needs an unescaped "](" ; every "]" from the link is "\]"
         assert not re.search(r"(?<!\\)\]\(", text), text
+        # nor may a bare URL stay whole: GitHub-flavoured markdown links it even when escaped
+        assert not re.search(r"https?\\?:/", text), text
     assert app.selectbox(key="w_model").value == "qwen3.6-27b"    # the defaults instead
 
 
