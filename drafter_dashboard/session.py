@@ -20,18 +20,20 @@ def _accepts(fn, name: str) -> bool:
     return name in inspect.signature(fn).parameters
 
 
-def folder() -> Path:
-    """<planner home>/sessions/<random id>/: this session's uploads and user catalog."""
+def folder(create: bool = True) -> Path:
+    """<planner home>/sessions/<random id>/: this session's uploads and user catalog (created on the
+    first upload, not for every visitor)."""
     sid = st.session_state.get(SESSION_ID)
     if sid is None:
         sid = st.session_state[SESSION_ID] = uuid.uuid4().hex
     path = planner_home() / "sessions" / sid
-    (path / "uploads").mkdir(parents=True, exist_ok=True)
+    if create:
+        (path / "uploads").mkdir(parents=True, exist_ok=True)
     return path
 
 
-def user_catalog() -> Path:
-    return folder() / "user_catalog.json"
+def user_catalog(create: bool = False) -> Path:
+    return folder(create) / "user_catalog.json"
 
 
 def catalog():
@@ -44,5 +46,5 @@ def catalog():
 def profile(path: Path, name: str, replace: bool, **kw):
     """profile_file into this session's user catalog; `replace` confirms overwriting an existing id."""
     if _accepts(profile_file, "user_catalog"):
-        kw.update(user_catalog=user_catalog(), replace=replace)
+        kw.update(user_catalog=user_catalog(create=True), replace=replace)
     return profile_file(path, name, **kw)

@@ -200,3 +200,19 @@ def test_one_visitors_upload_is_not_shown_to_another(tmp_path, monkeypatch):
     b.run()
     assert "mine" not in b.multiselect(key="w_add_components").options
     assert session is not None
+
+
+def test_a_link_that_breaks_the_page_falls_back_to_the_defaults(tmp_path, monkeypatch):
+    import drafter_dashboard.metrics
+    real = drafter_dashboard.metrics.headline
+
+    def fragile(p, base, unit):   # a page bug that only this scenario (3 extraction GPUs) hits
+        if p.scenario.extraction_gpus == 3:
+            raise KeyError("/srv/app/secret.py")
+        return real(p, base, unit)
+    monkeypatch.setattr(drafter_dashboard.metrics, "headline", fragile)
+    app = _app(tmp_path, monkeypatch, encode(Scenario(extraction_gpus=3)))
+    assert any("could not be shown" in w.value and "KeyError" in w.value for w in app.warning)
+    assert app.number_input(key="w_ex_gpus").value == 8                   # the defaults
+    assert next(m.value for m in app.metric if m.label == "Samples") == "913,786"
+    assert not app.error and "/srv/app" not in " ".join(_messages(app))
