@@ -52,18 +52,23 @@ def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str
 
 
 def export_panel(p: Plan, table: pd.DataFrame, catalog) -> None:
-    yaml_text, json_text, commands = _manifest_texts(p.scenario.model_dump_json(), str(catalog.path), catalog)
+    """The files are generated when a button is clicked (or the preview is shown), not on every
+    run: dumping the manifest as YAML alone takes tens of milliseconds."""
+    key = (p.scenario.model_dump_json(), str(catalog.path))
+
+    def texts() -> tuple[str, str, str]:
+        return _manifest_texts(*key, catalog)
     c = st.columns(4)
-    c[0].download_button("Manifest (YAML)", yaml_text, file_name="manifest.yaml", mime="application/yaml",
+    c[0].download_button("Manifest (YAML)", lambda: texts()[0], file_name="manifest.yaml", mime="application/yaml",
                          key="dl_yaml", width="stretch")
-    c[1].download_button("Manifest (JSON)", json_text, file_name="manifest.json",
+    c[1].download_button("Manifest (JSON)", lambda: texts()[1], file_name="manifest.json",
                          mime="application/json", key="dl_json", width="stretch")
-    c[2].download_button("speculators commands", commands, file_name="speculators.sh",
+    c[2].download_button("speculators commands", lambda: texts()[2], file_name="speculators.sh",
                          mime="text/x-shellscript", key="dl_spec", width="stretch")
     c[3].download_button("Component table (CSV)", lambda: component_csv(table), file_name="components.csv",
                          mime="text/csv", key="dl_csv", width="stretch")
-    with st.expander("Manifest preview"):
-        st.code(yaml_text, language="yaml")
+    if st.toggle("Show the manifest", key="w_show_manifest"):
+        st.code(texts()[0], language="yaml")
 
 
 def import_panel(catalog) -> None:
