@@ -1,6 +1,8 @@
-"""drafter data planner: the dashboard. Thin: widgets in ui/, every number from planner.plan()."""
+"""drafter data planner: the dashboard. Thin: widgets in drafter_dashboard/, every number from planner.plan()."""
 from __future__ import annotations
 
+import json
+import logging
 import os
 import time
 
@@ -12,24 +14,31 @@ from pydantic import ValidationError  # noqa: E402
 from planner import PlannerInputError, Scenario, plan  # noqa: E402
 from planner.errors import describe_validation_error  # noqa: E402
 from planner.export.share import ShareError, decode, encode  # noqa: E402
-from planner.catalog.stats import get_catalog  # noqa: E402
-from drafter_dashboard import budget, charts, io_panel, metrics, mix_editor, sidebar  # noqa: E402
-from drafter_dashboard.state import NOTICE, apply_pending, ensure_initialised, remember, restore_hidden_widgets  # noqa: E402
-from drafter_dashboard.state import scenario_from_widgets  # noqa: E402
+from planner.scenario import default_scenario  # noqa: E402
+from drafter_dashboard.safe_text import md_text  # noqa: E402
+from drafter_dashboard import budget, charts, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
+from drafter_dashboard.state import (EXTERNAL, NOTICE, PENDING, apply_pending, ensure_initialised,  # noqa: E402
+                                     remember, restore_hidden_widgets, scenario_from_widgets)
 
 st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
+log = logging.getLogger("drafter_dashboard")
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _baseline(scenario_json: str):
-    """The full 913,786-sample mix with the same settings (cached: it changes only with settings)."""
-    s = Scenario.model_validate_json(scenario_json)
-    return plan(s.with_changes(mix=None, uniform=None))
+@st.cache_data(max_entries=64, show_spinner=False)
+def _baseline(settings_json: str, catalog_key: str, _catalog):
+    """The full 913,786-sample mix with the same settings. Cached on the settings alone (the
+    scenario without its mix), so editing the mix never misses."""
+    return plan(Scenario.model_validate_json(settings_json), _catalog)
 
 
-catalog = get_catalog()
+def _settings_json(s: Scenario) -> str:
+    d = s.model_dump(mode="json")
+    d["mix"] = d["uniform"] = None
+    return json.dumps(d, sort_keys=True)
 
-if "w_model" not in st.session_state:
+
+def _load_link(catalog) -> None:
+    """First run of a session: the scenario from the link (?s=...), or the defaults with one warning."""
     initial, problem = None, None
     link = st.query_params.get("s")
     if link:
@@ -39,71 +48,101 @@ if "w_model" not in st.session_state:
         except (ShareError, PlannerInputError) as exc:
             initial, problem = None, str(exc)
     ensure_initialised(catalog, initial)
+    st.session_state[EXTERNAL] = initial is not None
     if problem:
         st.session_state[NOTICE] = ("warning", f"The shared link could not be used ({problem}); "
                                                "showing the defaults instead.")
-apply_pending(catalog)
-restore_hidden_widgets()
 
-unit = sidebar.render(catalog)
 
-st.title("Drafter data planner")
-st.caption("What a speculative-decoding drafter's training data (DFlash, EAGLE-3) costs before you spend a "
-           "GPU-hour: hidden-state storage, extraction GPU time, transfer, training and dollars, component by "
-           "component. Every number is an estimate with its source; see Assumptions.")
+def main() -> None:
+    catalog = session.catalog()
+    if "w_model" not in st.session_state:
+        _load_link(catalog)
+    apply_pending(catalog)
+    mix_editor.apply_edits(catalog)
+    restore_hidden_widgets()
 
-notice = st.session_state.pop(NOTICE, None)
-if notice:
-    kind, text = notice if isinstance(notice, tuple) else ("success", notice)
-    (st.warning if kind == "warning" else st.success)(text)
+    unit = sidebar.render(catalog)
+
+    st.title("Drafter data planner")
+    st.caption("What a speculative-decoding drafter's training data (DFlash, EAGLE-3) costs before you spend a "
+               "GPU-hour: hidden-state storage, extraction GPU time, transfer, training and dollars, component by "
+               "component. Every number is an estimate with its source; see Assumptions.")
+
+    notice = st.session_state.pop(NOTICE, None)
+    if notice:
+        kind, text = notice if isinstance(notice, tuple) else ("success", notice)
+        (st.warning if kind == "warning" else st.success)(md_text(text))
+
+    try:
+        scenario = Scenario.model_validate(scenario_from_widgets())
+        p = plan(scenario, catalog if scenario.uniform is None else None)
+    except ValidationError as exc:
+        st.error(md_text(f"This scenario is not valid: {describe_validation_error(exc, prefix='scenario')}"))
+        st.stop()
+    except PlannerInputError as exc:
+        st.error(md_text(f"This scenario cannot be planned: {exc}"))
+        st.stop()
+
+    remember(scenario)
+    base = _baseline(_settings_json(scenario), str(catalog.path), catalog) if scenario.uniform is None else None
+    metrics.headline(p, base, unit)
+
+    if p.warnings:
+        with st.expander(f"Warnings ({len(p.warnings)})", expanded=False):
+            for w in p.warnings:
+                st.markdown(f"- {md_text(w)}")
+
+    tab_mix, tab_budget, tab_article, tab_io, tab_assume = st.tabs(
+        ["Mix", "Budget", "Against the article", "Export / import / profile", "Assumptions"])
+    with tab_budget:
+        budget_bytes = budget.render(scenario, catalog, unit)
+    with tab_mix:
+        if scenario.uniform is not None:
+            u = scenario.uniform
+            st.info(f"This scenario is {u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
+                    f"generated), as in the seed article. Load the default preset to edit components.")
+            table = None
+        else:
+            table = mix_editor.render(p, catalog, unit)
+        charts.render(p, unit, catalog, budget_bytes)
+    with tab_article:
+        metrics.article_panel(p)
+    with tab_io:
+        st.subheader("Export")
+        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog)
+        st.subheader("Import")
+        io_panel.import_panel(catalog)
+        st.subheader("Profile your own dataset")
+        io_panel.profile_panel(catalog)
+    with tab_assume:
+        st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
+
+    link = encode(scenario)
+    if st.query_params.get("s") != link:
+        st.query_params["s"] = link
+    st.session_state[EXTERNAL] = False
+
+
+def _failed(exc: Exception) -> None:
+    """Any unexpected error: logged on the server with its traceback; the page shows one line without
+    a traceback or a server path. A scenario that came from a link, an import, a preset or a trim
+    and broke the page is replaced by the defaults (once)."""
+    log.exception("the page failed")
+    if st.session_state.get(EXTERNAL):
+        st.session_state[EXTERNAL] = False
+        st.session_state[PENDING] = default_scenario()
+        st.session_state[NOTICE] = ("warning", f"That scenario could not be shown ({type(exc).__name__}); "
+                                               "showing the defaults instead.")
+        st.rerun()
+    st.error(md_text(f"Something went wrong while drawing the page ({type(exc).__name__}). Your settings are "
+                       "kept; change the last setting back or load a preset."))
+
 
 try:
-    scenario = Scenario.model_validate(scenario_from_widgets())
-    p = plan(scenario, catalog if scenario.uniform is None else None)
-except ValidationError as exc:
-    st.error(f"This scenario is not valid: {describe_validation_error(exc, prefix='scenario')}")
-    st.stop()
-except PlannerInputError as exc:
-    st.error(f"This scenario cannot be planned: {exc}")
-    st.stop()
-
-remember(scenario)
-base = _baseline(scenario.model_dump_json()) if scenario.uniform is None else None
-metrics.headline(p, base, unit)
-
-if p.warnings:
-    with st.expander(f"Warnings ({len(p.warnings)})", expanded=False):
-        for w in p.warnings:
-            st.markdown(f"- {w}")
-
-tab_mix, tab_budget, tab_article, tab_io, tab_assume = st.tabs(
-    ["Mix", "Budget", "Against the article", "Export / import / profile", "Assumptions"])
-with tab_budget:
-    budget_bytes = budget.render(scenario, catalog, unit)
-with tab_mix:
-    if scenario.uniform is not None:
-        u = scenario.uniform
-        st.info(f"This scenario is {u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
-                f"generated), as in the seed article. Load the default preset to edit components.")
-        table = None
-    else:
-        table = mix_editor.render(p, catalog, unit)
-    charts.render(p, unit, catalog, budget_bytes)
-with tab_article:
-    metrics.article_panel(p)
-with tab_io:
-    st.subheader("Export")
-    io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog)
-    st.subheader("Import")
-    io_panel.import_panel(catalog)
-    st.subheader("Profile your own dataset")
-    io_panel.profile_panel(catalog)
-with tab_assume:
-    st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
-
-link = encode(scenario)
-if st.query_params.get("s") != link:
-    st.query_params["s"] = link
+    main()
+except Exception as exc:   # st.rerun / st.stop are BaseExceptions and pass through
+    _failed(exc)
 
 if os.environ.get("PLANNER_TIMING_LOG"):   # the load benchmark reads server-side run times from here
     with open(os.environ["PLANNER_TIMING_LOG"], "a") as fh:

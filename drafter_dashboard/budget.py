@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.scenario import Scenario
+from drafter_dashboard.safe_text import md_text
 from planner.trim import Budget, trim
 
 from drafter_dashboard.state import request_scenario
@@ -42,18 +43,18 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
             budget = Budget(**budget_kwargs)
             st.session_state[RESULT] = trim(s, budget, strategy, protect=protect, catalog=catalog)
         except ValidationError as exc:
-            st.error(f"budget: {describe_validation_error(exc)}")
+            st.error(md_text(f"budget: {describe_validation_error(exc)}"))
         except PlannerInputError as exc:
-            st.error(f"Cannot trim: {exc}")
+            st.error(md_text(f"Cannot trim: {exc}"))
     result = st.session_state.get(RESULT)
     if result is not None:
-        st.markdown(f"**Proposed mix ({result.strategy})** {result.note}")
+        st.markdown(f"**Proposed mix ({md_text(result.strategy)})** {md_text(result.note)}")
         diff = pd.DataFrame([{"id": ch.id, "rows now": ch.before, "proposed": ch.after,
                               "change": ch.after - ch.before} for ch in result.changes])
         st.dataframe(diff, hide_index=True, width="stretch")
         if result.max_seq_len_after != result.max_seq_len_before:
-            st.write(f"Maximum sequence length: {result.max_seq_len_before} -> {result.max_seq_len_after}")
-        st.write(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets))
+            st.write(md_text(f"Maximum sequence length: {result.max_seq_len_before} -> {result.max_seq_len_after}"))
+        st.write(md_text(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets)))
         if st.button("Apply the proposed mix", key="w_b_apply"):
             st.session_state.pop(RESULT, None)
             request_scenario(result.scenario, notice="Applied the trimmed mix")

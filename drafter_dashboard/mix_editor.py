@@ -5,11 +5,16 @@ import pandas as pd
 import streamlit as st
 
 from planner.plan import Plan
+from planner.scenario import MixItem
+from drafter_dashboard.safe_text import md_text
 
+from drafter_dashboard.registry import bounds
 from drafter_dashboard.state import MIX, MIX_VERSION
 
 EDITABLE = ("include", "rows", "pct", "selection")
 SELECTIONS = ["uniform", "first", "shortest"]
+MAX_ROWS = int(bounds(MixItem, "rows")[1])
+EDIT_ERROR = "_mix_edit_error"
 
 
 def _reference(c) -> int:
@@ -40,14 +45,16 @@ def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
 
 def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
     """Draw the editor; returns the component table it showed (for the CSV export)."""
+    error = st.session_state.pop(EDIT_ERROR, None)
+    if error:
+        st.error(md_text(error))
     df = table(p, catalog, unit)
-    version = st.session_state.get(MIX_VERSION, 0)
-    edited = st.data_editor(
-        df, key=f"mix_editor_{version}", hide_index=True, num_rows="fixed", width="stretch",
-        disabled=[c for c in df.columns if c not in EDITABLE],
+    st.data_editor(
+        df, key=f"mix_editor_{st.session_state.get(MIX_VERSION, 0)}", hide_index=True, num_rows="fixed",
+        width="stretch", disabled=[c for c in df.columns if c not in EDITABLE],
         column_config={
             "include": st.column_config.CheckboxColumn("include", help="drop or keep the component"),
-            "rows": st.column_config.NumberColumn("rows", min_value=0, max_value=10**10, step=1, format="%d",
+            "rows": st.column_config.NumberColumn("rows", min_value=0, max_value=MAX_ROWS, step=1, format="%d",
                                                   help="rows selected (subsample)"),
             "pct": st.column_config.NumberColumn("% of full", min_value=0.0, max_value=100000.0, format="%.1f",
                                                  help="rows as a share of the component's full count in the mix"),
@@ -58,66 +65,66 @@ def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
             "available": st.column_config.NumberColumn("available", format="%d"),
             "notes": st.column_config.TextColumn("notes", width="large"),
         })
-    changed = _apply_edits(df, edited, catalog)
-    if changed:
-        st.session_state[MIX_VERSION] = version + 1
-        st.rerun()
     _add_components(catalog)
     return df
 
 
-def _apply_edits(before: pd.DataFrame, after: pd.DataFrame, catalog) -> bool:
-    mix = st.session_state.get(MIX, [])
-    changed = False
-    for i in range(min(len(before), len(after), len(mix))):
-        b, a = before.iloc[i], after.iloc[i]
-        cid = mix[i]["id"]
-        if bool(a["include"]) != bool(b["include"]):
-            mix[i]["include"] = bool(a["include"])
-            changed = True
-        if str(a["selection"]) != str(b["selection"]):
-            if a["selection"] not in SELECTIONS:
-                st.error(f"mix: selection for {cid} = {a['selection']!r} is not allowed; one of {', '.join(SELECTIONS)}")
-                return False
-            mix[i]["selection"] = str(a["selection"])
-            changed = True
-        rows_new = a["rows"]
-        if _differs(rows_new, b["rows"]):
-            value = _valid_rows(cid, rows_new)
-            if value is None:
-                return False
-            mix[i]["rows"] = value
-            changed = True
-        elif _differs(a["pct"], b["pct"]):
-            pct = a["pct"]
-            if pct is None or pd.isna(pct) or float(pct) < 0:
-                st.error(f"mix: % of full for {cid} = {pct!r} is not allowed; give a share of 0 or more")
-                return False
-            value = _valid_rows(cid, round(float(pct) / 100 * _reference(catalog.components[cid])))
-            if value is None:
-                return False
-            mix[i]["rows"] = value
-            changed = True
-    return changed
+class _Refused(ValueError):
+    pass
 
 
-def _differs(a, b) -> bool:
-    if (a is None or pd.isna(a)) and (b is None or pd.isna(b)):
-        return False
+def apply_edits(catalog) -> None:
+    """Apply the editor's edits to the mix before anything is planned or drawn, so that an edit
+    costs one run: the edited widget is then replaced by a fresh one (the next key) showing the new
+    mix. A bad value changes nothing and is reported above the editor."""
+    ss = st.session_state
+    version = ss.get(MIX_VERSION, 0)
+    state = ss.get(f"mix_editor_{version}")
+    if not isinstance(state, dict) or not state.get("edited_rows"):
+        return
+    mix = [dict(m) for m in ss.get(MIX, [])]
     try:
-        return float(a) != float(b)
-    except (TypeError, ValueError):
-        return True
+        for i, changes in state["edited_rows"].items():
+            i = int(i)
+            if 0 <= i < len(mix):
+                _apply_row(mix[i], changes, catalog)
+    except _Refused as exc:
+        ss[EDIT_ERROR] = str(exc)
+    else:
+        ss[MIX] = mix
+    ss[MIX_VERSION] = version + 1
 
 
-def _valid_rows(cid: str, value) -> int | None:
+def _apply_row(m: dict, changes: dict, catalog) -> None:
+    cid = m["id"]
+    if "include" in changes:
+        m["include"] = bool(changes["include"])
+    if "selection" in changes:
+        if changes["selection"] not in SELECTIONS:
+            raise _Refused(f"mix: selection for {cid} = {changes['selection']!r} is not allowed; "
+                           f"one of {', '.join(SELECTIONS)}")
+        m["selection"] = str(changes["selection"])
+    if "rows" in changes:
+        m["rows"] = _valid_rows(cid, changes["rows"])
+    elif "pct" in changes:
+        pct = changes["pct"]
+        try:
+            share = float(pct)
+        except (TypeError, ValueError):
+            share = float("nan")
+        if pd.isna(share) or share < 0:
+            raise _Refused(f"mix: % of full for {cid} = {pct!r} is not allowed; give a share of 0 or more")
+        m["rows"] = _valid_rows(cid, round(share / 100 * _reference(catalog.components[cid])))
+
+
+def _valid_rows(cid: str, value) -> int:
     try:
         f = float(value)
     except (TypeError, ValueError):
         f = float("nan")
-    if pd.isna(f) or f < 0 or f > 10**10 or f != int(f):
-        st.error(f"mix: rows for {cid} = {value!r} is not allowed; give a whole number from 0 to 10,000,000,000")
-        return None
+    if pd.isna(f) or f < 0 or f > MAX_ROWS or f != int(f):
+        raise _Refused(f"mix: rows for {cid} = {value!r} is not allowed; give a whole number from 0 to "
+                       f"{MAX_ROWS:,}")
     return int(f)
 
 

@@ -88,3 +88,9 @@ def wait_for_change(page, label: str, old: str, timeout: float = 20) -> tuple[st
             return now, time.perf_counter() - t0
         time.sleep(0.01)
     raise AssertionError(f"{label} stayed {old!r} for {timeout} s")
+
+
+def screenshot(page, path: Path) -> None:
+    """The README's picture of the page as it is (only when asked: it is a tracked file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=False)

@@ -1,0 +1,256 @@
+"""One table of the sidebar's controls: widget key, where its value lives in the scenario, its
+default, how it converts, when it is hidden. Both directions (scenario -> widget values, widget
+values -> scenario), the hidden-key set and every widget's range come from this table; the ranges
+are read from the pydantic models' field constraints, so a value a link or manifest may carry is a
+value its widget accepts. Plain dicts in, plain dicts out: no streamlit here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import annotated_types as at
+from pydantic import BaseModel
+
+from planner.errors import PlannerInputError
+from planner.scenario import Costs, Scenario, Throughput, Training, Transfer
+from planner.specs import GPUSpec, ModelSpec
+
+CUSTOM = "custom"
+# The fields of a custom model / GPU a user cannot set: fixed, so the page never shows link text there.
+CUSTOM_MODEL_FIXED = {"id": CUSTOM, "name": "Custom model"}
+CUSTOM_GPU_FIXED = {"id": CUSTOM, "name": "Custom GPU"}
+
+
+def is_int(model: type[BaseModel], name: str) -> bool:
+    return model.model_fields[name].annotation in (int, int | None)
+
+
+def bounds(model: type[BaseModel], name: str) -> tuple[float | None, float | None]:
+    """(min, max) a widget may offer for `model.name`, from its Ge/Gt/Le/Lt constraints. A strict
+    bound on an integer moves by one; on a float it stays (pydantic names the field if it is hit)."""
+    lo = hi = None
+    field = model.model_fields[name]
+    integer = is_int(model, name)
+    for m in field.metadata:
+        if isinstance(m, at.Ge):
+            lo = m.ge
+        elif isinstance(m, at.Gt):
+            lo = m.gt + 1 if integer else m.gt
+        elif isinstance(m, at.Le):
+            hi = m.le
+        elif isinstance(m, at.Lt):
+            hi = m.lt - 1 if integer else m.lt
+    return lo, hi
+
+
+def _is_custom_model(s: dict) -> bool:
+    return s.get("model") == CUSTOM
+
+
+def _is_custom_gpu(s: dict) -> bool:
+    return CUSTOM in (s.get("extraction_gpu"), (s.get("training") or {}).get("gpu"))
+
+
+def _mode(s: dict) -> str:
+    return (s.get("throughput") or {}).get("mode", "roofline")
+
+
+def _method(s: dict) -> str:
+    return (s.get("transfer") or {}).get("method", "link")
+
+
+@dataclass(frozen=True)
+class Control:
+    key: str
+    path: tuple[str, ...]               # where the value lives in Scenario.model_dump()
+    model: type[BaseModel]              # whose field constraints bound the widget
+    default: Any                        # widget value when the scenario has no value there
+    kind: str = "value"                 # value | int | float | none_as (+ none) | scaled (x scale) | layers
+    none: Any = None                    # kind none_as: the widget value that stands for None
+    scale: float = 1.0                  # kind scaled: scenario value = widget value x scale
+    hidden: Callable[[dict], bool] | None = None   # not drawn for this scenario (dict) -> keep its value
+
+    @property
+    def field(self) -> str:
+        return self.path[-1]
+
+    def range(self) -> tuple[float | None, float | None]:
+        lo, hi = bounds(self.model, self.field)
+        if self.kind == "scaled":
+            lo = None if lo is None else lo / self.scale
+            hi = None if hi is None else hi / self.scale
+        if self.kind == "none_as" and self.none is not None and lo is not None:
+            lo = min(lo, self.none)     # e.g. 0 = "the layout's" below a field that starts at 1
+        return lo, hi
+
+    def to_widget(self, v):
+        if self.kind == "none_as":
+            return self.none if v is None else v
+        if self.kind == "scaled":
+            return None if v is None else v / self.scale
+        if self.kind == "layers":
+            return ",".join(str(x) for x in v) if v else ""
+        if self.kind == "float":
+            return None if v is None else float(v)
+        return v
+
+    def from_widget(self, w, previous=None):
+        if self.kind == "none_as":
+            return None if w is None or w == self.none else w
+        if self.kind == "scaled":
+            if w is None:
+                return None
+            if previous is not None and self.to_widget(previous) == w:
+                return previous     # unchanged: keep the exact value (w x scale can be off by one ulp)
+            return w * self.scale
+        if self.kind == "int":
+            return None if w is None else int(w)
+        if self.kind == "layers":
+            text = (w or "").strip()
+            if not text:
+                return None
+            try:
+                return [int(x) for x in text.replace(" ", "").split(",") if x]
+            except ValueError:
+                raise PlannerInputError("layers", text, "give comma-separated whole numbers, e.g. 1,16,31")
+        return w
+
+
+def _c(key, path, model, default, **kw) -> Control:
+    return Control(key, tuple(path.split(".")), model, default, **kw)
+
+
+_CM = {"hidden": lambda s: not _is_custom_model(s)}
+_CG = {"hidden": lambda s: not _is_custom_gpu(s)}
+_FIXED_ONLY = {"hidden": lambda s: _mode(s) != "fixed"}
+_ROOFLINE_ONLY = {"hidden": lambda s: _mode(s) != "roofline"}
+
+CONTROLS: list[Control] = [
+    _c("w_model", "model", Scenario, "qwen3.6-27b"),
+    _c("w_cm_hidden", "custom_model.hidden_size", ModelSpec, 5120, kind="int", **_CM),
+    _c("w_cm_layers", "custom_model.num_layers", ModelSpec, 64, kind="int", **_CM),
+    _c("w_cm_full", "custom_model.full_attention_layers", ModelSpec, 64, kind="int", **_CM),
+    _c("w_cm_q", "custom_model.num_q_heads", ModelSpec, 40, kind="int", **_CM),
+    _c("w_cm_kv", "custom_model.num_kv_heads", ModelSpec, 8, kind="int", **_CM),
+    _c("w_cm_hd", "custom_model.head_dim", ModelSpec, 128, kind="int", **_CM),
+    _c("w_cm_latent", "custom_model.kv_latent_dim", ModelSpec, 0, kind="none_as", none=0, **_CM),
+    _c("w_cm_vocab", "custom_model.vocab_size", ModelSpec, 151936, kind="int", **_CM),
+    _c("w_cm_params_b", "custom_model.params", ModelSpec, 30.0, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_active_b", "custom_model.active_params", ModelSpec, 30.0, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, 1_572_864, kind="int", **_CM),
+    _c("w_layout", "layout", Scenario, "specforge-dflash"),
+    _c("w_hidden_dtype", "hidden_dtype", Scenario, "layout default", kind="none_as", none="layout default"),
+    _c("w_layers", "layers", Scenario, "", kind="layers"),
+    _c("w_layer_count", "layer_count", Scenario, 0, kind="none_as", none=0),
+    _c("w_unit", "unit", Scenario, "conversation"),
+    _c("w_cap", "max_seq_len", Scenario, 2048, kind="int"),          # with w_cap_on: see to_widgets
+    _c("w_regen", "regenerate", Scenario, True),
+    _c("w_resp_mult", "response_multiplier", Scenario, 1.0, kind="float"),
+    _c("w_length_scale", "length_scale", Scenario, 1.0, kind="float"),
+    _c("w_ex_gpu", "extraction_gpu", Scenario, "rtx-pro-6000"),
+    _c("w_ex_gpus", "extraction_gpus", Scenario, 8, kind="int"),
+    _c("w_cg_mem", "custom_gpu.memory_gb", GPUSpec, 80.0, kind="float", **_CG),
+    _c("w_cg_bw", "custom_gpu.bandwidth_tb_s", GPUSpec, 3.35, kind="float", **_CG),
+    _c("w_cg_bf16", "custom_gpu.bf16_tflops", GPUSpec, 989.0, kind="float", **_CG),
+    _c("w_cg_fp8", "custom_gpu.fp8_tflops", GPUSpec, 1979.0, kind="none_as", none=0.0, **_CG),
+    _c("w_cg_mfu", "custom_gpu.prefill_mfu", GPUSpec, 0.4, kind="float", **_CG),
+    _c("w_cg_price_low", "custom_gpu.price_low", GPUSpec, 2.0, kind="float", **_CG),
+    _c("w_cg_price_high", "custom_gpu.price_high", GPUSpec, 2.0, kind="float", **_CG),
+    _c("w_weight_dtype", "weight_dtype", Scenario, "bf16"),
+    _c("w_tp_mode", "throughput.mode", Throughput, "roofline"),
+    _c("w_tps", "throughput.tokens_per_s", Throughput, 120.0, kind="float", **_FIXED_ONLY),
+    _c("w_batching", "throughput.batching", Throughput, 4.0, kind="float", **_FIXED_ONLY),
+    _c("w_mfu", "throughput.prefill_mfu", Throughput, None, kind="float", **_ROOFLINE_ONLY),
+    _c("w_bw_eff", "throughput.decode_bandwidth_efficiency", Throughput, 0.8, kind="float", **_ROOFLINE_ONLY),
+    _c("w_max_batch", "throughput.max_batch", Throughput, 256, kind="int", **_ROOFLINE_ONLY),
+    _c("w_tp_eff", "throughput.tensor_parallel_efficiency", Throughput, 0.9, kind="float", **_ROOFLINE_ONLY),
+    _c("w_disk", "disk", Scenario, "nvme-gen4"),
+    _c("w_disk_cap", "disk_capacity_tb", Scenario, 30.72, kind="float"),
+    _c("w_double_write", "staging_double_write", Scenario, False),
+    _c("w_compression", "compression", Scenario, 1.0, kind="float"),
+    _c("w_transfer", "transfer.method", Transfer, "link"),
+    _c("w_link", "transfer.link_gbps", Transfer, 10.0, kind="float",
+       hidden=lambda s: _method(s) not in ("link", "object_store")),
+    _c("w_link_eff", "transfer.efficiency", Transfer, 0.5, kind="float",
+       hidden=lambda s: _method(s) not in ("link", "object_store")),
+    _c("w_egress", "transfer.egress_usd_per_gb", Transfer, None, kind="float",
+       hidden=lambda s: _method(s) != "object_store"),
+    _c("w_drive_days", "transfer.drive_days", Transfer, 3.0, kind="float", hidden=lambda s: _method(s) != "drives"),
+    _c("w_tr_gpu", "training.gpu", Training, "b200"),
+    _c("w_tr_gpus", "training.gpus", Training, 8, kind="int"),
+    _c("w_epochs", "training.epochs", Training, 3.0, kind="float"),
+    _c("w_tr_mfu", "training.mfu", Training, 0.35, kind="float"),
+    _c("w_tr_disk", "training.disk", Training, "node-raid0"),
+    _c("w_drafter_b", "training.drafter_params", Training, None, kind="scaled", scale=1e9),
+    _c("w_drafter_layers", "training.drafter_layers", Training, 0, kind="none_as", none=0),
+    _c("w_storage", "costs.storage", Costs, "network-volume"),
+    _c("w_months", "costs.storage_months", Costs, 1.0, kind="float"),
+    _c("w_ex_price", "costs.extraction_usd_per_gpu_hour", Costs, None, kind="float"),
+    _c("w_tr_price", "costs.training_usd_per_gpu_hour", Costs, None, kind="float"),
+    _c("w_tb_price", "costs.storage_usd_per_tb_month", Costs, None, kind="float"),
+]
+BY_KEY = {c.key: c for c in CONTROLS}
+CAP_ON = "w_cap_on"       # the checkbox that makes max_seq_len None; w_cap keeps the number meanwhile
+KEYS = [c.key for c in CONTROLS] + [CAP_ON]
+
+
+def _get(d: dict | None, path: tuple[str, ...]):
+    for part in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(part)
+    return d
+
+
+def to_widgets(scenario: dict) -> dict:
+    """Every control's value for a scenario (a Scenario.model_dump()); controls the scenario has no
+    value for (a custom model's when the model is a preset) get their defaults."""
+    out = {}
+    for c in CONTROLS:
+        parent = _get(scenario, c.path[:-1]) if len(c.path) > 1 else scenario
+        out[c.key] = c.to_widget(parent[c.field]) if isinstance(parent, dict) and c.field in parent else c.default
+    cap = scenario.get("max_seq_len")
+    out[CAP_ON] = cap is not None
+    out["w_cap"] = cap if cap is not None else BY_KEY["w_cap"].default
+    return out
+
+
+def from_widgets(values: dict, previous: dict | None = None) -> dict:
+    """The scenario fields the controls set, as a dict (validated by the caller). `previous` (the
+    last scenario's dump) keeps scaled values exact when their widget was not changed. A custom
+    model / GPU is included only when selected."""
+    data: dict = {}
+    custom_model = _is_custom_model({"model": values.get("w_model")})
+    custom_gpu = CUSTOM in (values.get("w_ex_gpu"), values.get("w_tr_gpu"))
+    for c in CONTROLS:
+        if c.path[0] == "custom_model" and not custom_model or c.path[0] == "custom_gpu" and not custom_gpu:
+            continue
+        w = values.get(c.key, c.default)
+        node = data
+        for part in c.path[:-1]:
+            node = node.setdefault(part, {})
+        node[c.field] = c.from_widget(w, _get(previous, c.path))
+    if not values.get(CAP_ON, True):
+        data["max_seq_len"] = None
+    if custom_model:
+        cm = data["custom_model"]
+        cm["full_attention_layers"] = min(cm["full_attention_layers"], cm["num_layers"])
+        cm["linear_attention_layers"] = cm["num_layers"] - cm["full_attention_layers"]
+        cm["active_params"] = min(cm["active_params"], cm["params"])
+        cm.update(CUSTOM_MODEL_FIXED)
+    if custom_gpu:
+        data["custom_gpu"].update(CUSTOM_GPU_FIXED)
+    return data
+
+
+def hidden_keys(scenario: dict) -> set[str]:
+    """The controls the sidebar does not draw for this scenario (their values must be kept)."""
+    return {c.key for c in CONTROLS if c.hidden is not None and c.hidden(scenario)}
+
+
+def widget_range(key: str) -> dict:
+    """min_value / max_value keyword arguments for the control's widget (None = unbounded)."""
+    c = BY_KEY[key]
+    lo, hi = c.range()
+    cast = int if is_int(c.model, c.field) and c.kind != "scaled" else float
+    return {"min_value": None if lo is None else cast(lo), "max_value": None if hi is None else cast(hi)}

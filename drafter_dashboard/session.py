@@ -1,0 +1,50 @@
+"""Each browser session's own upload folder and user catalog: one visitor's profiled data is never
+shown to another. Until planner.catalog's `user_catalog=` keywords are on this branch, the calls
+fall back to the shared catalog (see `_accepts`)."""
+from __future__ import annotations
+
+import inspect
+import uuid
+from pathlib import Path
+
+import streamlit as st
+
+from planner.catalog.paths import planner_home
+from planner.catalog.profile import profile_file
+from planner.catalog.stats import get_catalog
+
+SESSION_ID = "_session_id"
+
+
+def _accepts(fn, name: str) -> bool:
+    return name in inspect.signature(fn).parameters
+
+
+def folder(create: bool = True) -> Path:
+    """<planner home>/sessions/<random id>/: this session's uploads and user catalog (created on the
+    first upload, not for every visitor)."""
+    sid = st.session_state.get(SESSION_ID)
+    if sid is None:
+        sid = st.session_state[SESSION_ID] = uuid.uuid4().hex
+    path = planner_home() / "sessions" / sid
+    if create:
+        (path / "uploads").mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def user_catalog(create: bool = False) -> Path:
+    return folder(create) / "user_catalog.json"
+
+
+def catalog():
+    """The shipped catalog plus this session's profiled components."""
+    if _accepts(get_catalog, "user_catalog"):
+        return get_catalog(user_catalog=user_catalog())
+    return get_catalog()
+
+
+def profile(path: Path, name: str, replace: bool, **kw):
+    """profile_file into this session's user catalog; `replace` confirms overwriting an existing id."""
+    if _accepts(profile_file, "user_catalog"):
+        kw.update(user_catalog=user_catalog(create=True), replace=replace)
+    return profile_file(path, name, **kw)

@@ -1,0 +1,45 @@
+"""Regenerate docs/dashboard.png (the README's screenshot): starts the dashboard on a free port with
+a fresh PLANNER_HOME, opens it in Debian's chromium (Playwright) and saves the page as shown.
+
+    .venv/bin/python scripts/make_docs.py [--out docs/dashboard.png]
+
+The test suite never writes this file unless PLANNER_SCREENSHOT=1 is set."""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.browser_util import CHROMIUM, launch, screenshot, streamlit_server  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "dashboard.png")
+    args = ap.parse_args(argv)
+    if not Path(CHROMIUM).exists():
+        print(f"make_docs: error: {CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        with streamlit_server(home) as (url, _proc), sync_playwright() as pw:
+            browser = launch(pw)
+            page = browser.new_page(viewport={"width": 1500, "height": 1300})
+            page.goto(url)
+            page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+            page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+            page.wait_for_timeout(1000)
+            screenshot(page, args.out)
+            browser.close()
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
