@@ -5,6 +5,9 @@ are read from the pydantic models' field constraints, so a value a link or manif
 value its widget accepts. Plain dicts in, plain dicts out: no streamlit here."""
 from __future__ import annotations
 
+import types
+import typing
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,12 +20,18 @@ from planner.specs import GPUSpec, ModelSpec
 
 CUSTOM = "custom"
 # The fields of a custom model / GPU a user cannot set: fixed, so the page never shows link text there.
+LAYOUT = "layout default"
+SORTED, FILE_ORDER = "sorted", "file order"
 CUSTOM_MODEL_FIXED = {"id": CUSTOM, "name": "Custom model"}
 CUSTOM_GPU_FIXED = {"id": CUSTOM, "name": "Custom GPU"}
 
 
 def is_int(model: type[BaseModel], name: str) -> bool:
-    return model.model_fields[name].annotation in (int, int | None)
+    """An integer field, alone or in a union (max_seq_len: int | "none" | None)."""
+    ann = model.model_fields[name].annotation
+    args = typing.get_args(ann) if typing.get_origin(ann) in (typing.Union, types.UnionType) else (ann,)
+    ints = [a for a in args if a is int or (typing.get_origin(a) is typing.Annotated and typing.get_args(a)[0] is int)]
+    return bool(ints) and float not in args
 
 
 def bounds(model: type[BaseModel], name: str) -> tuple[float | None, float | None]:
@@ -31,7 +40,9 @@ def bounds(model: type[BaseModel], name: str) -> tuple[float | None, float | Non
     lo = hi = None
     field = model.model_fields[name]
     integer = is_int(model, name)
-    for m in field.metadata:
+    # constraints on the field, or on the numeric member of a union (max_seq_len: int | "none" | None)
+    meta = list(field.metadata) + [m for a in typing.get_args(field.annotation) for m in getattr(a, "__metadata__", ())]
+    for m in meta:
         if isinstance(m, at.Ge):
             lo = m.ge
         elif isinstance(m, at.Gt):
@@ -65,10 +76,11 @@ class Control:
     path: tuple[str, ...]               # where the value lives in Scenario.model_dump()
     model: type[BaseModel]              # whose field constraints bound the widget
     default: Any                        # widget value when the scenario has no value there
-    kind: str = "value"                 # value | int | float | none_as (+ none) | scaled (x scale) | layers
+    kind: str = "value"                 # value | int | float | none_as (+ none) | scaled (x scale) | layers | map
     none: Any = None                    # kind none_as: the widget value that stands for None
     scale: float = 1.0                  # kind scaled: scenario value = widget value x scale
     hidden: Callable[[dict], bool] | None = None   # not drawn for this scenario (dict) -> keep its value
+    choices: tuple = ()                 # kind map: (scenario value, widget value) pairs
 
     @property
     def field(self) -> str:
@@ -84,6 +96,8 @@ class Control:
         return lo, hi
 
     def to_widget(self, v):
+        if self.kind == "map":
+            return dict(self.choices)[v]
         if self.kind == "none_as":
             return self.none if v is None else v
         if self.kind == "scaled":
@@ -95,6 +109,8 @@ class Control:
         return v
 
     def from_widget(self, w, previous=None):
+        if self.kind == "map":
+            return {b: a for a, b in self.choices}[w]
         if self.kind == "none_as":
             return None if w is None or w == self.none else w
         if self.kind == "scaled":
@@ -142,8 +158,12 @@ CONTROLS: list[Control] = [
     _c("w_hidden_dtype", "hidden_dtype", Scenario, "layout default", kind="none_as", none="layout default"),
     _c("w_layers", "layers", Scenario, "", kind="layers"),
     _c("w_layer_count", "layer_count", Scenario, 0, kind="none_as", none=0),
-    _c("w_unit", "unit", Scenario, "conversation"),
-    _c("w_cap", "max_seq_len", Scenario, 2048, kind="int"),          # with w_cap_on: see to_widgets
+    # None: the layout's value (its pipeline's default); see to_widgets for the cap's three states
+    _c("w_unit", "unit", Scenario, LAYOUT, kind="none_as", none=LAYOUT),
+    _c("w_cap", "max_seq_len", Scenario, 2048, kind="int"),          # with w_cap_mode: see to_widgets
+    _c("w_capture_batch", "capture_batch_size", Scenario, 0, kind="none_as", none=0),
+    _c("w_sort", "sort_by_length", Scenario, LAYOUT, kind="map",
+       choices=((None, LAYOUT), (True, SORTED), (False, FILE_ORDER))),
     _c("w_regen", "regenerate", Scenario, True),
     _c("w_resp_mult", "response_multiplier", Scenario, 1.0, kind="float"),
     _c("w_length_scale", "length_scale", Scenario, 1.0, kind="float"),
@@ -190,8 +210,10 @@ CONTROLS: list[Control] = [
     _c("w_tb_price", "costs.storage_usd_per_tb_month", Costs, None, kind="float"),
 ]
 BY_KEY = {c.key: c for c in CONTROLS}
-CAP_ON = "w_cap_on"       # the checkbox that makes max_seq_len None; w_cap keeps the number meanwhile
-KEYS = [c.key for c in CONTROLS] + [CAP_ON]
+# max_seq_len: the layout's cap (None), no cap ("none") or w_cap tokens; w_cap keeps its number meanwhile
+CAP_MODE = "w_cap_mode"
+CAP_MODES = (LAYOUT, "cap", "none")
+KEYS = [c.key for c in CONTROLS] + [CAP_MODE]
 
 
 def _get(d: dict | None, path: tuple[str, ...]):
@@ -210,8 +232,8 @@ def to_widgets(scenario: dict) -> dict:
         parent = _get(scenario, c.path[:-1]) if len(c.path) > 1 else scenario
         out[c.key] = c.to_widget(parent[c.field]) if isinstance(parent, dict) and c.field in parent else c.default
     cap = scenario.get("max_seq_len")
-    out[CAP_ON] = cap is not None
-    out["w_cap"] = cap if cap is not None else BY_KEY["w_cap"].default
+    out[CAP_MODE] = LAYOUT if cap is None else "none" if cap == "none" else "cap"
+    out["w_cap"] = cap if isinstance(cap, int) else BY_KEY["w_cap"].default
     return out
 
 
@@ -230,8 +252,9 @@ def from_widgets(values: dict, previous: dict | None = None) -> dict:
         for part in c.path[:-1]:
             node = node.setdefault(part, {})
         node[c.field] = c.from_widget(w, _get(previous, c.path))
-    if not values.get(CAP_ON, True):
-        data["max_seq_len"] = None
+    mode = values.get(CAP_MODE, LAYOUT)
+    if mode != "cap":
+        data["max_seq_len"] = None if mode == LAYOUT else "none"
     if custom_model:
         cm = data["custom_model"]
         cm["full_attention_layers"] = min(cm["full_attention_layers"], cm["num_layers"])

@@ -8,7 +8,7 @@ from planner.specs import disk_presets, gpu_presets, layout_presets, model_prese
 
 from drafter_dashboard.safe_text import md_text
 
-from drafter_dashboard.registry import widget_range
+from drafter_dashboard.registry import CAP_MODE, CAP_MODES, FILE_ORDER, LAYOUT, SORTED, widget_range
 from drafter_dashboard.state import request_scenario
 
 
@@ -69,11 +69,22 @@ def render(catalog) -> str:
         st.text_input("Custom layer ids (comma-separated, overrides the rule)", key="w_layers")
 
     with sb.expander("Samples", expanded=True):
-        st.radio("Sample unit", ["conversation", "turn"], key="w_unit", horizontal=True,
-                 help="turn: speculators' fan-out, one training row per assistant turn holding the prefix through it")
-        st.checkbox("Cap the sequence length", key="w_cap_on", help="maximum sequence length (truncation)")
-        _num(st, "Max sequence length (tokens)", "w_cap", step=256, disabled=not st.session_state.get("w_cap_on"),
-             help=f"layout default: {lay.default_max_seq_len or 'none'}; speculators 8192, SpecForge 2048")
+        d = lay.defaults
+        st.radio(f"Sample unit (layout's: {d.unit.value})", [LAYOUT, "conversation", "turn"], key="w_unit",
+                 horizontal=True, help=md_text("turn: one training row per assistant turn holding the prefix through it. "
+                              f"This layout: {d.unit.value} ({d.unit.source})"))
+        a, b = st.columns(2)
+        a.selectbox(f"Sequence cap (layout's: {d.max_seq_len.value})", list(CAP_MODES), key=CAP_MODE,
+                    help=md_text(f"This layout: {d.max_seq_len.value} ({d.max_seq_len.source}); rows past it are "
+                                 f"{'skipped' if d.overflow.value == 'skip' else 'truncated'}"))
+        _num(b, "Cap (tokens)", "w_cap", step=256, disabled=st.session_state.get(CAP_MODE) != "cap")
+        a, b = st.columns(2)
+        _num(a, "Capture batch (0 = layout's)", "w_capture_batch",
+             help=md_text(f"This layout: {d.capture_batch_size.value} rows ({d.capture_batch_size.source}); "
+                          f"padding: {d.padding.value}. 1 = no padding"))
+        b.selectbox(f"Batch order (layout's: {'sorted' if d.sort_by_length.value else 'file order'})",
+                    [LAYOUT, SORTED, FILE_ORDER], key="w_sort",
+                    help="length-sorted batches pad only within a band of lengths")
         st.toggle("Regenerate responses with the target", key="w_regen",
                   help="on-policy data (speculators' docs ask for it) costs decode time; off = prefill-only")
         a, b = st.columns(2)

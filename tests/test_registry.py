@@ -200,9 +200,12 @@ def test_hidden_keys_follow_the_choices():
 
 
 def test_custom_gpu_only_when_chosen_and_a_cap_switched_off():
-    w = to_widgets(Scenario(max_seq_len=None).model_dump())
-    assert w["w_cap_on"] is False and w["w_cap"] == 2048     # the number stays for when the cap comes back
+    w = to_widgets(Scenario(max_seq_len="none").model_dump())
+    assert w["w_cap_mode"] == "none" and w["w_cap"] == 2048     # the number stays for when the cap comes back
     data = from_widgets(w)
-    assert data["max_seq_len"] is None and "custom_gpu" not in data and "custom_model" not in data
+    assert data["max_seq_len"] == "none" and "custom_gpu" not in data and "custom_model" not in data
+    # the layout's cap (None), and a cap of its own
+    assert from_widgets(to_widgets(Scenario().model_dump()))["max_seq_len"] is None
+    assert from_widgets(to_widgets(Scenario(max_seq_len=4096).model_dump()))["max_seq_len"] == 4096
     w["w_tr_gpu"] = "custom"
     assert from_widgets(w)["custom_gpu"]["memory_gb"] == 80.0   # the control's default
