@@ -63,7 +63,8 @@ def test_dashboard_end_to_end(server, browser, tmp_path):
     path = tmp_path / "manifest.yaml"
     dl.value.save_as(path)
     m = yaml.safe_load(path.read_text())
-    assert m["schema_version"] == 1
+    from planner.export.manifest import SCHEMA_VERSION
+    assert m["schema_version"] == SCHEMA_VERSION
     rows = {c["id"]: c["rows_selected"] for c in m["components"]}
     assert rows["openorca"] == 1000 and rows["hermes_fc"] == 11_578
     assert m["predicted"]["storage_bytes_compressed"] / 1e12 == pytest.approx(float(new_storage.split()[0]), abs=0.01)

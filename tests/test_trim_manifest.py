@@ -217,7 +217,8 @@ def mutate(path_value):
     (mutate((["scenario", "compression"], float("nan"))), "scenario.compression"),
     (mutate((["scenario", "compression"], float("inf"))), "scenario.compression"),
     (mutate((["scenario", "bogus"], 1)), "scenario.bogus"),
-    (good_yaml().replace("schema_version: 3", "schema_version: 3\nschema_version: 3"), "duplicate key"),
+    (good_yaml().replace(f"schema_version: {SCHEMA_VERSION}", f"schema_version: {SCHEMA_VERSION}\n"
+                         f"schema_version: {SCHEMA_VERSION}"), "duplicate key"),
     ("a: &a [1,2]\nb: &b [*a,*a]\nc: [*b,*b]\n", "aliases"),
     ("!!python/object/apply:os.system ['echo hi']\n", "tags"),
     ("- just\n- a list\n", "a manifest is a mapping"),
