@@ -47,7 +47,8 @@ def component_csv(df: pd.DataFrame) -> str:
 def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str, str, str]:
     """Manifest as YAML and JSON and the speculators commands, built once per scenario (not on
     every run of the page)."""
-    m = build_manifest(Scenario.model_validate_json(scenario_json), catalog=_catalog)
+    # uploads are named by id and content hash, never by their path on this server
+    m = build_manifest(Scenario.model_validate_json(scenario_json), catalog=_catalog, local_paths=False)
     return dump_manifest(m, "yaml"), dump_manifest(m, "json"), speculators_commands(m)
 
 

@@ -15,7 +15,16 @@ def printable(text: object) -> str:
                         else f"\\u{ord(m.group()):04x}", s)
 
 
+_ZWSP = "\u200b"
+# GitHub-flavoured markdown turns a bare https://..., www. or a@b.c into a link even when its
+# characters are backslash-escaped (seen in chromium with Streamlit 1.67): a zero-width space after
+# ':', '@' and 'www' stops that.
+_AUTOLINK = re.compile(r"(\\:|@|(?i:www)(?=\\\.))")
+
+
 def md_escape(text: object) -> str:
-    """Text for markdown: every character with a markdown meaning is backslash-escaped, so a name
-    like `[login](https://...)` or `![x](https://...)` shows as typed and never as a link or image."""
-    return _MD_SPECIAL.sub(r"\\\1", printable(text).replace("\n", " "))
+    """Text for markdown: every character with a markdown meaning is backslash-escaped, and no
+    autolink can form, so a name like `[login](https://...)` or `![x](https://...)` shows as typed
+    and never as a link or an image."""
+    escaped = _MD_SPECIAL.sub(r"\\\1", printable(text).replace("\n", " "))
+    return _AUTOLINK.sub(lambda m: m.group() + _ZWSP, escaped)

@@ -173,8 +173,6 @@ def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str
     key = ("dflash_config.target_layer_ids" if strategy == "dflash"
            else "eagle_config.eagle_aux_hidden_state_layer_ids")
     layers = _split_last(m)[0] if strategy == "eagle3" else m.layers
-    compress = ["--compress", "--compression-level", s.compression_level] if getattr(s, "compression_level", None) \
-        else []
     return "\n".join([
         f"# SpecForge: commands for this manifest, for {_target('specforge')}",
         f"# target {quote(model)}; strategy {strategy}; capture layers {layers} from the draft model config",
@@ -185,7 +183,7 @@ def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str
         _command(["torchrun", "--nproc_per_node", min(s.extraction_gpus, 8), "scripts/prepare_hidden_states.py"],
                  ["--target-model-path", model, "--strategy", strategy],
                  ["--draft-model-config", "./draft_config.json", "--data-path", "./mix.jsonl"],
-                 ["--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size, *compress],
+                 ["--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],
                  ["--output-path", "./cache/hidden_states"]),
     ]) + "\n"
 
