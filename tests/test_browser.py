@@ -70,7 +70,8 @@ def test_dashboard_end_to_end(server, browser, tmp_path):
     assert m["predicted"]["storage_bytes_compressed"] / 1e12 == pytest.approx(float(new_storage.split()[0]), abs=0.01)
     # the page carries its scenario in the URL: opening it restores the edit
     link = page.url
-    assert "?s=v1." in link
+    from planner.export.versions import CURRENT
+    assert f"?s=v{CURRENT}." in link
     other = browser.new_page()
     other.goto(link)
     other.get_by_text("Total USD offline").wait_for(timeout=60_000)

@@ -156,5 +156,5 @@ def test_valid_manifest_commands_are_unchanged_by_quoting():
     assert "--data hf:Open-Orca/OpenOrca:default:train --data hf:glaiveai/glaive-function-calling-v2:default:train" \
         in text
     assert "python -m planner materialize manifest.yaml --out mix.jsonl     # local (profiled) components" in text
-    assert "# this mix (openorca=1,000, glaive_fc=20)." in text
+    assert "# this mix: openorca=1,000, glaive_fc=20" in text
     assert "'" not in text.replace("SpecForge's", "")
