@@ -96,7 +96,7 @@ def _split_last(m: Manifest) -> tuple[list[int], bool]:
 def _materialize(manifest_path: str) -> list[str]:
     return [
         "# The exact rows of this manifest, one component after another (per-source counts cannot be",
-        "# expressed with the pipelines' own --max-samples / --num-samples, which cap the whole input):",
+        "# expressed with --max-samples / --num-samples of the pipelines, which cap the whole input):",
         join(["python", "-m", "planner", "materialize", manifest_path, "--out", "mix.jsonl"])
         + "     # local (profiled) components",
         join(["python", "-m", "planner", "materialize", manifest_path, "--out", "mix.jsonl",
@@ -111,7 +111,7 @@ def _layout_note(m: Manifest, pipeline: str) -> list[str]:
     if spec is not None and spec.pipeline == pipeline:
         return []
     return [f"# note: this manifest was planned with the {quote(m.scenario.layout)} layout; {pipeline} writes its own",
-            "# files, so the bytes differ from the plan (plan it with this pipeline's layout to see them)"]
+            "# files, so the bytes differ from the plan (plan it with the layout of this pipeline to see them)"]
 
 
 def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
@@ -134,7 +134,7 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
         f"# target {quote(model)}; capture layers {m.layers}"
         + (" (launch_vllm.py appends the last layer)" if last else " (no last layer: --no-include-last-layer)"),
         "# one training row per assistant turn holding the prefix (preprocessing.py _render_boundary_rows)"
-        + (f", --seq-length {eff.max_seq_len}" if eff.max_seq_len else ", no cap given: speculators' 8192 applies"),
+        + (f", --seq-length {eff.max_seq_len}" if eff.max_seq_len else ", no cap given: the speculators default of 8192 applies"),
         *_layout_note(m, "speculators"),
         *(["# note: the plan counts one row per conversation; speculators always writes one per assistant turn"]
           if eff.unit != "turn" else []),
