@@ -138,21 +138,10 @@ def _umask() -> int:
 def atomic_write(path: str | os.PathLike, data: str | bytes, *, field: str,
                  inputs: Iterable[str | os.PathLike] = ()) -> Path:
     """Write `data` to `path` whole or not at all (temp file, fsync, os.replace)."""
-    target = check_output(path, field, inputs)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return target
+    with atomic_writer(path, field=field, inputs=inputs, mode="wb") as fh:
+        fh.write(raw)
+    return Path(os.fspath(path))
 
 
 @contextlib.contextmanager

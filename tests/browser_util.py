@@ -10,6 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -94,3 +96,31 @@ def screenshot(page, path: Path) -> None:
     """The README's picture of the page as it is (only when asked: it is a tracked file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=False)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A dashboard server of the module's own, with a fresh PLANNER_HOME."""
+    home = tmp_path_factory.mktemp("browser") / "home"
+    home.mkdir()
+    with streamlit_server(home) as (url, _proc):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright (import it only once chromium is known to exist)."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = launch(pw)
+        yield b
+        b.close()
+
+
+def require_chromium() -> None:
+    """Skip the calling test module without Debian's chromium; fail under CI, where .ci/run installs it."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            raise RuntimeError(f"{CHROMIUM} is missing under CI: .ci/run must install Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium); browser tests skipped",
+                    allow_module_level=True)

@@ -2,39 +2,19 @@
 shows. With PLANNER_SCREENSHOT=1 it also takes the README's screenshot (docs/dashboard.png; or run
 scripts/make_docs.py); by default the tracked file is never written."""
 import os
-from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.browser_util import (CHROMIUM, ROOT, edit_rows, launch, metric_text, screenshot, streamlit_server,
-                                wait_for_change)
+from tests.browser_util import (ROOT, browser, edit_rows, metric_text, require_chromium, screenshot,  # noqa: F401
+                                server, wait_for_change)
 
 pytestmark = pytest.mark.browser
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("CI"):
-        raise RuntimeError(f"{CHROMIUM} is missing under CI: .ci/run must install Debian's chromium")
-    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium); browser tests skipped",
-                allow_module_level=True)
-
-from playwright.sync_api import sync_playwright  # noqa: E402
+require_chromium()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("browser") / "home"
-    home.mkdir()
-    with streamlit_server(home) as (url, proc):
-        yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as pw:
-        b = launch(pw)
-        yield b
-        b.close()
 
 
 def test_dashboard_end_to_end(server, browser, tmp_path):

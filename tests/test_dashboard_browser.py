@@ -2,23 +2,14 @@
 markdown link or image is shown as text, never as an <a> or an <img>, and no traceback appears."""
 import base64
 import json
-import os
 import zlib
-from pathlib import Path
 
 import pytest
 
-from tests.browser_util import CHROMIUM, launch, metric_text, streamlit_server
+from tests.browser_util import browser, metric_text, require_chromium, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("CI"):
-        raise RuntimeError(f"{CHROMIUM} is missing under CI: .ci/run must install Debian's chromium")
-    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium); browser tests skipped",
-                allow_module_level=True)
-
-from playwright.sync_api import sync_playwright  # noqa: E402
+require_chromium()
 
 LINK = "[login](https://example.invalid)"
 IMAGE = "![x](https://example.invalid/x.png)"
@@ -32,20 +23,8 @@ def _raw_link(d: dict) -> str:
     return "v1." + base64.urlsafe_b64encode(zlib.compress(json.dumps(d).encode())).decode().rstrip("=")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("md") / "home"
-    home.mkdir()
-    with streamlit_server(home) as (url, _proc):
-        yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as pw:
-        b = launch(pw)
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize("scenario, shown", [
