@@ -33,7 +33,9 @@ import numpy as np  # noqa: E402
 
 from planner import default_scenario, plan  # noqa: E402
 from planner.distributions import aggregate, fan_out  # noqa: E402
-from planner.catalog.profile import measured_component, write_user_component  # noqa: E402
+from planner.catalog.paths import user_catalog_path  # noqa: E402
+from planner.catalog.profile import measured_component  # noqa: E402
+from planner.catalog.user_catalog import write_component  # noqa: E402
 from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.trim import STRATEGIES, Budget, trim  # noqa: E402
 
@@ -58,8 +60,9 @@ def bench_plan(n: int) -> dict:
     turns = np.clip(np.rint(tokens / 400), 1, 64)
     conv = aggregate(np.full(tokens.size, 1 / tokens.size), tokens, tokens * 0.6, turns)
     del tokens, turns
-    write_user_component(measured_component("synthetic_10m", conv, fan_out(conv), 10_000_000,
-                                            "synthetic 10M-conversation profile (benchmark)"))
+    write_component(user_catalog_path(), measured_component("synthetic_10m", conv, fan_out(conv), 10_000_000,
+                                                            "synthetic 10M-conversation profile (benchmark)"),
+                    replace=True)
     cat = get_catalog()
     big = s.with_changes(mix=[{"id": i, "rows": r} for i, r in cat.default_mix()] +
                          [{"id": "synthetic_10m", "rows": 10_000_000}])
@@ -69,13 +72,16 @@ def bench_plan(n: int) -> dict:
 
 
 def bench_trim(n: int) -> dict:
+    # the default mix as SpecForge pads it is 82 TB, and its tool components alone 10.02 TB:
+    # trim it to 20 TB (the bisection costs the same whatever the budget)
     s = default_scenario()
     cat = get_catalog()
     out = {}
+    budget = Budget(storage_tb=20)
     for strategy in STRATEGIES:
         kw = {"protect": ["tool"]} if strategy == "protect" else {}
-        trim(s, Budget(storage_tb=10), strategy, catalog=cat, **kw)
-        out[strategy] = round(median_ms(lambda: trim(s, Budget(storage_tb=10), strategy, catalog=cat, **kw), n), 1)
+        trim(s, budget, strategy, catalog=cat, **kw)
+        out[strategy] = round(median_ms(lambda: trim(s, budget, strategy, catalog=cat, **kw), n), 1)
     return {"trim_ms_median": max(out.values()), "trim_ms_by_strategy": out}
 
 

@@ -13,6 +13,7 @@ All O(atoms) (unsorted) or O(batches) (sorted), vectorised.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -34,21 +35,30 @@ class Padded:
 def _sorted_atoms(lengths: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(lengths, kind="stable")
     L = np.asarray(lengths, float)[order]
-    w = np.asarray(weights, float)[order]
-    F = np.cumsum(w) / w.sum()
-    F[-1] = 1.0
+    F = np.cumsum(np.asarray(weights, float)[order])
+    F /= F[-1]
     return L, F
+
+
+def _point_probabilities(cdf: np.ndarray) -> np.ndarray:
+    p = np.empty_like(cdf)
+    p[0] = cdf[0]
+    np.subtract(cdf[1:], cdf[:-1], out=p[1:])
+    return p
 
 
 def batch_maximum(lengths: np.ndarray, weights: np.ndarray, n: int) -> tuple[float, float]:
     """(E[max], E[max^2]) of n independent draws from atoms `lengths` with probabilities ~ `weights`."""
     L, F = _sorted_atoms(lengths, weights)
-    if n <= 1:
-        p = np.diff(np.concatenate([[0.0], F]))
-        return float((p * L).sum()), float((p * L * L).sum())
-    Fn = F ** n
-    p = np.diff(np.concatenate([[0.0], Fn]))
-    return float((p * L).sum()), float((p * L * L).sum())
+    p = _point_probabilities(F ** n if n > 1 else F)
+    pL = p * L
+    return float(pL.sum()), float(pL @ L)
+
+
+@functools.lru_cache(maxsize=4096)
+def _unsorted_batch_maximum(lengths: bytes, weights: bytes, n: int) -> tuple[float, float]:
+    """batch_maximum on the arrays' bytes: a trim plans the same distributions many times over."""
+    return batch_maximum(np.frombuffer(lengths), np.frombuffer(weights), n)
 
 
 def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: int, *, sort_by_length: bool = False,
@@ -59,13 +69,15 @@ def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: in
     L = np.asarray(lengths, float)
     if w.sum() <= 0 or rows <= 0:
         return Padded(0.0, 0.0, 0.0, 0.0)
-    mean = float((w * L).sum() / w.sum())
+    total = w.sum()
+    wL = w * L
+    mean = float(wL.sum() / total)
     if batch_size <= 1:
-        sq = float((w * L * L).sum() / w.sum())
-        return Padded(rows, mean, sq, mean)
+        return Padded(rows, mean, float(wL @ L / total), mean)
     captured = math.floor(rows / batch_size) * batch_size if drop_last else rows
     if not sort_by_length:
-        m1, m2 = batch_maximum(L, w, batch_size)
+        m1, m2 = _unsorted_batch_maximum(np.ascontiguousarray(L, float).tobytes(),
+                                         np.ascontiguousarray(w, float).tobytes(), batch_size)
         return Padded(float(captured), m1, m2, mean)
     batches = max(1, math.ceil(captured / batch_size))
     Ls, F = _sorted_atoms(L, w)
