@@ -150,7 +150,7 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
     if not any(r == "assistant" for r, _ in turns):
         raise RecordError("no assistant turn")
     for i, (_, text) in enumerate(turns):
-        bad = SURROGATE.search(text)
+        bad = None if text.isascii() else SURROGATE.search(text)   # isascii() is O(1) in CPython
         if bad:
             raise RecordError(f"turn {i}: lone surrogate \\u{ord(bad.group()):04x} is not valid Unicode text")
     return turns
