@@ -87,10 +87,32 @@ class RowLengths:
     weights: np.ndarray
 
 
+_PER_CONVERSATION: dict[tuple, tuple] = {}
+_CACHE_SIZE = 1024
+
+
 def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None, unit: str,
              regenerate: bool, multiplier: float, scale: float = 1.0,
              overflow: str = "truncate") -> tuple[Workload, RowLengths]:
-    """O(bins): token counts for `conversations` rows drawn uniformly from a length distribution.
+    """Token counts for `conversations` rows drawn uniformly from a length distribution: the
+    per-conversation figures (cached on the distribution objects, which the catalog keeps for its
+    lifetime, and the settings) times the count."""
+    key = (id(conv), id(turn), cap, unit, regenerate, multiplier, scale, overflow)
+    hit = _PER_CONVERSATION.get(key)
+    if hit is None or hit[0] is not conv or hit[1] is not turn:
+        hit = (conv, turn, *_per_conversation(conv, turn, cap=cap, unit=unit, regenerate=regenerate,
+                                              multiplier=multiplier, scale=scale, overflow=overflow))
+        if len(_PER_CONVERSATION) >= _CACHE_SIZE:
+            _PER_CONVERSATION.pop(next(iter(_PER_CONVERSATION)))
+        _PER_CONVERSATION[key] = hit
+    _, _, per, lengths = hit
+    n = float(conversations)
+    return Workload(*(n * x for x in per)), lengths
+
+
+def _per_conversation(conv: Atoms, turn: Atoms, *, cap: int | None, unit: str, regenerate: bool,
+                      multiplier: float, scale: float, overflow: str) -> tuple[tuple[float, ...], RowLengths]:
+    """O(bins): one conversation's figures.
 
     Regeneration replaces each response R by multiplier x R (length L -> L + (m-1)R); responses
     are generated up to the cap. Turn unit: the fan-out atoms (prefix through each assistant turn).
@@ -120,6 +142,4 @@ def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None,
         decode_ctx = float((conv.rows * gen * (stored_conv - gen / 2)).sum())
     else:
         output = decode_ctx = 0.0
-    n = float(conversations)
-    return (Workload(n, n * rows_per_conv, n * tokens, n * uncapped, n * output, n * ctx2, n * decode_ctx),
-            RowLengths(stored, weights))
+    return (1.0, rows_per_conv, tokens, uncapped, output, ctx2, decode_ctx), RowLengths(stored, weights)
