@@ -81,7 +81,7 @@ def bench_trim(n: int) -> dict:
     for strategy in STRATEGIES:
         kw = {"protect": ["tool"]} if strategy == "protect" else {}
         trim(s, budget, strategy, catalog=cat, **kw)
-        out[strategy] = round(median_ms(lambda: trim(s, budget, strategy, catalog=cat, **kw), n), 1)
+        out[strategy] = round(median_ms(lambda st=strategy, k=kw: trim(s, budget, st, catalog=cat, **k), n), 1)
     return {"trim_ms_median": max(out.values()), "trim_ms_by_strategy": out}
 
 

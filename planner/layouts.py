@@ -93,11 +93,6 @@ def dflash_layers(num_layers: int, n: int) -> list[int]:
     return [round(1 + i * (last - 1) / (n - 1)) for i in range(n)]
 
 
-def eagle3_layers(num_layers: int) -> list[int]:
-    """speculators' default: [2, L//2, L-3] plus the last layer L."""
-    return [2, num_layers // 2, num_layers - 3, num_layers]
-
-
 def capture_layers(spec: LayoutSpec, num_layers: int, layers: list[int] | None, layer_count: int | None) -> list[int]:
     """The layer ids a layout stores for a model with `num_layers` layers."""
     L = num_layers

@@ -131,31 +131,22 @@ class PlanOutput(_Out):
             output_tokens=round(p.output_tokens), drafter=p.drafter, unit=p.unit, max_seq_len=p.max_seq_len,
             capture_batch_size=p.capture_batch_size, padding=p.padding, from_layout=p.from_layout,
             unpadded_tokens=round(p.unpadded_tokens), files=round(p.files),
-            extraction=ExtractionOutput(
-                gpu=e.gpu, gpus=e.gpus, gpus_used=e.gpus_used, mode=e.mode, gpu_hours=e.gpu_hours,
-                wall_hours=e.wall_hours, decode_hours=e.decode_hours, capture_hours=e.capture_hours,
-                prefill_tokens_per_s_per_gpu=e.prefill_tokens_per_s_per_gpu,
-                decode_tokens_per_s_per_gpu=e.decode_tokens_per_s_per_gpu, decode_batch=e.decode_batch,
-                tensor_parallel=e.tensor_parallel, bound=e.bound),
-            transfer_method=p.transfer_method, transfer_hours=p.transfer_hours,
-            training=TrainingOutput(
-                gpu=t.gpu, gpus=t.gpus, epochs=t.epochs, drafter_params=t.drafter_params,
-                offline_gpu_hours=t.offline_gpu_hours, offline_wall_hours=t.offline_wall_hours,
-                offline_bound=t.offline_bound, online_gpu_hours=t.online_gpu_hours,
-                online_wall_hours=t.online_wall_hours, breakeven_epochs=t.breakeven_epochs),
-            cost_usd=CostOutput(
-                extraction=c.extraction, regeneration=c.regeneration, transfer=c.transfer, storage=c.storage,
-                training_offline=c.training_offline, training_online=c.training_online,
-                total_offline=c.total_offline, total_online=c.total_online),
+            extraction=_part(ExtractionOutput, e), transfer_method=p.transfer_method,
+            transfer_hours=p.transfer_hours, training=_part(TrainingOutput, t), cost_usd=_part(CostOutput, c),
             wall_days_offline=p.wall_days_offline, wall_days_online=p.wall_days_online,
             components=[ComponentOutput(
                 id=x.id, rows=x.rows, training_rows=round(x.training_rows), tokens=round(x.tokens),
                 storage_bytes=round(x.storage_bytes), share_of_rows=x.share_of_rows,
                 share_of_bytes=x.share_of_bytes, truncated_share=x.truncated_share) for x in p.components],
             warnings=p.warnings,
-            assumptions=[AssumptionOutput(name=a.name, value=a.value, tag=a.tag, source=a.source)
-                         for a in p.assumptions],
+            assumptions=[_part(AssumptionOutput, a) for a in p.assumptions],
         )
+
+
+def _part(out: type[_Out], model: BaseModel) -> _Out:
+    """The output's fields of a phase model, taken by name (the output model is the contract:
+    which fields, in which order)."""
+    return out(**model.model_dump(include=set(out.model_fields)))
 
 
 def schema_text() -> str:

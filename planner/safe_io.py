@@ -27,7 +27,6 @@ _O_BINARY = getattr(os, "O_BINARY", 0)
 # Caps for whole-file inputs, per kind (bytes).
 LIMITS = {
     "manifest": 1_000_000,
-    "link": 64_000,
     "user catalog": 64_000_000,
     "tokenizer": 64_000_000,
 }

@@ -159,5 +159,13 @@ def link_efficiency() -> dict:
     return hardware()["link_efficiency"][LINK_KIND]
 
 
+def num_layers(model: str | None, custom: "ModelSpec | dict | None" = None) -> int | None:
+    """The layer count of a preset model, or of the custom model (a spec or its dump); None if unknown."""
+    if model == "custom":
+        return custom.get("num_layers") if isinstance(custom, dict) else getattr(custom, "num_layers", None)
+    spec = model_presets().get(model)
+    return spec.num_layers if spec else None
+
+
 # Capture layouts live in planner/layouts.py (one module per concern); re-exported for callers.
-from planner.layouts import LayoutSpec, dflash_layers, eagle3_layers, layout_presets  # noqa: E402,F401
+from planner.layouts import LayoutSpec, dflash_layers, layout_presets  # noqa: E402,F401

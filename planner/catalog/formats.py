@@ -193,6 +193,11 @@ def _record(n: int, text: str, fmt: str) -> Record:
         return Record(n, None, "invalid JSON: nested too deeply")
     except ValueError as exc:
         return Record(n, None, f"invalid JSON: {getattr(exc, 'msg', str(exc))}")
+    return _turns_record(n, obj, fmt)
+
+
+def _turns_record(n: int, obj, fmt: str) -> Record:
+    """Record n's turns, or the reason it has none (a bad record is a line to report, not a crash)."""
     try:
         return Record(n, to_turns(obj, fmt))
     except RecordError as exc:
@@ -255,13 +260,7 @@ def _iter_duckdb(path: Path, kind: str, fmt: str, progress) -> Iterator[Record]:
                 break
             for row in rows:
                 n += 1
-                obj = dict(zip(cols, row))
-                try:
-                    yield Record(n, to_turns(obj, fmt))
-                except RecordError as exc:
-                    yield Record(n, None, str(exc))
-                except RecursionError:
-                    yield Record(n, None, "nested too deeply")
+                yield _turns_record(n, dict(zip(cols, row)), fmt)
             if progress:
                 progress(n / max(total, 1))
     finally:

@@ -20,7 +20,7 @@ import yaml
 from planner.export.manifest import Manifest, dump_manifest
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.ids import has_control
-from planner.specs import model_presets
+from planner.specs import model_presets, num_layers
 
 
 def quote(value: object) -> str:
@@ -79,17 +79,9 @@ def _plan_values(m: Manifest, own_layout: str) -> tuple[LayoutSpec, Effective]:
                            sort_by_length=s.sort_by_length)
 
 
-def _num_layers(m: Manifest) -> int | None:
-    s = m.scenario
-    if s.model == "custom":
-        return getattr(s.custom_model, "num_layers", None)
-    spec = model_presets().get(s.model)
-    return spec.num_layers if spec else None
-
-
 def _split_last(m: Manifest) -> tuple[list[int], bool]:
     """The planned layer ids without the model's last layer, and whether the plan stores it."""
-    L = _num_layers(m)
+    L = num_layers(m.scenario.model, m.scenario.custom_model)
     return [x for x in m.layers if x != L], L in m.layers
 
 

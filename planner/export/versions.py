@@ -84,7 +84,8 @@ def _scenario_2_to_3(s: dict) -> dict:
     s.setdefault("capture_batch_size", 1)
     s.setdefault("sort_by_length", False)
     if s.get("layout") == "speculators-dflash" and s.get("layers") is None:
-        L = _num_layers(s)
+        from planner.specs import num_layers
+        L = num_layers(s.get("model"), s.get("custom_model"))
         if L is not None:
             from planner.layouts import dflash_layers
             s["layers"] = dflash_layers(L, s.get("layer_count") or 5)
@@ -92,15 +93,6 @@ def _scenario_2_to_3(s: dict) -> dict:
     if s.get("layout") in ("speculators", "specforge-eagle3", "eagle1") and s.get("layers") is None:
         s["layer_count"] = None             # these layouts ignored a layer count in version 2
     return s
-
-
-def _num_layers(s: dict) -> int | None:
-    if s.get("model") == "custom":
-        cm = s.get("custom_model")
-        return cm.get("num_layers") if isinstance(cm, dict) else None
-    from planner.specs import model_presets
-    spec = model_presets().get(s.get("model"))
-    return spec.num_layers if spec else None
 
 
 def _manifest_2_to_3(m: dict) -> dict:
