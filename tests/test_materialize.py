@@ -109,11 +109,12 @@ def test_local_names_a_file_for_a_component(setup):
 def test_a_changed_profiled_file_is_refused(setup):
     folder, data, secret, manifest = setup
     out = folder / "mix.jsonl"
-    out.write_text("previous\n")
+    previous = '{"id": "mine-1", "conversations": []}\n'      # an earlier materialize, replaceable
+    out.write_text(previous)
     with open(data, "a") as fh:
         fh.write(json.dumps({"instruction": "added later", "output": "x"}) + "\n")
     line = refused(["materialize", str(manifest), "--out", str(out)], "components.mine.local_path", folder)
-    assert "sha256" in line and out.read_text() == "previous\n"
+    assert "sha256" in line and out.read_text() == previous
 
 
 def test_unknown_format_is_an_error_not_zero_rows(setup):
@@ -146,3 +147,22 @@ def test_a_fifo_or_device_as_local_input_is_refused_without_hanging(setup):
     line = refused(["materialize", str(manifest), "--out", str(folder / "mix.jsonl"), "--local", "mine=/dev/zero"],
                    "--local", folder, "/dev/zero")
     assert "character device" in line
+
+
+def test_outputs_the_planner_did_not_write_are_not_replaced(setup):
+    # "never overwrite what you did not create": an existing --out or --hub-script that materialize
+    # did not write is refused (bytes unchanged) unless --force; its own earlier outputs are replaced
+    folder, data, secret, manifest = setup
+    notes = folder / "notes.jsonl"
+    notes.write_bytes(b"my notes\n")
+    refused(["materialize", str(manifest), "--out", str(notes)], "--out", folder, str(notes))
+    script = folder / "tool.py"
+    script.write_bytes(b"print('mine')\n")
+    refused(["materialize", str(manifest), "--out", str(folder / "new.jsonl"), "--hub-script", str(script)],
+            "--hub-script", folder, str(script))
+    out = folder / "mix.jsonl"
+    assert run_cli("materialize", str(manifest), "--out", str(out)).returncode == 0
+    again = run_cli("materialize", str(manifest), "--out", str(out))          # its own file: replaced
+    assert again.returncode == 0, again.stderr
+    forced = run_cli("materialize", str(manifest), "--out", str(notes), "--force")
+    assert forced.returncode == 0 and notes.read_bytes() != b"my notes\n"

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from planner.errors import PlannerInputError, describe_validation_error
-from planner.safe_io import LIMITS, open_binary
+from planner.safe_io import LIMITS, check_output, open_binary
 from planner.scenario import PRESETS, Scenario
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
@@ -405,3 +405,19 @@ TRIM_FLAGS: tuple[Flag, ...] = BUDGET_FLAGS + (
 )
 
 ALL_FLAGS = SCENARIO_FLAGS + TRIM_FLAGS
+
+
+# ---------------------------------------------------------------- outputs
+def check_replaceable(path: str, field: str, inputs: list[str], force: bool, ours: Callable[[bytes], bool],
+                      what: str) -> None:
+    """An output the planner may write: safe_io.check_output's rules (no device, symlink, directory
+    or input of the command), and an existing file only if it is empty or `ours(its first bytes)`
+    says the planner wrote it, unless --force: the planner never overwrites what it did not create."""
+    target = check_output(path, field, inputs)
+    if force or not os.path.lexists(target):
+        return
+    with open_binary(target, field) as fh:
+        head = fh.read(LIMITS["manifest"] + 1)
+    if head and not ours(head):
+        raise CliError(f"{field}: {shown(path)} exists and is not {what}; choose another path, or add --force "
+                       "to replace it")

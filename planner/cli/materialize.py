@@ -2,12 +2,28 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
+from planner.cli._common import check_replaceable
 from planner.errors import PlannerInputError
 from planner.ids import is_id
-from planner.safe_io import atomic_write, check_output
+from planner.safe_io import atomic_write
 from planner.text import printable
+
+
+def _is_mix(head: bytes) -> bool:
+    """A JSONL file whose first row is one materialize writes: {"id", "conversations"}."""
+    try:
+        first = json.loads(head.split(b"\n", 1)[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and set(first) == {"id", "conversations"}
+
+
+def _is_hub_script(head: bytes) -> bool:
+    from planner.export.materialize import HUB_SCRIPT_HEAD
+    return head.startswith(HUB_SCRIPT_HEAD.split("{", 1)[0].encode())
 
 
 def parse_local(items: list[str]) -> dict[str, str]:
@@ -24,15 +40,17 @@ def parse_local(items: list[str]) -> dict[str, str]:
 
 
 def cmd_materialize(a: argparse.Namespace) -> int:
+    from planner.export.commands import join
     from planner.export.materialize import hub_script, local_sources, materialize_local
     from planner.export.manifest import load_manifest
     local = parse_local(a.local)
     m = load_manifest(a.manifest)
     # every output is checked against every input before any row is read or anything written
     inputs = [a.manifest, *(file for _, file, _ in local_sources(m, local).values())]
-    check_output(a.out, "--out", inputs=inputs)
+    check_replaceable(a.out, "--out", inputs, a.force, _is_mix, "rows materialize wrote")
     if a.hub_script:
-        check_output(a.hub_script, "--hub-script", inputs=inputs)
+        check_replaceable(a.hub_script, "--hub-script", inputs, a.force, _is_hub_script,
+                          "a script materialize wrote")
         if os.path.abspath(a.hub_script) == os.path.abspath(a.out):
             raise PlannerInputError("--hub-script", a.hub_script, "is the same file as --out")
     res = materialize_local(m, a.out, local=local, inputs=(a.manifest,))
@@ -44,8 +62,8 @@ def cmd_materialize(a: argparse.Namespace) -> int:
         if a.hub_script:
             atomic_write(a.hub_script, hub_script(m, res["hub_components"]), field="--hub-script",
                          inputs=[*inputs, a.out])
-            print(f"hub components ({names}): run "
-                  f"`python {printable(a.hub_script)} --out {out} --append` where the hub is reachable")
+            run_it = join(["python", a.hub_script, "--out", a.out, "--append"])
+            print(f"hub components ({names}): run `{run_it}` where the hub is reachable")
         else:
             print(f"hub components not materialized ({names}): add --hub-script FILE")
     return 0
@@ -56,6 +74,8 @@ def register(sub) -> None:
     mz.add_argument("manifest")
     mz.add_argument("--out", required=True)
     mz.add_argument("--hub-script", help="also write a `datasets` script for the hub components")
+    mz.add_argument("--force", action="store_true",
+                    help="replace existing --out / --hub-script files even when materialize did not write them")
     mz.add_argument("--local", action="append", default=[], metavar="ID=FILE",
                     help="read component ID from FILE (repeatable); a manifest's own local paths are only "
                          "read when you profiled that file under that id")

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
-from planner.cli._common import (BUDGET_FLAGS, TRIM_FLAGS, CliError, add_flags, add_scenario_flags, given,
-                                 scenario_from_args, shown, validation_message)
-from planner.safe_io import LIMITS, atomic_write, check_output, open_binary
+from planner.cli._common import (BUDGET_FLAGS, TRIM_FLAGS, CliError, add_flags, add_scenario_flags,
+                                 check_replaceable, given, scenario_from_args, validation_message)
+from planner.safe_io import LIMITS, atomic_write
 from planner.text import printable
 
 
@@ -26,16 +25,10 @@ def _is_planner_manifest(data: bytes) -> bool:
 
 
 def check_out(path: str, inputs: list[str], force: bool) -> None:
-    """Refuse an --out that is not a place for a manifest (safe_io.check_output), and an existing
-    file the planner did not write, unless --force."""
-    target = check_output(path, "--out", inputs)
-    if force or not os.path.lexists(target):
-        return
-    with open_binary(target, "--out") as fh:
-        data = fh.read(LIMITS["manifest"] + 1)
-    if len(data) > LIMITS["manifest"] or not _is_planner_manifest(data):
-        raise CliError(f"--out: {shown(path)} exists and is not a planner manifest; "
-                       "choose another path, or add --force to replace it")
+    """--out: a new file, or one the planner wrote (a manifest at most LIMITS["manifest"] long)."""
+    check_replaceable(path, "--out", inputs, force,
+                      lambda head: len(head) <= LIMITS["manifest"] and _is_planner_manifest(head),
+                      "a planner manifest")
 
 
 def run(a: argparse.Namespace) -> int:
