@@ -82,14 +82,39 @@ def edit_rows(page, row: int, value: str) -> None:
     editor.press("Enter")
 
 
+def wait_idle(page, timeout: float = 60) -> None:
+    """Until the script run has finished (Streamlit marks the app root `data-test-script-state`):
+    a click while the page still runs acts on the widgets of the run before."""
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        state="attached", timeout=timeout * 1000)
+
+
 def wait_for_change(page, label: str, old: str, timeout: float = 20) -> tuple[str, float]:
+    """The metric's new text and how long it took; the run that changed it is then let finish."""
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < timeout:
         now = metric_text(page, label)
         if now != old:
-            return now, time.perf_counter() - t0
+            took = time.perf_counter() - t0
+            wait_idle(page)
+            return now, took
         time.sleep(0.01)
     raise AssertionError(f"{label} stayed {old!r} for {timeout} s")
+
+
+def download(page, button: str, attempts: int = 3):
+    """Click a download button once the page is idle and return the Download; a click that still
+    raced a run is clicked again (the user would click again too)."""
+    last = None
+    for _ in range(attempts):
+        wait_idle(page)
+        try:
+            with page.expect_download(timeout=20_000) as dl:
+                page.get_by_role("button", name=button).click()
+            return dl.value
+        except Exception as exc:   # playwright's TimeoutError
+            last = exc
+    raise AssertionError(f"no download from {button!r} after {attempts} clicks: {last}")
 
 
 def screenshot(page, path: Path) -> None:

@@ -6,15 +6,11 @@ import os
 import pytest
 import yaml
 
-from tests.browser_util import (ROOT, browser, edit_rows, metric_text, require_chromium, screenshot,  # noqa: F401
-                                server, wait_for_change)
+from tests.browser_util import (ROOT, browser, download, edit_rows, metric_text, require_chromium,  # noqa: F401
+                                screenshot, server, wait_for_change)
 
 pytestmark = pytest.mark.browser
 require_chromium()
-
-
-
-
 
 
 def test_dashboard_end_to_end(server, browser, tmp_path):
@@ -38,10 +34,8 @@ def test_dashboard_end_to_end(server, browser, tmp_path):
     assert metric_text(page, "Samples") == f"{(913_786 - 250_430 + 1000) // 32 * 32:,}"
     # download the manifest and parse it
     page.get_by_role("tab", name="Export / import / profile").click()
-    with page.expect_download() as dl:
-        page.get_by_role("button", name="Manifest (YAML)").click()
     path = tmp_path / "manifest.yaml"
-    dl.value.save_as(path)
+    download(page, "Manifest (YAML)").save_as(path)
     m = yaml.safe_load(path.read_text())
     from planner.export.manifest import SCHEMA_VERSION
     assert m["schema_version"] == SCHEMA_VERSION
