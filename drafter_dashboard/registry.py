@@ -15,7 +15,7 @@ import annotated_types as at
 from pydantic import BaseModel
 
 from planner.errors import PlannerInputError
-from planner.scenario import Costs, Scenario, Throughput, Training, Transfer
+from planner.scenario import Costs, Disaggregated, Scenario, Throughput, Training, Transfer
 from planner.specs import GPUSpec, ModelSpec
 
 CUSTOM = "custom"
@@ -63,7 +63,7 @@ def _is_custom_gpu(s: dict) -> bool:
 
 
 def _mode(s: dict) -> str:
-    return (s.get("throughput") or {}).get("mode", "roofline")
+    return (s.get("throughput") or {}).get("mode", "calibrated")
 
 
 def _method(s: dict) -> str:
@@ -139,7 +139,7 @@ def _c(key, path, model, default, **kw) -> Control:
 _CM = {"hidden": lambda s: not _is_custom_model(s)}
 _CG = {"hidden": lambda s: not _is_custom_gpu(s)}
 _FIXED_ONLY = {"hidden": lambda s: _mode(s) != "fixed"}
-_ROOFLINE_ONLY = {"hidden": lambda s: _mode(s) != "roofline"}
+_ROOFLINE_ONLY = {"hidden": lambda s: _mode(s) == "fixed"}     # roofline and calibrated
 
 CONTROLS: list[Control] = [
     _c("w_model", "model", Scenario, "qwen3.6-27b"),
@@ -153,7 +153,17 @@ CONTROLS: list[Control] = [
     _c("w_cm_vocab", "custom_model.vocab_size", ModelSpec, 151936, kind="int", **_CM),
     _c("w_cm_params_b", "custom_model.params", ModelSpec, 30.0, kind="scaled", scale=1e9, **_CM),
     _c("w_cm_active_b", "custom_model.active_params", ModelSpec, 30.0, kind="scaled", scale=1e9, **_CM),
-    _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, 1_572_864, kind="int", **_CM),
+    _c("w_cm_ffn", "custom_model.intermediate_size", ModelSpec, 0, kind="none_as", none=0, **_CM),
+    _c("w_cm_vision_b", "custom_model.vision_params", ModelSpec, 0.0, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_mtp_b", "custom_model.mtp_params", ModelSpec, 0.0, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_tied", "custom_model.tied_embeddings", ModelSpec, False, **_CM),
+    _c("w_cm_lin_k", "custom_model.linear_key_heads", ModelSpec, 0, kind="int", **_CM),
+    _c("w_cm_lin_v", "custom_model.linear_value_heads", ModelSpec, 0, kind="int", **_CM),
+    _c("w_cm_lin_kd", "custom_model.linear_key_head_dim", ModelSpec, 128, kind="int", **_CM),
+    _c("w_cm_lin_vd", "custom_model.linear_value_head_dim", ModelSpec, 128, kind="int", **_CM),
+    _c("w_cm_lin_kernel", "custom_model.linear_conv_kernel", ModelSpec, 4, kind="int", **_CM),
+    _c("w_cm_lin_dtype", "custom_model.linear_state_dtype", ModelSpec, "bfloat16", **_CM),
+    _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, 0, kind="int", **_CM),
     _c("w_layout", "layout", Scenario, "specforge-dflash"),
     _c("w_hidden_dtype", "hidden_dtype", Scenario, "layout default", kind="none_as", none="layout default"),
     _c("w_layers", "layers", Scenario, "", kind="layers"),
@@ -177,12 +187,15 @@ CONTROLS: list[Control] = [
     _c("w_cg_price_low", "custom_gpu.price_low", GPUSpec, 2.0, kind="float", **_CG),
     _c("w_cg_price_high", "custom_gpu.price_high", GPUSpec, 2.0, kind="float", **_CG),
     _c("w_weight_dtype", "weight_dtype", Scenario, "bf16"),
-    _c("w_tp_mode", "throughput.mode", Throughput, "roofline"),
+    _c("w_kv_dtype", "kv_dtype", Scenario, "bf16"),
+    _c("w_tp_mode", "throughput.mode", Throughput, "calibrated"),
     _c("w_tps", "throughput.tokens_per_s", Throughput, 120.0, kind="float", **_FIXED_ONLY),
     _c("w_batching", "throughput.batching", Throughput, 4.0, kind="float", **_FIXED_ONLY),
     _c("w_mfu", "throughput.prefill_mfu", Throughput, None, kind="float", **_ROOFLINE_ONLY),
+    _c("w_decode_mfu", "throughput.decode_mfu", Throughput, None, kind="float", **_ROOFLINE_ONLY),
     _c("w_bw_eff", "throughput.decode_bandwidth_efficiency", Throughput, 0.8, kind="float", **_ROOFLINE_ONLY),
-    _c("w_max_batch", "throughput.max_batch", Throughput, 256, kind="int", **_ROOFLINE_ONLY),
+    _c("w_max_batch", "throughput.max_batch", Throughput, 0, kind="none_as", none=0, **_ROOFLINE_ONLY),
+    _c("w_max_tokens", "throughput.max_batched_tokens", Throughput, 0, kind="none_as", none=0, **_ROOFLINE_ONLY),
     _c("w_tp_eff", "throughput.tensor_parallel_efficiency", Throughput, 0.9, kind="float", **_ROOFLINE_ONLY),
     _c("w_disk", "disk", Scenario, "nvme-gen4"),
     _c("w_disk_cap", "disk_capacity_tb", Scenario, 30.72, kind="float"),
@@ -203,6 +216,14 @@ CONTROLS: list[Control] = [
     _c("w_tr_disk", "training.disk", Training, "node-raid0"),
     _c("w_drafter_b", "training.drafter_params", Training, None, kind="scaled", scale=1e9),
     _c("w_drafter_layers", "training.drafter_layers", Training, 0, kind="none_as", none=0),
+    _c("w_ttt", "training.ttt_steps", Training, 0, kind="none_as", none=0),
+    _c("w_anchors", "training.num_anchors", Training, 0, kind="none_as", none=0),
+    _c("w_block", "training.block_size", Training, 0, kind="none_as", none=0),
+    _c("w_dis_capture", "disaggregated.capture_gpus", Disaggregated, 0, kind="none_as", none=0),
+    _c("w_dis_train", "disaggregated.train_gpus", Disaggregated, 0, kind="none_as", none=0),
+    _c("w_buffer", "disaggregated.stream_buffer_gb", Disaggregated, 8.0, kind="float"),
+    _c("w_node_gbps", "node_network_gbps", Scenario, 200.0, kind="float"),
+    _c("w_node_kind", "node_network", Scenario, "tcp"),
     _c("w_storage", "costs.storage", Costs, "network-volume"),
     _c("w_months", "costs.storage_months", Costs, 1.0, kind="float"),
     _c("w_ex_price", "costs.extraction_usd_per_gpu_hour", Costs, None, kind="float"),

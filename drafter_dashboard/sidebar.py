@@ -51,8 +51,21 @@ def render(catalog) -> str:
             _num(b, "KV latent dim (0 = none)", "w_cm_latent", help="MLA-style compressed KV cache width")
             _num(a, "params (B)", "w_cm_params_b")
             _num(b, "active params (B)", "w_cm_active_b")
-            _num(st, "linear-attention state bytes per layer", "w_cm_state", step=65536,
-                 help="per sequence and linear-attention layer (Gated DeltaNet: heads x head dim^2 x 2 bytes)")
+            _num(a, "MLP width (0 = 8/3 x hidden)", "w_cm_ffn", help="config.json intermediate_size: sizes the drafter's layers")
+            _num(b, "vision params (B)", "w_cm_vision_b", help="a text forward does not run the vision tower")
+            _num(a, "MTP params (B)", "w_cm_mtp_b", help="nor the multi-token-prediction head")
+            b.checkbox("tied embeddings", key="w_cm_tied", help="untied: the input embedding is a lookup, no FLOPs")
+            st.caption("Linear-attention (Gated DeltaNet) layers, from config.json")
+            a, b = st.columns(2)
+            _num(a, "key heads", "w_cm_lin_k", help="linear_num_key_heads")
+            _num(b, "value heads", "w_cm_lin_v", help="linear_num_value_heads")
+            _num(a, "key head dim", "w_cm_lin_kd")
+            _num(b, "value head dim", "w_cm_lin_vd")
+            _num(a, "conv kernel", "w_cm_lin_kernel", help="linear_conv_kernel_dim")
+            b.selectbox("state dtype", ["float32", "bfloat16", "float16"], key="w_cm_lin_dtype",
+                        help="mamba_ssm_dtype: vLLM caches the temporal state in it")
+            _num(st, "state bytes per layer (0 = from the shape)", "w_cm_state", step=65536,
+                 help="an explicit per-sequence state of one linear-attention layer (conv + temporal)")
         else:
             m = models[st.session_state["w_model"]]
             st.caption(md_text(f"hidden {m.hidden_size:,}, {m.num_layers} layers, {m.params / 1e9:,.1f}B params "
@@ -108,9 +121,13 @@ def render(catalog) -> str:
             _num(d, "$/GPU-hour (low)", "w_cg_price_low", blank=True)
             _num(c, "$/GPU-hour (high)", "w_cg_price_high", blank=True,
                  help="the price used is the middle of low and high; the sensitivity chart spans them")
-        st.radio("Weights", ["bf16", "fp8"], key="w_weight_dtype", horizontal=True)
-        st.radio("Throughput model", ["roofline", "fixed"], key="w_tp_mode", horizontal=True,
-                 help="fixed: the article's tok/s x batching; roofline: compute and bandwidth bounds")
+        a, b = st.columns(2)
+        a.radio("Weights", ["bf16", "fp8"], key="w_weight_dtype", horizontal=True)
+        b.radio("KV cache", ["bf16", "fp8"], key="w_kv_dtype", horizontal=True,
+                help="vLLM --kv-cache-dtype: fp8 halves the KV bytes per token (more sequences per batch)")
+        st.radio("Throughput model", ["calibrated", "roofline", "fixed"], key="w_tp_mode", horizontal=True,
+                 help="calibrated: the roofline scaled by the nearest published measurement (see Assumptions); "
+                      "roofline: compute and bandwidth bounds alone; fixed: the article's tok/s x batching")
         if st.session_state["w_tp_mode"] == "fixed":
             a, b = st.columns(2)
             _num(a, "tok/s per GPU", "w_tps")
@@ -120,9 +137,14 @@ def render(catalog) -> str:
             _num(a, "Prefill MFU (blank = GPU's)", "w_mfu", blank=True, step=0.05,
                  help="0.45-0.55 on H100/H200/B200; 0.30-0.45 on AMD, PCIe and consumer cards")
             _num(b, "Decode bandwidth eff.", "w_bw_eff", step=0.05)
-            _num(a, "Max decode batch", "w_max_batch", help="vLLM max_num_seqs default 256")
+            _num(a, "Decode compute eff. (blank = preset)", "w_decode_mfu", blank=True, step=0.05,
+                 help="decode's own compute efficiency, fitted on the published measurements (bench/fidelity.py)")
             _num(b, "Tensor-parallel eff.", "w_tp_eff", step=0.05, help="throughput kept per GPU when a model "
                  "is split over several")
+            _num(a, "max_num_seqs (0 = vLLM's)", "w_max_batch",
+                 help="vLLM's default for the GPU's memory: 1,024 at 70 GiB and more (not A100), else 256")
+            _num(b, "max_batched_tokens (0 = vLLM's)", "w_max_tokens",
+                 help="vLLM's default for the GPU's memory: 16,384 at 70 GiB and more (not A100), else 8,192")
         disks = disk_presets()
         st.selectbox("Extraction disk", list(disks), key="w_disk", format_func=lambda d: disks[d]["name"])
         _num(st, "Disk capacity TB (blank = no check)", "w_disk_cap", blank=True)
@@ -157,8 +179,24 @@ def render(catalog) -> str:
         _num(b, "Training MFU", "w_tr_mfu", step=0.05)
         _num(a, "Drafter params (B, blank = estimate)", "w_drafter_b", blank=True)
         _num(b, "Drafter layers (0 = layout's)", "w_drafter_layers")
+        tr = lay.training
+        if lay.drafter == "dflash":
+            _num(a, f"Anchors (0 = layout's {tr.num_anchors.value if tr.num_anchors else 512})", "w_anchors",
+                 help=md_text(tr.num_anchors.source if tr.num_anchors else "SpecForge's 512"))
+            _num(b, f"Block size (0 = layout's {tr.block_size.value if tr.block_size else 16})", "w_block",
+                 help=md_text(tr.block_size.source if tr.block_size else "SpecForge's 16"))
+        else:
+            _num(a, f"TTT steps (0 = layout's {tr.ttt_steps.value if tr.ttt_steps else 1})", "w_ttt",
+                 help=md_text(tr.ttt_steps.source if tr.ttt_steps else "one step"))
         disks = disk_presets()
         st.selectbox("Training disk (read)", list(disks), key="w_tr_disk", format_func=lambda d: disks[d]["name"])
+        st.caption("Disaggregated: capture servers stream the states to trainers every epoch")
+        a, b = st.columns(2)
+        _num(a, "Capture GPUs (0 = extraction's)", "w_dis_capture")
+        _num(b, "Trainer GPUs (0 = training's)", "w_dis_train")
+        _num(a, "Node network Gb/s", "w_node_gbps", step=25.0, help="per node, between the nodes of a site")
+        b.radio("Transport", ["tcp", "rdma"], key="w_node_kind", horizontal=True)
+        _num(st, "Stream buffer GB", "w_buffer", help="TorchSpec's Mooncake segment is 8 GB")
 
     with sb.expander("Prices", expanded=False):
         prices = storage_price_presets()

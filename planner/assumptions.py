@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from planner.scenario import Scenario
 from planner.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
+from planner.drafter import DrafterKnobs
 from planner.layouts import Effective
 from planner.storage import CaptureLayout
 
@@ -34,6 +35,43 @@ class AssumptionContext:
     drafter_params: float
     catalog_mix: bool           # per-component statistics from the catalog (not a uniform mix)
     effective: Effective | None = None   # the pipeline values in force (scenario's or layout's)
+    recipe: DrafterKnobs | None = None    # the trainer's recipe in force
+    extraction: object | None = None      # the ExtractionPlan (scheduler caps and calibration in force)
+
+
+def _recipe(c: AssumptionContext) -> list[Assumption]:
+    """The trainer's recipe (TTT steps, anchors, block): published with the pipeline's code line when
+    the layout supplies it, yours when the scenario sets it."""
+    r, t = c.recipe, c.layout.spec.training
+    if r is None:
+        return []
+    shown = []
+    if r.kind != "dflash":
+        shown.append(("training-time-test steps", "ttt_steps", f"{r.ttt_steps}", t.ttt_steps))
+    else:
+        shown.append(("DFlash anchors", "num_anchors", f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
+                      t.num_anchors))
+        shown.append(("DFlash block size", "block_size", f"{r.block_size}", t.block_size))
+    out = []
+    for name, key, value, default in shown:
+        if key in r.from_layout and default is not None:
+            out.append(Assumption(name=name, value=value, tag="estimate" if default.source.startswith("estimate")
+                                  else "published", source=f"{c.layout.name}: {default.source}"))
+        elif default is None and key not in r.from_layout and getattr(c.scenario.training, key) is None:
+            out.append(Assumption(name=name, value=value, tag="estimate", source="no pipeline default: SpecForge's"))
+        else:
+            out.append(Assumption(name=name, value=value, tag="yours",
+                                  source="set in the scenario" + (f"; the layout's default: {default.source}"
+                                                                  if default is not None else "")))
+    head = "the full vocabulary" if r.head_vocab == c.model.vocab_size else f"a {r.head_vocab:,}-token draft vocabulary"
+    out.append(Assumption(name="drafter head", value=f"{head}, {r.head_passes} passes"
+                          + ("" if not r.teacher_vocab else f"; teacher pass over {r.teacher_vocab:,} tokens"),
+                          tag="estimate" if t.head_vocab.source.startswith("estimate") else "published",
+                          source=f"{c.layout.name}: {t.head_vocab.source}; {t.head_passes.source}; {t.teacher.source}"))
+    if r.scope == "pack":
+        out.append(Assumption(name="training rows", value=f"packed into {r.pack_tokens:,}-token sequences, each padded "
+                              "to it", tag="published", source=f"{c.layout.name}: {t.scope.source}"))
+    return out
 
 
 def _paired(name: str, value: float, preset: float, source: str, tag: str = "estimate", shown: str | None = None) -> Assumption:
@@ -71,6 +109,18 @@ def _pipeline_values(c: AssumptionContext) -> list[Assumption]:
     return out
 
 
+def _engine_caps(c: AssumptionContext) -> Assumption:
+    """The scheduler caps on the decode batch: the engine's defaults for the GPU's memory, or the user's."""
+    from planner.specs import engine_defaults
+    t = c.scenario.throughput
+    seqs, tokens, source = engine_defaults(c.extraction_gpu)
+    value = f"max_num_seqs {t.max_batch or seqs:,}, max_num_batched_tokens {t.max_batched_tokens or tokens:,}"
+    if t.max_batch is None and t.max_batched_tokens is None:
+        return Assumption(name="scheduler caps", value=value, tag="published", source=source)
+    return Assumption(name="scheduler caps", value=value, tag="yours", source=f"set in the scenario; the engine's "
+                      f"default for {c.extraction_gpu.id}: {seqs:,} / {tokens:,} ({source})")
+
+
 def assumptions(c: AssumptionContext) -> list[Assumption]:
     s, model, layout, ex_gpu, tr_gpu = c.scenario, c.model, c.layout, c.extraction_gpu, c.training_gpu
     mine = "yours"
@@ -103,7 +153,9 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         _paired("training MFU", s.training.mfu, efficiency("training_mfu"), efficiency_source("training_mfu")),
         A(name="drafter parameters", value=f"{c.drafter_params / 1e9:,.2f}B",
           tag=mine if s.training.drafter_params else "estimate",
-          source="~12 H^2 per drafter layer + fusion projection (Qwen3.6-27B 5-layer DFlash drafter ~1.7B)"),
+          source="the draft layers at the target's width, heads and MLP width, plus the fc from the captured "
+                 "layers (planner/drafter.py); the Qwen3.6-27B 5-layer DFlash drafter comes to ~1.8B"),
+        *_recipe(c),
         A(name="epochs", value=f"{s.training.epochs:g}", tag=mine,
           source="DFlash recipes use 6 epochs; ~500K samples for 2-3 epochs is a maintainer's rule of thumb"),
     ]
@@ -124,9 +176,31 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
                     efficiency("tensor_parallel_efficiency"), efficiency_source("tensor_parallel_efficiency")),
             A(name="usable GPU memory", value=f"{efficiency('memory_usable_fraction'):g} x memory - "
               f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate", source=efficiency_source("memory_usable_fraction")),
-            _paired("max decode batch", t.max_batch, efficiency("max_batch"), efficiency_source("max_batch"),
-                    tag="published"),
+            _engine_caps(c),
+            _paired("decode compute efficiency", t.decode_mfu or efficiency("decode_mfu"), efficiency("decode_mfu"),
+                    efficiency_source("decode_mfu")),
+            A(name="KV cache", value=s.kv_dtype, tag="estimate" if s.kv_dtype == "bf16" else mine,
+              source="vLLM --kv-cache-dtype auto keeps the model's bf16; fp8 halves the KV bytes per token"),
         ]
+        cal = getattr(c.extraction, "calibration", None)
+        if cal is not None:
+            out.append(A(name="calibration", value=(f"{cal.row}: measured {cal.measured:,.0f} / roofline "
+                                                    f"{cal.roofline:,.0f} {cal.metric} tok/s per GPU = x{cal.factor:.2f}")
+                         if cal.row else cal.note, tag="third-party" if cal.row else "estimate",
+                         source=f"{cal.source} ({cal.date}); planner/presets/throughput.yaml" if cal.row
+                         else "planner/presets/throughput.yaml"))
+    if model.linear_attention_layers:
+        out.append(A(name="linear-attention state", value=f"{model.linear_state_bytes_each():,} bytes per layer and "
+                     f"sequence x {model.linear_attention_layers} layers", tag=model.tag if not
+                     model.linear_state_bytes_per_layer else mine,
+                     source="conv (kernel-1) x (2 key + value dims) in bf16 + value heads x value dim x key dim in "
+                            f"{model.linear_state_dtype} (vLLM gated_delta_net_state_shape; {model.source})"))
+    if model.vision_params or model.mtp_params or not model.tied_embeddings:
+        out.append(A(name="forward parameters", value=f"{model.forward_params() / 1e9:,.2f}B of {model.params / 1e9:,.2f}B "
+                     f"(without vision {model.vision_params / 1e9:,.2f}B, MTP {model.mtp_params / 1e9:,.2f}B, input "
+                     f"embedding {model.embedding_params() / 1e9:,.2f}B)", tag="estimate" if model.estimates else model.tag,
+                     source="a text forward runs neither the vision tower nor the MTP head; an untied embedding is a "
+                            "lookup" + (f"; {model.estimates}" if model.estimates else "")))
     if model.active_params < model.params:
         out.append(A(name="MoE decode", value="every step reads all expert weights", tag="estimate",
                      source="at large batch nearly every expert is hit; conservative for small batches"))

@@ -19,10 +19,13 @@ class CostPlan(BaseModel):
     training_online: float
     total_offline: float
     total_online: float
+    training_disaggregated: float = 0.0     # capture and trainer GPUs streaming every epoch
+    total_disaggregated: float = 0.0        # + the regeneration on the capture GPUs
     extraction_usd_per_gpu_hour: float
     training_usd_per_gpu_hour: float
     storage_usd_per_tb_month: float
     breakeven_epochs: float | None = None   # offline is cheaper from this many epochs on; None: never
+    breakeven_epochs_disaggregated: float | None = None   # offline cheaper than disaggregated from here on
     warnings: list[str] = Field(default_factory=list, exclude=True)   # also in Plan.warnings
 
 
@@ -39,8 +42,9 @@ def _price(given: float | None, gpu: GPUSpec, phase: str, warnings: list[str]) -
 def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, ex_gpu: GPUSpec, tr_gpu: GPUSpec,
           store: dict, stored_bytes: float) -> CostPlan:
     """Offline pays extraction (regeneration + capture), egress, storage and training; online pays the
-    regeneration and training with the target forward. Break-even: the capture, egress and storage
-    that only offline pays, over what online costs more per epoch."""
+    regeneration and training with the target forward; disaggregated pays the regeneration and, every
+    epoch, its capture and trainer GPUs. Break-even: the capture, egress and storage that only offline
+    pays, over what the other mode costs more per epoch."""
     warnings: list[str] = []
     ex_price = _price(c.extraction_usd_per_gpu_hour, ex_gpu, "extraction", warnings)
     tr_price = _price(c.training_usd_per_gpu_hour, tr_gpu, "training", warnings)
@@ -55,9 +59,17 @@ def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, 
     per_epoch_on = train_on_usd / trn.epochs
     fixed_off = capture_usd + tr.egress_usd + storage_usd
     breakeven = fixed_off / (per_epoch_on - per_epoch_off) if per_epoch_on > per_epoch_off else None
+    # disaggregated: the capture GPUs (extraction price) and the trainers (training price) both run
+    # every epoch; the responses are regenerated once on the capture GPUs
+    per_epoch_dis = trn.disaggregated_hours_per_epoch * (trn.disaggregated_capture_gpus * ex_price
+                                                         + trn.disaggregated_train_gpus * tr_price)
+    regen_dis = trn.disaggregated_regeneration_hours * trn.disaggregated_capture_gpus * ex_price
+    train_dis_usd = trn.epochs * per_epoch_dis
+    breakeven_dis = fixed_off / (per_epoch_dis - per_epoch_off) if per_epoch_dis > per_epoch_off else None
     return CostPlan(extraction=extraction_usd, regeneration=regeneration_usd, transfer=tr.egress_usd,
                     storage=storage_usd, training_offline=train_off_usd, training_online=train_on_usd,
                     total_offline=extraction_usd + tr.egress_usd + storage_usd + train_off_usd,
-                    total_online=regeneration_usd + train_on_usd, extraction_usd_per_gpu_hour=ex_price,
+                    total_online=regeneration_usd + train_on_usd, training_disaggregated=train_dis_usd,
+                    total_disaggregated=regen_dis + train_dis_usd, extraction_usd_per_gpu_hour=ex_price,
                     training_usd_per_gpu_hour=tr_price, storage_usd_per_tb_month=tb_month,
-                    breakeven_epochs=breakeven, warnings=warnings)
+                    breakeven_epochs=breakeven, breakeven_epochs_disaggregated=breakeven_dis, warnings=warnings)

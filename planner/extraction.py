@@ -1,21 +1,30 @@
 """Phase 2: running the target model over the mix (regenerate responses, then capture).
 
-Two throughput modes:
+Three throughput modes:
 - fixed: the article's method, one tokens/s figure per GPU times a batching factor;
-- roofline: prefill is compute-bound at MFU x peak; decode runs the largest batch whose KV cache
-  and linear-attention state fit beside the weights, each step taking the longer of the bytes it
-  moves / (bandwidth x efficiency) and its FLOPs / (peak x MFU). The capture pass is also capped
-  by the disk's write bandwidth.
+- roofline: prefill is compute-bound at MFU x peak; decode runs the largest batch that the
+  engine's scheduler (max_num_seqs, max_num_batched_tokens) allows and whose KV cache and
+  linear-attention state fit beside the weights, each step taking the longer of the bytes it moves
+  / (bandwidth x efficiency) and its FLOPs / (peak x decode MFU). The capture pass is also capped by
+  the disk's write bandwidth;
+- calibrated (the default): the roofline's prefill and decode rates scaled by measured / roofline of
+  the nearest published measurement (planner/calibration.py); without a matching row, the roofline.
+
+FLOPs per token count the parameters a text forward runs (ModelSpec.forward_params: no vision
+tower, MTP head or untied input embedding) and causal attention over the context.
 """
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from planner.calibration import Calibration, measurements, nearest
 from planner.errors import PlannerInputError
 from planner.scenario import Throughput
-from planner.specs import GPUSpec, ModelSpec, efficiency
+from planner.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
 from planner.storage import Workload
 from planner.units import hours_at
 
@@ -32,12 +41,19 @@ class ExtractionPlan(BaseModel):
     tensor_parallel_efficiency: float = 1.0   # per-GPU throughput kept at this TP degree (1 without TP)
     replicas: int
     decode_batch: int
+    max_num_seqs: int = 0                     # the scheduler caps in force
+    max_batched_tokens: int = 0
+    kv_dtype: str = "bf16"
     gpu_hours: float
     wall_hours: float
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float
     decode_tokens_per_s_per_gpu: float
+    # prefill and decode mixed as benchmark_serving counts them, at this mix's prompt and response lengths
+    serving_output_tokens_per_s_per_gpu: float = 0.0
+    serving_total_tokens_per_s_per_gpu: float = 0.0
+    calibration: Calibration | None = None
     bound: str
     decode_bound: str
     capture_bound: str
@@ -58,20 +74,129 @@ def tensor_parallel_needed(weights: float, per_seq_bytes: float, gpu: GPUSpec) -
 
 
 def prefill_flops_per_token(model: ModelSpec, ctx: float) -> float:
-    """2 x active params, plus causal attention over a row of `ctx` tokens: 2 x layers x width x ctx."""
-    return 2 * model.active_params + 2 * model.full_attention_layers * model.attention_width() * ctx
+    """2 x forward params, plus causal attention over a row of `ctx` tokens: 2 x layers x width x ctx."""
+    return 2 * model.forward_params() + 2 * model.full_attention_layers * model.attention_width() * ctx
 
 
 def decode_flops_per_token(model: ModelSpec, ctx: float) -> float:
-    return 2 * model.active_params + 4 * model.full_attention_layers * model.attention_width() * ctx
+    return 2 * model.forward_params() + 4 * model.full_attention_layers * model.attention_width() * ctx
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The roofline's inputs besides the model and the GPU."""
+
+    weight_dtype: str
+    kv_dtype: str
+    prefill_mfu: float
+    decode_mfu: float
+    bandwidth_efficiency: float
+    tp_efficiency: float
+    max_num_seqs: int
+    max_batched_tokens: int
+
+
+@dataclass(frozen=True)
+class Rates:
+    prefill: float           # tokens/s per GPU
+    decode: float
+    batch: int
+    decode_bound: str
+
+
+def rates(model: ModelSpec, gpu: GPUSpec, tp: int, e: Engine, *, prefill_ctx: float, decode_ctx: float,
+          seq_tokens: float, concurrency: int | None = None) -> Rates:
+    """Roofline prefill and decode rates per GPU on a TP group of `tp`: prefill at MFU x peak; decode
+    at the largest batch the scheduler, the concurrency and the memory left for KV cache and state allow."""
+    weights = model.weight_bytes(e.weight_dtype)
+    peak = gpu.peak_flops(e.weight_dtype)
+    tp_eff = e.tp_efficiency if tp > 1 else 1.0
+    kv = model.kv_bytes_per_token(e.kv_dtype)
+    seq_bytes = kv * max(seq_tokens, 1.0) + model.linear_state_bytes()
+    prefill = peak * e.prefill_mfu / prefill_flops_per_token(model, prefill_ctx) * tp_eff
+    free = tp * usable_memory_bytes(gpu) - weights
+    cap = min(e.max_num_seqs, e.max_batched_tokens, concurrency or e.max_num_seqs)
+    batch = max(1, min(cap, int(free // seq_bytes) if seq_bytes else cap))
+    dctx = max(decode_ctx, 1.0)
+    moved = weights + batch * (kv * dctx + 2 * model.linear_state_bytes())
+    t_mem = moved / (tp * gpu.bandwidth_tb_s * 1e12 * e.bandwidth_efficiency)
+    t_compute = batch * decode_flops_per_token(model, dctx) / (tp * peak * e.decode_mfu)
+    step = max(t_mem, t_compute)
+    decode = batch / step / tp * tp_eff
+    return Rates(prefill, decode, batch, "memory bandwidth" if t_mem >= t_compute else "compute")
+
+
+def serving(prefill: float, decode: float, isl: float, osl: float) -> tuple[float, float]:
+    """(output, total) tokens/s per GPU of requests of `isl` prompt and `osl` generated tokens when
+    the GPU spends its time on both phases (as benchmark_serving counts tok/s)."""
+    def per(tokens: float, rate: float) -> float:
+        return tokens / rate if rate > 0 else (math.inf if tokens else 0.0)
+    seconds = per(isl, prefill) + per(osl, decode)
+    if not seconds or not math.isfinite(seconds):
+        return 0.0, 0.0
+    return osl / seconds, (isl + osl) / seconds
+
+
+def engine_for(gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str, prefill_mfu: float,
+               usage: str = "llm_class") -> Engine:
+    seqs, tokens, _ = engine_defaults(gpu, usage)
+    return Engine(weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu,
+                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"), bandwidth_efficiency=t.decode_bandwidth_efficiency,
+                  tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=t.max_batch or seqs,
+                  max_batched_tokens=t.max_batched_tokens or tokens)
+
+
+def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
+                   kv_dtype: str = "bf16") -> tuple[float, float]:
+    """(roofline, measured) for a table row in its metric, with the row's engine caps and the
+    scenario's efficiencies (the GPU preset's prefill MFU unless the scenario sets one)."""
+    model, gpu = models[row.model], gpus[row.gpu]
+    if row.engine == "vllm-serve":
+        seqs, tokens, _ = engine_defaults(gpu, "serve")
+    else:
+        caps = measurements().engines[row.engine]
+        seqs, tokens = caps.max_num_seqs, caps.max_batched_tokens
+    e = Engine(weight_dtype=row.weight_dtype, kv_dtype=kv_dtype, prefill_mfu=t.prefill_mfu or gpu.prefill_mfu,
+               decode_mfu=t.decode_mfu or efficiency("decode_mfu"), bandwidth_efficiency=t.decode_bandwidth_efficiency,
+               tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=seqs, max_batched_tokens=tokens)
+    r = rates(model, gpu, row.tp, e, prefill_ctx=row.isl, decode_ctx=row.isl + row.osl / 2,
+              seq_tokens=row.isl + row.osl, concurrency=row.concurrency)
+    out, total = serving(r.prefill, r.decode, row.isl, row.osl)
+    predicted = {"output": out, "total": total, "prefill": r.prefill}[row.metric]
+    return predicted, row.value
+
+
+@functools.cache
+def _preset_roofline(row_id: str) -> tuple[float, float]:
+    """(roofline, measured) of a table row at the preset efficiencies (constant: computed once)."""
+    from planner.specs import gpu_presets, model_presets
+    row = next(r for r in measurements().rows if r.id == row_id)
+    return measured_ratio(row, model_presets(), gpu_presets(), Throughput(mode="roofline"))
+
+
+def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float) -> Calibration:
+    """The nearest row's measured / roofline (planner/calibration.py), or a note that none matched.
+    The row's roofline takes the preset efficiencies, so the factor is a property of the table and
+    the scenario's own efficiencies still move the user's roofline (and the plan) as they say."""
+    from planner.specs import model_presets
+    hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
+    if hit is None:
+        return Calibration(note=f"no published measurement is near {model.id} on {gpu.id} in {weight_dtype}: "
+                                "the roofline alone is used")
+    row, dist = hit
+    predicted, measured = _preset_roofline(row.id)
+    return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
+                       roofline=predicted, factor=measured / predicted, distance=dist)
 
 
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
-               prefill_mfu: float, write_bytes: float, disk_write_bytes_per_s: float) -> ExtractionPlan:
+               prefill_mfu: float, write_bytes: float, disk_write_bytes_per_s: float,
+               kv_dtype: str = "bf16") -> ExtractionPlan:
     """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu`, writing `write_bytes`."""
     warnings: list[str] = []
     weights = model.weight_bytes(weight_dtype)
-    seq_bytes = model.kv_bytes_per_token() * max(work.decode_ctx, work.prefill_ctx, 1.0) + model.linear_state_bytes()
+    seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
+    seq_bytes = model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
     tp = tensor_parallel_needed(weights, seq_bytes, gpu)
     if tp is None:
         raise PlannerInputError(
@@ -87,9 +212,13 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         warnings.append(f"{gpus % tp} of {gpus} extraction GPUs sit idle: tensor parallelism {tp} groups them by {tp}")
     gpus_used = replicas * tp
     tp_eff = t.tensor_parallel_efficiency if tp > 1 else 1.0
-    peak = gpu.peak_flops(weight_dtype)
     nodes = math.ceil(gpus_used / GPUS_PER_NODE)
     disk_rate = disk_write_bytes_per_s * nodes
+    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
+    conversations = max(work.conversations, 1.0)
+    isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
+    osl = work.output_tokens / conversations
+    calibration = None
 
     if t.mode == "fixed":
         rate = t.tokens_per_s * t.batching
@@ -101,16 +230,14 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         decode_bound = capture_bound = "fixed rate"
         batch = int(t.batching)
     else:
-        prefill_tps = peak * prefill_mfu / prefill_flops_per_token(model, work.prefill_ctx) * tp_eff
-        free = tp * usable_memory_bytes(gpu) - weights
-        batch = max(1, min(t.max_batch, int(free // seq_bytes) if seq_bytes else t.max_batch))
-        dctx = max(work.decode_ctx, 1.0)
-        moved = weights + batch * (model.kv_bytes_per_token() * dctx + 2 * model.linear_state_bytes())
-        t_mem = moved / (tp * gpu.bandwidth_tb_s * 1e12 * t.decode_bandwidth_efficiency)
-        t_compute = batch * decode_flops_per_token(model, dctx) / (tp * peak * prefill_mfu)
-        step = max(t_mem, t_compute)
-        decode_bound = "memory bandwidth" if t_mem >= t_compute else "compute"
-        decode_tps = batch / step / tp * tp_eff
+        r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
+        prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
+        if t.mode == "calibrated":
+            calibration = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl)
+            prefill_tps *= calibration.factor
+            decode_tps *= calibration.factor
+            if not calibration.row:
+                warnings.append(f"calibrated throughput: {calibration.note}")
         decode_hours = hours_at(work.output_tokens, decode_tps * gpus_used)
         gpu_capture = hours_at(work.tokens, prefill_tps * gpus_used)
         disk_capture = hours_at(write_bytes, disk_rate)
@@ -119,10 +246,14 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         if capture_bound == "disk write":
             warnings.append(f"hidden-state capture is I/O-bound: the disks write {disk_rate / 1e9:,.1f} GB/s, "
                             f"the GPUs could produce {write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s")
+    serve_out, serve_total = serving(prefill_tps, decode_tps, max(isl, 1.0), osl)
     wall = decode_hours + capture_hours
     bound = f"{decode_bound} (decode)" if decode_hours >= capture_hours else f"{capture_bound} (capture)"
     return ExtractionPlan(
         gpu=gpu.id, mode=t.mode, gpus=gpus, gpus_used=gpus_used, tensor_parallel=tp, tensor_parallel_efficiency=tp_eff,
-        replicas=replicas, decode_batch=batch, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=decode_hours,
+        replicas=replicas, decode_batch=batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
+        kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=decode_hours,
         capture_hours=capture_hours, prefill_tokens_per_s_per_gpu=prefill_tps, decode_tokens_per_s_per_gpu=decode_tps,
-        bound=bound, decode_bound=decode_bound, capture_bound=capture_bound, warnings=warnings)
+        serving_output_tokens_per_s_per_gpu=serve_out, serving_total_tokens_per_s_per_gpu=serve_total,
+        calibration=calibration, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
+        warnings=warnings)

@@ -42,7 +42,7 @@ def rows_vs_bytes(p: Plan) -> go.Figure:
 
 
 def phase_timeline(p: Plan) -> go.Figure:
-    """Offline and online, phase by phase, in wall-clock hours from the start."""
+    """Offline, online and disaggregated, phase by phase, in wall-clock hours from the start."""
     e, t = p.extraction, p.training
     rows = [
         ("offline", "regenerate (decode)", e.decode_hours, "#6baed6"),
@@ -51,13 +51,16 @@ def phase_timeline(p: Plan) -> go.Figure:
         ("offline", "training", t.offline_wall_hours, "#31a354"),
         ("online", "regenerate (decode)", e.decode_hours, "#6baed6"),
         ("online", "training + target forward", t.online_wall_hours, "#74c476"),
+        ("disaggregated", "regenerate (decode)", t.disaggregated_regeneration_hours, "#6baed6"),
+        ("disaggregated", f"capture streams to trainers ({t.disaggregated_bound}-bound)",
+         t.disaggregated_wall_hours - t.disaggregated_regeneration_hours, "#9e9ac8"),
     ]
     fig = go.Figure()
-    start = {"offline": 0.0, "online": 0.0}
+    start = {"offline": 0.0, "online": 0.0, "disaggregated": 0.0}
     for mode, phase, hours, colour in rows:
         fig.add_bar(y=[mode], x=[hours], base=[start[mode]], orientation="h", name=phase, marker_color=colour,
                     hovertemplate=f"{phase}: %{{x:,.1f}} h<extra>{mode}</extra>", showlegend=mode == "offline" or
-                    phase.startswith("training +"))
+                    phase.startswith(("training +", "capture streams")))
         start[mode] += hours
     fig.update_layout(title="Timeline of the phases (wall-clock hours)", barmode="overlay",
                       xaxis_title="hours", **LAYOUT)

@@ -47,6 +47,29 @@ class LayoutDefaults(_Strict):
     draft_layers: Default = Default(value=1, source="EAGLE-1/2/3 drafters train one decoder layer")
 
 
+class LayoutTraining(_Strict):
+    """How the pipeline's trainer runs the drafter (what planner/drafter.py counts), each value cited:
+    - ttt_steps: EAGLE-3 training-time-test steps (EAGLE-1/2: 1);
+    - num_anchors, block_size: DFlash anchors and the draft block run from each;
+    - scope: row (anchors and lengths per sample) or pack (samples packed into `pack_tokens`, each
+      pack padded to it, anchors per pack);
+    - head_vocab: the vocabulary of the head applied at every trained position ("full" or a size);
+    - head_passes: matmul passes of that head (2 frozen: forward + input gradient; 3 trained, or
+      frozen and recomputed under checkpointing);
+    - teacher: a no-grad pass of the target's head per token for the soft labels (none, full, draft);
+    - attention_window: the draft layers' sliding window, if any."""
+
+    ttt_steps: Default | None = None
+    num_anchors: Default | None = None
+    block_size: Default | None = None
+    scope: Default = Default(value="row", source="one sample per training row")
+    pack_tokens: Default | None = None
+    head_vocab: Default = Default(value="full", source="the target's vocabulary")
+    head_passes: Default = Default(value=2, source="a frozen head: forward and input gradient")
+    teacher: Default = Default(value="none", source="hard labels: no teacher pass")
+    attention_window: Default | None = None
+
+
 class LayoutSpec(_Strict):
     id: Text
     name: Text
@@ -70,6 +93,7 @@ class LayoutSpec(_Strict):
     once_embeddings_fp32: bool = False                 # the target's input embeddings, once, in fp32
     file_pattern: Text
     defaults: LayoutDefaults
+    training: LayoutTraining
     source: Text
     estimates: Text | None = None
 

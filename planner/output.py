@@ -23,33 +23,64 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class CalibrationOutput(_Out):
+    row: str                # "" when no published row matched (the roofline alone)
+    source: str
+    date: str
+    metric: str
+    measured: float
+    roofline: float
+    factor: float
+    distance: float
+    note: str
+
+
 class ExtractionOutput(_Out):
     gpu: str
     gpus: int
     gpus_used: int
-    mode: str
+    mode: str               # calibrated | roofline | fixed
     gpu_hours: float
     wall_hours: float
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float
     decode_tokens_per_s_per_gpu: float
+    serving_output_tokens_per_s_per_gpu: float
+    serving_total_tokens_per_s_per_gpu: float
     decode_batch: int
+    max_num_seqs: int
+    max_batched_tokens: int
+    kv_dtype: str
     tensor_parallel: int
     bound: str
+    calibration: CalibrationOutput | None
 
 
 class TrainingOutput(_Out):
     gpu: str
     gpus: int
     epochs: float
+    drafter: str
     drafter_params: float
+    drafter_layers: int
+    ttt_steps: int | None
+    num_anchors: int | None
+    block_size: int | None
+    flops_per_token: float
+    flops_per_sample: float
+    tokens_per_s: float
+    samples_per_s: float
     offline_gpu_hours: float
     offline_wall_hours: float
     offline_bound: str
     online_gpu_hours: float
     online_wall_hours: float
     breakeven_epochs: float | None
+    disaggregated_gpu_hours: float
+    disaggregated_wall_hours: float
+    disaggregated_bound: str
+    breakeven_epochs_disaggregated: float | None
 
 
 class CostOutput(_Out):
@@ -61,6 +92,8 @@ class CostOutput(_Out):
     training_online: float
     total_offline: float
     total_online: float
+    training_disaggregated: float
+    total_disaggregated: float
 
 
 class ComponentOutput(_Out):
@@ -115,6 +148,7 @@ class PlanOutput(_Out):
     cost_usd: CostOutput
     wall_days_offline: float
     wall_days_online: float
+    wall_days_disaggregated: float
     components: list[ComponentOutput]
     warnings: list[str]
     assumptions: list[AssumptionOutput]
@@ -134,6 +168,7 @@ class PlanOutput(_Out):
             extraction=_part(ExtractionOutput, e), transfer_method=p.transfer_method,
             transfer_hours=p.transfer_hours, training=_part(TrainingOutput, t), cost_usd=_part(CostOutput, c),
             wall_days_offline=p.wall_days_offline, wall_days_online=p.wall_days_online,
+            wall_days_disaggregated=p.wall_days_disaggregated,
             components=[ComponentOutput(
                 id=x.id, rows=x.rows, training_rows=round(x.training_rows), tokens=round(x.tokens),
                 storage_bytes=round(x.storage_bytes), share_of_rows=x.share_of_rows,
@@ -146,7 +181,7 @@ class PlanOutput(_Out):
 def _part(out: type[_Out], model: BaseModel) -> _Out:
     """The output's fields of a phase model, taken by name (the output model is the contract:
     which fields, in which order)."""
-    return out(**model.model_dump(include=set(out.model_fields)))
+    return out.model_validate(model.model_dump(include=set(out.model_fields)))
 
 
 def schema_text() -> str:

@@ -24,7 +24,9 @@ from planner.layouts import Effective, LayoutSpec, effective, files_and_overhead
 from planner.padding import padded
 from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, storage_price_presets
 from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, resolve_layout, workload
-from planner.training import TrainingPlan, estimate_drafter_params, training
+from planner.drafter import NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs, row_sums
+from planner.specs import network_efficiency
+from planner.training import TrainingPlan, disaggregated, training
 from planner.transfer import transfer
 
 class ComponentPlan(BaseModel):
@@ -82,6 +84,7 @@ class Plan(BaseModel):
     cost_usd: CostPlan
     wall_days_offline: float
     wall_days_online: float
+    wall_days_disaggregated: float = 0.0
     components: list[ComponentPlan]
     warnings: list[str]
     assumptions: list[Assumption]
@@ -194,7 +197,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
                       multiplier=s.response_multiplier, scale=s.length_scale, overflow=eff.overflow) for m in mix]
     unpadded = [w for w, _ in pairs]
-    works = _padded(unpadded, [r for _, r in pairs], eff)
+    row_lengths = [r for _, r in pairs]
+    works = _padded(unpadded, row_lengths, eff)
     total = sum(works, NO_WORK)
     data = sum(w.tokens for w in works) * layout.bytes_per_token
     files, overhead = files_and_overhead(layout_spec, total.rows, data, model.hidden_size, model.vocab_size)
@@ -209,18 +213,38 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     mfu = s.throughput.prefill_mfu or ex_gpu.prefill_mfu
     ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
                     prefill_mfu=mfu, write_bytes=compressed * (2 if s.staging_double_write else 1),
-                    disk_write_bytes_per_s=disk["write_gb_s"] * 1e9)
+                    disk_write_bytes_per_s=disk["write_gb_s"] * 1e9, kv_dtype=s.kv_dtype)
     egress = s.transfer.egress_usd_per_gb
     if egress is None:
         egress = store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
     tr = transfer(compressed, s.transfer, egress)
     drafter_layers = s.training.drafter_layers or eff.draft_layers
-    drafter_params = s.training.drafter_params or estimate_drafter_params(model, drafter_layers, len(layout.layers))
-    trn = training(model, tr_gpu, s.training, total, drafter_layers=drafter_layers, drafter_params=drafter_params,
+    recipe = knobs(layout_spec, model, captured_layers=len(layout.layers), draft_layers=drafter_layers,
+                   ttt_steps=s.training.ttt_steps, num_anchors=s.training.num_anchors,
+                   block_size=s.training.block_size)
+    shape = drafter_shape(model)
+    estimate = estimated_drafter_params(shape, recipe)
+    drafter_params = s.training.drafter_params or estimate
+    rows = NO_ROWS
+    for w, u, r in zip(works, unpadded, row_lengths):
+        if u.tokens:
+            rows = rows + row_sums(r.lengths, r.weights, r.supervised, u.conversations, padded_tokens=w.tokens,
+                                   num_anchors=recipe.num_anchors, window=recipe.attention_window)
+    flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
+    trn = training(model, tr_gpu, s.training, total, flops, recipe, drafter_params=drafter_params,
                    prefill_mfu=tr_gpu.prefill_mfu, bytes_on_disk=compressed,
                    disk_read_bytes_per_s=tr_disk["read_gb_s"] * 1e9)
+    d = s.disaggregated
+    disaggregated(trn, d, total, capture_gpus=d.capture_gpus or ex.gpus_used, train_gpus=d.train_gpus or s.training.gpus,
+                  tensor_parallel=ex.tensor_parallel, capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
+                  regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=tr_gpu, train_mfu=s.training.mfu,
+                  stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
+                  node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
+                  max_row_tokens=float(eff.max_seq_len or max((float(r.lengths.max()) for r in row_lengths
+                                                                if len(r.lengths)), default=0.0)))
     cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed)
     trn.breakeven_epochs = cost.breakeven_epochs
+    trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
     for text in ex.warnings + trn.warnings + cost.warnings:
         warn.add(text)
 
@@ -230,7 +254,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
 
     context = AssumptionContext(scenario=s, model=model, layout=layout, extraction_gpu=ex_gpu, training_gpu=tr_gpu,
                                 disk=disk, store=store, prefill_mfu=mfu, drafter_params=drafter_params,
-                                catalog_mix=cat is not None and s.uniform is None, effective=eff)
+                                catalog_mix=cat is not None and s.uniform is None, effective=eff, recipe=recipe, extraction=ex)
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=model.id, layout=layout.id, layers=layout.layers,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
@@ -244,6 +268,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
         training=trn, cost_usd=cost,
         wall_days_offline=(ex.wall_hours + tr.hours + trn.offline_wall_hours) / 24,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
+        wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
         components=components, warnings=warn.texts, assumptions=assumptions(context),
     )
     _refuse_non_finite(plan_)

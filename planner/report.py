@@ -33,7 +33,7 @@ def article_comparison(p: Plan) -> list[dict]:
         reasons_storage.append(f"{p.samples:,.0f} training rows instead of 913,786")
     e = p.extraction
     reasons_time = []
-    if e.mode == "roofline":
+    if e.mode in ("roofline", "calibrated"):
         reasons_time.append(f"real batching: {e.decode_batch} sequences per replica give "
                             f"{e.decode_tokens_per_s_per_gpu:,.0f} decode tok/s per GPU ({e.decode_bound}-bound) "
                             f"instead of 120 x 4")
@@ -60,6 +60,22 @@ def article_comparison(p: Plan) -> list[dict]:
     ]
 
 
+def _recipe(t) -> str:
+    if t.drafter == "dflash":
+        return f"({t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size})"
+    return f"({t.drafter_layers} layer, {t.ttt_steps} TTT step{'s' if t.ttt_steps != 1 else ''})"
+
+
+def _calibration_lines(e) -> list[str]:
+    cal = e.calibration
+    if cal is None:
+        return []
+    if not cal.row:
+        return [f"                         {cal.note}"]
+    return [f"                         calibrated on {cal.row}: measured {cal.measured:,.0f} / roofline "
+            f"{cal.roofline:,.0f} {cal.metric} tok/s/GPU = x{cal.factor:.2f} ({cal.source}, {cal.date})"]
+
+
 def text_report(p: Plan, binary: bool = False) -> str:
     e, t, c = p.extraction, p.training, p.cost_usd
     unit = "TiB" if binary else "TB"
@@ -76,16 +92,26 @@ def text_report(p: Plan, binary: bool = False) -> str:
         f"  tokens to generate     {p.output_tokens:>16,.0f}",
         f"  extraction             {e.gpus_used} x {e.gpu}, TP {e.tensor_parallel}: {fmt_hours(e.wall_hours)} wall, "
         f"{e.gpu_hours:,.0f} GPU-h (limited by {e.bound})",
-        f"                         prefill {e.prefill_tokens_per_s_per_gpu:,.0f} tok/s/GPU, decode "
-        f"{e.decode_tokens_per_s_per_gpu:,.0f} tok/s/GPU (batch {e.decode_batch})",
+        f"                         {e.mode}: prefill {e.prefill_tokens_per_s_per_gpu:,.0f} tok/s/GPU, decode "
+        f"{e.decode_tokens_per_s_per_gpu:,.0f} tok/s/GPU (batch {e.decode_batch}), serving "
+        f"{e.serving_output_tokens_per_s_per_gpu:,.0f} output tok/s/GPU",
+        *_calibration_lines(e),
         f"  transfer               {fmt_hours(p.transfer_hours)} ({p.transfer_method})",
         f"  training offline       {t.gpus} x {t.gpu}: {fmt_hours(t.offline_wall_hours)} wall, "
         f"{t.offline_gpu_hours:,.0f} GPU-h (limited by {t.offline_bound})",
+        f"                         {t.drafter} {_recipe(t)}: {t.flops_per_sample / 1e12:,.2f} TFLOP per sample, "
+        f"{t.samples_per_s:,.1f} samples/s, {t.tokens_per_s:,.0f} tok/s",
         f"  training online        {fmt_hours(t.online_wall_hours)} wall, {t.online_gpu_hours:,.0f} GPU-h",
-        f"  offline cheaper after  {'never' if t.breakeven_epochs is None else f'{t.breakeven_epochs:,.1f} epochs'}",
+        f"  training disaggregated {t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs: "
+        f"{fmt_hours(t.disaggregated_wall_hours)} wall, {t.disaggregated_gpu_hours:,.0f} GPU-h "
+        f"(limited by {t.disaggregated_bound})",
+        f"  offline cheaper after  {'never' if t.breakeven_epochs is None else f'{t.breakeven_epochs:,.1f} epochs'} "
+        f"(than online), {'never' if t.breakeven_epochs_disaggregated is None else f'{t.breakeven_epochs_disaggregated:,.1f} epochs'}"
+        " (than disaggregated)",
         f"  cost offline           {fmt_usd(c.total_offline)} (extraction {fmt_usd(c.extraction)}, storage "
         f"{fmt_usd(c.storage)}, transfer {fmt_usd(c.transfer)}, training {fmt_usd(c.training_offline)})",
         f"  cost online            {fmt_usd(c.total_online)}",
+        f"  cost disaggregated     {fmt_usd(c.total_disaggregated)}",
         "",
         f"  {'component':<18}{'rows':>10}{'tokens':>16}{'storage':>12}{'rows %':>8}{'bytes %':>8}",
     ]

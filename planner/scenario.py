@@ -45,13 +45,18 @@ class UniformMix(_Strict):
 
 
 class Throughput(_Strict):
-    mode: Literal["roofline", "fixed"] = "roofline"
+    # calibrated: the roofline scaled by the nearest published measurement (presets/throughput.yaml);
+    # roofline: compute and bandwidth bounds alone; fixed: the article's tok/s x batching
+    mode: Literal["calibrated", "roofline", "fixed"] = "calibrated"
     # fixed mode: single-GPU generation speed (1 tok/s, a CPU-class rate, up to 100k) and batching multiplier
     tokens_per_s: float = Field(default_factory=lambda: efficiency("fixed_tokens_per_s"), ge=1, le=100_000)
     batching: float = Field(default_factory=lambda: efficiency("fixed_batching"), ge=0.1, le=100_000)
     prefill_mfu: float | None = Field(None, ge=0.01, le=1)     # roofline: None = the GPU preset's default
+    decode_mfu: float | None = Field(None, ge=0.01, le=1)      # decode's own compute efficiency; None = the preset's
     decode_bandwidth_efficiency: float = Field(default_factory=lambda: efficiency("decode_bandwidth"), ge=0.01, le=1)
-    max_batch: int = Field(default_factory=lambda: int(efficiency("max_batch")), ge=1, le=65536)
+    # the engine's scheduler caps (vLLM max_num_seqs, max_num_batched_tokens); None = its default for the GPU
+    max_batch: int | None = Field(None, ge=1, le=65536)
+    max_batched_tokens: int | None = Field(None, ge=16, le=10**7)
     tensor_parallel_efficiency: float = Field(default_factory=lambda: efficiency("tensor_parallel_efficiency"),
                                               ge=0.01, le=1)
 
@@ -72,6 +77,20 @@ class Training(_Strict):
     drafter_layers: int | None = Field(None, ge=1, le=64)       # None = the layout's rule (DFlash: capture count, EAGLE: 1)
     mfu: float = Field(default_factory=lambda: efficiency("training_mfu"), ge=0.01, le=1)
     disk: Id = "node-raid0"
+    # the trainer's recipe; None = the layout's pipeline default (presets/layouts.yaml `training`)
+    ttt_steps: int | None = Field(None, ge=1, le=64)             # EAGLE-3 training-time-test steps
+    num_anchors: int | None = Field(None, ge=1, le=65536)        # DFlash anchors per sample (or pack)
+    block_size: int | None = Field(None, ge=2, le=256)           # DFlash draft block
+
+
+class Disaggregated(_Strict):
+    """Capture servers stream hidden states to trainers over the network every epoch (SpecForge with
+    Mooncake, speculators' hidden-state connectors, TorchSpec's Ray actors): nothing on disk but a
+    buffer. None = the extraction GPUs capture and the training GPUs train."""
+
+    capture_gpus: int | None = Field(None, ge=1, le=100_000)   # of the extraction GPU
+    train_gpus: int | None = Field(None, ge=1, le=100_000)     # of the training GPU
+    stream_buffer_gb: float = Field(default_factory=lambda: efficiency("stream_buffer_gb"), ge=0.01, le=100_000)
 
 
 class Costs(_Strict):
@@ -103,12 +122,18 @@ class Scenario(_Strict):
     length_scale: float = Field(1.0, ge=0.1, le=100)   # tokens per sample x this (tokenizer differences, sensitivity)
     throughput: Throughput = Field(default_factory=Throughput)
     weight_dtype: Literal["bf16", "fp8"] = "bf16"
+    kv_dtype: Literal["bf16", "fp8"] = "bf16"          # vLLM --kv-cache-dtype (auto = the model's bf16)
     extraction_gpu: Id = "rtx-pro-6000"
     extraction_gpus: int = Field(8, ge=1, le=100_000)
     custom_gpu: GPUSpec | None = None
     disk: Id = "nvme-gen4"
     disk_capacity_tb: float | None = Field(30.72, ge=0.01, le=10**7)
     staging_double_write: bool = False   # vLLM writes to a staging path, then the file is moved across filesystems
+    # the one per-node network figure (Gb/s per node), between the nodes of a site; transfer.link_gbps
+    # stays the link between sites
+    node_network_gbps: float = Field(default_factory=lambda: efficiency("node_network_gbps"), ge=0.1, le=100_000)
+    node_network: Literal["tcp", "rdma"] = "tcp"
+    disaggregated: Disaggregated = Field(default_factory=Disaggregated)
     compression: float = Field(1.0, ge=1.0, le=100)
     transfer: Transfer = Field(default_factory=Transfer)
     training: Training = Field(default_factory=Training)

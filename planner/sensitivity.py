@@ -71,10 +71,11 @@ def _variants(s: Scenario) -> list[_Variant]:
                  _sub(s, "", "length_scale", s.length_scale * scale[0]),
                  _sub(s, "", "length_scale", s.length_scale * scale[1])),
     ]
-    if s.throughput.mode == "roofline":
+    if s.throughput.mode in ("roofline", "calibrated"):
         out += [_swept(s, "prefill MFU", "throughput", "prefill_mfu", *efficiency_range("prefill_mfu")),
                 _swept(s, "decode bandwidth efficiency", "throughput", "decode_bandwidth_efficiency",
-                       *efficiency_range("decode_bandwidth"))]
+                       *efficiency_range("decode_bandwidth")),
+                _swept(s, "decode compute efficiency", "throughput", "decode_mfu", *efficiency_range("decode_mfu"))]
     else:
         out.append(_swept(s, "tokens/s", "throughput", "tokens_per_s", *efficiency_range("fixed_tokens_per_s")))
     if s.transfer.method in ("link", "object_store"):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -50,8 +50,24 @@ class ModelSpec(BaseModel):
     head_dim: int = Field(gt=0, le=4096)
     kv_latent_dim: int | None = Field(None, gt=0, le=65536)
     vocab_size: int = Field(gt=0, le=10_000_000)
+    intermediate_size: int | None = Field(None, gt=0, le=1_000_000)   # dense MLP width (sizes a drafter layer)
     params: float = Field(gt=0, le=1e13)
     active_params: float = Field(gt=0, le=1e13)
+    # parameters a text-only forward pass does not run: the vision tower and the multi-token-prediction head
+    vision_params: float = Field(0, ge=0, le=1e12)
+    mtp_params: float = Field(0, ge=0, le=1e12)
+    tied_embeddings: bool = False          # untied: the input embedding (H x V) is a lookup, not a matmul
+    # linear-attention (Gated DeltaNet) layers: the per-sequence state vLLM caches, from the config
+    # (vllm model_executor/layers/mamba/mamba_utils.py gated_delta_net_state_shape): a conv state of
+    # (kernel - 1) x (2 key heads x key dim + value heads x value dim) in the model dtype and a
+    # temporal state of value heads x value dim x key dim in `linear_state_dtype` (mamba_ssm_dtype)
+    linear_key_heads: int = Field(0, ge=0, le=4096)
+    linear_value_heads: int = Field(0, ge=0, le=4096)
+    linear_key_head_dim: int = Field(128, ge=1, le=4096)
+    linear_value_head_dim: int = Field(128, ge=1, le=4096)
+    linear_conv_kernel: int = Field(4, ge=1, le=64)
+    linear_state_dtype: Literal["float32", "bfloat16", "float16"] = "bfloat16"
+    # an explicit state size per linear-attention layer (conv + temporal); 0 = from the shape above
     linear_state_bytes_per_layer: int = Field(0, ge=0, le=10**10)
     tag: Tag = "estimate"
     source: Source = "entered by the user"
@@ -65,18 +81,50 @@ class ModelSpec(BaseModel):
                 f"({self.linear_attention_layers}) must equal num_layers ({self.num_layers})")
         if self.active_params > self.params:
             raise ValueError(f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})")
+        if self.vision_params + self.mtp_params >= self.active_params:
+            raise ValueError(f"vision_params + mtp_params ({self.vision_params + self.mtp_params:g}) leave no "
+                             f"parameter of active_params ({self.active_params:g}) for the text forward pass")
         return self
 
     def weight_bytes(self, weight_dtype: str) -> float:
+        """What the extraction GPUs hold: every checkpoint weight (vLLM loads the vision tower too)."""
         return self.params * (1 if weight_dtype == "fp8" else 2)
 
-    def kv_bytes_per_token(self) -> int:
-        """KV-cache bytes per token over all full-attention layers (bf16 cache)."""
+    def embedding_params(self) -> float:
+        """The input embedding table when it is not tied to the LM head: a lookup, no matmul FLOPs."""
+        return 0.0 if self.tied_embeddings else float(self.hidden_size * self.vocab_size)
+
+    def forward_params(self) -> float:
+        """Parameters whose matmuls a text-only forward pass runs per token: the active parameters
+        without the vision tower, the MTP head and an untied input embedding. A count that the
+        embedding table would more than halve is taken as one that already leaves it out."""
+        text = self.active_params - self.vision_params - self.mtp_params
+        embedding = self.embedding_params()
+        return text - embedding if embedding < text / 2 else text
+
+    def kv_bytes_per_token(self, kv_dtype: str = "bf16") -> int:
+        """KV-cache bytes per token over all full-attention layers (bf16 or fp8 cache)."""
         per_layer = self.kv_latent_dim if self.kv_latent_dim else 2 * self.num_kv_heads * self.head_dim
-        return per_layer * 2 * self.full_attention_layers
+        return per_layer * (1 if kv_dtype == "fp8" else 2) * self.full_attention_layers
+
+    def linear_conv_state_bytes_per_layer(self) -> int:
+        """(kernel - 1) rows of the conv channels (2 x key dim + value dim) in the model dtype (bf16)."""
+        conv_dim = 2 * self.linear_key_heads * self.linear_key_head_dim + self.linear_value_heads * self.linear_value_head_dim
+        return (self.linear_conv_kernel - 1) * conv_dim * 2
+
+    def linear_ssm_state_bytes_per_layer(self) -> int:
+        """value heads x value dim x key dim in the state dtype (the config's mamba_ssm_dtype)."""
+        width = 4 if self.linear_state_dtype == "float32" else 2
+        return self.linear_value_heads * self.linear_value_head_dim * self.linear_key_head_dim * width
+
+    def linear_state_bytes_each(self) -> int:
+        """One linear-attention layer's state per sequence: the explicit figure, or conv + temporal."""
+        if self.linear_state_bytes_per_layer:
+            return self.linear_state_bytes_per_layer
+        return self.linear_conv_state_bytes_per_layer() + self.linear_ssm_state_bytes_per_layer()
 
     def linear_state_bytes(self) -> int:
-        return self.linear_state_bytes_per_layer * self.linear_attention_layers
+        return self.linear_state_bytes_each() * self.linear_attention_layers
 
     def attention_width(self) -> int:
         return self.num_q_heads * self.head_dim
@@ -157,6 +205,26 @@ LINK_KIND = "parallel"   # the Scenario's link efficiency: parallel object-store
 def link_efficiency() -> dict:
     """value, range and source of the default link efficiency (hardware.yaml `link_efficiency`)."""
     return hardware()["link_efficiency"][LINK_KIND]
+
+
+def engine_defaults(gpu: GPUSpec, usage: str = "llm_class") -> tuple[int, int, str]:
+    """(max_num_seqs, max_num_batched_tokens, source): the engine's scheduler defaults for this GPU's
+    memory (hardware.yaml `engine`, read from vLLM's arg_utils.py); `usage` llm_class (offline batch
+    jobs, the planner's extraction) or serve (`vllm serve`)."""
+    gib = gpu.memory_gb * 1e9 / 2**30
+    for tier in hardware()["engine"][usage]:
+        if gib >= tier["min_gib"] and tier.get("exclude", "\0") not in gpu.id:
+            return int(tier["max_num_seqs"]), int(tier["max_batched_tokens"]), str(tier["source"])
+    raise AssertionError("the last engine tier has min_gib 0")
+
+
+NETWORK_KINDS = {"tcp": "parallel", "rdma": "rdma"}   # node network -> hardware.yaml link_efficiency entry
+
+
+def network_efficiency(kind: str) -> float:
+    """Share of the node network's line rate a stream reaches: TCP as parallel transfer tools,
+    RDMA as in-datacenter RDMA (hardware.yaml link_efficiency)."""
+    return float(hardware()["link_efficiency"][NETWORK_KINDS[kind]]["value"])
 
 
 def num_layers(model: str | None, custom: "ModelSpec | dict | None" = None) -> int | None:

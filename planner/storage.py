@@ -81,10 +81,12 @@ NO_WORK = Workload(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 @dataclass(frozen=True)
 class RowLengths:
     """The stored rows of one conversation, as atoms: lengths and rows per conversation (after the
-    cap, the per-turn fan-out and rows skipped past the cap)."""
+    cap, the per-turn fan-out and rows skipped past the cap), and the supervised (loss-mask) tokens
+    of each row: its responses, cut by the cap in proportion."""
 
     lengths: np.ndarray
     weights: np.ndarray
+    supervised: np.ndarray
 
 
 _PER_CONVERSATION: dict[tuple, tuple] = {}
@@ -127,6 +129,9 @@ def _per_conversation(conv: Atoms, turn: Atoms, *, cap: int | None, unit: str, r
     L = conv.tokens + (m - 1.0) * conv.response
     stored_conv = np.minimum(L, cap_value)
     rows_atoms, full = (turn.rows, turn.tokens + (m - 1.0) * turn.response) if unit == "turn" else (conv.rows, L)
+    # supervised tokens of a row: its (regenerated) responses, the share past the cap cut away; for a
+    # per-turn row (speculators masks all but its last turn) the response share of its prefix is an upper bound
+    supervised_full = m * (turn.response if unit == "turn" else conv.response)
     if overflow == "skip":
         keep = full <= cap_value
         weights, stored = rows_atoms * keep, np.where(keep, full, 0.0)
@@ -142,4 +147,5 @@ def _per_conversation(conv: Atoms, turn: Atoms, *, cap: int | None, unit: str, r
         decode_ctx = float((conv.rows * gen * (stored_conv - gen / 2)).sum())
     else:
         output = decode_ctx = 0.0
-    return (1.0, rows_per_conv, tokens, uncapped, output, ctx2, decode_ctx), RowLengths(stored, weights)
+    supervised = np.where(full > 0, supervised_full * np.minimum(1.0, stored / np.maximum(full, 1e-9)), 0.0)
+    return (1.0, rows_per_conv, tokens, uncapped, output, ctx2, decode_ctx), RowLengths(stored, weights, supervised)

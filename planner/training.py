@@ -1,13 +1,25 @@
-"""Phase 4: training the drafter, offline (read stored hidden states every epoch) against online
-(run the target forward pass every epoch on the training GPUs)."""
+"""Phase 4: training the drafter, three ways.
+
+- offline: read the stored hidden states every epoch; the slower of the drafter's compute and the
+  disk read sets the pace;
+- online (co-located): the target's forward pass runs on the training GPUs every epoch, then the
+  drafter trains on its states;
+- disaggregated: capture servers (extraction GPUs) stream the states to trainers over the node
+  network every epoch, nothing stored but a buffer; the slowest of capture, network and training
+  sets the pace.
+
+The drafter's FLOPs per epoch come from planner/drafter.py (per drafter kind, as the pipelines
+run them); this module turns them into hours at the training GPUs' peak x training MFU.
+"""
 from __future__ import annotations
 
 import math
 
 from pydantic import BaseModel, Field
 
+from planner.drafter import DrafterFlops, DrafterKnobs
 from planner.extraction import GPUS_PER_NODE, prefill_flops_per_token, usable_memory_bytes
-from planner.scenario import Training
+from planner.scenario import Disaggregated, Training
 from planner.specs import GPUSpec, ModelSpec
 from planner.storage import Workload
 from planner.units import hours_at
@@ -17,9 +29,19 @@ class TrainingPlan(BaseModel):
     gpu: str
     gpus: int
     epochs: float
+    drafter: str = "dflash"
     drafter_layers: int
     drafter_params: float
-    flops_per_token: float
+    ttt_steps: int | None = None
+    num_anchors: int | None = None
+    block_size: int | None = None
+    recipe_from_layout: list[str] = []
+    flops_per_token: float           # the drafter's training FLOPs per stored token (the epoch's mean)
+    flops_per_sample: float = 0.0    # per training row
+    flops_per_epoch: float = 0.0
+    flops_parts: dict[str, float] = {}
+    tokens_per_s: float = 0.0        # offline training: stored tokens per second over all training GPUs
+    samples_per_s: float = 0.0
     offline_gpu_hours: float
     offline_wall_hours: float
     offline_bound: str
@@ -30,28 +52,27 @@ class TrainingPlan(BaseModel):
     read_hours_per_epoch: float = 0.0       # offline: reading the stored hidden states
     target_forward_hours_per_epoch: float = 0.0   # online: the target's forward pass
     online_fits: bool = True
+    disaggregated_capture_gpus: int = 0
+    disaggregated_train_gpus: int = 0
+    disaggregated_gpu_hours: float = 0.0
+    disaggregated_wall_hours: float = 0.0
+    disaggregated_bound: str = ""
+    disaggregated_hours_per_epoch: float = 0.0
+    disaggregated_regeneration_hours: float = 0.0
+    disaggregated_rates_tokens_per_s: dict[str, float] = {}   # capture, network, training
+    breakeven_epochs_disaggregated: float | None = None      # offline cheaper from this many epochs on
     warnings: list[str] = Field(default_factory=list, exclude=True)   # also in Plan.warnings
 
 
-def estimate_drafter_params(model: ModelSpec, drafter_layers: int, captured_layers: int) -> float:
-    """Estimate: ~12 H^2 per decoder layer (attention + SwiGLU MLP) plus the fusion projection
-    from the captured layers (captured x H^2). Qwen3.6-27B, 5 layers: 1.70B; Qwen3-8B: 1.09B."""
-    H = model.hidden_size
-    return drafter_layers * 12 * H * H + captured_layers * H * H
-
-
-def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, *, drafter_layers: int,
+def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
              drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
              disk_read_bytes_per_s: float) -> TrainingPlan:
-    """`t.epochs` over `work.tokens` on `t.gpus` x `gpu`; offline reads `bytes_on_disk` every epoch
-    from one disk per node of 8 GPUs."""
+    """`t.epochs` of `flops` on `t.gpus` x `gpu`; offline reads `bytes_on_disk` every epoch from one
+    disk per node of 8 GPUs."""
     warnings: list[str] = []
-    # 6 x params per trained token for the drafter, plus the frozen target LM head the drafter
-    # scores through: forward and input-gradient, 4 x H x vocab.
-    flops_per_token = 6 * drafter_params + 4 * model.hidden_size * model.vocab_size
     peak = gpu.peak_flops("bf16")
     gpus = t.gpus
-    compute_h = hours_at(work.tokens * flops_per_token, gpus * peak * t.mfu)
+    compute_h = hours_at(flops.total, gpus * peak * t.mfu)
     nodes = math.ceil(gpus / GPUS_PER_NODE)
     read_h = hours_at(bytes_on_disk, disk_read_bytes_per_s * nodes)
     epoch_off = max(compute_h, read_h)
@@ -65,10 +86,49 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, *, dra
         warnings.append(f"online training needs the target ({model.weight_bytes('bf16') / 1e9:,.0f} GB) and the "
                         f"drafter's training state on the {gpus} x {gpu.id}: it does not fit")
     epoch_on = compute_h + target_h
+    seconds = epoch_off * 3600
     return TrainingPlan(
-        gpu=gpu.id, gpus=gpus, epochs=t.epochs, drafter_layers=drafter_layers, drafter_params=drafter_params,
-        flops_per_token=flops_per_token, offline_gpu_hours=t.epochs * epoch_off * gpus,
-        offline_wall_hours=t.epochs * epoch_off, offline_bound=bound, online_gpu_hours=t.epochs * epoch_on * gpus,
-        online_wall_hours=t.epochs * epoch_on, breakeven_epochs=None, compute_hours_per_epoch=compute_h,
-        read_hours_per_epoch=read_h, target_forward_hours_per_epoch=target_h, online_fits=online_fits,
-        warnings=warnings)
+        gpu=gpu.id, gpus=gpus, epochs=t.epochs, drafter=recipe.kind, drafter_layers=recipe.layers,
+        drafter_params=drafter_params, ttt_steps=recipe.ttt_steps, num_anchors=recipe.num_anchors,
+        block_size=recipe.block_size, recipe_from_layout=recipe.from_layout, flops_per_token=flops.per_token,
+        flops_per_sample=flops.per_row, flops_per_epoch=flops.total, flops_parts=flops.parts,
+        tokens_per_s=work.tokens / seconds if seconds else 0.0, samples_per_s=work.rows / seconds if seconds else 0.0,
+        offline_gpu_hours=t.epochs * epoch_off * gpus, offline_wall_hours=t.epochs * epoch_off, offline_bound=bound,
+        online_gpu_hours=t.epochs * epoch_on * gpus, online_wall_hours=t.epochs * epoch_on, breakeven_epochs=None,
+        compute_hours_per_epoch=compute_h, read_hours_per_epoch=read_h, target_forward_hours_per_epoch=target_h,
+        online_fits=online_fits, warnings=warnings)
+
+
+def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture_gpus: int, train_gpus: int,
+                  tensor_parallel: int, capture_tokens_per_s_per_gpu: float, regeneration_gpu_hours: float,
+                  train_gpu: GPUSpec, train_mfu: float, stream_bytes_per_token: float, node_network_gbps: float,
+                  network_efficiency: float, max_row_tokens: float) -> TrainingPlan:
+    """The third mode on `tp` (in place, returned): every epoch the capture GPUs prefill the rows and
+    stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes x
+    `node_network_gbps` x efficiency; the slowest of the three rates sets the pace. The responses
+    are regenerated once beforehand on the capture GPUs (as online)."""
+    used = max(tensor_parallel, capture_gpus // tensor_parallel * tensor_parallel)
+    capture_rate = capture_tokens_per_s_per_gpu * used
+    nodes = min(math.ceil(used / GPUS_PER_NODE), math.ceil(train_gpus / GPUS_PER_NODE))
+    network_rate = nodes * node_network_gbps * 1e9 / 8 * network_efficiency / stream_bytes_per_token \
+        if stream_bytes_per_token else math.inf
+    peak = train_gpu.peak_flops("bf16")
+    train_rate = train_gpus * peak * train_mfu / tp.flops_per_token if tp.flops_per_token else math.inf
+    rates = {"capture": capture_rate, "network": network_rate, "training": train_rate}
+    bound = min(rates, key=rates.get)
+    epoch_h = hours_at(work.tokens, rates[bound])
+    regen_h = regeneration_gpu_hours / used if used else 0.0
+    tp.disaggregated_capture_gpus = used
+    tp.disaggregated_train_gpus = train_gpus
+    tp.disaggregated_bound = bound
+    tp.disaggregated_hours_per_epoch = epoch_h
+    tp.disaggregated_regeneration_hours = regen_h
+    tp.disaggregated_rates_tokens_per_s = {k: (v if math.isfinite(v) else 0.0) for k, v in rates.items()}
+    tp.disaggregated_wall_hours = regen_h + tp.epochs * epoch_h
+    tp.disaggregated_gpu_hours = regen_h * used + tp.epochs * epoch_h * (used + train_gpus)
+    one_row = max_row_tokens * stream_bytes_per_token * train_gpus
+    if d.stream_buffer_gb * 1e9 < one_row:
+        tp.warnings.append(f"disaggregated: the {d.stream_buffer_gb:g} GB stream buffer holds less than one "
+                           f"{max_row_tokens:,.0f}-token row per trainer ({one_row / 1e9:,.1f} GB): trainers wait "
+                           f"on every row")
+    return tp

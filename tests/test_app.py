@@ -83,6 +83,10 @@ CONTROLS = [
     ("radio", "w_tp_mode", "fixed", "Extraction wall-clock", +1),
     ("number_input", "w_bw_eff", 0.5, "Extraction wall-clock", +1),
     ("number_input", "w_max_batch", 8, "Extraction wall-clock", +1),
+    ("number_input", "w_max_tokens", 16, "Extraction wall-clock", +1),
+    ("radio", "w_kv_dtype", "fp8", "Extraction wall-clock", -1),
+    ("number_input", "w_anchors", 128, "Training offline", -1),    # fewer DFlash draft positions
+    ("number_input", "w_node_gbps", 1.0, "Disaggregated", +1),     # the stream becomes network-bound
     ("selectbox", "w_link", 100.0, "Transfer", 0.1),
     ("number_input", "w_link_eff", 0.25, "Transfer", 2.0),
     ("selectbox", "w_transfer", "object_store", "Transfer", 2.0),

@@ -19,22 +19,30 @@ def table(**kw) -> dict:
 
 def test_preset_values_carry_the_preset_source():
     a = table()
-    assert (a["training MFU"].value, a["training MFU"].tag) == ("0.35", "estimate")
+    assert (a["training MFU"].value, a["training MFU"].tag) == (f"{EFF['training_mfu']['value']:g}", "estimate")
     assert a["training MFU"].source == EFF["training_mfu"]["source"]
     assert a["decode bandwidth efficiency"].value == "0.8"
     assert a["decode bandwidth efficiency"].source == EFF["decode_bandwidth"]["source"]
     assert a["tensor-parallel efficiency"].source == EFF["tensor_parallel_efficiency"]["source"]
-    assert (a["max decode batch"].value, a["max decode batch"].tag) == ("256", "published")
+    # vLLM's scheduler defaults for an 80 GB H100 (>= 70 GiB), with the line they were read from
+    assert (a["scheduler caps"].value, a["scheduler caps"].tag) == \
+        ("max_num_seqs 1,024, max_num_batched_tokens 16,384", "published")
+    assert "vllm/engine/arg_utils.py" in a["scheduler caps"].source
+    assert (a["decode compute efficiency"].value, a["decode compute efficiency"].source) == \
+        (f"{EFF['decode_mfu']['value']:g}", EFF["decode_mfu"]["source"])
     # prefill MFU: the H100 SXM preset's 0.5 (gpus.yaml), with the range's source
     assert a["prefill MFU"].value == "0.5" and a["prefill MFU"].source.startswith("h100-sxm preset; ")
     assert a["transfer"].tag == "estimate"
 
 
 def test_changed_values_are_yours_and_name_the_preset():
-    a = table(training=Training(mfu=0.3), throughput=Throughput(decode_bandwidth_efficiency=0.65, prefill_mfu=0.42),
+    a = table(training=Training(mfu=0.42), throughput=Throughput(decode_bandwidth_efficiency=0.65, prefill_mfu=0.42,
+                                                                 max_batch=64),
               transfer=Transfer(efficiency=0.7), compression=1.1)
-    assert (a["training MFU"].value, a["training MFU"].tag) == ("0.3", "yours")
-    assert "the preset's 0.35" in a["training MFU"].source
+    assert (a["training MFU"].value, a["training MFU"].tag) == ("0.42", "yours")
+    assert f"the preset's {EFF['training_mfu']['value']:g}" in a["training MFU"].source
+    assert (a["scheduler caps"].value, a["scheduler caps"].tag) == \
+        ("max_num_seqs 64, max_num_batched_tokens 16,384", "yours")
     assert (a["decode bandwidth efficiency"].value, a["decode bandwidth efficiency"].tag) == ("0.65", "yours")
     assert "the preset's 0.8" in a["decode bandwidth efficiency"].source
     assert (a["prefill MFU"].value, a["prefill MFU"].tag) == ("0.42", "yours")

@@ -22,29 +22,51 @@ def seed():
     return plan(seed_article_scenario())
 
 
+def _in_order(keys: list[str], old: list[str], added: list[str]) -> None:
+    """Every earlier key is kept, in its order; the keys added since are exactly `added`."""
+    assert [k for k in keys if k in old] == old
+    assert sorted(set(keys) - set(old)) == sorted(added)
+
+
 def test_seed_article_json_validates_and_keeps_its_shape(seed):
     d = seed.to_json_dict()
     jsonschema.validate(json.loads(json.dumps(d)), json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
-    # the contract's keys, in order (scripts read them)
-    assert list(d) == ["planner_version", "preset", "model", "layout", "layers", "hidden_dtype", "conversations",
-                       "samples", "tokens", "uncapped_tokens", "bytes_per_token", "hidden_state_bytes_per_token",
-                       "storage_bytes", "storage_bytes_compressed", "compression", "output_tokens",
-                       # added with the pipelines' own values (issue 11); no key renamed
-                       "drafter", "unit", "max_seq_len", "capture_batch_size", "padding", "from_layout",
-                       "unpadded_tokens", "files", "extraction",
-                       "transfer_method", "transfer_hours", "training", "cost_usd", "wall_days_offline",
-                       "wall_days_online", "components", "warnings", "assumptions"]
-    assert list(d["extraction"]) == ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",
-                                     "capture_hours", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
-                                     "decode_batch", "tensor_parallel", "bound"]
-    assert list(d["training"]) == ["gpu", "gpus", "epochs", "drafter_params", "offline_gpu_hours",
-                                   "offline_wall_hours", "offline_bound", "online_gpu_hours", "online_wall_hours",
-                                   "breakeven_epochs"]
-    assert list(d["cost_usd"]) == ["extraction", "regeneration", "transfer", "storage", "training_offline",
-                                   "training_online", "total_offline", "total_online"]
+    # the contract's keys, in order (scripts read them); later versions add keys, never rename one
+    _in_order(list(d), ["planner_version", "preset", "model", "layout", "layers", "hidden_dtype", "conversations",
+                        "samples", "tokens", "uncapped_tokens", "bytes_per_token", "hidden_state_bytes_per_token",
+                        "storage_bytes", "storage_bytes_compressed", "compression", "output_tokens",
+                        # added with the pipelines' own values (issue 11)
+                        "drafter", "unit", "max_seq_len", "capture_batch_size", "padding", "from_layout",
+                        "unpadded_tokens", "files", "extraction",
+                        "transfer_method", "transfer_hours", "training", "cost_usd", "wall_days_offline",
+                        "wall_days_online", "components", "warnings", "assumptions"],
+              ["wall_days_disaggregated"])                                   # issue 12
+    _in_order(list(d["extraction"]), ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",
+                                      "capture_hours", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
+                                      "decode_batch", "tensor_parallel", "bound"],
+              ["serving_output_tokens_per_s_per_gpu", "serving_total_tokens_per_s_per_gpu", "max_num_seqs",
+               "max_batched_tokens", "kv_dtype", "calibration"])
+    _in_order(list(d["training"]), ["gpu", "gpus", "epochs", "drafter_params", "offline_gpu_hours",
+                                    "offline_wall_hours", "offline_bound", "online_gpu_hours", "online_wall_hours",
+                                    "breakeven_epochs"],
+              ["drafter", "drafter_layers", "ttt_steps", "num_anchors", "block_size", "flops_per_token",
+               "flops_per_sample", "tokens_per_s", "samples_per_s", "disaggregated_gpu_hours",
+               "disaggregated_wall_hours", "disaggregated_bound", "breakeven_epochs_disaggregated"])
+    _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
+                                    "training_online", "total_offline", "total_online"],
+              ["training_disaggregated", "total_disaggregated"])
     assert list(d["components"][0]) == ["id", "rows", "training_rows", "tokens", "storage_bytes", "share_of_rows",
                                         "share_of_bytes", "truncated_share"]
     assert list(d["assumptions"][0]) == ["name", "value", "tag", "source"]
+    # the seed article's fixed rate: no calibration row is looked up
+    assert d["extraction"]["mode"] == "fixed" and d["extraction"]["calibration"] is None
+
+
+def test_default_json_names_the_mode_and_the_row_it_used():
+    d = plan(Scenario()).to_json_dict()
+    cal = d["extraction"]["calibration"]
+    assert d["extraction"]["mode"] == "calibrated" and cal["row"] and cal["source"]
+    assert cal["factor"] == pytest.approx(cal["measured"] / cal["roofline"])
 
 
 def test_counts_are_rounded_hours_are_not(seed):

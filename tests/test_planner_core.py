@@ -156,23 +156,24 @@ def test_regeneration_multiplier_lengthens_responses():
 # ---------------------------------------------------------------- throughput, worked by hand
 def test_roofline_prefill_and_decode_qwen3_8b_h100():
     s = uniform(1000, 1000, 500, regenerate=True, model="qwen3-8b", extraction_gpu="h100-sxm",
-                extraction_gpus=1, layout="specforge-dflash")
+                extraction_gpus=1, layout="specforge-dflash", throughput=Throughput(mode="roofline"))
     p = plan(s)
     e = p.extraction
-    # prefill FLOPs/token = 2 x 8.2e9 + 2 x 36 layers x (32 x 128) x 1000 ctx = 16.4e9 + 294.912e6
-    flops = 16.4e9 + 2 * 36 * 4096 * 1000
-    assert e.prefill_tokens_per_s_per_gpu == pytest.approx(989e12 * 0.5 / flops, rel=1e-9)   # ~29,620 tok/s
+    # prefill FLOPs/token = 2 x 7,577,670,144 (8.2e9 without the untied 4096 x 151,936 embedding)
+    #   + 2 x 36 layers x (32 x 128) x 1000 ctx = 15,155,340,288 + 294,912,000
+    flops = 2 * 7_577_670_144 + 2 * 36 * 4096 * 1000
+    assert e.prefill_tokens_per_s_per_gpu == pytest.approx(989e12 * 0.5 / flops, rel=1e-9)   # ~32,006 tok/s
     # usable memory 80e9 x 0.9 - 2e9 = 70e9; weights 16.4e9 -> 53.6e9 free.
     # KV per token 2 x 8 x 128 x 2 bytes x 36 layers = 147,456; per sequence x 1000 tokens = 147.456e6
-    # batch = min(256, 53.6e9 // 147.456e6 = 363) = 256
-    assert e.decode_batch == 256
+    # batch = min(vLLM's 1,024 on 80 GB, 53.6e9 // 147.456e6 = 363) = 363
+    assert e.decode_batch == 363
     # decode context per generated token: 1000 - 500/2 = 750
-    moved = 16.4e9 + 256 * 147_456 * 750
-    t_mem = moved / (3.35e12 * 0.8)                                   # ~16.7 ms
-    t_cmp = 256 * (16.4e9 + 4 * 36 * 4096 * 750) / (989e12 * 0.5)      # ~8.7 ms
-    assert t_mem > t_cmp and e.decode_bound == "memory bandwidth"
-    assert e.decode_tokens_per_s_per_gpu == pytest.approx(256 / t_mem, rel=1e-9)   # ~15,350 tok/s
-    assert e.decode_hours == pytest.approx(1000 * 500 / (256 / t_mem) / 3600, rel=1e-9)
+    moved = 16.4e9 + 363 * 147_456 * 750
+    t_mem = moved / (3.35e12 * 0.8)                                             # ~21.1 ms
+    t_cmp = 363 * (2 * 7_577_670_144 + 4 * 36 * 4096 * 750) / (989e12 * 0.25)   # ~22.9 ms at decode MFU 0.25
+    assert t_cmp > t_mem and e.decode_bound == "compute"
+    assert e.decode_tokens_per_s_per_gpu == pytest.approx(363 / t_cmp, rel=1e-9)   # ~15,850 tok/s
+    assert e.decode_hours == pytest.approx(1000 * 500 / (363 / t_cmp) / 3600, rel=1e-9)
 
 
 def test_70b_on_one_24gb_gpu_needs_tensor_parallelism():

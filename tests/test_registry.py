@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from drafter_dashboard import registry
 from drafter_dashboard.registry import bounds, from_widgets, hidden_keys, to_widgets, widget_range
-from planner.scenario import Costs, Scenario, Throughput, Training, Transfer
+from planner.scenario import Costs, Disaggregated, Scenario, Throughput, Training, Transfer
 from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, \
     storage_price_presets
 
@@ -74,13 +74,24 @@ def custom_models(draw):
     layers = draw(_i(ModelSpec, "num_layers"))
     full = draw(st.integers(0, layers))
     params = draw(_f(ModelSpec, "params"))
+    active = draw(st.floats(min_value=0, max_value=params))    # 0 is refused by validation
     return {"id": "custom", "name": "Custom model", "hf_id": None, "hidden_size": draw(_i(ModelSpec, "hidden_size")),
             "num_layers": layers, "full_attention_layers": full, "linear_attention_layers": layers - full,
             "num_q_heads": draw(_i(ModelSpec, "num_q_heads")), "num_kv_heads": draw(_i(ModelSpec, "num_kv_heads")),
             "head_dim": draw(_i(ModelSpec, "head_dim")), "kv_latent_dim": draw(_i(ModelSpec, "kv_latent_dim", True)),
             "vocab_size": draw(_i(ModelSpec, "vocab_size")), "params": params,
-            "active_params": draw(st.floats(min_value=0, max_value=params)),   # 0 is refused by validation
-            "linear_state_bytes_per_layer": draw(_i(ModelSpec, "linear_state_bytes_per_layer"))}
+            "active_params": active,
+            "linear_state_bytes_per_layer": draw(_i(ModelSpec, "linear_state_bytes_per_layer")),
+            "intermediate_size": draw(_i(ModelSpec, "intermediate_size", True)),
+            "vision_params": draw(st.floats(min_value=0, max_value=min(active / 4, 1e12))),
+            "mtp_params": draw(st.floats(min_value=0, max_value=min(active / 4, 1e12))),
+            "tied_embeddings": draw(st.booleans()),
+            "linear_key_heads": draw(_i(ModelSpec, "linear_key_heads")),
+            "linear_value_heads": draw(_i(ModelSpec, "linear_value_heads")),
+            "linear_key_head_dim": draw(_i(ModelSpec, "linear_key_head_dim")),
+            "linear_value_head_dim": draw(_i(ModelSpec, "linear_value_head_dim")),
+            "linear_conv_kernel": draw(_i(ModelSpec, "linear_conv_kernel")),
+            "linear_state_dtype": draw(st.sampled_from(["float32", "bfloat16", "float16"]))}
 
 
 @st.composite
@@ -107,14 +118,22 @@ def scenarios(draw):
         "max_seq_len": draw(_i(Scenario, "max_seq_len", True)), "regenerate": draw(st.booleans()),
         "response_multiplier": draw(_f(Scenario, "response_multiplier")),
         "length_scale": draw(_f(Scenario, "length_scale")),
-        "throughput": {"mode": draw(st.sampled_from(["roofline", "fixed"])),
+        "throughput": {"mode": draw(st.sampled_from(["calibrated", "roofline", "fixed"])),
                        "tokens_per_s": draw(_f(Throughput, "tokens_per_s")),
                        "batching": draw(_f(Throughput, "batching")),
                        "prefill_mfu": draw(_f(Throughput, "prefill_mfu", True)),
                        "decode_bandwidth_efficiency": draw(_f(Throughput, "decode_bandwidth_efficiency")),
-                       "max_batch": draw(_i(Throughput, "max_batch")),
+                       "max_batch": draw(_i(Throughput, "max_batch", True)),
+                       "max_batched_tokens": draw(_i(Throughput, "max_batched_tokens", True)),
+                       "decode_mfu": draw(_f(Throughput, "decode_mfu", True)),
                        "tensor_parallel_efficiency": draw(_f(Throughput, "tensor_parallel_efficiency"))},
         "weight_dtype": draw(st.sampled_from(["bf16", "fp8"])), "extraction_gpu": ex_gpu,
+        "kv_dtype": draw(st.sampled_from(["bf16", "fp8"])),
+        "node_network_gbps": draw(_f(Scenario, "node_network_gbps")),
+        "node_network": draw(st.sampled_from(["tcp", "rdma"])),
+        "disaggregated": {"capture_gpus": draw(_i(Disaggregated, "capture_gpus", True)),
+                          "train_gpus": draw(_i(Disaggregated, "train_gpus", True)),
+                          "stream_buffer_gb": draw(_f(Disaggregated, "stream_buffer_gb"))},
         "extraction_gpus": draw(_i(Scenario, "extraction_gpus")),
         "disk": draw(st.sampled_from(sorted(disk_presets()))),
         "disk_capacity_tb": draw(_f(Scenario, "disk_capacity_tb", True)),
@@ -126,7 +145,10 @@ def scenarios(draw):
         "training": {"gpu": tr_gpu, "gpus": draw(_i(Training, "gpus")), "epochs": draw(_f(Training, "epochs")),
                      "drafter_params": draw(_f(Training, "drafter_params", True)),
                      "drafter_layers": draw(_i(Training, "drafter_layers", True)),
-                     "mfu": draw(_f(Training, "mfu")), "disk": draw(st.sampled_from(sorted(disk_presets())))},
+                     "mfu": draw(_f(Training, "mfu")), "disk": draw(st.sampled_from(sorted(disk_presets()))),
+                     "ttt_steps": draw(_i(Training, "ttt_steps", True)),
+                     "num_anchors": draw(_i(Training, "num_anchors", True)),
+                     "block_size": draw(_i(Training, "block_size", True))},
         "costs": {"extraction_usd_per_gpu_hour": draw(_f(Costs, "extraction_usd_per_gpu_hour", True)),
                   "training_usd_per_gpu_hour": draw(_f(Costs, "training_usd_per_gpu_hour", True)),
                   "storage": draw(st.sampled_from(sorted(storage_price_presets()))),
@@ -157,7 +179,8 @@ def test_scenario_to_widgets_and_back_is_the_identity(s):
     # without it, every value but the scaled ones is still exact, and those are within a rounding
     # (unless a count is so small, e.g. 5e-324 params, that it underflows to 0 in billions)
     w = to_widgets(s.model_dump())
-    assume(all(w[c.key] != 0.0 for c in registry.CONTROLS if c.kind == "scaled" and w[c.key] is not None))
+    assume(not any(w[c.key] == 0.0 and registry._get(s.model_dump(), c.path) for c in registry.CONTROLS
+                   if c.kind == "scaled"))
     fresh = _round_trip(s, None).model_dump()
     want = s.model_dump()
     scaled = [c.path for c in registry.CONTROLS if c.kind == "scaled"]

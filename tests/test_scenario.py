@@ -93,9 +93,14 @@ def test_defaults_are_the_presets():
     eff = HARDWARE["efficiency"]
     s = Scenario()
     assert s.throughput.decode_bandwidth_efficiency == eff["decode_bandwidth"]["value"] == 0.8
-    assert s.throughput.max_batch == eff["max_batch"]["value"] == 256
+    # the scheduler caps default to the engine's for the GPU (hardware.yaml engine), decode's own
+    # efficiency to the preset's (hardware.yaml decode_mfu): None in the scenario
+    assert s.throughput.max_batch is None and s.throughput.max_batched_tokens is None
+    assert s.throughput.decode_mfu is None and s.throughput.mode == "calibrated"
     assert s.throughput.tensor_parallel_efficiency == eff["tensor_parallel_efficiency"]["value"] == 0.9
-    assert s.training.mfu == eff["training_mfu"]["value"] == 0.35
+    assert s.training.mfu == eff["training_mfu"]["value"] == 0.3
+    assert s.node_network_gbps == eff["node_network_gbps"]["value"] == 200
+    assert s.disaggregated.stream_buffer_gb == eff["stream_buffer_gb"]["value"] == 8
     assert s.transfer.efficiency == HARDWARE["link_efficiency"]["parallel"]["value"] == 0.5
     assert (s.throughput.tokens_per_s, s.throughput.batching) == (120, 4)
 

@@ -1,62 +1,149 @@
-"""Training worked by hand from the presets: offline on 16 GPUs (two nodes of 8, one disk each),
-disk-read bound and compute bound, and online (drafter + target forward every epoch)."""
+"""Training worked by hand from the presets: the drafter's FLOPs per drafter kind as the pipelines run
+them (planner/drafter.py), offline on 16 GPUs (two nodes of 8, one disk each) disk-read bound and
+compute bound, online (drafter + target forward every epoch), and disaggregated (capture streams
+to trainers over the node network).
+
+Qwen3-8B (models.yaml): H 4096, 32 Q heads x 128 = q 4096, 8 KV heads x 128 = kv 1024, MLP I 12,288,
+vocab V 151,936. One drafter decoder layer with attention input d (planner/drafter.py):
+    P(d) = 2 d (q + 2 kv) + 2 q H + 6 H I
+    P(H)  = 2 x 4096 x 6144 + 2 x 4096 x 4096 + 6 x 4096 x 12,288 =  50,331,648 + 33,554,432 + 301,989,888
+          = 385,875,968
+    P(2H) = 2 x 8192 x 6144 + 33,554,432 + 301,989,888 = 436,207,616
+"""
 import pytest
 
 from planner import Scenario, plan
-from planner.scenario import Training, UniformMix
+from planner.scenario import Disaggregated, Training, UniformMix
 
 
-def trained(disk: str, **kw):
-    """1,000 x 1,000 tokens of Qwen3-8B in the seed-article layout (5 x 4096 x 2 + 4 = 40,964 bytes
-    per token: 40.964e9 bytes), a 1e9-parameter drafter on 16 x H100 SXM for 3 epochs."""
-    return Scenario(uniform=UniformMix(samples=1000, tokens=1000, response_tokens=0), max_seq_len=None,
-                    regenerate=False, model="qwen3-8b", layout="seed-article", compression=1.0,
-                    training=Training(gpu="h100-sxm", gpus=16, epochs=3, drafter_params=1e9, disk=disk, **kw))
+def rows(tokens: float, supervised: float, layout: str, samples: int = 1000, disk: str = "nvme-gen4", **kw):
+    """`samples` rows of `tokens` tokens (`supervised` in the loss mask), kept whole (no cap, no capture
+    padding, no regeneration), a drafter trained on 16 x H100 SXM for 3 epochs."""
+    return Scenario(uniform=UniformMix(samples=samples, tokens=tokens, response_tokens=supervised), regenerate=False,
+                    model="qwen3-8b", layout=layout, max_seq_len="none", capture_batch_size=1, compression=1.0,
+                    training=Training(gpu="h100-sxm", gpus=16, epochs=3, disk=disk, **kw))
 
 
-# FLOPs per trained token: 6 x 1e9 (drafter) + 4 x 4096 x 151,936 (frozen LM head, Qwen3-8B vocab)
-#   = 6e9 + 2,489,319,424 = 8,489,319,424
-# compute per epoch: 1e6 tokens x 8.489319424e9 / (16 x 989e12 x 0.35 training MFU) = 1.53281 s
-COMPUTE_S = 1.53281
-# online adds the target's forward pass: 2 x 8.2e9 + 2 x 36 x 4096 x 1,000 = 16.694912e9 FLOPs per token
-#   / (16 x 989e12 x 0.5 H100 prefill MFU): 1e6 x 16.694912e9 / 7.912e15 = 2.11007 s per epoch
-TARGET_S = 2.11007
+# EAGLE-3 as SpecForge trains it (layouts.yaml specforge-eagle3: 3 aux layers + the last, so the fc reads
+# n_aux = 3 x H; a trained 32,000-token draft head, 3 passes; a no-grad teacher pass of the full target
+# head once per token; one draft layer run over every position at each of the TTT steps). Per token of
+# a 1,000-token row (causal attention: 1,000^2 / 2 pairs per row = 500 keys per token):
+FC = 2 * 2 * 3 * 4096 * 4096             # fc 3H -> H, weight gradient only:            201,326,592
+TEACHER = 2 * 4096 * 151_936             # full-vocabulary target head, no grad:      1,244,659,712
+STEP = 3 * 436_207_616 + 3 * 2 * 4096 * 32_000 + 3 * 4 * 4096 * 500
+#      layer fwd+bwd 1,308,622,848 + trained head 786,432,000 + attention 24,576,000 = 2,119,630,848
+
+
+def test_eagle3_one_and_seven_ttt_steps():
+    seven = plan(rows(1000, 500, "specforge-eagle3")).training      # SpecForge's ttt_length 7
+    one = plan(rows(1000, 500, "specforge-eagle3", ttt_steps=1)).training
+    assert seven.ttt_steps == 7 and "ttt_steps" in seven.recipe_from_layout
+    assert one.ttt_steps == 1 and "ttt_steps" not in one.recipe_from_layout
+    # 7 steps: 7 x 2,119,630,848 + 201,326,592 + 1,244,659,712 = 16,283,402,240 FLOPs per token
+    assert seven.flops_per_token == FC + TEACHER + 7 * STEP == 16_283_402_240
+    # 1 step: 2,119,630,848 + 201,326,592 + 1,244,659,712 = 3,565,617,152
+    assert one.flops_per_token == FC + TEACHER + STEP == 3_565_617_152
+    # speculators' recipe (3 steps, a frozen head, 2 passes) is another layout: fewer FLOPs per token
+    assert plan(rows(1000, 500, "speculators")).training.flops_per_token < seven.flops_per_token
+
+
+def test_dflash_cost_stops_growing_with_length_past_the_anchor_budget():
+    # DFlash as SpecForge trains it: 5 captured layers into the fc (n_aux 5), 5 draft layers, anchors
+    # min(512, supervised), blocks of 16, the frozen full-vocabulary head at every draft position in
+    # checkpointed chunks (3 passes), no teacher. Per row of T tokens, A anchors, Q = 16 A positions:
+    #   fc 2 x 2 T x 5 H^2 + context K/V 3 x 5 x T x 4 H kv + layers 3 x 5 x Q x P(H)
+    #   + attention 3 x 5 x 4 q x (A x T/2 x 16 + Q x 16) + head 3 x 2 Q H V
+    short = plan(rows(1000, 500, "specforge-dflash")).training
+    # T 1,000, S 500 -> A 500, Q 8,000:
+    #   fc 335,544,320,000 + K/V 251,658,240,000 + layers 15 x 8,000 x 385,875,968 = 46,305,116,160,000
+    #   + attention 245,760 x (500 x 500 x 16 + 128,000) = 1,014,497,280,000
+    #   + head 6 x 8,000 x 4096 x 151,936 = 29,871,833,088,000          -> 77,778,649,088,000
+    assert short.flops_per_sample == pytest.approx(77_778_649_088_000, rel=1e-12)
+    assert (short.num_anchors, short.block_size) == (512, 16)
+    long = plan(rows(4000, 2000, "specforge-dflash")).training
+    # T 4,000, S 2,000 -> A capped at 512, Q 8,192:
+    #   fc 1,342,177,280,000 + K/V 1,006,632,960,000 + layers 15 x 8,192 x 385,875,968 = 47,416,438,947,840
+    #   + attention 245,760 x (512 x 2,000 x 16 + 131,072) = 4,058,744,094,720
+    #   + head 6 x 8,192 x 622,329,856 = 30,588,757,082,112               -> 84,412,750,364,672
+    assert long.flops_per_sample == pytest.approx(84_412_750_364_672, rel=1e-12)
+    # four times the tokens, 1.085 times the FLOPs: only the context terms grow with the length
+    assert long.flops_per_sample / short.flops_per_sample == pytest.approx(1.0853, rel=1e-4)
+    # fewer anchors: the draft positions (layers and head) shrink with them
+    few = plan(rows(1000, 500, "specforge-dflash", num_anchors=100)).training
+    assert few.flops_parts["head at the draft positions"] == pytest.approx(6 * 1600 * 4096 * 151_936 * 1000)
+
+
+# EAGLE-3, 7 steps, 1,000 rows of 1,000 tokens on 16 x H100 (989e12 BF16) at the preset training MFU 0.3:
+#   1e6 tokens x 16,283,402,240 / (16 x 989e12 x 0.3) = 3.430107 s per epoch
+COMPUTE_S = 1e6 * 16_283_402_240 / (16 * 989e12 * 0.3)
+# the stored bytes: 1e6 tokens x (8 x 4096 + 16) = 32.784e9, plus 1,000 files x (1,536 header + 2,048
+# half block) = 3.584e6 -> 32,787,584,000
+STORED = 32_787_584_000
+# online adds the target's forward: 2 x 7,577,670,144 (8.2e9 without the untied 4096 x 151,936
+# embedding) + 2 x 36 x 4096 x 1,000 = 15,450,252,288 FLOPs per token / (16 x 989e12 x 0.5 prefill MFU)
+TARGET_S = 1e6 * 15_450_252_288 / (16 * 989e12 * 0.5)
 
 
 def test_offline_disk_read_bound_over_two_nodes():
-    t = plan(trained("nvme-gen4")).training
-    assert t.flops_per_token == 8_489_319_424
-    assert t.compute_hours_per_epoch == pytest.approx(COMPUTE_S / 3600, rel=1e-5)
-    # 16 GPUs = 2 nodes, each reading its own nvme-gen4 at 2.90 GB/s:
-    # 40.964e9 / (2 x 2.9e9) = 7.06276 s per epoch (one node alone would need 14.13 s)
-    assert t.read_hours_per_epoch == pytest.approx(7.06276 / 3600, rel=1e-5)
+    t = plan(rows(1000, 500, "specforge-eagle3")).training
+    assert t.compute_hours_per_epoch == pytest.approx(COMPUTE_S / 3600, rel=1e-9)
+    # 16 GPUs = 2 nodes, each reading its own nvme-gen4 at 2.90 GB/s: 32,787,584,000 / 5.8e9 = 5.65303 s
+    assert t.read_hours_per_epoch == pytest.approx(STORED / 5.8e9 / 3600, rel=1e-9)
     assert t.offline_bound == "disk read"
-    # 3 epochs x 7.06276 s = 21.1883 s = 0.00588563 h; x 16 GPUs = 0.0941701 GPU-h
-    assert t.offline_wall_hours == pytest.approx(0.00588563, rel=1e-5)
-    assert t.offline_gpu_hours == pytest.approx(0.0941701, rel=1e-5)
+    # 3 epochs x 5.65303 s = 16.9591 s; x 16 GPUs
+    assert t.offline_wall_hours == pytest.approx(3 * 5.653032 / 3600, rel=1e-6)
+    assert t.offline_gpu_hours == pytest.approx(16 * 3 * 5.653032 / 3600, rel=1e-6)
+    # 1,000 rows and 1e6 tokens per 5.65303 s epoch
+    assert t.samples_per_s == pytest.approx(1000 / 5.653032, rel=1e-6)
+    assert t.tokens_per_s == pytest.approx(1e6 / 5.653032, rel=1e-6)
 
 
 def test_offline_compute_bound_on_a_fast_raid():
-    t = plan(trained("node-raid0")).training
-    # node-raid0 reads 14 GB/s: 40.964e9 / (2 x 14e9) = 1.463 s < 1.53281 s of compute
-    assert t.read_hours_per_epoch == pytest.approx(1.463 / 3600, rel=1e-9)
+    t = plan(rows(1000, 500, "specforge-eagle3", disk="node-raid0")).training
+    # node-raid0 reads 14 GB/s: 32,787,584,000 / 28e9 = 1.17099 s < 3.43011 s of compute
+    assert t.read_hours_per_epoch == pytest.approx(STORED / 28e9 / 3600, rel=1e-9)
     assert t.offline_bound == "compute"
-    # 3 x 1.53281 s = 4.59843 s = 0.00127734 h
-    assert t.offline_wall_hours == pytest.approx(0.00127734, rel=1e-5)
+    assert t.offline_wall_hours == pytest.approx(3 * COMPUTE_S / 3600, rel=1e-9)
 
 
 def test_online_runs_the_target_every_epoch():
-    t = plan(trained("nvme-gen4")).training
-    assert t.target_forward_hours_per_epoch == pytest.approx(TARGET_S / 3600, rel=1e-5)
-    # 3 x (1.53281 + 2.11007) s = 10.92865 s = 0.00303574 h; x 16 = 0.0485718 GPU-h
-    assert t.online_wall_hours == pytest.approx(0.00303574, rel=1e-5)
-    assert t.online_gpu_hours == pytest.approx(0.0485718, rel=1e-5)
-    # the target (16.4 GB) and 16 bytes per drafter parameter (16 GB) fit 16 x 70 GB usable
+    t = plan(rows(1000, 500, "specforge-eagle3")).training
+    # 1e6 x 15,450,252,288 / 7.912e15 = 1.952762 s per epoch
+    assert t.target_forward_hours_per_epoch == pytest.approx(TARGET_S / 3600, rel=1e-9)
+    assert t.online_wall_hours == pytest.approx(3 * (COMPUTE_S + TARGET_S) / 3600, rel=1e-9)
+    assert t.online_gpu_hours == pytest.approx(16 * 3 * (COMPUTE_S + TARGET_S) / 3600, rel=1e-9)
+    # the drafter: one layer at 2H (436,207,616 / 2) + fc 3H x H (50,331,648) + the trained head
+    # H x 32,000 (131,072,000) = 399,507,456 parameters; 16.4e9 + 16 x 0.4e9 fits 16 x 70 GB
+    assert t.drafter_params == 218_103_808 + 50_331_648 + 131_072_000
     assert t.online_fits
 
 
 def test_eight_gpus_are_one_node():
-    t = plan(trained("nvme-gen4").with_changes(training=Training(gpu="h100-sxm", gpus=8, drafter_params=1e9,
-                                                                 disk="nvme-gen4"))).training
-    # one node: 40.964e9 / 2.9e9 = 14.1255 s per epoch
-    assert t.read_hours_per_epoch == pytest.approx(14.1255 / 3600, rel=1e-5)
+    s = rows(1000, 500, "specforge-eagle3")
+    t = plan(s.with_changes(training=Training(gpu="h100-sxm", gpus=8, disk="nvme-gen4"))).training
+    # one node: 32,787,584,000 / 2.9e9 = 11.3061 s per epoch
+    assert t.read_hours_per_epoch == pytest.approx(STORED / 2.9e9 / 3600, rel=1e-9)
+
+
+def test_a_disaggregated_plan_bound_by_the_network():
+    # DFlash (5 layers of 4096 in bf16 streamed: 40,960 bytes per token) over a 1 Gb/s TCP node network
+    # at the parallel-transfer efficiency 0.5 (hardware.yaml): 1e9 / 8 x 0.5 / 40,960 = 1,525.88 tokens/s,
+    # far below what 8 H100s capture or 16 H100s train
+    s = rows(1000, 500, "specforge-dflash").with_changes(node_network_gbps=1.0, extraction_gpu="h100-sxm",
+                                                          disaggregated=Disaggregated(train_gpus=16))
+    t = plan(s).training
+    assert t.disaggregated_bound == "network"
+    rate = 1e9 / 8 * 0.5 / 40_960
+    assert t.disaggregated_rates_tokens_per_s["network"] == pytest.approx(rate, rel=1e-12)
+    # 1e6 tokens / 1,525.88 = 655.36 s per epoch; 3 epochs; nothing regenerated
+    assert t.disaggregated_hours_per_epoch == pytest.approx(1e6 / rate / 3600, rel=1e-12)
+    assert t.disaggregated_wall_hours == pytest.approx(3 * 655.36 / 3600, rel=1e-9)
+    # every epoch keeps the 8 capture and the 16 trainer GPUs busy
+    assert (t.disaggregated_capture_gpus, t.disaggregated_train_gpus) == (8, 16)
+    assert t.disaggregated_gpu_hours == pytest.approx(24 * 3 * 655.36 / 3600, rel=1e-9)
+    # RDMA reaches 0.85 of the line: 1.7 times the rate
+    r = plan(s.with_changes(node_network="rdma")).training
+    assert r.disaggregated_rates_tokens_per_s["network"] == pytest.approx(rate * 0.85 / 0.5, rel=1e-12)
+    # a fast network: the slower of capture and training binds instead
+    fast = plan(s.with_changes(node_network_gbps=400.0)).training
+    assert fast.disaggregated_bound in ("capture", "training")

@@ -17,9 +17,29 @@ FIGURES = json.loads((V1 / "expected_figures.json").read_text())
 
 def _meant(expected: dict) -> dict:
     """A v1 scenario in today's words: version 3 spells 'no cap' as "none" (None now means the
-    layout's cap) and names the capture batch (1: no padding, as every plan before version 3)."""
+    layout's cap) and names the capture batch (1: no padding, as every plan before version 3);
+    version 4 names decode's compute efficiency (the prefill MFU every earlier version decoded at:
+    the scenario's, else the extraction GPU preset's) and the token cap on the decode batch (none
+    before: 10^7, the bound). Fields added in version 4 that the older scenario had no say in take
+    their defaults (the recipe None = the layout's, the custom model's new fields, the node network)."""
+    from planner.scenario import Scenario, Training
+    from planner.specs import ModelSpec, gpu_presets
     out = dict(expected, max_seq_len=expected["max_seq_len"] if expected["max_seq_len"] is not None else "none")
-    return dict(out, capture_batch_size=1, sort_by_length=False)
+    out = dict(out, capture_batch_size=1, sort_by_length=False)
+    t = dict(out["throughput"])
+    gpu = out["extraction_gpu"]
+    t["decode_mfu"] = t["prefill_mfu"] or (out["custom_gpu"]["prefill_mfu"] if gpu == "custom"
+                                           else gpu_presets()[gpu].prefill_mfu)
+    t["max_batched_tokens"] = 10**7
+    out["throughput"] = t
+    out["training"] = dict(Training().model_dump(mode="json"), **out["training"])
+    if out.get("custom_model"):
+        spec = ModelSpec(**out["custom_model"]).model_dump(mode="json")
+        out["custom_model"] = dict(spec, **out["custom_model"])
+    defaults = Scenario().model_dump(mode="json")
+    for key in ("kv_dtype", "node_network_gbps", "node_network", "disaggregated"):
+        out.setdefault(key, defaults[key])
+    return out
 
 
 def _same_plan(s, figures):
@@ -119,3 +139,26 @@ def test_unknown_link_versions(link, needle):
     with pytest.raises(ShareError) as e:
         decode(link)
     assert needle in str(e.value)
+
+
+V3 = Path(__file__).resolve().parent / "fixtures" / "v3"   # written by version 3's code (commit 3ecc7bd)
+
+
+def test_v3_link_and_manifest_load_with_what_they_meant():
+    figures = json.loads((V3 / "expected_figures.json").read_text())
+    for s in (decode((V3 / "link.txt").read_text().strip()), load_manifest(V3 / "manifest.yaml").scenario):
+        # version 3 decoded at the prefill MFU (RTX PRO 6000 preset 0.35), had no token cap on the
+        # decode batch and a max_num_seqs of 256, in the roofline mode it names
+        t = s.throughput
+        assert (t.mode, t.decode_mfu, t.max_batch, t.max_batched_tokens) == ("roofline", 0.35, 256, 10**7)
+        assert s.kv_dtype == "bf16"
+        # no recipe inputs then: the layout's pipeline defaults
+        assert (s.training.ttt_steps, s.training.num_anchors, s.training.block_size) == (None, None, None)
+        _same_plan_v3(s, figures)
+
+
+def _same_plan_v3(s, figures):
+    from planner import plan
+    p = plan(s)
+    for key in ("samples", "tokens", "storage_bytes", "output_tokens"):
+        assert getattr(p, key) == pytest.approx(figures[key], rel=1e-12), key

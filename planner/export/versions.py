@@ -17,6 +17,16 @@ Version history
   layout's value") and `max_seq_len` "none" means no cap. A version-2 scenario meant: its unit and
   cap as written (None = no cap), no batch padding, and for `speculators-dflash` five layers by the
   DFlash rule without the last layer (that layout then captured them).
+- 4: the time model of issue 12. New fields: the throughput mode `calibrated` (now the default), the
+  decode's own compute efficiency `throughput.decode_mfu`, the scheduler caps `throughput.max_batch`
+  (max_num_seqs) and `throughput.max_batched_tokens` (None: the engine's default for the GPU),
+  `kv_dtype`, the trainer's recipe `training.ttt_steps/num_anchors/block_size` (None: the layout's),
+  the disaggregated mode and the node network; the custom model gains its MLP width, the parameters
+  a text forward skips and the Gated DeltaNet shape. A version-3 scenario meant: its throughput mode
+  as written, decode at the prefill MFU (its own or the GPU preset's, which version 3 used for
+  decode), no token cap on the decode batch, a bf16 KV cache. It had no recipe inputs: they take
+  the layout's pipeline defaults, which is what a run of that pipeline does (version 3 counted one
+  forward-backward per token instead, a model it no longer keeps).
 """
 from __future__ import annotations
 
@@ -26,7 +36,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-CURRENT = 3
+CURRENT = 4
 OLDEST = 1
 _SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 
@@ -95,15 +105,38 @@ def _scenario_2_to_3(s: dict) -> dict:
     return s
 
 
-def _manifest_2_to_3(m: dict) -> dict:
-    m = dict(m)
-    if isinstance(m.get("scenario"), dict):
-        m["scenario"] = _scenario_2_to_3(m["scenario"])
-    m["schema_version"] = 3
-    return m
+def _scenario_3_to_4(s: dict) -> dict:
+    s = fill_scenario_defaults(s, 3)
+    t = s.get("throughput")
+    if isinstance(t, dict):
+        if t.get("decode_mfu") is None:
+            mfu = t.get("prefill_mfu")
+            if mfu is None:
+                from planner.specs import gpu_presets
+                gpu = s.get("extraction_gpu")
+                custom = s.get("custom_gpu")
+                if gpu == "custom" and isinstance(custom, dict):
+                    mfu = custom.get("prefill_mfu")
+                elif gpu in gpu_presets():
+                    mfu = gpu_presets()[gpu].prefill_mfu
+            t["decode_mfu"] = mfu
+        t.setdefault("max_batched_tokens", 10**7)      # version 3 had no token cap on the decode batch
+    return s
 
 
-MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2, 2: _manifest_2_to_3}
+def _manifest_step(scenario_step: Callable[[dict], dict], to: int) -> Callable[[dict], dict]:
+    """A manifest step that migrates its scenario with `scenario_step` and names version `to`."""
+    def step(m: dict) -> dict:
+        m = dict(m)
+        if isinstance(m.get("scenario"), dict):
+            m["scenario"] = scenario_step(m["scenario"])
+        m["schema_version"] = to
+        return m
+    return step
+
+
+MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2, 2: _manifest_step(_scenario_2_to_3, 3),
+                                                     3: _manifest_step(_scenario_3_to_4, 4)}
 
 
 def migrate_manifest(m: dict) -> dict:
@@ -124,7 +157,7 @@ def _link_1_to_2(s: dict) -> dict:
     return fill_scenario_defaults(s, 1)
 
 
-LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2, 2: _scenario_2_to_3}
+LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2, 2: _scenario_2_to_3, 3: _scenario_3_to_4}
 
 
 def link_version(text: str) -> int:

@@ -1,0 +1,110 @@
+"""Published throughput measurements (presets/throughput.yaml) and the lookup of the `calibrated`
+throughput mode: the row nearest to the user's model, GPU, dtype and request shape, whose
+measured / roofline ratio then scales the user's roofline.
+
+Nearness is a distance, each term an estimate of how much less a row tells about the user's case:
+|log(forward params ratio)|, + 0.5 for another architecture class (dense / MoE / hybrid), + 1 for
+another GPU, + 0.5 for another weight dtype, + 0.3 for another engine than vLLM, + 0.25 x
+|log(shape ratio)| for input and for output length. Rows farther than MAX_DISTANCE do not match,
+and the plan falls back to the roofline and says so.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner.specs import ModelSpec
+
+PRESETS = Path(__file__).resolve().parent / "presets"
+MAX_DISTANCE = 2.5
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EngineCaps(_Strict):
+    max_num_seqs: int
+    max_batched_tokens: int
+    source: str
+
+
+class Measurement(_Strict):
+    id: str
+    model: str
+    gpu: str
+    tp: int = Field(ge=1)
+    engine: Literal["trtllm", "vllm-serve", "sglang"]
+    weight_dtype: Literal["bf16", "fp8"]
+    isl: float = Field(ge=1)
+    osl: float = Field(ge=0)
+    concurrency: int | None = None
+    metric: Literal["output", "total", "prefill"]
+    value: float = Field(gt=0)          # tokens/s per GPU, as `metric` counts them
+    source: str
+    date: str
+
+
+class ThroughputTable(_Strict):
+    engines: dict[str, EngineCaps]
+    rows: list[Measurement]
+
+
+@functools.cache
+def measurements() -> ThroughputTable:
+    with open(PRESETS / "throughput.yaml", encoding="utf-8") as fh:
+        return ThroughputTable(**yaml.safe_load(fh))
+
+
+def architecture(model: ModelSpec) -> str:
+    if model.linear_attention_layers:
+        return "hybrid"
+    return "moe" if model.active_params < model.params else "dense"
+
+
+def distance(row: Measurement, row_model: ModelSpec, model: ModelSpec, gpu_id: str, weight_dtype: str,
+             isl: float, osl: float) -> float:
+    d = abs(math.log(row_model.forward_params() / model.forward_params()))
+    d += 0.5 * (architecture(row_model) != architecture(model))
+    d += 1.0 * (row.gpu != gpu_id)
+    d += 0.5 * (row.weight_dtype != weight_dtype)
+    d += 0.3 * (row.engine != "vllm-serve")
+    d += 0.25 * abs(math.log(max(row.isl, 1) / max(isl, 1)))
+    d += 0.25 * abs(math.log(max(row.osl, 1) / max(osl, 1)))
+    return d
+
+
+def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
+            models: dict[str, ModelSpec]) -> tuple[Measurement, float] | None:
+    """The nearest row within MAX_DISTANCE, or None. Rows never calibrate themselves away: a
+    custom GPU still matches rows of other GPUs, at the GPU term's cost."""
+    best = None
+    for row in measurements().rows:
+        rm = models.get(row.model)
+        if rm is None:
+            continue
+        d = distance(row, rm, model, gpu_id, weight_dtype, isl, osl)
+        if best is None or d < best[1]:
+            best = (row, d)
+    if best is None or best[1] > MAX_DISTANCE:
+        return None
+    return best
+
+
+class Calibration(BaseModel):
+    """What the calibrated mode used: the row, its measured and roofline figures and their ratio."""
+
+    row: str = ""
+    source: str = ""
+    date: str = ""
+    metric: str = ""
+    measured: float = 0.0
+    roofline: float = 0.0
+    factor: float = 1.0              # measured / roofline, applied to the user's prefill and decode rates
+    distance: float = 0.0
+    note: str = ""
