@@ -105,7 +105,7 @@ def main() -> None:
             table = None
         else:
             table = mix_editor.render(p, catalog, unit)
-        charts.render(p, unit, catalog, budget_bytes)
+        charts.render(p, unit, catalog, budget_bytes, base, st.session_state.get(budget.COMPARE))
     with tab_article:
         metrics.article_panel(p)
     with tab_io:

@@ -7,10 +7,28 @@ from planner import figures
 from planner.plan import Plan
 from planner.sensitivity import sensitivity
 
-MORE = ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows"]
+MORE = ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows", "Quality frontier"]
 
 
-def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None) -> None:
+def frontier_points(p: Plan, base: Plan | None, proposals: dict | None) -> list[tuple]:
+    """This mix, the full mix and each strategy's proposal, all for the same serving workload (the
+    full mix's, or the one the scenario sets)."""
+    from planner.trim import quality_of
+    workload = (base or p).quality.workload
+    q = quality_of(p, workload)
+    points = [("this mix", p.storage_bytes_compressed, q.acceptance_length, q.acceptance_low, q.acceptance_high)]
+    if base is not None:
+        b = base.quality
+        points.append(("full mix", base.storage_bytes_compressed, b.acceptance_length, b.acceptance_low,
+                       b.acceptance_high))
+    for name, (r, _) in (proposals or {}).items():
+        if r is not None:
+            points.append((name, r.storage_bytes_after, r.quality_after, r.quality_low_after, r.quality_high_after))
+    return points
+
+
+def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base: Plan | None = None,
+           proposals: dict | None = None) -> None:
     binary = unit == "TiB"
     left, right = st.columns(2)
     left.plotly_chart(figures.storage_by_component(p, binary), width="stretch", key="fig_storage")
@@ -23,6 +41,10 @@ def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None) -> No
             fig = figures.phase_timeline(p)
         elif pick == "Sensitivity":
             fig = figures.sensitivity_chart(sensitivity(p.scenario, p, catalog))
+        elif pick == "Quality frontier":
+            fig = figures.quality_frontier(frontier_points(p, base, proposals), binary)
+            if not proposals:
+                st.caption("Trim in the Budget tab to see each strategy's proposal here.")
         else:
             fig = figures.storage_vs_rows(p, binary, budget_bytes)
         st.plotly_chart(fig, width="stretch", key="fig_more")

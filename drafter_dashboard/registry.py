@@ -15,7 +15,8 @@ import annotated_types as at
 from pydantic import BaseModel
 
 from planner.errors import PlannerInputError
-from planner.scenario import Costs, Disaggregated, Scenario, Throughput, Training, Transfer
+from planner.ids import FAMILIES
+from planner.scenario import Costs, Disaggregated, Quality, Scenario, Throughput, Training, Transfer, WorkloadShares
 from planner.specs import GPUSpec, ModelSpec
 
 CUSTOM = "custom"
@@ -24,6 +25,8 @@ LAYOUT = "layout default"
 SORTED, FILE_ORDER = "sorted", "file order"
 CUSTOM_MODEL_FIXED = {"id": CUSTOM, "name": "Custom model"}
 CUSTOM_GPU_FIXED = {"id": CUSTOM, "name": "Custom GPU"}
+EXTRACTION_GPU = "the extraction GPU"
+OWN, SET = "the mix's own", "set"           # the serving workload's two states
 
 
 def is_int(model: type[BaseModel], name: str) -> bool:
@@ -64,6 +67,10 @@ def _is_custom_gpu(s: dict) -> bool:
 
 def _mode(s: dict) -> str:
     return (s.get("throughput") or {}).get("mode", "calibrated")
+
+
+def _own_workload(s: dict) -> bool:
+    return (s.get("quality") or {}).get("workload") is None
 
 
 def _method(s: dict) -> str:
@@ -224,6 +231,11 @@ CONTROLS: list[Control] = [
     _c("w_buffer", "disaggregated.stream_buffer_gb", Disaggregated, 8.0, kind="float"),
     _c("w_node_gbps", "node_network_gbps", Scenario, 200.0, kind="float"),
     _c("w_node_kind", "node_network", Scenario, "tcp"),
+    *[_c(f"w_wl_{f}", f"quality.workload.{f}", WorkloadShares, 0.2, kind="float", hidden=_own_workload)
+      for f in FAMILIES],
+    _c("w_q_transfer", "quality.domain_transfer", Quality, None, kind="float"),
+    _c("w_serving_tokens_b", "quality.serving_tokens_per_day", Quality, None, kind="scaled", scale=1e9),
+    _c("w_serving_gpu", "quality.serving_gpu", Quality, EXTRACTION_GPU, kind="none_as", none=EXTRACTION_GPU),
     _c("w_storage", "costs.storage", Costs, "network-volume"),
     _c("w_months", "costs.storage_months", Costs, 1.0, kind="float"),
     _c("w_ex_price", "costs.extraction_usd_per_gpu_hour", Costs, None, kind="float"),
@@ -234,7 +246,10 @@ BY_KEY = {c.key: c for c in CONTROLS}
 # max_seq_len: the layout's cap (None), no cap ("none") or w_cap tokens; w_cap keeps its number meanwhile
 CAP_MODE = "w_cap_mode"
 CAP_MODES = (LAYOUT, "cap", "none")
-KEYS = [c.key for c in CONTROLS] + [CAP_MODE]
+# quality.workload: the mix's own shares (None) or the shares in the w_wl_* widgets
+WL_MODE = "w_wl_mode"
+WL_MODES = (OWN, SET)
+KEYS = [c.key for c in CONTROLS] + [CAP_MODE, WL_MODE]
 
 
 def _get(d: dict | None, path: tuple[str, ...]):
@@ -254,6 +269,7 @@ def to_widgets(scenario: dict) -> dict:
         out[c.key] = c.to_widget(parent[c.field]) if isinstance(parent, dict) and c.field in parent else c.default
     cap = scenario.get("max_seq_len")
     out[CAP_MODE] = LAYOUT if cap is None else "none" if cap == "none" else "cap"
+    out[WL_MODE] = OWN if _own_workload(scenario) else SET
     out["w_cap"] = cap if isinstance(cap, int) else BY_KEY["w_cap"].default
     return out
 
@@ -276,6 +292,8 @@ def from_widgets(values: dict, previous: dict | None = None) -> dict:
     mode = values.get(CAP_MODE, LAYOUT)
     if mode != "cap":
         data["max_seq_len"] = None if mode == LAYOUT else "none"
+    if values.get(WL_MODE, OWN) == OWN:
+        data["quality"]["workload"] = None
     if custom_model:
         cm = data["custom_model"]
         cm["full_attention_layers"] = min(cm["full_attention_layers"], cm["num_layers"])

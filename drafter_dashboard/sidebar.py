@@ -8,7 +8,9 @@ from planner.specs import disk_presets, gpu_presets, layout_presets, model_prese
 
 from drafter_dashboard.safe_text import md_text
 
-from drafter_dashboard.registry import CAP_MODE, CAP_MODES, FILE_ORDER, LAYOUT, SORTED, widget_range
+from planner.ids import FAMILIES
+from drafter_dashboard.registry import (CAP_MODE, CAP_MODES, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SET, SORTED, WL_MODE,
+                                        WL_MODES, widget_range)
 from drafter_dashboard.state import request_scenario
 
 
@@ -197,6 +199,23 @@ def render(catalog) -> str:
         _num(a, "Node network Gb/s", "w_node_gbps", step=25.0, help="per node, between the nodes of a site")
         b.radio("Transport", ["tcp", "rdma"], key="w_node_kind", horizontal=True)
         _num(st, "Stream buffer GB", "w_buffer", help="TorchSpec's Mooncake segment is 8 GB")
+
+    with sb.expander("Serving (quality estimate)", expanded=False):
+        st.radio("Serving workload", list(WL_MODES), key=WL_MODE, horizontal=True,
+                 help="what the drafter will serve, as shares of the catalog's families; the mix's own: its "
+                      "training-token shares. Shares are scaled to sum to 1")
+        if st.session_state.get(WL_MODE) == SET:
+            cols = st.columns(len(FAMILIES))
+            for col, f in zip(cols, FAMILIES):
+                _num(col, f, f"w_wl_{f}", step=0.05)
+        _num(st, "Transfer between families (blank = 0.5)", "w_q_transfer", blank=True, step=0.05,
+             help="how much one family's training tokens count for another (0: nothing, 1: as its own); an "
+                  "estimate, see Assumptions")
+        a, b = st.columns(2)
+        _num(a, "Served tokens/day (B, blank = none)", "w_serving_tokens_b", blank=True,
+             help="billions of tokens served a day: gives the payback of the offline run")
+        b.selectbox("Serving GPU", [EXTRACTION_GPU] + list(gpus), key="w_serving_gpu",
+                    format_func=lambda g: g if g == EXTRACTION_GPU else gpus[g].name)
 
     with sb.expander("Prices", expanded=False):
         prices = storage_price_presets()

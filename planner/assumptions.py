@@ -37,6 +37,7 @@ class AssumptionContext:
     effective: Effective | None = None   # the pipeline values in force (scenario's or layout's)
     recipe: DrafterKnobs | None = None    # the trainer's recipe in force
     extraction: object | None = None      # the ExtractionPlan (scheduler caps and calibration in force)
+    quality: object | None = None         # the QualityPlan
 
 
 def _recipe(c: AssumptionContext) -> list[Assumption]:
@@ -109,6 +110,31 @@ def _pipeline_values(c: AssumptionContext) -> list[Assumption]:
     return out
 
 
+def _quality(c: AssumptionContext) -> list[Assumption]:
+    """The quality estimate's inputs: the curve and its reference, the transfer between families,
+    the serving workload, the regeneration gain (planner/presets/quality.yaml)."""
+    from planner.quality import quality_presets
+    qp, s = c.quality, c.scenario
+    if qp is None:
+        return []
+    q = quality_presets()
+    d = q.drafters[qp.drafter]
+    transfer = s.quality.domain_transfer
+    shares = ", ".join(f"{f} {v:.0%}" for f, v in qp.workload.items() if v > 0)
+    return [
+        Assumption(name="drafter quality curve", value=f"{d.name}: tau = 1 + A D / (D + D_half), D_half "
+                   f"{d.scaling.fitted['d_half_tokens'] / 1e6:,.1f}M tokens; levels from {d.reference.label}",
+                   tag="estimate", source=f"{d.scaling.source}; planner/presets/quality.yaml"),
+        _paired("transfer between families", transfer if transfer is not None else q.transfer.value, q.transfer.value,
+                q.transfer.source),
+        Assumption(name="serving workload", value=shares, tag="yours" if s.quality.workload else "estimate",
+                   source="set in the scenario" if s.quality.workload else "the mix's own training-token shares per family"),
+        Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if s.regenerate
+                   else f"reused: tau / {1 + q.regeneration.value:g} (low end / {1 + q.regeneration.range[1]:g})",
+                   tag="published", source=q.regeneration.source),
+    ]
+
+
 def _engine_caps(c: AssumptionContext) -> Assumption:
     """The scheduler caps on the decode batch: the engine's defaults for the GPU's memory, or the user's."""
     from planner.specs import engine_defaults
@@ -156,6 +182,7 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
           source="the draft layers at the target's width, heads and MLP width, plus the fc from the captured "
                  "layers (planner/drafter.py); the Qwen3.6-27B 5-layer DFlash drafter comes to ~1.8B"),
         *_recipe(c),
+        *_quality(c),
         A(name="epochs", value=f"{s.training.epochs:g}", tag=mine,
           source="DFlash recipes use 6 epochs; ~500K samples for 2-3 epochs is a maintainer's rule of thumb"),
     ]

@@ -189,6 +189,26 @@ def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, 
                        roofline=predicted, factor=measured / predicted, distance=dist)
 
 
+def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
+                        components, calibration: Calibration | None) -> float | None:
+    """Decode tokens/s per GPU when serving the target on `gpu` under `vllm serve`'s caps, at the
+    mix's mean prompt and response (conversation tokens less / plus the generated ones), scaled by
+    the extraction's calibration factor; None when the weights do not fit."""
+    rows = sum(c.rows for c in components) or 1
+    tokens = sum(c.training_tokens for c in components) / rows
+    osl = sum(c.output_tokens for c in components) / rows or tokens / 2
+    isl = max(tokens - osl, 1.0)
+    seq = isl + osl
+    tp = tensor_parallel_needed(model.weight_bytes(weight_dtype),
+                                model.kv_bytes_per_token(kv_dtype) * seq + model.linear_state_bytes(), gpu)
+    if tp is None:
+        return None
+    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=t.prefill_mfu or gpu.prefill_mfu,
+                   usage="serve")
+    r = rates(model, gpu, tp, e, prefill_ctx=isl, decode_ctx=isl + osl / 2, seq_tokens=seq)
+    return r.decode * (calibration.factor if calibration is not None else 1.0)
+
+
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, disk_write_bytes_per_s: float,
                kv_dtype: str = "bf16") -> ExtractionPlan:

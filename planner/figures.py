@@ -104,3 +104,53 @@ def storage_vs_rows(p: Plan, binary: bool = False, budget_bytes: float | None = 
                       annotation_text=f"budget {budget_bytes / div:,.1f} {unit}")
     fig.update_layout(title=f"Storage against rows kept ({unit})", xaxis_title="rows", yaxis_title=unit, **LAYOUT)
     return fig
+
+
+def quality_frontier(points: list[tuple[str, float, float, float, float]], binary: bool = False) -> go.Figure:
+    """Storage against expected acceptance length: (label, storage bytes, tau, low, high) per mix
+    (this mix, the full mix, each strategy's proposal for the budget), the band as error bars."""
+    unit, div = _unit(binary)
+    fig = go.Figure()
+    for label, nbytes, tau, low, high in points:
+        fig.add_scatter(x=[nbytes / div], y=[tau], mode="markers+text", name=label, text=[label],
+                        textposition="top center", marker=dict(size=11),
+                        error_y=dict(type="data", symmetric=False, array=[high - tau], arrayminus=[tau - low]),
+                        hovertemplate=f"{label}: %{{x:,.2f}} {unit}, tau %{{y:.2f}} ({low:.2f}-{high:.2f})<extra></extra>")
+    fig.update_layout(title=f"Storage ({unit}) against expected acceptance length (an estimate)",
+                      xaxis_title=unit, yaxis_title="acceptance length", showlegend=False, **LAYOUT)
+    return fig
+
+
+def quality_curves(marks: list[tuple[str, float]] | None = None) -> go.Figure:
+    """The quality estimate's curves (planner/presets/quality.yaml): for each drafter kind, tau
+    against training tokens fitted through its published points (error bars: their reading error),
+    the curves re-fitted through the points moved by that error either way (dotted); `marks` adds
+    (label, tokens) vertical lines such as the default mix's effective tokens."""
+    from planner.quality import fit_curve, quality_presets, tokens_of
+    colours = {"eagle3": "#4C78A8", "dflash": "#E45756", "eagle1": "#54A24B"}
+    fig = go.Figure()
+    for kind, d in quality_presets().drafters.items():
+        pts = sorted((tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error, p.label)
+                     for p in d.scaling.points)
+        lo, hi = pts[0][0] / 30, pts[-1][0] * 30
+        xs = [lo * (hi / lo) ** (i / 80) for i in range(81)]
+        colour = colours.get(kind, "#888")
+        for label, (x1, t1, e1), (x2, t2, e2), dash in (
+                ("fit", pts[0][:3], pts[-1][:3], "solid"),
+                ("steep", (pts[0][0], pts[0][1] - pts[0][2], 0), (pts[-1][0], pts[-1][1] + pts[-1][2], 0), "dot"),
+                ("flat", (pts[0][0], pts[0][1] + pts[0][2], 0), (pts[-1][0], pts[-1][1] - pts[-1][2], 0), "dot")):
+            A, h = fit_curve([(x1, t1), (x2, t2)])
+            fig.add_scatter(x=xs, y=[1 + A * x / (x + h) for x in xs], mode="lines", line=dict(color=colour, dash=dash),
+                            name=f"{d.name}" if label == "fit" else f"{d.name} ({label})",
+                            showlegend=label == "fit", hoverinfo="skip")
+        fig.add_scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers", marker=dict(color=colour, size=9),
+                        error_y=dict(type="data", array=[p[2] for p in pts]), name=f"{d.name}: published",
+                        text=[p[3] for p in pts], hovertemplate="%{text}: %{x:.3s} tokens, tau %{y:.2f}<extra></extra>",
+                        showlegend=False)
+    for label, tokens in marks or []:
+        fig.add_vline(x=tokens, line_dash="dash", line_color="#555", annotation_text=label,
+                      annotation_position="top left")
+    fig.update_layout(title="Acceptance length against training tokens: the published points and the fitted curves",
+                      xaxis=dict(type="log", title="training tokens (samples x tokens per sample)"),
+                      yaxis_title="acceptance length (tau)", **{**LAYOUT, "height": 420})
+    return fig

@@ -16,6 +16,9 @@ HUB_PART_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,127}"
 # A local path a custom model may name instead of a hub name: safe characters only, no '..' part.
 LOCAL_PATH_PATTERN = r"(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./\-+@]{1,255}"
 
+# The catalog's families: the domains of the quality model, the serving workload and `profile --family`.
+FAMILIES = ("general", "code", "tool", "agentic", "math")
+
 _ID = re.compile(ID_PATTERN)
 _HUB = re.compile(HUB_NAME_PATTERN)
 _HUB_PART = re.compile(HUB_PART_PATTERN)

@@ -96,6 +96,22 @@ class CostOutput(_Out):
     total_disaggregated: float
 
 
+class QualityOutput(_Out):
+    """The drafter-quality estimate (planner/quality.py); every figure an estimate, see `sources`."""
+
+    drafter: str
+    acceptance_length: float
+    acceptance_low: float
+    acceptance_high: float
+    speedup: float
+    speedup_low: float
+    speedup_high: float
+    per_domain: dict[str, float]
+    workload: dict[str, float]
+    payback_days: float | None
+    sources: list[str]
+
+
 class ComponentOutput(_Out):
     id: str
     rows: int
@@ -105,6 +121,7 @@ class ComponentOutput(_Out):
     share_of_rows: float
     share_of_bytes: float
     truncated_share: float
+    training_tokens: int
 
 
 class AssumptionOutput(_Out):
@@ -149,6 +166,7 @@ class PlanOutput(_Out):
     wall_days_offline: float
     wall_days_online: float
     wall_days_disaggregated: float
+    quality: QualityOutput
     components: list[ComponentOutput]
     warnings: list[str]
     assumptions: list[AssumptionOutput]
@@ -168,11 +186,12 @@ class PlanOutput(_Out):
             extraction=_part(ExtractionOutput, e), transfer_method=p.transfer_method,
             transfer_hours=p.transfer_hours, training=_part(TrainingOutput, t), cost_usd=_part(CostOutput, c),
             wall_days_offline=p.wall_days_offline, wall_days_online=p.wall_days_online,
-            wall_days_disaggregated=p.wall_days_disaggregated,
+            wall_days_disaggregated=p.wall_days_disaggregated, quality=_part(QualityOutput, p.quality),
             components=[ComponentOutput(
                 id=x.id, rows=x.rows, training_rows=round(x.training_rows), tokens=round(x.tokens),
                 storage_bytes=round(x.storage_bytes), share_of_rows=x.share_of_rows,
-                share_of_bytes=x.share_of_bytes, truncated_share=x.truncated_share) for x in p.components],
+                share_of_bytes=x.share_of_bytes, truncated_share=x.truncated_share,
+                training_tokens=round(x.training_tokens)) for x in p.components],
             warnings=p.warnings,
             assumptions=[_part(AssumptionOutput, a) for a in p.assumptions],
         )

@@ -17,7 +17,7 @@ from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.costs import CostPlan, costs
 from planner.distributions import Atoms, fan_out, point_mass, shortest
 from planner.errors import PlannerInputError
-from planner.extraction import ExtractionPlan, extraction
+from planner.extraction import TP_DEGREES, ExtractionPlan, extraction, serving_decode_rate
 from planner.output import PlanOutput
 from planner.scenario import MixItem, Scenario
 from planner.layouts import Effective, LayoutSpec, effective, files_and_overhead, layout_presets
@@ -27,6 +27,7 @@ from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, resolv
 from planner.drafter import NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs, row_sums
 from planner.specs import network_efficiency
 from planner.training import TrainingPlan, disaggregated, training
+from planner.quality import QualityPlan, payback, quality
 from planner.transfer import transfer
 
 class ComponentPlan(BaseModel):
@@ -37,6 +38,7 @@ class ComponentPlan(BaseModel):
     rows: int                   # conversations selected
     training_rows: float        # rows after fan-out (files written)
     tokens: float               # stored tokens
+    training_tokens: float = 0.0   # each conversation's tokens once, after the cap (the quality model's data)
     truncated_share: float      # share of tokens cut by the sequence cap
     output_tokens: float
     storage_bytes: float
@@ -82,6 +84,7 @@ class Plan(BaseModel):
     transfer_hours: float
     training: TrainingPlan
     cost_usd: CostPlan
+    quality: QualityPlan | None = None
     wall_days_offline: float
     wall_days_online: float
     wall_days_disaggregated: float = 0.0
@@ -245,7 +248,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed)
     trn.breakeven_epochs = cost.breakeven_epochs
     trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
-    for text in ex.warnings + trn.warnings + cost.warnings:
+    qual = _quality(s, model, ex_gpu, ex, layout_spec, components, cost)
+    for text in ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(text)
 
     _plan_warnings(s, cat, layout, files, compressed, components, warn)
@@ -254,7 +258,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
 
     context = AssumptionContext(scenario=s, model=model, layout=layout, extraction_gpu=ex_gpu, training_gpu=tr_gpu,
                                 disk=disk, store=store, prefill_mfu=mfu, drafter_params=drafter_params,
-                                catalog_mix=cat is not None and s.uniform is None, effective=eff, recipe=recipe, extraction=ex)
+                                catalog_mix=cat is not None and s.uniform is None, effective=eff, recipe=recipe, extraction=ex,
+                                quality=qual)
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=model.id, layout=layout.id, layers=layout.layers,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
@@ -265,7 +270,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
         overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
         sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
         unpadded_tokens=unpadded_tokens, files=files, extraction=ex, transfer_method=tr.method, transfer_hours=tr.hours,
-        training=trn, cost_usd=cost,
+        training=trn, cost_usd=cost, quality=qual,
         wall_days_offline=(ex.wall_hours + tr.hours + trn.offline_wall_hours) / 24,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
@@ -273,6 +278,30 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     )
     _refuse_non_finite(plan_)
     return plan_
+
+
+def _quality(s: Scenario, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan, spec: LayoutSpec,
+             components: list[ComponentPlan], cost: CostPlan) -> QualityPlan:
+    """The expected acceptance length and speedup of this mix (planner/quality.py), and the payback
+    of the offline run against serving `quality.serving_tokens_per_day` on the serving GPU."""
+    q = s.quality
+    tokens: dict[str, float] = {}
+    for c in components:
+        tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
+    qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
+                 transfer=q.domain_transfer)
+    if q.workload is not None and abs(sum(q.workload.values()) - 1) > 1e-6:
+        qp.warnings.append(f"quality.workload: the shares sum to {sum(q.workload.values()):g}; they were scaled to 1")
+    gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
+    rate = serving_decode_rate(model, gpu, s.throughput, weight_dtype=s.weight_dtype, kv_dtype=s.kv_dtype,
+                               components=components, calibration=ex.calibration)
+    if rate is None:
+        qp.warnings.append(f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve")
+        return qp
+    price = gpu.default_price() if q.serving_gpu or s.costs.extraction_usd_per_gpu_hour is None \
+        else s.costs.extraction_usd_per_gpu_hour
+    return payback(qp, serving_tokens_per_day=q.serving_tokens_per_day, decode_tokens_per_s_per_gpu=rate,
+                   usd_per_gpu_hour=price, one_off_usd=cost.total_offline, gpu=gpu.id)
 
 
 def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], works: list[Workload],
@@ -289,7 +318,8 @@ def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], wor
         truncated = 1 - u.tokens / u.uncapped_tokens if u.uncapped_tokens else 0.0
         out.append(ComponentPlan(
             id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
-            tokens=w.tokens, truncated_share=max(0.0, truncated), output_tokens=w.output_tokens,
+            tokens=w.tokens, training_tokens=w.conversation_tokens, truncated_share=max(0.0, truncated),
+            output_tokens=w.output_tokens,
             storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
             share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
             mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag))
@@ -313,7 +343,7 @@ def _padded(works: list[Workload], lengths: list[RowLengths], eff: Effective) ->
             return works
         cap = float(eff.max_seq_len)
         return [Workload(w.conversations, w.rows, w.rows * cap, w.uncapped_tokens, w.output_tokens,
-                         w.rows * cap * cap, w.decode_ctx_sum) for w in works]
+                         w.rows * cap * cap, w.decode_ctx_sum, w.conversation_tokens) for w in works]
     n = eff.capture_batch_size
     all_rows = sum(w.rows for w in works)
     kept = math.floor(all_rows / n) * n / all_rows if eff.drop_last and all_rows else 1.0
@@ -325,7 +355,7 @@ def _padded(works: list[Workload], lengths: list[RowLengths], eff: Effective) ->
         p = padded(r.lengths, r.weights, w.rows, n, sort_by_length=eff.sort_by_length, drop_last=False)
         rows = w.rows * kept
         out.append(Workload(w.conversations, rows, rows * p.tokens_per_row, w.uncapped_tokens, w.output_tokens,
-                            rows * p.tokens_sq_per_row, w.decode_ctx_sum))
+                            rows * p.tokens_sq_per_row, w.decode_ctx_sum, w.conversation_tokens * kept))
     return out
 
 

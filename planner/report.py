@@ -60,6 +60,21 @@ def article_comparison(p: Plan) -> list[dict]:
     ]
 
 
+def _quality_lines(p: Plan) -> list[str]:
+    q = p.quality
+    if q is None:
+        return []
+    domains = ", ".join(f"{f} {v:.2f}" for f, v in q.per_domain.items() if q.workload.get(f, 0) > 0)
+    out = [f"  drafter quality        acceptance length {q.acceptance_length:.2f} ({q.acceptance_low:.2f}-"
+           f"{q.acceptance_high:.2f}), speedup {q.speedup:.2f}x ({q.speedup_low:.2f}-{q.speedup_high:.2f}) "
+           "[estimate]",
+           f"                         per family served: {domains}"]
+    if q.payback_days is not None:
+        out.append(f"  payback                {q.payback_days:,.1f} days of serving on {q.serving_gpu} "
+                   f"(saves {fmt_usd(q.saved_usd_per_day or 0)} a day)")
+    return out
+
+
 def _recipe(t) -> str:
     if t.drafter == "dflash":
         return f"({t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size})"
@@ -112,6 +127,7 @@ def text_report(p: Plan, binary: bool = False) -> str:
         f"{fmt_usd(c.storage)}, transfer {fmt_usd(c.transfer)}, training {fmt_usd(c.training_offline)})",
         f"  cost online            {fmt_usd(c.total_online)}",
         f"  cost disaggregated     {fmt_usd(c.total_disaggregated)}",
+        *_quality_lines(p),
         "",
         f"  {'component':<18}{'rows':>10}{'tokens':>16}{'storage':>12}{'rows %':>8}{'bytes %':>8}",
     ]

@@ -11,7 +11,10 @@ from typing import Annotated, Literal
 from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from planner.ids import FAMILIES
 from planner.specs import GPUSpec, Id, ModelSpec, efficiency, link_efficiency
+
+Family = Literal[FAMILIES]  # type: ignore[valid-type]
 
 # Bounds: every numeric field has realistic bounds, defined here once (the dashboard reads them from
 # `model_fields[...]` for its widgets). Any value inside them plans to finite figures; rates and
@@ -93,6 +96,44 @@ class Disaggregated(_Strict):
     stream_buffer_gb: float = Field(default_factory=lambda: efficiency("stream_buffer_gb"), ge=0.01, le=100_000)
 
 
+Share = Annotated[float, Ge(0), Le(1e6)]   # a family's share of the serving workload (scaled to sum to 1)
+
+
+class WorkloadShares(_Strict):
+    """The serving workload's shares, one field per family (the dashboard's widgets take their
+    bounds from here; Quality.workload holds the same as a mapping)."""
+
+    general: Share = 0.0
+    code: Share = 0.0
+    tool: Share = 0.0
+    agentic: Share = 0.0
+    math: Share = 0.0
+
+
+assert tuple(WorkloadShares.model_fields) == FAMILIES
+
+
+class Quality(_Strict):
+    """The serving side of the quality estimate (planner/quality.py)."""
+
+    # serving workload: shares per family (normalised, with a warning if they do not sum to 1);
+    # None = the mix's own training-token shares
+    workload: dict[Family, Share] | None = None
+    domain_transfer: float | None = Field(None, ge=0, le=1)      # None = the preset's (quality.yaml transfer)
+    serving_tokens_per_day: float | None = Field(None, gt=0, le=1e18)
+    serving_gpu: Id | None = None                                 # None = the extraction GPU
+
+    @field_validator("workload")
+    @classmethod
+    def _some_share(cls, v):
+        """Every family named (a family left out has a share of 0), at least one share positive."""
+        if v is None:
+            return v
+        if not sum(v.values()) > 0:
+            raise ValueError("give a positive share for at least one family")
+        return {f: float(v.get(f, 0.0)) for f in FAMILIES}
+
+
 class Costs(_Strict):
     extraction_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
     training_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
@@ -138,6 +179,7 @@ class Scenario(_Strict):
     transfer: Transfer = Field(default_factory=Transfer)
     training: Training = Field(default_factory=Training)
     costs: Costs = Field(default_factory=Costs)
+    quality: Quality = Field(default_factory=Quality)
 
     @field_validator("layers")
     @classmethod

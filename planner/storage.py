@@ -57,12 +57,14 @@ class Workload:
     output_tokens: float        # tokens to generate (0 without regeneration)
     prefill_ctx_sum: float      # sum over rows of length^2 (for attention FLOPs)
     decode_ctx_sum: float       # sum over generated tokens of their context length
+    conversation_tokens: float = 0.0   # each conversation's tokens once, after the cap (what the drafter learns from)
 
     def __add__(self, other: "Workload") -> "Workload":
         return Workload(self.conversations + other.conversations, self.rows + other.rows,
                         self.tokens + other.tokens, self.uncapped_tokens + other.uncapped_tokens,
                         self.output_tokens + other.output_tokens, self.prefill_ctx_sum + other.prefill_ctx_sum,
-                        self.decode_ctx_sum + other.decode_ctx_sum)
+                        self.decode_ctx_sum + other.decode_ctx_sum,
+                        self.conversation_tokens + other.conversation_tokens)
 
     @property
     def prefill_ctx(self) -> float:
@@ -75,7 +77,7 @@ class Workload:
         return self.decode_ctx_sum / self.output_tokens if self.output_tokens else 0.0
 
 
-NO_WORK = Workload(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+NO_WORK = Workload(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -148,4 +150,7 @@ def _per_conversation(conv: Atoms, turn: Atoms, *, cap: int | None, unit: str, r
     else:
         output = decode_ctx = 0.0
     supervised = np.where(full > 0, supervised_full * np.minimum(1.0, stored / np.maximum(full, 1e-9)), 0.0)
-    return (1.0, rows_per_conv, tokens, uncapped, output, ctx2, decode_ctx), RowLengths(stored, weights, supervised)
+    kept = conv.rows * (L <= cap_value) if overflow == "skip" else conv.rows
+    conversation_tokens = float((kept * stored_conv).sum())
+    return (1.0, rows_per_conv, tokens, uncapped, output, ctx2, decode_ctx, conversation_tokens), \
+        RowLengths(stored, weights, supervised)

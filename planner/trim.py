@@ -4,7 +4,11 @@ Strategies return a new Scenario and a diff, deterministically:
 - proportional: one fraction for every unprotected component, the largest that fits;
 - protect: named components or families stay whole, the rest scale by one fraction;
 - value: maximise sum_j w_j log(1 + rows_j) under the budgets (concave objective, linear
-  constraints), solved through its dual, so expensive-per-row components give way first;
+  constraints), solved through its dual, so expensive-per-row components give way first (the
+  heuristic of 0.1, kept for scripts; it is not tied to any measurement);
+- quality: maximise the workload-weighted expected acceptance length (planner/quality.py) under
+  the budgets, greedily in steps of 1/64 of each component, the most tau per unit of budget first;
+  never below proportional on expected tau;
 - cap: the largest maximum sequence length that fits; with `min_cap`, the cap stops there and
   the proportional fraction does the rest.
 Every result is checked against the full plan() before it is returned.
@@ -20,7 +24,8 @@ from planner.plan import Plan, plan, resolved_mix
 from planner.scenario import Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
 
-STRATEGIES = ("proportional", "protect", "value", "cap")
+STRATEGIES = ("proportional", "protect", "value", "cap", "quality")
+QUALITY_STEPS = 64
 BISECT_STEPS = 48
 
 
@@ -106,6 +111,12 @@ class TrimResult(BaseModel):
     max_seq_len_after: int | None
     utility_before: float
     utility_after: float
+    quality_before: float = 0.0      # expected acceptance length of the mix before and after (an estimate)
+    quality_after: float = 0.0
+    quality_low_after: float = 0.0
+    quality_high_after: float = 0.0
+    storage_bytes_before: float = 0.0
+    storage_bytes_after: float = 0.0
     note: str
 
 
@@ -150,7 +161,8 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
             raise PlannerInputError("weights", k, f"weights name components of the mix: {', '.join(upper)}")
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise PlannerInputError(f"weights.{k}", v, "a weight must be a positive number")
-    protected = _protected_ids(protect or [], upper, cat) if strategy in ("protect", "value") or protect else set()
+    protected = _protected_ids(protect or [], upper, cat) if strategy in ("protect", "value", "quality") or protect \
+        else set()
     limits = budget.limits()
     full = plan(s, cat)
     if strategy == "protect" and not protected:
@@ -192,7 +204,31 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         rows = scaled(lo)
         return rows, run(rows, cap)
 
+    def kept_quality(p: Plan):
+        """The trimmed mix's expected quality for the full mix's serving workload: what is served does
+        not change because a family was trimmed (planner/quality.py)."""
+        return quality_of(p, full.quality.workload)
+
     cap_before = full.max_seq_len          # in force: the scenario's or the layout's (None: no cap)
+
+    def by_cap(floor: int | None = min_cap):
+        """The largest cap that fits; at `floor` (min_cap) the proportional fraction does the rest."""
+        if fits(full):
+            return dict(upper), full, cap_before, ""
+        hi = cap_before or int(max(2**21, 1))
+        lo = floor or 16
+        if not fits(run(upper, lo)):
+            if floor is None:
+                raise infeasible(run(upper, lo), f"sequences capped at {lo} tokens")
+            rows_, p_ = best_fraction(cap=lo)
+            return rows_, p_, lo, f"the cap stopped at its floor of {lo} tokens; the mix was scaled down proportionally"
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fits(run(upper, mid)):
+                lo = mid
+            else:
+                hi = mid
+        return dict(upper), run(upper, lo), lo, ""
     cap_after = cap_before
     note = ""
     if strategy in ("proportional", "protect"):
@@ -203,41 +239,52 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         if utility(prop_rows, weights) > utility(rows, weights):
             rows, p = prop_rows, prop_plan
             note = "the proportional mix scored higher than the linearised optimum and was kept"
+    elif strategy == "quality":
+        # the greedy search over rows, against the proportional mix and the shortest cap that fits:
+        # the one that keeps the most expected acceptance
+        candidates = [("greedy", *_quality_greedy(upper, protected, limits, full, run, fits), cap_before, ""),
+                      ("proportional", *best_fraction(), cap_before,
+                       "the proportional mix kept the most expected acceptance")]
+        if not protected:
+            try:
+                # the quality model counts the tokens a cap leaves but not what a drafter that never
+                # saw long rows loses on them: the cap goes no lower than min_cap, or half the cap
+                c_rows, c_plan, c_cap, c_note = by_cap(min_cap or (cap_before // 2 if cap_before else None))
+                candidates.append(("cap", c_rows, c_plan, c_cap, f"a {c_cap:,}-token cap kept the most expected "
+                                   f"acceptance" + (f" ({c_note})" if c_note else "")))
+            except TrimInfeasible:
+                pass
+        _, rows, p, cap_after, note = max(candidates, key=lambda c: kept_quality(c[2]).acceptance_length)
     else:  # cap
-        rows = dict(upper)
-        if fits(full):
-            p = full
-        else:
-            hi = cap_before or int(max(2**21, 1))
-            lo = min_cap or 16
-            if not fits(run(upper, lo)):
-                if min_cap is None:
-                    raise infeasible(run(upper, lo), f"sequences capped at {lo} tokens")
-                rows, p = best_fraction(cap=lo)
-                cap_after = lo
-                note = f"the cap stopped at its floor of {lo} tokens; the mix was scaled down proportionally"
-            else:
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if fits(run(upper, mid)):
-                        lo = mid
-                    else:
-                        hi = mid
-                cap_after = lo
-                p = run(upper, lo)
+        rows, p, cap_after, note = by_cap()
     if s.uniform is None and any(upper.values()) and not any(rows.values()):
         raise _no_rows_left(upper, limits, run, strategy, full.capture_batch_size if full.drop_last else 1)
     if not note and rows == upper and cap_after == cap_before:
         note = "the mix already fits every budget"
     new_s = _with_rows(s, base, rows, cap_after) if cap_after != cap_before else _with_rows(s, base, rows)
     assert fits(p), "trim returned a plan over budget"
+    after = kept_quality(p)
     return TrimResult(
-        strategy=strategy, scenario=new_s,
+        strategy=strategy, scenario=new_s, quality_before=full.quality.acceptance_length,
+        quality_after=after.acceptance_length, quality_low_after=after.acceptance_low,
+        quality_high_after=after.acceptance_high, storage_bytes_before=full.storage_bytes_compressed,
+        storage_bytes_after=p.storage_bytes_compressed,
         changes=[RowChange(id=i, before=upper[i], after=rows[i]) for i in upper],
         budgets=[BudgetUse(name=n, label=label, limit=lim, used=metric(p, n), share=metric(p, n) / lim)
                  for n, lim, label in limits],
         max_seq_len_before=cap_before, max_seq_len_after=cap_after,
         utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note)
+
+
+def quality_of(p: Plan, workload: dict[str, float]):
+    """The expected quality of `p`'s mix for a given serving workload."""
+    from planner.quality import quality
+    tokens: dict[str, float] = {}
+    for c in p.components:
+        tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
+    s = p.scenario
+    return quality(p.quality.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=workload,
+                   transfer=s.quality.domain_transfer)
 
 
 def _no_rows_left(upper: dict[str, int], limits, run, strategy: str, unit: int = 1) -> TrimInfeasible:
@@ -282,13 +329,7 @@ def _value(upper, protected, weights, limits, full: Plan, run, fits):
     per row at the full mix, from plan() with the component removed."""
     ids = list(upper)
     free = [i for i in ids if i not in protected and upper[i] > 0]
-    a = {}
-    for i in ids:
-        if upper[i] == 0:
-            a[i] = [0.0] * len(limits)
-            continue
-        without = run({j: (0 if j == i else upper[j]) for j in ids})
-        a[i] = [max((metric(full, n) - metric(without, n)) / upper[i], 1e-300) for n, _, _ in limits]
+    a = _marginal_costs(upper, limits, full, run)
     budget = [lim - sum(a[i][k] * upper[i] for i in protected) for k, (_, lim, _) in enumerate(limits)]
     lam = [0.0] * len(limits)
 
@@ -334,10 +375,28 @@ def _value(upper, protected, weights, limits, full: Plan, run, fits):
             break
     x = x_of(lam)
     target = {i: (upper[i] if i in protected else int(math.floor(x.get(i, 0.0)))) for i in ids}
+    return _fit_down(target, protected, run, fits)
+
+
+def _marginal_costs(upper, limits, full: Plan, run) -> dict[str, list[float]]:
+    """Each component's cost per row in every budget at the full mix (plan() with it removed)."""
+    a = {}
+    for i in upper:
+        if upper[i] == 0:
+            a[i] = [0.0] * len(limits)
+            continue
+        without = run({j: (0 if j == i else upper[j]) for j in upper})
+        a[i] = [max((metric(full, n) - metric(without, n)) / upper[i], 1e-300) for n, _, _ in limits]
+    return a
+
+
+def _fit_down(target: dict[str, int], protected, run, fits):
+    """`target` if the real plan fits, else its free part scaled down (bisection) until it does:
+    the linearised costs are exact for storage, approximate for time and dollars."""
+    ids = list(target)
     p = run(target)
     if fits(p):
         return target, p
-    # linearisation error: scale the free part down until the real plan fits
     lo, hi = 0.0, 1.0
     for _ in range(BISECT_STEPS):
         mid = (lo + hi) / 2
@@ -348,3 +407,50 @@ def _value(upper, protected, weights, limits, full: Plan, run, fits):
             hi = mid
     final = {i: (target[i] if i in protected else int(math.floor(lo * target[i]))) for i in ids}
     return final, run(final)
+
+
+def _quality_greedy(upper, protected, limits, full: Plan, run, fits):
+    """max expected tau under linear budgets: from the protected components alone, add the step
+    (1/64 of a component's rows) with the most tau per unit of the budget it uses most, while it
+    fits; the serving workload stays the full mix's (or the scenario's), so a trimmed family still
+    counts for what is served."""
+    from planner.quality import tau_function
+    s = full.scenario
+    q = full.quality
+    tau = tau_function(q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
+                       transfer=s.quality.domain_transfer)
+    comp = {c.id: c for c in full.components}
+    per_row = {i: (comp[i].training_tokens / upper[i] if upper[i] else 0.0) for i in upper}
+    fam = {i: comp[i].family for i in upper}
+    a = _marginal_costs(upper, limits, full, run)
+    room = [lim - sum(a[i][k] * upper[i] for i in protected) for k, (_, lim, _) in enumerate(limits)]
+    x = {i: (upper[i] if i in protected else 0) for i in upper}
+
+    def tokens(rows):
+        out: dict[str, float] = {}
+        for i, r in rows.items():
+            out[fam[i]] = out.get(fam[i], 0.0) + r * per_row[i]
+        return out
+    step = {i: max(1, -(-upper[i] // QUALITY_STEPS)) for i in upper}
+    current = tau(tokens(x))
+    while True:
+        best, best_gain = None, 0.0
+        for i in upper:
+            if i in protected or x[i] >= upper[i]:
+                continue
+            n = min(step[i], upper[i] - x[i])
+            use = [a[i][k] * n for k in range(len(limits))]
+            if any(u > r * (1 + 1e-12) for u, r in zip(use, room)):
+                continue
+            gain = tau(tokens(dict(x, **{i: x[i] + n}))) - current
+            cost = max(u / lim for u, (_, lim, _) in zip(use, limits))
+            score = gain / cost if cost > 0 else math.inf
+            if best is None or score > best_gain:
+                best, best_gain = (i, n, use), score
+        if best is None:
+            break
+        i, n, use = best
+        x[i] += n
+        room = [r - u for r, u in zip(room, use)]
+        current = tau(tokens(x))
+    return _fit_down(x, protected, run, fits)

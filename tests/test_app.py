@@ -409,3 +409,32 @@ def test_a_cap_of_its_own_overrides_the_layouts(at):
     at.selectbox(key="w_cap_mode").set_value("cap").run()
     at.number_input(key="w_cap").set_value(8192).run()      # SpecForge's 2,048 -> 8,192
     assert not at.exception and metric(at, "Stored tokens") > before
+
+
+def test_quality_metrics_workload_and_every_strategy(at):
+    p = plan(default_scenario())
+    # the expected acceptance length and speedup among the headline metrics, as plan() gives them
+    assert metric(at, "Acceptance length") == pytest.approx(p.quality.acceptance_length, abs=0.006)
+    assert metric(at, "Speedup") == pytest.approx(p.quality.speedup, abs=0.006)
+    # a code-only serving workload: code's tau (5.66 on the default mix) is higher than the mix-weighted 4.12
+    at.radio(key="w_wl_mode").set_value("set").run()
+    for f in ("general", "tool", "agentic", "math"):
+        at.number_input(key=f"w_wl_{f}").set_value(0.0).run()
+    at.number_input(key="w_wl_code").set_value(1.0).run()
+    assert not at.exception
+    assert metric(at, "Acceptance length") == pytest.approx(p.quality.per_domain["code"], abs=0.006)
+    # trimming to 20 TB with the quality strategy: every strategy side by side, none above quality
+    at.number_input(key="w_b_storage").set_value(20.0).run()
+    at.selectbox(key="w_b_strategy").set_value("quality").run()
+    at.button(key="w_b_trim").click().run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "acceptance length" in df.value.columns)
+    scores = dict(zip(table["strategy"], table["acceptance length"]))
+    assert set(scores) >= {"proportional", "quality", "cap", "value"}
+    assert scores["quality"] >= scores["proportional"] - 1e-12
+    # the frontier chart draws this mix, the full mix and the proposals
+    at.segmented_control(key="w_chart").set_value("Quality frontier").run()
+    assert not at.exception
+    spec = " ".join(c.proto.spec for c in at.get("plotly_chart"))
+    names = set(re.findall(r'"name":\s*"([^"]*)"', spec))
+    assert {"this mix", "full mix", "quality", "proportional"} <= names

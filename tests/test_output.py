@@ -40,7 +40,7 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                         "unpadded_tokens", "files", "extraction",
                         "transfer_method", "transfer_hours", "training", "cost_usd", "wall_days_offline",
                         "wall_days_online", "components", "warnings", "assumptions"],
-              ["wall_days_disaggregated"])                                   # issue 12
+              ["wall_days_disaggregated", "quality"])                        # issues 12 and 13
     _in_order(list(d["extraction"]), ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",
                                       "capture_hours", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
                                       "decode_batch", "tensor_parallel", "bound"],
@@ -55,8 +55,10 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
     _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
                                     "training_online", "total_offline", "total_online"],
               ["training_disaggregated", "total_disaggregated"])
-    assert list(d["components"][0]) == ["id", "rows", "training_rows", "tokens", "storage_bytes", "share_of_rows",
-                                        "share_of_bytes", "truncated_share"]
+    _in_order(list(d["components"][0]), ["id", "rows", "training_rows", "tokens", "storage_bytes", "share_of_rows",
+                                         "share_of_bytes", "truncated_share"], ["training_tokens"])
+    assert list(d["quality"]) == ["drafter", "acceptance_length", "acceptance_low", "acceptance_high", "speedup",
+                                  "speedup_low", "speedup_high", "per_domain", "workload", "payback_days", "sources"]
     assert list(d["assumptions"][0]) == ["name", "value", "tag", "source"]
     # the seed article's fixed rate: no calibration row is looked up
     assert d["extraction"]["mode"] == "fixed" and d["extraction"]["calibration"] is None

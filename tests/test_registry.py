@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from drafter_dashboard import registry
 from drafter_dashboard.registry import bounds, from_widgets, hidden_keys, to_widgets, widget_range
-from planner.scenario import Costs, Disaggregated, Scenario, Throughput, Training, Transfer
+from planner.ids import FAMILIES
+from planner.scenario import Costs, Disaggregated, Quality, Scenario, Throughput, Training, Transfer
 from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, \
     storage_price_presets
 
@@ -154,6 +155,11 @@ def scenarios(draw):
                   "storage": draw(st.sampled_from(sorted(storage_price_presets()))),
                   "storage_usd_per_tb_month": draw(_f(Costs, "storage_usd_per_tb_month", True)),
                   "storage_months": draw(_f(Costs, "storage_months"))},
+        "quality": {"workload": draw(st.none() | st.dictionaries(st.sampled_from(list(FAMILIES)),
+                                                                 st.floats(min_value=0.01, max_value=1e6), min_size=1)),
+                    "domain_transfer": draw(_f(Quality, "domain_transfer", True)),
+                    "serving_tokens_per_day": draw(_f(Quality, "serving_tokens_per_day", True)),
+                    "serving_gpu": draw(st.none() | st.sampled_from(sorted(gpu_presets())))},
         "custom_model": draw(custom_models()) if model == "custom" else None,
         "custom_gpu": draw(custom_gpus()) if "custom" in (ex_gpu, tr_gpu) else None,
     }

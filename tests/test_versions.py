@@ -37,7 +37,7 @@ def _meant(expected: dict) -> dict:
         spec = ModelSpec(**out["custom_model"]).model_dump(mode="json")
         out["custom_model"] = dict(spec, **out["custom_model"])
     defaults = Scenario().model_dump(mode="json")
-    for key in ("kv_dtype", "node_network_gbps", "node_network", "disaggregated"):
+    for key in ("kv_dtype", "node_network_gbps", "node_network", "disaggregated", "quality"):
         out.setdefault(key, defaults[key])
     return out
 

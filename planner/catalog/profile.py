@@ -16,7 +16,7 @@ import numpy as np
 
 from planner.distributions import Atoms, bin_index
 from planner.errors import PlannerInputError
-from planner.ids import has_control, is_id
+from planner.ids import FAMILIES, has_control, is_id
 from planner.safe_io import check_regular, read_capped
 from planner.text import printable
 from planner.catalog import user_catalog as uc
@@ -108,7 +108,7 @@ class ProfileResult:
 
 
 def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str | None = None, strict: bool = False,
-                 family: str = "custom", progress=None, display_name: str | None = None,
+                 family: str = "general", progress=None, display_name: str | None = None,
                  local_path: str | None = None, user_catalog: Path | None = None,
                  replace: bool = False) -> ProfileResult:
     """Measure the file at `path` and register it as component `name` in the user catalog
@@ -122,6 +122,8 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
         raise PlannerInputError("--name", name, "that id is a shipped component; choose another name")
     if fmt not in FORMATS:
         raise PlannerInputError("--format", fmt, f"one of {', '.join(FORMATS)}")
+    if family not in FAMILIES:
+        raise PlannerInputError("--family", family, f"one of {', '.join(FAMILIES)}")
     for flag, text in (("--family", family), ("display name", display_name)):
         if text is not None and (has_control(text) or not text or len(text) > 256):
             raise PlannerInputError(flag, text, "1-256 characters, no control characters")
@@ -195,7 +197,7 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     return ProfileResult(component, n, bad_count, bad, counter.label)
 
 
-def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str, *, family: str = "custom",
+def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str, *, family: str = "general",
                        display_name: str | None = None, fmt: str = "auto", local_path: str | None = None,
                        tokenizer: str = "") -> dict:
     """A user-catalog entry from measured distributions (provenance 'measured')."""

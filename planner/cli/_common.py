@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
 from planner.scenario import PRESETS, Scenario
+from planner.trim import STRATEGIES
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
 
@@ -108,6 +109,27 @@ def id_list(flag: str, text: str) -> list[str]:
     if not names:
         raise CliError(f"{flag}: {shown(text)} names nothing; give ID[,ID...]")
     return names
+
+
+def family_shares(flag: str, text: str) -> dict[str, float]:
+    """FAMILY=SHARE[,FAMILY=SHARE...] over the catalog's families."""
+    from planner.ids import FAMILIES
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise CliError(f"{flag}: {shown(part)} must be FAMILY=SHARE")
+        fam, value = (x.strip() for x in part.split("=", 1))
+        if fam not in FAMILIES:
+            raise CliError(f"{flag}: {shown(fam)} is not a family; use {', '.join(FAMILIES)}")
+        if fam in out:
+            raise CliError(f"{flag}: {fam} is given twice")
+        share = number(flag, value)
+        if share < 0:
+            raise CliError(f"{flag}: {fam}={value} must not be negative")
+        out[fam] = share
+    if not out or not sum(out.values()) > 0:
+        raise CliError(f"{flag}: {shown(text)} gives no positive share; e.g. general=0.5,code=0.3,tool=0.2")
+    return out
 
 
 def components(flag: str, text: str) -> list[dict]:
@@ -230,6 +252,13 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--link-gbps", "transfer.link_gbps", number, "link speed in Gb/s"),
     Flag("--link-efficiency", "transfer.efficiency", number, "share of the link speed reached"),
     Flag("--storage-months", "costs.storage_months", number, "months the states are stored"),
+    Flag("--workload", "quality.workload", family_shares, "the serving workload as family shares, e.g. "
+         "general=0.5,code=0.3,tool=0.2 (default: the mix's own token shares; shares are scaled to sum to 1)"),
+    Flag("--domain-transfer", "quality.domain_transfer", number,
+         "how much one family's training tokens count for another (0-1; default: the preset's)"),
+    Flag("--serving-tokens-per-day", "quality.serving_tokens_per_day", number,
+         "tokens served a day: gives the payback of the offline run in days"),
+    Flag("--serving-gpu", "quality.serving_gpu", text_value, "the serving GPU for the payback (default: the extraction GPU)"),
 )
 
 # Validation errors at these paths come from model-level checks, not from one field.
@@ -416,8 +445,10 @@ BUDGET_FLAGS: tuple[Flag, ...] = (
 )
 
 TRIM_FLAGS: tuple[Flag, ...] = BUDGET_FLAGS + (
-    Flag("--strategy", "strategy", str, "how to trim (default: proportional)",
-         choices=("proportional", "protect", "value", "cap")),
+    Flag("--strategy", "strategy", str, "how to trim (default: proportional): proportional, protect (--protect "
+         "kept whole), quality (the most expected acceptance length, an estimate), cap (the largest sequence cap), "
+         "value (0.1's sum w log(1 + rows) heuristic, kept as it was for scripts; not tied to any measurement: "
+         "prefer quality)", choices=STRATEGIES),
     Flag("--protect", "protect", id_list, "components or families kept whole: ID_OR_FAMILY[,...]"),
     Flag("--weights", "weights", weights, "value strategy: ID=WEIGHT[,...] (default 1 each)"),
     Flag("--min-cap", "min_cap", truncated_int,

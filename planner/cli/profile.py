@@ -7,6 +7,7 @@ import sys
 import time
 
 from planner.cli._common import CliError
+from planner.ids import FAMILIES
 from planner.text import printable
 
 
@@ -59,7 +60,8 @@ def register_profile(sub) -> None:
     p.add_argument("--format", default="auto", choices=["auto", "sharegpt", "openai", "alpaca", "glaive"])
     p.add_argument("--tokenizer", help="a tokenizer.json (HF tokenizers) or 'qwen3.6' (the Qwen3.5/3.6 vocabulary, offline); "
                         "without it the count is approximate")
-    p.add_argument("--family", default="custom")
+    p.add_argument("--family", default="general", choices=FAMILIES,
+                   help="the domain of the data (the quality model's and the serving workload's families)")
     p.add_argument("--replace", action="store_true", help="replace a profiled component of the same id")
     p.add_argument("--strict", action="store_true", help="fail on the first bad line instead of skipping it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

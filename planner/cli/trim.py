@@ -64,6 +64,9 @@ def run(a: argparse.Namespace) -> int:
             print(f"  max sequence length {r.max_seq_len_before} -> {r.max_seq_len_after}")
         for b in r.budgets:
             print(f"  budget {printable(b.label)}: {b.share:.1%} used")
+        print(f"  storage {r.storage_bytes_before / 1e12:,.2f} -> {r.storage_bytes_after / 1e12:,.2f} TB; expected "
+              f"acceptance length {r.quality_before:.2f} -> {r.quality_after:.2f} ({r.quality_low_after:.2f}-"
+              f"{r.quality_high_after:.2f}, an estimate)")
         print(f"manifest written to {printable(out)}")
     return 0
 

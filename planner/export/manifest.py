@@ -74,6 +74,12 @@ class PredictedTotals(BaseModel):
     training_online_gpu_hours: float
     total_usd_offline: float
     total_usd_online: float
+    # added in version 4 (absent from older manifests)
+    total_usd_disaggregated: float | None = None
+    expected_acceptance_length: float | None = None     # planner/quality.py: an estimate
+    expected_acceptance_low: float | None = None
+    expected_acceptance_high: float | None = None
+    expected_speedup: float | None = None
 
 
 class Manifest(BaseModel):
@@ -123,7 +129,12 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
                                   training_offline_gpu_hours=p.training.offline_gpu_hours,
                                   training_online_gpu_hours=p.training.online_gpu_hours,
                                   total_usd_offline=p.cost_usd.total_offline,
-                                  total_usd_online=p.cost_usd.total_online),
+                                  total_usd_online=p.cost_usd.total_online,
+                                  total_usd_disaggregated=p.cost_usd.total_disaggregated,
+                                  expected_acceptance_length=p.quality.acceptance_length,
+                                  expected_acceptance_low=p.quality.acceptance_low,
+                                  expected_acceptance_high=p.quality.acceptance_high,
+                                  expected_speedup=p.quality.speedup),
         statistics=stats, notes=notes)
 
 

@@ -21,8 +21,9 @@ Version history
   decode's own compute efficiency `throughput.decode_mfu`, the scheduler caps `throughput.max_batch`
   (max_num_seqs) and `throughput.max_batched_tokens` (None: the engine's default for the GPU),
   `kv_dtype`, the trainer's recipe `training.ttt_steps/num_anchors/block_size` (None: the layout's),
-  the disaggregated mode and the node network; the custom model gains its MLP width, the parameters
-  a text forward skips and the Gated DeltaNet shape. A version-3 scenario meant: its throughput mode
+  the disaggregated mode and the node network, and the quality estimate's serving inputs
+  (`quality`: workload, domain transfer, served tokens a day, serving GPU); the custom model gains
+  its MLP width, the parameters a text forward skips and the Gated DeltaNet shape. A version-3 scenario meant: its throughput mode
   as written, decode at the prefill MFU (its own or the GPU preset's, which version 3 used for
   decode), no token cap on the decode batch, a bf16 KV cache. It had no recipe inputs: they take
   the layout's pipeline defaults, which is what a run of that pipeline does (version 3 counted one

@@ -1,0 +1,304 @@
+"""Phase 6: what the drafter is expected to gain from the mix, the other side of the tradeoff. An
+ESTIMATE on a few published points (planner/presets/quality.yaml, each cited there).
+
+For a drafter kind, a data-scaling series gives a saturating curve of the acceptance length
+    tau(D) = 1 + A D / (D + D_half)          (D: training tokens)
+and its full-data reference run gives each domain's level tau_ref[d]. A domain d of the serving
+workload then reaches
+    tau_d = 1 + (tau_ref[d] - 1) x s(D'_d) / s(D_ref),   s(D) = D / (D + D_half)
+where D'_d = D_d + transfer x (D - D_d) counts the domain's own training tokens fully and the other
+domains' at `transfer` (a domain with no data is worse, not zero), in reference-epoch equivalents:
+D x g(E) / g(E_ref), g(E) = 1 + R* (1 - exp(-(E - 1) / R*)) (Muennighoff et al. 2023, eq. 5). A mix
+whose responses are not regenerated loses the regeneration gain (the references regenerated).
+The workload-weighted tau is sum_d w_d tau_d; speedup = a tau + b from the same paper's pairs,
+never below tau / (1 + c) with c that paper's mean per-cycle overhead.
+
+The band: the curve re-fitted through the points moved by their reading error either way, the
+low side also a less tuned recipe (recipe_spread) and the larger regeneration gain; it widens by
+1 + |ln(D / D_edge)| outside the range of the published points (extrapolation).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner.catalog.paths import SHIPPED_CATALOG
+from planner.ids import FAMILIES
+
+PRESETS = Path(__file__).resolve().parent / "presets"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Point(_Strict):
+    label: str
+    samples: int | list[int]
+    component: str | list[str] | None = None     # catalog components whose mean tokens size a sample
+    tokens_per_sample: float | None = None       # or an estimate
+    tau: float
+    error: float = Field(ge=0)
+    source: str
+
+
+class Scaling(_Strict):
+    source: str
+    points: list[Point] = Field(min_length=2)
+    fitted: dict[str, float]
+
+
+class Reference(_Strict):
+    label: str
+    samples: int | list[int]
+    component: str | list[str] | None = None
+    tokens_per_sample: float | None = None
+    tokens_source: str | None = None
+    epochs: float
+    epochs_source: str
+    regenerated: bool
+
+
+class Level(_Strict):
+    tau: float = Field(gt=1)
+    source: str
+
+
+class Speedup(_Strict):
+    source: str
+    pairs: list[tuple[float, float]] = Field(min_length=2)
+    fitted: dict[str, float]
+
+
+class Valued(_Strict):
+    value: float
+    range: list[float] | None = None
+    source: str
+
+
+class DrafterQuality(_Strict):
+    name: str
+    scaling: Scaling
+    reference: Reference
+    domains: dict[str, Level]
+    speedup: Speedup
+    epoch_saturation: Valued
+
+
+class QualityPresets(_Strict):
+    families: list[str]
+    transfer: Valued
+    regeneration: Valued
+    recipe_spread: Valued
+    drafters: dict[str, DrafterQuality]
+
+
+@functools.cache
+def quality_presets() -> QualityPresets:
+    with open(PRESETS / "quality.yaml", encoding="utf-8") as fh:
+        q = QualityPresets(**yaml.safe_load(fh))
+    if tuple(q.families) != FAMILIES:
+        raise ValueError(f"quality.yaml families {q.families} must be planner.ids.FAMILIES {FAMILIES}")
+    for kind, d in q.drafters.items():
+        if sorted(d.domains) != sorted(q.families):
+            raise ValueError(f"quality.yaml {kind}: domains {sorted(d.domains)} must be the families {q.families}")
+    return q
+
+
+@functools.cache
+def _catalog_mean_tokens() -> dict[str, float]:
+    """The shipped catalog's mean tokens per conversation (datasets_meta/components.yaml), the one
+    place those figures are written."""
+    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    return {c["id"]: float(c["mean_tokens"]["value"]) for c in data["components"]}
+
+
+def tokens_of(samples: int | list[int], component: str | list[str] | None, tokens_per_sample: float | None) -> float:
+    counts = samples if isinstance(samples, list) else [samples]
+    if component is not None:
+        names = component if isinstance(component, list) else [component]
+        means = _catalog_mean_tokens()
+        return float(sum(n * means[c] for n, c in zip(counts, names)))
+    return float(sum(counts) * tokens_per_sample)
+
+
+def fit_curve(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """(A, D_half) of tau = 1 + A D / (D + D_half) through two points (closed form); with more,
+    the two at the ends of the range (the middle ones are read off charts and only bound it)."""
+    (d1, t1), (d2, t2) = sorted(points)[0], sorted(points)[-1]
+    y1, y2 = t1 - 1, t2 - 1
+    x, r = d2 / d1, y2 / y1
+    if not 1 < r < x:
+        raise ValueError(f"points ({d1:g}, {t1:g}) and ({d2:g}, {t2:g}) do not rise and saturate")
+    h = x * (1 - r) / (r - x) * d1
+    return y1 * (d1 + h) / d1, h
+
+
+def fit_speedup(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """Least squares speedup = a tau + b."""
+    n = len(pairs)
+    mt = sum(t for t, _ in pairs) / n
+    ms = sum(s for _, s in pairs) / n
+    a = sum((t - mt) * (s - ms) for t, s in pairs) / sum((t - mt) ** 2 for t, _ in pairs)
+    return a, ms - a * mt
+
+
+def epoch_equivalent(epochs: float, saturation: float) -> float:
+    """g(E): how many epochs' worth of new data E passes over the same data are (E < 1: a fraction)."""
+    if epochs <= 1:
+        return epochs
+    return 1 + saturation * (1 - math.exp(-(epochs - 1) / saturation))
+
+
+class QualityPlan(BaseModel):
+    drafter: str
+    acceptance_length: float
+    acceptance_low: float
+    acceptance_high: float
+    speedup: float
+    speedup_low: float
+    speedup_high: float
+    per_domain: dict[str, float]
+    per_domain_low: dict[str, float] = {}
+    per_domain_high: dict[str, float] = {}
+    workload: dict[str, float]                 # serving shares per family (normalised)
+    training_tokens: dict[str, float]          # the mix's training tokens per family
+    effective_tokens: float = 0.0              # all of them in the reference's epoch equivalents
+    extrapolated: bool = False                 # outside the published points' range
+    payback_days: float | None = None
+    serving_gpu: str | None = None
+    serving_decode_tokens_per_s_per_gpu: float | None = None
+    saved_usd_per_day: float | None = None
+    sources: list[str] = []
+    warnings: list[str] = Field(default_factory=list, exclude=True)
+
+
+def family_of(family: str) -> str:
+    """A catalog family, or general for the names older catalogs used (custom, uniform)."""
+    return family if family in FAMILIES else "general"
+
+
+def _tau_domain(level: float, d_eff: float, d_ref: float, d_half: float) -> float:
+    s = lambda d: d / (d + d_half)  # noqa: E731
+    return 1 + (level - 1) * s(d_eff) / s(d_ref)
+
+
+def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
+            workload: dict[str, float] | None, transfer: float | None = None) -> QualityPlan:
+    """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring)."""
+    q = quality_presets()
+    d = q.drafters[kind]
+    warnings: list[str] = []
+    t = q.transfer.value if transfer is None else transfer
+    tokens = {f: 0.0 for f in FAMILIES}
+    for f, v in tokens_by_family.items():
+        tokens[family_of(f)] += v
+    total = sum(tokens.values())
+    if workload is None:
+        shares = {f: (tokens[f] / total if total else 1.0 / len(FAMILIES)) for f in FAMILIES}
+    else:
+        s = sum(workload.values())
+        shares = {f: workload.get(f, 0.0) / s for f in FAMILIES}
+    sat = d.epoch_saturation.value
+    scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
+    d_ref = tokens_of(d.reference.samples, d.reference.component, d.reference.tokens_per_sample)
+    pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
+    _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+    lo_pts = sorted(pts)
+    # the curve through the points moved by their errors either way: steeper (lower on the small
+    # side) and flatter
+    _, h_steep = fit_curve([(lo_pts[0][0], lo_pts[0][1] - lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] + lo_pts[-1][2])])
+    _, h_flat = fit_curve([(lo_pts[0][0], lo_pts[0][1] + lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] - lo_pts[-1][2])])
+    d_min, d_max = lo_pts[0][0], lo_pts[-1][0]
+    regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
+    regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
+    spread = q.recipe_spread.value
+    per, low, high = {}, {}, {}
+    extrapolated = False
+    for f in FAMILIES:
+        own = tokens[f] * scale
+        eff = own + t * (total * scale - own)
+        level = d.domains[f].tau
+        if eff <= 0:
+            per[f], low[f], high[f] = 1.0, 1.0, 1.0
+            continue
+        mid = _tau_domain(level, eff, d_ref, h) * regen_gain
+        a = _tau_domain(level, eff, d_ref, h_steep) * regen_low
+        b = _tau_domain(level, eff, d_ref, h_flat) * regen_gain
+        lo_, hi_ = min(a, b, mid), max(a, b, mid)
+        lo_ = 1 + (lo_ - 1) * (1 - spread)
+        widen = 1 + max(0.0, math.log(d_min / eff), math.log(eff / d_max))
+        extrapolated |= widen > 1
+        per[f] = mid
+        low[f] = max(1.0, mid - (mid - lo_) * widen)
+        high[f] = mid + (hi_ - mid) * widen
+    tau = sum(shares[f] * per[f] for f in FAMILIES)
+    tau_low = sum(shares[f] * low[f] for f in FAMILIES)
+    tau_high = sum(shares[f] * high[f] for f in FAMILIES)
+    a, b = fit_speedup(d.speedup.pairs)
+    c = sum(t_ / s_ - 1 for t_, s_ in d.speedup.pairs) / len(d.speedup.pairs)
+    speed = lambda x: max(a * x + b, x / (1 + c))  # noqa: E731
+    if extrapolated:
+        warnings.append(f"drafter quality: the mix's training tokens lie outside the published points for "
+                        f"{d.name} ({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide")
+    return QualityPlan(
+        drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high, speedup=speed(tau),
+        speedup_low=speed(tau_low), speedup_high=speed(tau_high), per_domain=per, per_domain_low=low,
+        per_domain_high=high, workload=shares, training_tokens=tokens, effective_tokens=total * scale,
+        extrapolated=extrapolated,
+        sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
+                 q.recipe_spread.source, d.epoch_saturation.source],
+        warnings=warnings)
+
+
+def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
+                 transfer: float | None = None):
+    """The expected tau of `quality()` as a fast function of the training tokens per family (for
+    the trim's search, which evaluates it thousands of times): the same curve and levels."""
+    q = quality_presets()
+    d = q.drafters[kind]
+    t = q.transfer.value if transfer is None else transfer
+    sat = d.epoch_saturation.value
+    scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
+    d_ref = tokens_of(d.reference.samples, d.reference.component, d.reference.tokens_per_sample)
+    _, h = fit_curve([(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau) for p in d.scaling.points])
+    gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
+    s_ref = d_ref / (d_ref + h)
+    total_w = sum(workload.values()) or 1.0
+    terms = [(f, workload.get(f, 0.0) / total_w, d.domains[f].tau) for f in FAMILIES if workload.get(f, 0.0) > 0]
+
+    def tau(tokens: dict[str, float]) -> float:
+        total = sum(tokens.values()) * scale
+        out = 0.0
+        for f, w, level in terms:
+            own = tokens.get(f, 0.0) * scale
+            eff = own + t * (total - own)
+            out += w * ((1 + (level - 1) * (eff / (eff + h)) / s_ref) * gain if eff > 0 else 1.0)
+        return out
+    return tau
+
+
+def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tokens_per_s_per_gpu: float,
+            usd_per_gpu_hour: float | None, one_off_usd: float, gpu: str) -> QualityPlan:
+    """Days of serving `serving_tokens_per_day` until the GPU time speculation saves repays
+    `one_off_usd` (extraction, storage, transfer and training): the GPU-hours a day without the
+    drafter, T / (decode rate x 3600), shrink by 1 - 1/speedup. In place, returned."""
+    qp.serving_gpu = gpu
+    qp.serving_decode_tokens_per_s_per_gpu = decode_tokens_per_s_per_gpu
+    if not serving_tokens_per_day:
+        return qp
+    if usd_per_gpu_hour is None:
+        qp.warnings.append(f"payback: {gpu} has no public price; set a price to see the payback")
+        return qp
+    gpu_hours = serving_tokens_per_day / (decode_tokens_per_s_per_gpu * 3600)
+    saved = gpu_hours * (1 - 1 / qp.speedup) * usd_per_gpu_hour if qp.speedup > 1 else 0.0
+    qp.saved_usd_per_day = saved
+    qp.payback_days = one_off_usd / saved if saved > 0 else None
+    if saved <= 0:
+        qp.warnings.append("payback: the expected speedup is not above 1, the drafter never pays back")
+    return qp
