@@ -29,6 +29,12 @@ QUALITY_STEPS = 64
 BISECT_STEPS = 48
 
 
+def _bisect_steps(upper: dict[str, int]) -> int:
+    """Bisection steps on a fraction of the rows until a step moves no component by a whole row
+    (at most BISECT_STEPS): log2(2 x the largest row count)."""
+    return min(BISECT_STEPS, max(1, math.ceil(math.log2(2 * max(max(upper.values(), default=1), 1))) + 1))
+
+
 class Budget(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     storage_tb: float | None = Field(None, gt=0, le=1e9)
@@ -195,7 +201,7 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         if not fits(p0):
             raise infeasible(p0, "the protected components" if protected else "the fixed costs")
         lo, hi = 0.0, 1.0
-        for _ in range(BISECT_STEPS):
+        for _ in range(_bisect_steps(upper)):
             mid = (lo + hi) / 2
             if fits(run(scaled(mid), cap)):
                 lo = mid
@@ -398,7 +404,7 @@ def _fit_down(target: dict[str, int], protected, run, fits):
     if fits(p):
         return target, p
     lo, hi = 0.0, 1.0
-    for _ in range(BISECT_STEPS):
+    for _ in range(_bisect_steps(target)):
         mid = (lo + hi) / 2
         trial = {i: (target[i] if i in protected else int(math.floor(mid * target[i]))) for i in ids}
         if fits(run(trial)):
