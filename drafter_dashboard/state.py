@@ -22,12 +22,13 @@ MIX_DEFAULT = "_mix_default"       # the default mix as loaded, when the scenari
 def mix_from_scenario(s: Scenario, catalog) -> list[dict]:
     if s.uniform is not None:
         return []
-    return [{**m.model_dump(), "include": True} for m in resolved_mix(s, catalog)]
+    return [m.model_dump() for m in resolved_mix(s, catalog)]
 
 
 def _mix_items(rows: list[dict]) -> list[dict]:
-    return [{"id": m["id"], "rows": int(m["rows"]), "selection": m.get("selection", "uniform"),
-             "seed": int(m.get("seed", 0))} for m in rows if m.get("include", True)]
+    """The editor's rows as the scenario's mix: unchecked components stay, with include False."""
+    return [{"id": m["id"], "rows": int(m["rows"]), "include": bool(m.get("include", True)),
+             "selection": m.get("selection", "uniform"), "seed": int(m.get("seed", 0))} for m in rows]
 
 
 def load_into_widgets(s: Scenario, catalog) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from planner.extraction import ExtractionPlan
+from planner.findings import Finding, finding
 from planner.scenario import Costs
 from planner.specs import GPUSpec
 from planner.training import TrainingPlan
@@ -26,15 +27,15 @@ class CostPlan(BaseModel):
     storage_usd_per_tb_month: float
     breakeven_epochs: float | None = None   # offline is cheaper from this many epochs on; None: never
     breakeven_epochs_disaggregated: float | None = None   # offline cheaper than disaggregated from here on
-    warnings: list[str] = Field(default_factory=list, exclude=True)   # also in Plan.warnings
+    warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
-def _price(given: float | None, gpu: GPUSpec, phase: str, warnings: list[str]) -> float:
+def _price(given: float | None, gpu: GPUSpec, phase: str, warnings: list[Finding]) -> float:
     if given is not None:
         return given
     price = gpu.default_price()
     if price is None:
-        warnings.append(f"{gpu.id} has no public price: set the {phase} $/GPU-hour to cost it")
+        warnings.append(finding("no-price", f"{gpu.id} has no public price: set the {phase} $/GPU-hour to cost it"))
         return 0.0
     return price
 
@@ -45,7 +46,7 @@ def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, 
     regeneration and training with the target forward; disaggregated pays the regeneration and, every
     epoch, its capture and trainer GPUs. Break-even: the capture, egress and storage that only offline
     pays, over what the other mode costs more per epoch."""
-    warnings: list[str] = []
+    warnings: list[Finding] = []
     ex_price = _price(c.extraction_usd_per_gpu_hour, ex_gpu, "extraction", warnings)
     tr_price = _price(c.training_usd_per_gpu_hour, tr_gpu, "training", warnings)
     tb_month = c.storage_usd_per_tb_month if c.storage_usd_per_tb_month is not None else store["usd_per_tb_month"]

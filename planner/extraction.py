@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from planner.calibration import Calibration, measurements, nearest
 from planner.errors import PlannerInputError
+from planner.findings import Finding, finding
 from planner.scenario import Throughput
 from planner.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
 from planner.storage import Workload
@@ -57,7 +58,7 @@ class ExtractionPlan(BaseModel):
     bound: str
     decode_bound: str
     capture_bound: str
-    warnings: list[str] = Field(default_factory=list, exclude=True)   # also in Plan.warnings
+    warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
 def usable_memory_bytes(gpu: GPUSpec) -> float:
@@ -213,7 +214,7 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
                prefill_mfu: float, write_bytes: float, disk_write_bytes_per_s: float,
                kv_dtype: str = "bf16") -> ExtractionPlan:
     """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu`, writing `write_bytes`."""
-    warnings: list[str] = []
+    warnings: list[Finding] = []
     weights = model.weight_bytes(weight_dtype)
     seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
     seq_bytes = model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
@@ -225,11 +226,12 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
             f"x {gpu.id} ({gpu.memory_gb:g} GB each); choose a larger GPU or fp8 weights")
     replicas = gpus // tp
     if replicas == 0:
-        warnings.append(f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB of weights); "
-                        f"you gave {gpus} GPU(s), so the plan uses {tp}")
+        warnings.append(finding("tp-raised", f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
+                                             f"of weights); you gave {gpus} GPU(s), so the plan uses {tp}"))
         replicas = 1
     elif gpus % tp:
-        warnings.append(f"{gpus % tp} of {gpus} extraction GPUs sit idle: tensor parallelism {tp} groups them by {tp}")
+        warnings.append(finding("idle-gpus", f"{gpus % tp} of {gpus} extraction GPUs sit idle: tensor parallelism {tp} "
+                                             f"groups them by {tp}"))
     gpus_used = replicas * tp
     tp_eff = t.tensor_parallel_efficiency if tp > 1 else 1.0
     nodes = math.ceil(gpus_used / GPUS_PER_NODE)
@@ -257,15 +259,16 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
             prefill_tps *= calibration.factor
             decode_tps *= calibration.factor
             if not calibration.row:
-                warnings.append(f"calibrated throughput: {calibration.note}")
+                warnings.append(finding("calibration", f"calibrated throughput: {calibration.note}"))
         decode_hours = hours_at(work.output_tokens, decode_tps * gpus_used)
         gpu_capture = hours_at(work.tokens, prefill_tps * gpus_used)
         disk_capture = hours_at(write_bytes, disk_rate)
         capture_hours = max(gpu_capture, disk_capture)
         capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
         if capture_bound == "disk write":
-            warnings.append(f"hidden-state capture is I/O-bound: the disks write {disk_rate / 1e9:,.1f} GB/s, "
-                            f"the GPUs could produce {write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s")
+            warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the disks write "
+                                    f"{disk_rate / 1e9:,.1f} GB/s, the GPUs could produce "
+                                    f"{write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s"))
     serve_out, serve_total = serving(prefill_tps, decode_tps, max(isl, 1.0), osl)
     wall = decode_hours + capture_hours
     bound = f"{decode_bound} (decode)" if decode_hours >= capture_hours else f"{capture_bound} (capture)"

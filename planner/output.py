@@ -124,6 +124,14 @@ class ComponentOutput(_Out):
     training_tokens: int
 
 
+class FindingOutput(_Out):
+    severity: str           # blocks | costs | note (planner/findings.py)
+    code: str
+    text: str
+    components: list[str]
+    fix: str
+
+
 class AssumptionOutput(_Out):
     name: str
     value: str
@@ -169,6 +177,7 @@ class PlanOutput(_Out):
     quality: QualityOutput
     components: list[ComponentOutput]
     warnings: list[str]
+    findings: list[FindingOutput]
     assumptions: list[AssumptionOutput]
 
     @classmethod
@@ -192,7 +201,7 @@ class PlanOutput(_Out):
                 storage_bytes=round(x.storage_bytes), share_of_rows=x.share_of_rows,
                 share_of_bytes=x.share_of_bytes, truncated_share=x.truncated_share,
                 training_tokens=round(x.training_tokens)) for x in p.components],
-            warnings=p.warnings,
+            warnings=p.warnings, findings=[_part(FindingOutput, f) for f in p.findings],
             assumptions=[_part(AssumptionOutput, a) for a in p.assumptions],
         )
 

@@ -17,6 +17,7 @@ from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.costs import CostPlan, costs
 from planner.distributions import Atoms, fan_out, point_mass, shortest
 from planner.errors import PlannerInputError
+from planner.findings import Finding, finding
 from planner.extraction import TP_DEGREES, ExtractionPlan, extraction, serving_decode_rate
 from planner.output import PlanOutput
 from planner.scenario import MixItem, Scenario
@@ -89,7 +90,8 @@ class Plan(BaseModel):
     wall_days_online: float
     wall_days_disaggregated: float = 0.0
     components: list[ComponentPlan]
-    warnings: list[str]
+    warnings: list[str]                  # the findings' texts
+    findings: list[Finding] = []
     assumptions: list[Assumption]
 
     def to_json_dict(self) -> dict:
@@ -127,8 +129,14 @@ def _lookup(table: dict, field: str, key: str) -> dict:
 
 
 def resolved_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
-    """The scenario's components: its own list, or the catalog's default mix when it gives none."""
+    """The scenario's components: its own list, or the catalog's default mix when it gives none
+    (unchecked ones included)."""
     return list(s.mix) if s.mix is not None else [MixItem(id=i, rows=r) for i, r in cat.default_mix()]
+
+
+def included_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
+    """The components the plan counts: the checked ones."""
+    return [m for m in resolved_mix(s, cat) if m.include]
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,8 @@ def _mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
                        conv, fan_out(conv))]
     out = []
     for i, item in enumerate(resolved_mix(s, cat)):
+        if not item.include:
+            continue
         comp = cat.components.get(item.id)
         if comp is None:
             raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
@@ -168,15 +178,20 @@ def _mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
 
 @dataclass
 class _Warnings:
-    """The plan's warnings, each also noted on the components it concerns."""
+    """The plan's findings (planner/findings.py), each also noted on the components it concerns."""
 
-    texts: list[str] = field(default_factory=list)
+    found: list[Finding] = field(default_factory=list)
     notes: dict[str, list[str]] = field(default_factory=dict)
 
-    def add(self, text: str, ids: tuple[str, ...] = ()) -> None:
-        self.texts.append(text)
-        for i in ids:
-            self.notes.setdefault(i, []).append(text)
+    def add(self, code: str | Finding, text: str = "", ids: tuple[str, ...] = ()) -> None:
+        f = code if isinstance(code, Finding) else finding(code, text, ids)
+        self.found.append(f)
+        for i in f.components:
+            self.notes.setdefault(i, []).append(f.text)
+
+    @property
+    def texts(self) -> list[str]:
+        return [f.text for f in self.found]
 
 
 def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
@@ -249,8 +264,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     trn.breakeven_epochs = cost.breakeven_epochs
     trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
     qual = _quality(s, model, ex_gpu, ex, layout_spec, components, cost)
-    for text in ex.warnings + trn.warnings + cost.warnings + qual.warnings:
-        warn.add(text)
+    for f in ex.warnings + trn.warnings + cost.warnings + qual.warnings:
+        warn.add(f)
 
     _plan_warnings(s, cat, layout, files, compressed, components, warn)
     for c in components:
@@ -274,7 +289,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
         wall_days_offline=(ex.wall_hours + tr.hours + trn.offline_wall_hours) / 24,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
-        components=components, warnings=warn.texts, assumptions=assumptions(context),
+        components=components, warnings=warn.texts, findings=warn.found, assumptions=assumptions(context),
     )
     _refuse_non_finite(plan_)
     return plan_
@@ -291,12 +306,13 @@ def _quality(s: Scenario, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan,
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
                  transfer=q.domain_transfer)
     if q.workload is not None and abs(sum(q.workload.values()) - 1) > 1e-6:
-        qp.warnings.append(f"quality.workload: the shares sum to {sum(q.workload.values()):g}; they were scaled to 1")
+        qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
+                                   f"{sum(q.workload.values()):g}; they were scaled to 1"))
     gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
     rate = serving_decode_rate(model, gpu, s.throughput, weight_dtype=s.weight_dtype, kv_dtype=s.kv_dtype,
                                components=components, calibration=ex.calibration)
     if rate is None:
-        qp.warnings.append(f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve")
+        qp.warnings.append(finding("payback", f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve"))
         return qp
     price = gpu.default_price() if q.serving_gpu or s.costs.extraction_usd_per_gpu_hour is None \
         else s.costs.extraction_usd_per_gpu_hour
@@ -324,10 +340,12 @@ def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], wor
             share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
             mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag))
         if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
-            warn.add(f"{m.id}: {m.rows:,} rows selected but only {cat.components[m.id].rows_available:,} exist", (m.id,))
+            warn.add("rows-over-available", f"{m.id}: {m.rows:,} rows selected but only "
+                     f"{cat.components[m.id].rows_available:,} exist", (m.id,))
         if truncated > 0.2 and m.rows:
             verb = "drops rows holding" if eff.overflow == "skip" else "cuts"
-            warn.add(f"{m.id}: the {eff.max_seq_len:,}-token cap {verb} {truncated:.0%} of its tokens", (m.id,))
+            warn.add("cap-truncates", f"{m.id}: the {eff.max_seq_len:,}-token cap {verb} {truncated:.0%} of its tokens",
+                     (m.id,))
     return out
 
 
@@ -364,11 +382,11 @@ def _padding_warning(spec: LayoutSpec, eff: Effective, tokens: float, unpadded_t
     if eff.padding != "none" and unpadded_tokens and tokens > 1.05 * unpadded_tokens:
         why = (f"batches of {eff.capture_batch_size} padded to their longest row" if eff.padding == "batch"
                else f"every row padded to {eff.max_seq_len:,} tokens")
-        warn.add(f"{spec.name}: {why} store {tokens / unpadded_tokens:.2f}x the tokens of the rows themselves"
+        warn.add("padding", f"{spec.name}: {why} store {tokens / unpadded_tokens:.2f}x the tokens of the rows themselves"
                  + (" (a capture batch of 1, or length-sorted batches, avoid it)" if eff.padding == "batch" else ""))
     dropped = rows_before - rows
     if dropped >= 0.5:
-        warn.add(f"{spec.name}: drop_last leaves out the last partial capture batch: {dropped:,.0f} of "
+        warn.add("drop-last", f"{spec.name}: drop_last leaves out the last partial capture batch: {dropped:,.0f} of "
                  f"{rows_before:,.0f} rows are never captured")
 
 
@@ -376,20 +394,20 @@ def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout,
                    components: list[ComponentPlan], warn: _Warnings) -> None:
     """Warnings on the whole plan (disk, files, compression, fixed rate) and on pairs of components."""
     if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
-        warn.add(f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
+        warn.add("disk-capacity", f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
     if files > 1_000_000 and layout.spec.grouping == "per_row":
-        warn.add(f"{files:,.0f} files, one per training row: plan for the inode count and "
+        warn.add("many-files", f"{files:,.0f} files, one per training row: plan for the inode count and "
                  f"per-file overhead of millions of small files")
     if s.compression > 1.2 and layout.hidden_dtype != "fp8":
-        warn.add(f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
+        warn.add("compression", f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
     if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
-        warn.add(f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
+        warn.add("fixed-rate", f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
                  f"engines by about an order of magnitude (use the roofline mode)")
     if cat is not None:
         for ids, text in overlap_warnings(cat, {c.id: c.rows for c in components}):
-            warn.add(text, ids)
+            warn.add("overlap", text, ids)
         for ids, text in licence_warnings(cat, [c.id for c in components if c.rows]):
-            warn.add(text, ids)
+            warn.add("licence", text, ids)
 
 
 def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tuple[str, ...], str]]:

@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import SHIPPED_CATALOG
+from planner.findings import Finding, finding
 from planner.ids import FAMILIES
 
 PRESETS = Path(__file__).resolve().parent / "presets"
@@ -175,7 +176,7 @@ class QualityPlan(BaseModel):
     serving_decode_tokens_per_s_per_gpu: float | None = None
     saved_usd_per_day: float | None = None
     sources: list[str] = []
-    warnings: list[str] = Field(default_factory=list, exclude=True)
+    warnings: list[Finding] = Field(default_factory=list, exclude=True)
 
 
 def family_of(family: str) -> str:
@@ -193,7 +194,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring)."""
     q = quality_presets()
     d = q.drafters[kind]
-    warnings: list[str] = []
+    warnings: list[Finding] = []
     t = q.transfer.value if transfer is None else transfer
     tokens = {f: 0.0 for f in FAMILIES}
     for f, v in tokens_by_family.items():
@@ -244,8 +245,8 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     c = sum(t_ / s_ - 1 for t_, s_ in d.speedup.pairs) / len(d.speedup.pairs)
     speed = lambda x: max(a * x + b, x / (1 + c))  # noqa: E731
     if extrapolated:
-        warnings.append(f"drafter quality: the mix's training tokens lie outside the published points for "
-                        f"{d.name} ({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide")
+        warnings.append(finding("quality-extrapolated", f"drafter quality: the mix's training tokens lie outside the "
+                                f"published points for {d.name} ({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
     return QualityPlan(
         drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high, speedup=speed(tau),
         speedup_low=speed(tau_low), speedup_high=speed(tau_high), per_domain=per, per_domain_low=low,
@@ -293,12 +294,12 @@ def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tok
     if not serving_tokens_per_day:
         return qp
     if usd_per_gpu_hour is None:
-        qp.warnings.append(f"payback: {gpu} has no public price; set a price to see the payback")
+        qp.warnings.append(finding("payback", f"payback: {gpu} has no public price; set a price to see the payback"))
         return qp
     gpu_hours = serving_tokens_per_day / (decode_tokens_per_s_per_gpu * 3600)
     saved = gpu_hours * (1 - 1 / qp.speedup) * usd_per_gpu_hour if qp.speedup > 1 else 0.0
     qp.saved_usd_per_day = saved
     qp.payback_days = one_off_usd / saved if saved > 0 else None
     if saved <= 0:
-        qp.warnings.append("payback: the expected speedup is not above 1, the drafter never pays back")
+        qp.warnings.append(finding("payback", "payback: the expected speedup is not above 1, the drafter never pays back"))
     return qp

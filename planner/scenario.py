@@ -28,6 +28,7 @@ class _Strict(BaseModel):
 class MixItem(_Strict):
     id: Id
     rows: int = Field(ge=0, le=10**10)
+    include: bool = True        # an unchecked component stays in the scenario (and its manifest and link), unplanned
     selection: Literal["uniform", "first", "shortest"] = "uniform"   # shortest: the n shortest of those available
     seed: int = Field(0, ge=0, le=2**32 - 1)
 

@@ -18,6 +18,7 @@ import math
 from pydantic import BaseModel, Field
 
 from planner.drafter import DrafterFlops, DrafterKnobs
+from planner.findings import Finding, finding
 from planner.extraction import GPUS_PER_NODE, prefill_flops_per_token, usable_memory_bytes
 from planner.scenario import Disaggregated, Training
 from planner.specs import GPUSpec, ModelSpec
@@ -61,7 +62,7 @@ class TrainingPlan(BaseModel):
     disaggregated_regeneration_hours: float = 0.0
     disaggregated_rates_tokens_per_s: dict[str, float] = {}   # capture, network, training
     breakeven_epochs_disaggregated: float | None = None      # offline cheaper from this many epochs on
-    warnings: list[str] = Field(default_factory=list, exclude=True)   # also in Plan.warnings
+    warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
 def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
@@ -69,7 +70,7 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
              disk_read_bytes_per_s: float) -> TrainingPlan:
     """`t.epochs` of `flops` on `t.gpus` x `gpu`; offline reads `bytes_on_disk` every epoch from one
     disk per node of 8 GPUs."""
-    warnings: list[str] = []
+    warnings: list[Finding] = []
     peak = gpu.peak_flops("bf16")
     gpus = t.gpus
     compute_h = hours_at(flops.total, gpus * peak * t.mfu)
@@ -78,13 +79,14 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     epoch_off = max(compute_h, read_h)
     bound = "disk read" if read_h > compute_h else "compute"
     if bound == "disk read":
-        warnings.append(f"offline training is I/O-bound: reading the hidden states takes {read_h:,.1f} h per epoch "
-                        f"against {compute_h:,.1f} h of compute")
+        warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states takes "
+                                f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
     target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
     online_fits = model.weight_bytes("bf16") + 16 * drafter_params <= gpus * usable_memory_bytes(gpu)
     if not online_fits:
-        warnings.append(f"online training needs the target ({model.weight_bytes('bf16') / 1e9:,.0f} GB) and the "
-                        f"drafter's training state on the {gpus} x {gpu.id}: it does not fit")
+        warnings.append(finding("online-does-not-fit", f"online training needs the target "
+                                f"({model.weight_bytes('bf16') / 1e9:,.0f} GB) and the drafter's training state on the "
+                                f"{gpus} x {gpu.id}: it does not fit"))
     epoch_on = compute_h + target_h
     seconds = epoch_off * 3600
     return TrainingPlan(
@@ -128,7 +130,7 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
     tp.disaggregated_gpu_hours = regen_h * used + tp.epochs * epoch_h * (used + train_gpus)
     one_row = max_row_tokens * stream_bytes_per_token * train_gpus
     if d.stream_buffer_gb * 1e9 < one_row:
-        tp.warnings.append(f"disaggregated: the {d.stream_buffer_gb:g} GB stream buffer holds less than one "
-                           f"{max_row_tokens:,.0f}-token row per trainer ({one_row / 1e9:,.1f} GB): trainers wait "
-                           f"on every row")
+        tp.warnings.append(finding("buffer-small", f"disaggregated: the {d.stream_buffer_gb:g} GB stream buffer holds less "
+                                   f"than one {max_row_tokens:,.0f}-token row per trainer ({one_row / 1e9:,.1f} GB): "
+                                   "trainers wait on every row"))
     return tp

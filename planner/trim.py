@@ -131,8 +131,9 @@ class TrimInfeasible(PlannerInputError):
 
 
 def _rows_of(s: Scenario, cat: StatsCatalog | None) -> list[dict]:
+    """Every component of the mix, unchecked ones too (they stay in the trimmed scenario, unchanged)."""
     if s.uniform is not None:
-        return [{"id": "uniform", "rows": s.uniform.samples}]
+        return [{"id": "uniform", "rows": s.uniform.samples, "include": True}]
     return [m.model_dump() for m in resolved_mix(s, cat)]
 
 
@@ -142,7 +143,7 @@ def _with_rows(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> 
         u = s.uniform.model_copy(update={"samples": max(1, rows["uniform"])})
         changes["uniform"] = u
     else:
-        changes["mix"] = [dict(m, rows=int(rows[m["id"]])) for m in base]
+        changes["mix"] = [dict(m, rows=int(rows[m["id"]])) if m["id"] in rows else m for m in base]
     if cap is not ...:
         changes["max_seq_len"] = cap
     return s.model_copy(update=changes) if s.uniform is not None else Scenario.model_validate(
@@ -155,12 +156,14 @@ def utility(rows: dict[str, int], weights: dict[str, float]) -> float:
 
 def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: list[str] | None = None,
          weights: dict[str, float] | None = None, min_cap: int | None = None,
-         catalog: StatsCatalog | None = None) -> TrimResult:
+         min_family_share: dict[str, float] | None = None, catalog: StatsCatalog | None = None) -> TrimResult:
+    """`min_family_share` {family: F}: every component of that family keeps at least F of its rows
+    (a guardrail against a strategy that empties a family); protected components keep all."""
     if strategy not in STRATEGIES:
         raise PlannerInputError("strategy", strategy, f"one of {', '.join(STRATEGIES)}")
     cat = catalog or (get_catalog() if s.uniform is None else None)
     base = _rows_of(s, cat)
-    upper = {m["id"]: int(m["rows"]) for m in base}
+    upper = {m["id"]: int(m["rows"]) for m in base if m.get("include", True)}
     weights = weights or {}
     for k, v in weights.items():
         if k not in upper:
@@ -173,6 +176,7 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
     full = plan(s, cat)
     if strategy == "protect" and not protected:
         raise PlannerInputError("protect", protect, "name at least one component or family to protect")
+    floor = _floors(upper, protected, min_family_share or {}, cat)
 
     def run(rows: dict[str, int], cap=...) -> Plan:
         return plan(_with_rows(s, base, rows, cap), cat)
@@ -191,7 +195,7 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         return TrimInfeasible("budget", "?", "cannot be met")
 
     def scaled(f: float) -> dict[str, int]:
-        return {i: (u if i in protected else int(math.floor(f * u))) for i, u in upper.items()}
+        return {i: max(floor[i], int(math.floor(f * u))) for i, u in upper.items()}
 
     def best_fraction(cap=...) -> tuple[dict[str, int], Plan]:
         p1 = run(upper, cap)
@@ -199,7 +203,8 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
             return dict(upper), p1
         p0 = run(scaled(0.0), cap)
         if not fits(p0):
-            raise infeasible(p0, "the protected components" if protected else "the fixed costs")
+            raise infeasible(p0, "the protected components" if protected else
+                             "the family minimums" if any(floor.values()) else "the fixed costs")
         lo, hi = 0.0, 1.0
         for _ in range(_bisect_steps(upper)):
             mid = (lo + hi) / 2
@@ -241,17 +246,17 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         rows, p = best_fraction()
     elif strategy == "value":
         prop_rows, prop_plan = best_fraction()
-        rows, p = _value(upper, protected, weights, limits, full, run, fits)
+        rows, p = _value(upper, floor, weights, limits, full, run, fits)
         if utility(prop_rows, weights) > utility(rows, weights):
             rows, p = prop_rows, prop_plan
             note = "the proportional mix scored higher than the linearised optimum and was kept"
     elif strategy == "quality":
         # the greedy search over rows, against the proportional mix and the shortest cap that fits:
         # the one that keeps the most expected acceptance
-        candidates = [("greedy", *_quality_greedy(upper, protected, limits, full, run, fits), cap_before, ""),
+        candidates = [("greedy", *_quality_greedy(upper, floor, limits, full, run, fits), cap_before, ""),
                       ("proportional", *best_fraction(), cap_before,
                        "the proportional mix kept the most expected acceptance")]
-        if not protected:
+        if not any(floor.values()):
             try:
                 # the quality model counts the tokens a cap leaves but not what a drafter that never
                 # saw long rows loses on them: the cap goes no lower than min_cap, or half the cap
@@ -328,15 +333,28 @@ def _protected_ids(names: list[str], upper: dict[str, int], cat: StatsCatalog | 
     return out
 
 
-def _value(upper, protected, weights, limits, full: Plan, run, fits):
+def _floors(upper: dict[str, int], protected: set[str], shares: dict[str, float], cat) -> dict[str, int]:
+    """The rows each component keeps at least: all of a protected one, ceil(F x rows) of a family's."""
+    from planner.ids import FAMILIES
+    for fam, share in shares.items():
+        if fam not in FAMILIES:
+            raise PlannerInputError("min_family_share", fam, f"a family: {', '.join(FAMILIES)}")
+        if not (isinstance(share, (int, float)) and 0 <= share <= 1):
+            raise PlannerInputError(f"min_family_share.{fam}", share, "a share from 0 to 1")
+    family = {i: (cat.components[i].family if cat and i in cat.components else "general") for i in upper}
+    return {i: (u if i in protected else math.ceil(shares.get(family[i], 0.0) * u)) for i, u in upper.items()}
+
+
+def _value(upper, floor, weights, limits, full: Plan, run, fits):
     """max sum w_j log(1+x_j) s.t. sum_j a_kj x_j <= B_k, 0 <= x_j <= U_j, through the dual:
     x_j(lambda) = clip(w_j / sum_k lambda_k a_kj - 1, 0, U_j), each lambda_k found by bisection
     (cyclically) as the smallest that meets its budget. a_kj is each component's marginal cost
     per row at the full mix, from plan() with the component removed."""
     ids = list(upper)
-    free = [i for i in ids if i not in protected and upper[i] > 0]
+    free = [i for i in ids if floor[i] < upper[i]]
     a = _marginal_costs(upper, limits, full, run)
-    budget = [lim - sum(a[i][k] * upper[i] for i in protected) for k, (_, lim, _) in enumerate(limits)]
+    fixed = [i for i in ids if i not in free]
+    budget = [lim - sum(a[i][k] * upper[i] for i in fixed) for k, (_, lim, _) in enumerate(limits)]
     lam = [0.0] * len(limits)
 
     def x_of(lmb):
@@ -344,7 +362,7 @@ def _value(upper, protected, weights, limits, full: Plan, run, fits):
         for i in free:
             price = sum(lmb[k] * a[i][k] for k in range(len(limits)))
             w = weights.get(i, 1.0)
-            out[i] = upper[i] if price <= 0 else min(max(w / price - 1.0, 0.0), upper[i])
+            out[i] = upper[i] if price <= 0 else min(max(w / price - 1.0, floor[i]), upper[i])
         return out
 
     def load(k, x):
@@ -380,8 +398,8 @@ def _value(upper, protected, weights, limits, full: Plan, run, fits):
         if not changed:
             break
     x = x_of(lam)
-    target = {i: (upper[i] if i in protected else int(math.floor(x.get(i, 0.0)))) for i in ids}
-    return _fit_down(target, protected, run, fits)
+    target = {i: (upper[i] if i in fixed else max(floor[i], int(math.floor(x[i])))) for i in ids}
+    return _fit_down(target, floor, run, fits)
 
 
 def _marginal_costs(upper, limits, full: Plan, run) -> dict[str, list[float]]:
@@ -396,7 +414,7 @@ def _marginal_costs(upper, limits, full: Plan, run) -> dict[str, list[float]]:
     return a
 
 
-def _fit_down(target: dict[str, int], protected, run, fits):
+def _fit_down(target: dict[str, int], floor: dict[str, int], run, fits):
     """`target` if the real plan fits, else its free part scaled down (bisection) until it does:
     the linearised costs are exact for storage, approximate for time and dollars."""
     ids = list(target)
@@ -406,17 +424,17 @@ def _fit_down(target: dict[str, int], protected, run, fits):
     lo, hi = 0.0, 1.0
     for _ in range(_bisect_steps(target)):
         mid = (lo + hi) / 2
-        trial = {i: (target[i] if i in protected else int(math.floor(mid * target[i]))) for i in ids}
+        trial = {i: max(floor[i], int(math.floor(mid * target[i]))) for i in ids}
         if fits(run(trial)):
             lo = mid
         else:
             hi = mid
-    final = {i: (target[i] if i in protected else int(math.floor(lo * target[i]))) for i in ids}
+    final = {i: max(floor[i], int(math.floor(lo * target[i]))) for i in ids}
     return final, run(final)
 
 
-def _quality_greedy(upper, protected, limits, full: Plan, run, fits):
-    """max expected tau under linear budgets: from the protected components alone, add the step
+def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
+    """max expected tau under linear budgets: from the rows every component keeps (floor), add the step
     (1/64 of a component's rows) with the most tau per unit of the budget it uses most, while it
     fits; the serving workload stays the full mix's (or the scenario's), so a trimmed family still
     counts for what is served."""
@@ -429,8 +447,8 @@ def _quality_greedy(upper, protected, limits, full: Plan, run, fits):
     per_row = {i: (comp[i].training_tokens / upper[i] if upper[i] else 0.0) for i in upper}
     fam = {i: comp[i].family for i in upper}
     a = _marginal_costs(upper, limits, full, run)
-    room = [lim - sum(a[i][k] * upper[i] for i in protected) for k, (_, lim, _) in enumerate(limits)]
-    x = {i: (upper[i] if i in protected else 0) for i in upper}
+    room = [lim - sum(a[i][k] * floor[i] for i in upper) for k, (_, lim, _) in enumerate(limits)]
+    x = dict(floor)
 
     def tokens(rows):
         out: dict[str, float] = {}
@@ -442,7 +460,7 @@ def _quality_greedy(upper, protected, limits, full: Plan, run, fits):
     while True:
         best, best_gain = None, 0.0
         for i in upper:
-            if i in protected or x[i] >= upper[i]:
+            if x[i] >= upper[i]:
                 continue
             n = min(step[i], upper[i] - x[i])
             use = [a[i][k] * n for k in range(len(limits))]
@@ -459,4 +477,4 @@ def _quality_greedy(upper, protected, limits, full: Plan, run, fits):
         x[i] += n
         room = [r - u for r, u in zip(room, use)]
         current = tau(tokens(x))
-    return _fit_down(x, protected, run, fits)
+    return _fit_down(x, floor, run, fits)

@@ -179,8 +179,9 @@ def test_export_import_round_trip_through_the_ui(at, tmp_path):
     assert metric(at, "Samples") == in_batches(1500)
     at.toggle(key="w_show_manifest").set_value(True).run()
     exported = yaml.safe_load(at.code[0].value)   # the manifest preview the page exports
-    assert exported["scenario"]["mix"] == [{"id": "openorca", "rows": 1000, "selection": "uniform", "seed": 0},
-                                           {"id": "hermes_fc", "rows": 500, "selection": "uniform", "seed": 0}]
+    assert exported["scenario"]["mix"] == [
+        {"id": "openorca", "rows": 1000, "include": True, "selection": "uniform", "seed": 0},
+        {"id": "hermes_fc", "rows": 500, "include": True, "selection": "uniform", "seed": 0}]
     assert exported["scenario"]["extraction_gpus"] == 2 and exported["scenario"]["compression"] == 1.1
     assert exported["predicted"]["storage_bytes"] == pytest.approx(plan(s).storage_bytes)
     assert len(at.download_button) == 4

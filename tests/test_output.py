@@ -40,7 +40,7 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                         "unpadded_tokens", "files", "extraction",
                         "transfer_method", "transfer_hours", "training", "cost_usd", "wall_days_offline",
                         "wall_days_online", "components", "warnings", "assumptions"],
-              ["wall_days_disaggregated", "quality"])                        # issues 12 and 13
+              ["wall_days_disaggregated", "quality", "findings"])            # issues 12, 13 and 14
     _in_order(list(d["extraction"]), ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",
                                       "capture_hours", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
                                       "decode_batch", "tensor_parallel", "bound"],
@@ -87,3 +87,14 @@ def test_fractional_counts_round_to_the_nearest_whole():
                       regenerate=False))
     d = PlanOutput.from_plan(p).model_dump()
     assert d["tokens"] == 8 and d["storage_bytes"] == 384_030
+
+
+def test_findings_carry_severity_code_and_the_fix():
+    # the default plan's 82 TB do not fit its 30.72 TB disk: a blocking finding naming the fix
+    d = plan(Scenario()).to_json_dict()
+    blocks = [f for f in d["findings"] if f["severity"] == "blocks"]
+    assert [f["code"] for f in blocks] == ["disk-capacity"] and "Budget" in blocks[0]["fix"]
+    # warnings stay the findings' texts, in order
+    assert d["warnings"] == [f["text"] for f in d["findings"]]
+    licence = [f for f in d["findings"] if f["code"] == "licence"]
+    assert licence and all(f["severity"] == "note" and f["components"] for f in licence)

@@ -85,7 +85,7 @@ def test_regeneration_epochs_and_the_band():
     assert tiny.extrapolated and not regen.extrapolated
     assert (tiny.acceptance_high - tiny.acceptance_low) / tiny.acceptance_length > \
         (regen.acceptance_high - regen.acceptance_low) / regen.acceptance_length
-    assert any("outside the published points" in w for w in tiny.warnings)
+    assert any("outside the published points" in w.text and w.code == "quality-extrapolated" for w in tiny.warnings)
 
 
 def test_removing_a_domain_lowers_it_and_raises_no_other():

@@ -368,3 +368,31 @@ def test_shortest_selection_plans_and_materializes_the_shortest_rows(tmp_path, l
     assert [json.loads(x)["conversations"][0]["content"] for x in out.read_text().splitlines()] == \
         ["question 0", "question 1", "question 2"]
     assert selected_indices(4, 2, "shortest", 0, lengths=[9, 3, 7, 3]) == [1, 3]
+
+
+@pytest.mark.parametrize("strategy", ["proportional", "quality", "value", "cap"])
+def test_min_family_share_keeps_every_component_of_the_family(strategy):
+    from planner.trim import Budget, trim
+    s = default_scenario()
+    r = trim(s, Budget(storage_tb=20), strategy, min_family_share={"code": 0.5}, min_cap=1024)
+    full = {c.id: c.before for c in r.changes}
+    after = {c.id: c.after for c in r.changes}
+    # evol_codealpaca 111,272 -> at least ceil(0.5 x 111,272) = 55,636; magicoder_oss 37,599; code_alpaca 10,011
+    for cid, least in (("evol_codealpaca", 55_636), ("magicoder_oss", 37_599), ("code_alpaca", 10_011)):
+        assert after[cid] >= least and least == -(-full[cid] // 2)
+    assert r.budgets[0].used <= 20e12 * (1 + 1e-12)
+    if strategy == "cap":
+        assert r.max_seq_len_after >= 1024
+
+
+def test_unchecked_components_stay_in_the_trimmed_scenario_and_the_manifest():
+    from planner.trim import Budget, trim
+    s = default_scenario().with_changes(mix=[{"id": "openorca", "rows": 250_430}, {"id": "sharegpt", "rows": 120_000,
+                                                                                   "include": False}])
+    r = trim(s, Budget(storage_tb=5), "proportional")
+    mix = {m.id: m for m in r.scenario.mix}
+    assert mix["sharegpt"].include is False and mix["sharegpt"].rows == 120_000    # unchanged, unchecked
+    assert [c.id for c in r.changes] == ["openorca"]
+    m = build_manifest(r.scenario)
+    assert [c.id for c in m.components] == ["openorca"]                           # nothing to materialize
+    assert any(x.id == "sharegpt" and not x.include for x in m.scenario.mix)       # but the scenario keeps it

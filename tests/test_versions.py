@@ -39,6 +39,8 @@ def _meant(expected: dict) -> dict:
     defaults = Scenario().model_dump(mode="json")
     for key in ("kv_dtype", "node_network_gbps", "node_network", "disaggregated", "quality"):
         out.setdefault(key, defaults[key])
+    if out.get("mix"):
+        out["mix"] = [dict(m, include=True) for m in out["mix"]]   # version 4: unchecked components stay
     return out
 
 

@@ -132,6 +132,25 @@ def family_shares(flag: str, text: str) -> dict[str, float]:
     return out
 
 
+def family_floor(flag: str, text: str) -> dict[str, float]:
+    """FAMILY=F[,...], each F from 0 to 1 (a share of the family's rows kept)."""
+    from planner.ids import FAMILIES
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        fam, sep, value = (x.strip() for x in part.partition("="))
+        if not sep:
+            raise CliError(f"{flag}: {shown(part)} must be FAMILY=F")
+        if fam not in FAMILIES:
+            raise CliError(f"{flag}: {shown(fam)} is not a family; use {', '.join(FAMILIES)}")
+        share = number(flag, value)
+        if not 0 <= share <= 1:
+            raise CliError(f"{flag}: {fam}={value} must be a share from 0 to 1")
+        out[fam] = share
+    if not out:
+        raise CliError(f"{flag}: {shown(text)} names no family; e.g. code=0.5")
+    return out
+
+
 def components(flag: str, text: str) -> list[dict]:
     """ID=ROWS[,ID=ROWS...]."""
     items = []
@@ -211,7 +230,8 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--node-network-gbps", "node_network_gbps", number, "network per node in Gb/s (between the nodes of a site)"),
     Flag("--node-network", "node_network", str, "the node network's transport", choices=("tcp", "rdma")),
     Flag("--components", "mix", components, "replace the mix: ID=ROWS[,ID=ROWS...]", special=True),
-    Flag("--drop", "mix", id_list, "drop components from the mix: ID[,ID...]", special=True),
+    Flag("--drop", "mix", id_list, "drop components from the mix (they stay in the scenario, unchecked): ID[,ID...]",
+         special=True),
     Flag("--samples", "uniform.samples", positive_int, "replace the mix by N uniform samples (with --tokens)",
          special=True),
     Flag("--tokens", "uniform.tokens", number, "tokens per uniform sample", special=True),
@@ -398,7 +418,8 @@ def _dropped(data: dict, names: list[str]) -> list[dict]:
     for name in names:
         if name not in ids:
             raise CliError(f"--drop: {shown(name)} is not in the mix ({', '.join(ids)})")
-    return [m for m in mix if m["id"] not in set(names)]
+    # a dropped component stays in the scenario, unchecked (its manifest and link keep it)
+    return [dict(m, include=False) if m["id"] in set(names) else m for m in mix]
 
 
 def validation_message(exc: ValidationError, flags: tuple[Flag, ...] = SCENARIO_FLAGS, prefix: str = "") -> str:
@@ -453,6 +474,8 @@ TRIM_FLAGS: tuple[Flag, ...] = BUDGET_FLAGS + (
     Flag("--weights", "weights", weights, "value strategy: ID=WEIGHT[,...] (default 1 each)"),
     Flag("--min-cap", "min_cap", truncated_int,
          "cap strategy: the smallest sequence length to accept before scaling rows"),
+    Flag("--min-family-share", "min_family_share", family_floor,
+         "every component of a family keeps at least this share of its rows: FAMILY=F[,...] (F from 0 to 1)"),
 )
 
 ALL_FLAGS = SCENARIO_FLAGS + TRIM_FLAGS

@@ -47,7 +47,8 @@ def run(a: argparse.Namespace) -> int:
     except ValidationError as exc:
         raise CliError(validation_message(exc, BUDGET_FLAGS, prefix="budget"))
     r = trim(s, limits, opts.get("strategy", "proportional"), protect=opts.get("protect", []),
-             weights=opts.get("weights", {}), min_cap=opts.get("min_cap"))
+             weights=opts.get("weights", {}), min_cap=opts.get("min_cap"),
+             min_family_share=opts.get("min_family_share"))
     p = plan(r.scenario)
     m = build_manifest(r.scenario, p=p)
     out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),

@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from planner import __version__
 from planner.errors import describe_validation_error
-from planner.plan import Plan, plan, resolved_mix
+from planner.plan import Plan, included_mix, plan
 from planner.scenario import Scenario
 from planner.catalog.formats import FORMATS
 from planner.catalog.stats import StatsCatalog, get_catalog
@@ -26,6 +26,7 @@ from planner.safe_io import read_capped
 
 SCHEMA_VERSION = CURRENT
 MAX_MANIFEST_BYTES = 1_000_000
+NOTE_CODES = ("overlap", "licence")     # the findings a manifest carries as notes (planner/findings.py)
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "manifest.schema.json"
 
 
@@ -103,7 +104,7 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     p = p or plan(s, cat)
     comps = []
     if s.uniform is None:
-        for m in resolved_mix(s, cat):
+        for m in included_mix(s, cat):
             c = cat.components[m.id]
             comps.append(ManifestComponent(id=c.id, name=c.name, hf_repo=c.hf_repo, subset=c.subset, split=c.split,
                                            local_path=c.local_path if local_paths else None,
@@ -117,8 +118,7 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
              "published length statistics, tags per number)" +
              ("; measured: " + ", ".join(c.id for c in comps if c.local_path or c.sha256)
               if any(c.local_path or c.sha256 for c in comps) else ""))
-    notes = [w for w in p.warnings if "overlap" in w or "licence" in w.lower() or "CC BY" in w or "scraped" in w
-             or "unconfirmed" in w]
+    notes = [f.text for f in p.findings if f.code in NOTE_CODES]
     return Manifest(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         planner_version=__version__, scenario=s, components=comps, layers=p.layers,
