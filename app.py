@@ -13,12 +13,12 @@ from pydantic import ValidationError  # noqa: E402
 
 from planner import PlannerInputError, Scenario, plan  # noqa: E402
 from planner.errors import describe_validation_error  # noqa: E402
-from planner.export.share import ShareError, decode, encode  # noqa: E402
+from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
 from drafter_dashboard.safe_text import md_text  # noqa: E402
-from drafter_dashboard import budget, charts, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
-from drafter_dashboard.state import (EXTERNAL, NOTICE, PENDING, apply_pending, ensure_initialised,  # noqa: E402
-                                     remember, restore_hidden_widgets, scenario_from_widgets)
+from drafter_dashboard import budget, charts, compare, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
+from drafter_dashboard.state import (EXTERNAL, LAST, NOTICE, PENDING, PINNED, SAVED, apply_pending,  # noqa: E402
+                                     ensure_initialised, remember, restore_hidden_widgets, scenario_from_widgets)
 
 st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
 log = logging.getLogger("drafter_dashboard")
@@ -52,6 +52,16 @@ def _load_link(catalog) -> None:
     if problem:
         st.session_state[NOTICE] = ("warning", f"The shared link could not be used ({problem}); "
                                                "showing the defaults instead.")
+    kept = st.query_params.get("c")
+    if kept and not problem:
+        try:
+            pinned, saved = decode_set(kept)
+        except ShareError as exc:
+            st.session_state[NOTICE] = ("warning", f"The link's pinned and saved scenarios could not be used ({exc}).")
+        else:
+            if pinned is not None:
+                st.session_state[PINNED] = pinned
+            st.session_state[SAVED] = dict(list(saved.items())[:4])
 
 
 def main() -> None:
@@ -62,6 +72,7 @@ def main() -> None:
     mix_editor.apply_edits(catalog)
     restore_hidden_widgets()
 
+    history = st.sidebar.container()
     unit = sidebar.render(catalog)
 
     st.title("Drafter data planner")
@@ -74,27 +85,28 @@ def main() -> None:
         kind, text = notice if isinstance(notice, tuple) else ("success", notice)
         (st.warning if kind == "warning" else st.success)(md_text(text))
 
-    try:
-        scenario = Scenario.model_validate(scenario_from_widgets())
-        p = plan(scenario, catalog if scenario.uniform is None else None)
-    except ValidationError as exc:
-        st.error(md_text(f"This scenario is not valid: {describe_validation_error(exc, prefix='scenario')}"))
-        st.stop()
-    except PlannerInputError as exc:
-        st.error(md_text(f"This scenario cannot be planned: {exc}"))
-        st.stop()
-
+    scenario, p = _current(catalog)
     remember(scenario)
-    base = _baseline(_settings_json(scenario), str(catalog.path), catalog) if scenario.uniform is None else None
-    metrics.headline(p, base, unit)
+    with history:
+        compare.controls(scenario, history)
+    pinned = st.session_state.get(PINNED)
+    if pinned is not None:
+        base, against = plan(pinned, catalog if pinned.uniform is None else None), "the pinned scenario"
+    elif scenario.uniform is None:
+        base, against = _baseline(_settings_json(scenario), str(catalog.path), catalog), \
+            "the full 913,786-sample mix with the same settings"
+    else:
+        base, against = None, ""
+    for f in p.findings:
+        if f.severity == "blocks":
+            st.error(md_text(f"{f.text}. To fix: {f.fix}."))
+    metrics.headline(p, base, unit, against)
+    findings_list(p)
 
-    if p.warnings:
-        with st.expander(f"Warnings ({len(p.warnings)})", expanded=False):
-            for w in p.warnings:
-                st.markdown(f"- {md_text(w)}")
-
-    tab_mix, tab_budget, tab_article, tab_io, tab_assume = st.tabs(
-        ["Mix", "Budget", "Against the article", "Export / import / profile", "Assumptions"])
+    # the charts and the compare view run only when their tab is open: the first screen needs no plotly.js
+    tab_mix, tab_charts, tab_budget, tab_compare, tab_article, tab_io, tab_assume = st.tabs(
+        ["Mix", "Charts", "Budget", "Compare", "Against the article", "Export / import / profile", "Assumptions"],
+        key="w_tab", on_change="rerun")
     with tab_budget:
         budget_bytes = budget.render(scenario, catalog, unit)
     with tab_mix:
@@ -105,7 +117,13 @@ def main() -> None:
             table = None
         else:
             table = mix_editor.render(p, catalog, unit)
-        charts.render(p, unit, catalog, budget_bytes, base, st.session_state.get(budget.COMPARE))
+    if tab_charts.open:
+        with tab_charts:
+            full = _baseline(_settings_json(scenario), str(catalog.path), catalog) if scenario.uniform is None else None
+            charts.render(p, unit, catalog, budget_bytes, full, budget.current_compare(scenario))
+    if tab_compare.open:
+        with tab_compare:
+            compare.view(p, catalog, unit)
     with tab_article:
         metrics.article_panel(p)
     with tab_io:
@@ -118,10 +136,60 @@ def main() -> None:
     with tab_assume:
         st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
 
+    _write_link(scenario)
+    st.session_state[EXTERNAL] = False
+
+
+def _current(catalog) -> tuple[Scenario, object]:
+    """The scenario the widgets describe and its plan. A widget value that makes it invalid is named
+    in one sentence, and the page goes on with the last scenario that planned."""
+    try:
+        scenario = Scenario.model_validate(scenario_from_widgets())
+        return scenario, plan(scenario, catalog if scenario.uniform is None else None)
+    except ValidationError as exc:
+        problem = f"This setting is not valid, so the page shows the last scenario that was: " \
+                  f"{describe_validation_error(exc, prefix='scenario')}"
+    except PlannerInputError as exc:
+        problem = f"This scenario cannot be planned, so the page shows the last one that could: {exc}"
+    st.error(md_text(problem))
+    last = st.session_state.get(LAST) or default_scenario()
+    return last, plan(last, catalog if last.uniform is None else None)
+
+
+def findings_list(p) -> None:
+    """Every finding, by severity (blocking ones are also the banner above the metrics)."""
+    if not p.findings:
+        return
+    count = {sev: sum(f.severity == sev for f in p.findings) for sev in ("blocks", "costs", "note")}
+    label = ", ".join(f"{n} {name}" for name, n in (("blocking", count["blocks"]), ("costing time or money",
+                      count["costs"]), ("notes", count["note"])) if n)
+    with st.expander(f"Findings: {label}", expanded=False):
+        for sev, title in (("blocks", "Blocks the plan"), ("costs", "Costs time or money"), ("note", "Notes")):
+            items = [f for f in p.findings if f.severity == sev]
+            if items:
+                st.markdown(f"**{title}**")
+                for f in items:
+                    st.markdown(f"- {md_text(f.text)}" + (f" (fix: {md_text(f.fix)})" if f.fix else ""))
+
+
+def _write_link(scenario: Scenario) -> None:
+    """The URL carries the scenario (s) and, if they fit, the pinned and saved ones (c)."""
     link = encode(scenario)
     if st.query_params.get("s") != link:
         st.query_params["s"] = link
-    st.session_state[EXTERNAL] = False
+    pinned, saved = st.session_state.get(PINNED), st.session_state.get(SAVED, {})
+    if pinned is None and not saved:
+        if "c" in st.query_params:
+            del st.query_params["c"]
+        return
+    kept = encode_set(pinned, saved)
+    if len(kept) + len(link) > MAX_PARAM_CHARS:
+        if "c" in st.query_params:
+            del st.query_params["c"]
+        st.caption(f"The link carries the current scenario; the pinned and saved ones ({len(kept):,} characters) "
+                   "do not fit its size limit and were left out.")
+    elif st.query_params.get("c") != kept:
+        st.query_params["c"] = kept
 
 
 def _failed(exc: Exception) -> None:

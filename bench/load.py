@@ -45,7 +45,7 @@ async def _session(browser, url: str, i: int, until: float, counts: list[int], o
     await page.get_by_text("Total USD offline").wait_for(timeout=120_000)
     field = page.get_by_label("count", exact=True).first
     await field.wait_for(state="visible", timeout=120_000)
-    value = page.locator('[data-testid="stMetric"]', has_text="Extraction wall-clock").first.locator(
+    value = page.locator('[data-testid="stMetric"]', has_text="Extraction (days)").first.locator(
         '[data-testid="stMetricValue"]')
     k = 0
     prev = await value.inner_text()

@@ -1,4 +1,6 @@
-"""The budget panel: budgets, a strategy, Trim; the proposal as a diff; Apply replaces the mix."""
+"""The budget panel: budgets, a strategy and its guardrails, Trim; the proposal as a diff with its
+totals, every strategy compared; Apply replaces the mix. A proposal belongs to the scenario it was
+made from: after any change it is shown as stale and cannot be applied."""
 from __future__ import annotations
 
 import pandas as pd
@@ -6,17 +8,25 @@ import streamlit as st
 from pydantic import ValidationError
 
 from planner.errors import PlannerInputError, describe_validation_error
+from planner.ids import FAMILIES
+from planner.plan import plan
 from planner.scenario import Scenario
 from drafter_dashboard.safe_text import md_text
 from planner.trim import STRATEGIES, Budget, trim
 
 from drafter_dashboard.state import request_scenario
 
-RESULT = "_trim_result"
-COMPARE = "_trim_compare"      # every strategy's result for the same budget (the frontier chart reads it)
+RESULT = "_trim_result"        # (the scenario's JSON it was made from, TrimResult)
+COMPARE = "_trim_compare"      # (the same JSON, every strategy's result): the frontier chart reads it
 HELP = ("proportional: one fraction for all; protect: keep some whole; quality: the most expected acceptance "
         "length (an estimate); cap: the largest sequence length; value: 0.1's sum log(1+rows) heuristic, kept "
         "for scripts (prefer quality)")
+
+
+def current_compare(s: Scenario) -> dict | None:
+    """Every strategy's result for the current scenario, or None (none made, or made for another)."""
+    made = st.session_state.get(COMPARE)
+    return made[1] if made and made[0] == s.model_dump_json() else None
 
 
 def render(s: Scenario, catalog, unit: str) -> float | None:
@@ -24,66 +34,115 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
     c = st.columns(5)
     storage = c[0].number_input(f"Storage ({unit})", min_value=0.0, value=None, key="w_b_storage",
                                 placeholder="no limit")
-    gpu_days = c[1].number_input("Extraction GPU-days", min_value=0.0, value=None, key="w_b_gpu_days",
+    gpu_days = c[1].number_input("Extraction (GPU-days)", min_value=0.0, value=None, key="w_b_gpu_days",
                                  placeholder="no limit")
-    transfer = c[2].number_input("Transfer hours", min_value=0.0, value=None, key="w_b_transfer",
+    transfer = c[2].number_input("Transfer (h)", min_value=0.0, value=None, key="w_b_transfer",
                                  placeholder="no limit")
-    usd = c[3].number_input("Total USD (offline)", min_value=0.0, value=None, key="w_b_usd", placeholder="no limit")
-    days = c[4].number_input("Wall-clock days", min_value=0.0, value=None, key="w_b_days", placeholder="no limit")
-    a, b, d = st.columns([2, 3, 1])
+    usd = c[3].number_input("Total offline (USD)", min_value=0.0, value=None, key="w_b_usd", placeholder="no limit")
+    days = c[4].number_input("Wall-clock (days)", min_value=0.0, value=None, key="w_b_days", placeholder="no limit")
+    a, b = st.columns([2, 3])
     strategy = a.selectbox("Strategy", list(STRATEGIES), key="w_b_strategy", help=HELP)
     families = sorted({catalog.components[m["id"]].family for m in st.session_state.get("mix_rows", [])
                        if m["id"] in catalog.components})
     ids = [m["id"] for m in st.session_state.get("mix_rows", [])]
     protect = b.multiselect("Protect (kept whole)", families + ids, key="w_b_protect")
+    a, b, d = st.columns([2, 2, 1])
+    min_cap = a.number_input("Minimum cap (tokens)", min_value=16, max_value=10**7, value=None, step=256,
+                             key="w_b_min_cap", placeholder="none",
+                             help="the cap and quality strategies never cap sequences below this")
+    floor = b.number_input("Keep at least (share of each family's rows)", min_value=0.0, max_value=1.0, value=None,
+                           step=0.05, key="w_b_min_share", placeholder="no floor",
+                           help="every component keeps at least this share of its rows, whatever the strategy")
+    missing = strategy == "protect" and not protect
+    if missing:
+        st.caption("Protect: choose the components or families to keep whole first.")
     budget_kwargs = {("storage_tib" if unit == "TiB" else "storage_tb"): storage or None,
                      "gpu_days": gpu_days or None, "transfer_hours": transfer or None, "usd": usd or None,
                      "days": days or None}
-    if d.button("Trim", key="w_b_trim", type="primary", width="stretch"):
+    if d.button("Trim", key="w_b_trim", type="primary", width="stretch", disabled=missing):
         st.session_state.pop(RESULT, None)
         st.session_state.pop(COMPARE, None)
+        shares = {f: floor for f in FAMILIES} if floor else None
+        made_for = s.model_dump_json()
         try:
             budget = Budget(**budget_kwargs)
-            st.session_state[RESULT] = trim(s, budget, strategy, protect=protect, catalog=catalog)
-            st.session_state[COMPARE] = _compare(s, budget, protect, catalog)
+            result = trim(s, budget, strategy, protect=protect, min_cap=min_cap, min_family_share=shares,
+                          catalog=catalog)
+            st.session_state[RESULT] = (made_for, result)
+            st.session_state[COMPARE] = (made_for, _compare(s, budget, protect, min_cap, shares, catalog))
         except ValidationError as exc:
-            st.error(md_text(f"budget: {describe_validation_error(exc)}"))
+            st.error(md_text(_budget_message(exc)))
         except PlannerInputError as exc:
             st.error(md_text(f"Cannot trim: {exc}"))
-    result = st.session_state.get(RESULT)
-    if result is not None:
-        st.markdown(f"**Proposed mix ({md_text(result.strategy)})** {md_text(result.note)}")
-        diff = pd.DataFrame([{"id": ch.id, "rows now": ch.before, "proposed": ch.after,
-                              "change": ch.after - ch.before} for ch in result.changes])
-        st.dataframe(diff, hide_index=True, width="stretch")
-        if result.max_seq_len_after != result.max_seq_len_before:
-            st.write(md_text(f"Maximum sequence length: {result.max_seq_len_before} -> {result.max_seq_len_after}"))
-        st.write(md_text(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets)))
-        st.write(md_text(f"Storage {result.storage_bytes_before / 1e12:,.2f} -> {result.storage_bytes_after / 1e12:,.2f} "
-                         f"TB; expected acceptance length {result.quality_before:.2f} -> {result.quality_after:.2f} "
-                         f"({result.quality_low_after:.2f}-{result.quality_high_after:.2f}, an estimate)"))
-        compare = st.session_state.get(COMPARE)
-        if compare:
-            st.markdown("**Every strategy for this budget**")
-            st.dataframe(pd.DataFrame([{"strategy": k, "storage TB": r.storage_bytes_after / 1e12,
-                                        "acceptance length": r.quality_after,
-                                        "low": r.quality_low_after, "high": r.quality_high_after,
-                                        "note": r.note} if r is not None else
-                                       {"strategy": k, "note": why} for k, (r, why) in compare.items()]),
-                         hide_index=True, width="stretch",
-                         column_config={"storage TB": st.column_config.NumberColumn(format="%.2f"),
-                                        "acceptance length": st.column_config.NumberColumn(format="%.2f"),
-                                        "low": st.column_config.NumberColumn(format="%.2f"),
-                                        "high": st.column_config.NumberColumn(format="%.2f")})
-        if st.button("Apply the proposed mix", key="w_b_apply"):
-            st.session_state.pop(RESULT, None)
-            request_scenario(result.scenario, notice="Applied the trimmed mix")
+    made = st.session_state.get(RESULT)
+    if made is not None:
+        _proposal(s, made[0], made[1], catalog, unit)
     if storage:
         return storage * (2**40 if unit == "TiB" else 1e12)
     return None
 
 
-def _compare(s: Scenario, budget: Budget, protect: list[str], catalog) -> dict:
+def _budget_message(exc: ValidationError) -> str:
+    if any("at least one budget" in str(e.get("msg", "")) for e in exc.errors()):
+        return "Give at least one budget (storage, extraction GPU-days, transfer hours, dollars or days), then Trim."
+    return f"The budget is not valid: {describe_validation_error(exc, prefix='budget')}"
+
+
+def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
+    """The proposal: stale (and not appliable) once the scenario changed; else the diff per component,
+    the totals it gives, every strategy side by side and Apply."""
+    if made_for != s.model_dump_json():
+        st.warning("This proposal was made for an earlier scenario: the mix or a setting changed since. Trim "
+                   "again to see one for the current scenario; a stale proposal cannot be applied.")
+        return
+    div = 2**40 if unit == "TiB" else 1e12
+    proposed = plan(result.scenario, catalog if result.scenario.uniform is None else None)
+    by_id = {c.id: c for c in proposed.components}
+    st.markdown(f"**Proposed mix ({md_text(result.strategy)})** {md_text(result.note)}")
+    rows = []
+    for ch in result.changes:
+        pc = by_id.get(ch.id)
+        rows.append({"id": ch.id, "family": pc.family if pc else "", "rows now": ch.before, "proposed": ch.after,
+                     "change %": 100 * (ch.after - ch.before) / ch.before if ch.before else 0.0,
+                     f"storage {unit}": pc.storage_bytes / proposed.scenario.compression / div if pc else 0.0,
+                     "share of rows %": 100 * pc.share_of_rows if pc else 0.0})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+        "rows now": st.column_config.NumberColumn(format="localized"),
+        "proposed": st.column_config.NumberColumn(format="localized"),
+        "change %": st.column_config.NumberColumn(format="%.1f"),
+        f"storage {unit}": st.column_config.NumberColumn(format="%.2f"),
+        "share of rows %": st.column_config.NumberColumn(format="%.1f")})
+    families = {}
+    for c in proposed.components:
+        families[c.family] = families.get(c.family, 0.0) + c.share_of_rows
+    if result.max_seq_len_after != result.max_seq_len_before:
+        st.write(md_text(f"Maximum sequence length: {result.max_seq_len_before} -> {result.max_seq_len_after}"))
+    q = proposed.quality
+    st.write(md_text(
+        f"Totals: {proposed.storage_bytes_compressed / div:,.2f} {unit}, {proposed.extraction.gpu_hours / 24:,.2f} "
+        f"extraction GPU-days, ${proposed.cost_usd.total_offline:,.0f} offline, {proposed.wall_days_offline:,.2f} days; "
+        f"expected acceptance length {result.quality_after:.2f} ({result.quality_low_after:.2f}-"
+        f"{result.quality_high_after:.2f}, an estimate; {result.quality_before:.2f} before), speedup {q.speedup:.2f}x. "
+        "Families (share of rows): " + ", ".join(f"{f} {v:.0%}" for f, v in sorted(families.items()))))
+    st.write(md_text(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets)))
+    compare = current_compare(s)
+    if compare:
+        st.markdown("**Every strategy for this budget**")
+        st.dataframe(pd.DataFrame([{"strategy": k, f"storage {unit}": r.storage_bytes_after / div,
+                                    "acceptance length": r.quality_after, "low": r.quality_low_after,
+                                    "high": r.quality_high_after, "note": r.note} if r is not None else
+                                   {"strategy": k, "note": why} for k, (r, why) in compare.items()]),
+                     hide_index=True, width="stretch",
+                     column_config={f"storage {unit}": st.column_config.NumberColumn(format="%.2f"),
+                                    "acceptance length": st.column_config.NumberColumn(format="%.2f"),
+                                    "low": st.column_config.NumberColumn(format="%.2f"),
+                                    "high": st.column_config.NumberColumn(format="%.2f")})
+    if st.button("Apply the proposed mix", key="w_b_apply"):
+        st.session_state.pop(RESULT, None)
+        request_scenario(result.scenario, notice="Applied the trimmed mix")
+
+
+def _compare(s: Scenario, budget: Budget, protect: list[str], min_cap, shares, catalog) -> dict:
     """Every strategy on the same budget: strategy -> (result, None) or (None, why it could not)."""
     out = {}
     for k in STRATEGIES:
@@ -91,7 +150,8 @@ def _compare(s: Scenario, budget: Budget, protect: list[str], catalog) -> dict:
             out[k] = (None, "nothing to protect selected")
             continue
         try:
-            out[k] = (trim(s, budget, k, protect=protect if k == "protect" else None, catalog=catalog), None)
+            out[k] = (trim(s, budget, k, protect=protect if k == "protect" else None, min_cap=min_cap,
+                           min_family_share=shares, catalog=catalog), None)
         except PlannerInputError as exc:
             out[k] = (None, str(exc))
     return out

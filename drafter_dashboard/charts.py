@@ -5,7 +5,7 @@ import streamlit as st
 
 from planner import figures
 from planner.plan import Plan
-from planner.sensitivity import sensitivity
+from planner.sensitivity import METRICS, sensitivity
 
 MORE = ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows", "Quality frontier"]
 
@@ -31,7 +31,11 @@ def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base:
            proposals: dict | None = None) -> None:
     binary = unit == "TiB"
     left, right = st.columns(2)
-    left.plotly_chart(figures.storage_by_component(p, binary), width="stretch", key="fig_storage")
+    if p.scenario.uniform is not None:
+        left.info("A uniform mix has one component: the charts by component have nothing to split. The timeline, "
+                  "the sensitivity and storage against rows still apply.")
+    else:
+        left.plotly_chart(figures.storage_by_component(p, binary), width="stretch", key="fig_storage")
     with right:
         pick = st.segmented_control("Chart", MORE, key="w_chart", default=MORE[0],
                                     label_visibility="collapsed") or MORE[0]
@@ -40,7 +44,9 @@ def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base:
         elif pick == "Timeline":
             fig = figures.phase_timeline(p)
         elif pick == "Sensitivity":
-            fig = figures.sensitivity_chart(sensitivity(p.scenario, p, catalog))
+            which = st.radio("Figure", list(METRICS), key="w_sens_metric", horizontal=True,
+                             format_func=lambda k: METRICS[k][0])
+            fig = figures.sensitivity_chart(sensitivity(p.scenario, p, catalog), which)
         elif pick == "Quality frontier":
             fig = figures.quality_frontier(frontier_points(p, base, proposals), binary)
             if not proposals:

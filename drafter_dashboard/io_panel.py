@@ -73,7 +73,8 @@ def export_panel(p: Plan, table: pd.DataFrame, catalog) -> None:
 
 
 def import_panel(catalog) -> None:
-    up = st.file_uploader("Import a manifest (YAML or JSON, at most 1 MB)", type=["yaml", "yml", "json"],
+    up = st.file_uploader("Import a manifest (YAML or JSON)", type=["yaml", "yml", "json"],
+                          max_upload_size=max(1, MAX_MANIFEST_BYTES // 2**20),
                           key="w_import")
     if up is None:
         return
@@ -99,7 +100,7 @@ def import_panel(catalog) -> None:
 def profile_panel(catalog) -> None:
     st.caption("Measure your own data (JSONL, JSON or Parquet). The file is kept for this browser session "
                "only; no field of this page reads a path on the server.")
-    up = st.file_uploader(f"Dataset file (at most {MAX_PROFILE_UPLOAD_MB} MB)", type=["jsonl", "json", "parquet"],
+    up = st.file_uploader("Dataset file", type=["jsonl", "json", "parquet"], max_upload_size=MAX_PROFILE_UPLOAD_MB,
                           key="w_profile_file")
     a, b, c, d = st.columns(4)
     name = a.text_input("Component id", key="w_profile_name", placeholder="my_dataset")

@@ -10,6 +10,9 @@ from drafter_dashboard.safe_text import md_text
 from planner.units import fmt_hours
 
 
+COLUMNS = 5
+
+
 def _num(x: float) -> str:
     if abs(x) >= 1e9:
         return f"{x / 1e9:,.2f}B"
@@ -40,69 +43,80 @@ def _recipe(t) -> str:
     return f"{'EAGLE-3' if t.drafter == 'eagle3' else 'EAGLE'} {t.ttt_steps} TTT step(s)"
 
 
-def headline(p: Plan, base: Plan | None, unit: str) -> None:
+def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
+    """The headline figures, units in the labels (values stay short enough to show whole), each with
+    its difference from `base` (the pinned scenario, or the full mix with the same settings)."""
     div = 2**40 if unit == "TiB" else 1e12
-    e, t, c = p.extraction, p.training, p.cost_usd
+    e, t, c, q = p.extraction, p.training, p.cost_usd, p.quality
+    comp = p.scenario.compression
     items = [
-        ("Samples", p.samples, _num, "training rows (files); after per-turn fan-out in the turn unit",
-         lambda q: q.samples, "normal"),
-        ("Stored tokens", p.tokens, _num, "tokens whose hidden states are stored, after the cap",
-         lambda q: q.tokens, "inverse"),
-        ("Storage", p.storage_bytes_compressed / div, lambda v: f"{v:,.2f} {unit}",
-         f"on disk after {p.scenario.compression:g}x compression; raw {p.storage_bytes / div:,.2f} {unit}",
-         lambda q: q.storage_bytes_compressed / div, "inverse"),
-        ("Extraction GPU-days", e.gpu_hours / 24, lambda v: f"{v:,.2f}",
-         f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", lambda q: q.extraction.gpu_hours / 24,
+        ("Samples", p.samples, lambda v: f"{v:,.0f}",
+         f"training rows (files): {p.conversations:,} conversations" + (", one row per assistant turn"
+                                                                        if p.unit == "turn" else ""),
+         lambda x: x.samples, "normal"),
+        ("Stored tokens", p.tokens, _num, "tokens whose hidden states are stored, after the cap and padding",
+         lambda x: x.tokens, "inverse"),
+        (f"Storage ({unit})" if comp == 1 else f"Storage ({unit}, {comp:g}x compressed)",
+         p.storage_bytes_compressed / div, lambda v: f"{v:,.2f}",
+         f"on disk; raw {p.storage_bytes / div:,.2f} {unit}", lambda x: x.storage_bytes_compressed / div, "inverse"),
+    ]
+    if comp != 1:
+        items.append((f"Raw storage ({unit})", p.storage_bytes / div, lambda v: f"{v:,.2f}",
+                      "before compression", lambda x: x.storage_bytes / div, "inverse"))
+    items += [
+        ("Extraction (GPU-days)", e.gpu_hours / 24, lambda v: f"{v:,.2f}",
+         f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", lambda x: x.extraction.gpu_hours / 24,
          "inverse"),
-        ("Extraction wall-clock", e.wall_hours / 24, lambda v: f"{v:,.2f} days",
+        ("Extraction (days)", e.wall_hours / 24, lambda v: f"{v:,.2f}",
          f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)}",
-         lambda q: q.extraction.wall_hours / 24, "inverse"),
-        ("Transfer", p.transfer_hours, lambda v: f"{v:,.1f} h", f"method: {p.transfer_method}",
-         lambda q: q.transfer_hours, "inverse"),
-        ("Training offline", t.offline_gpu_hours / 24, lambda v: f"{v:,.2f} GPU-days",
+         lambda x: x.extraction.wall_hours / 24, "inverse"),
+        ("Transfer (h)", p.transfer_hours, lambda v: f"{v:,.1f}", f"method: {p.transfer_method}",
+         lambda x: x.transfer_hours, "inverse"),
+        ("Train offline (GPU-days)", t.offline_gpu_hours / 24, lambda v: f"{v:,.2f}",
          f"{t.gpus} x {t.gpu}, {t.epochs:g} epochs, limited by {t.offline_bound}; {_recipe(t)}: "
          f"{t.flops_per_sample / 1e12:,.1f} TFLOP per sample, {t.samples_per_s:,.1f} samples/s, "
-         f"{t.tokens_per_s:,.0f} tok/s", lambda q: q.training.offline_gpu_hours / 24, "inverse"),
-        ("Training online", t.online_gpu_hours / 24, lambda v: f"{v:,.2f} GPU-days",
+         f"{t.tokens_per_s:,.0f} tok/s", lambda x: x.training.offline_gpu_hours / 24, "inverse"),
+        ("Train online (GPU-days)", t.online_gpu_hours / 24, lambda v: f"{v:,.2f}",
          "target forward pass rerun every epoch; no hidden-state storage",
-         lambda q: q.training.online_gpu_hours / 24, "inverse"),
+         lambda x: x.training.online_gpu_hours / 24, "inverse"),
         ("Total USD offline", c.total_offline, lambda v: f"${v:,.0f}",
-         f"extraction ${c.extraction:,.0f} + storage ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
-         f"training ${c.training_offline:,.0f}", lambda q: q.cost_usd.total_offline, "inverse"),
+         f"extraction ${c.extraction:,.0f} + storage rent ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
+         f"training ${c.training_offline:,.0f}", lambda x: x.cost_usd.total_offline, "inverse"),
         ("Total USD online", c.total_online, lambda v: f"${v:,.0f}",
          f"regeneration ${c.regeneration:,.0f} + training ${c.training_online:,.0f}; offline cheaper after "
          + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"),
-         lambda q: q.cost_usd.total_online, "inverse"),
-        ("Wall-clock offline", p.wall_days_offline, lambda v: f"{v:,.2f} days",
-         "extraction + transfer + offline training, one after the other", lambda q: q.wall_days_offline, "inverse"),
-        ("Wall-clock online", p.wall_days_online, lambda v: f"{v:,.2f} days",
-         "regeneration + online training", lambda q: q.wall_days_online, "inverse"),
-        ("Acceptance length", p.quality.acceptance_length, lambda v: f"{v:,.2f}",
-         f"expected tau of the {p.quality.drafter} drafter for the serving workload: {p.quality.acceptance_low:.2f}-"
-         f"{p.quality.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
-         + (" - outside the published points: wide band" if p.quality.extrapolated else ""),
-         lambda q: q.quality.acceptance_length, "normal"),
-        ("Speedup", p.quality.speedup, lambda v: f"{v:,.2f}x",
-         f"expected decoding speedup {p.quality.speedup_low:.2f}x-{p.quality.speedup_high:.2f}x at batch 1"
-         + (f"; pays back in {p.quality.payback_days:,.1f} days of serving on {p.quality.serving_gpu}"
-            if p.quality.payback_days is not None else ""),
-         lambda q: q.quality.speedup, "normal"),
-        ("Disaggregated", c.total_disaggregated, lambda v: f"${v:,.0f}",
+         lambda x: x.cost_usd.total_online, "inverse"),
+        ("Offline, wall (days)", p.wall_days_offline, lambda v: f"{v:,.2f}",
+         "extraction + transfer + offline training, one after the other", lambda x: x.wall_days_offline, "inverse"),
+        ("Online, wall (days)", p.wall_days_online, lambda v: f"{v:,.2f}",
+         "regeneration + online training", lambda x: x.wall_days_online, "inverse"),
+        ("Acceptance length", q.acceptance_length, lambda v: f"{v:,.2f}",
+         f"expected tau of the {q.drafter} drafter for the serving workload: {q.acceptance_low:.2f}-"
+         f"{q.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
+         + (" - outside the published points: wide band" if q.extrapolated else ""),
+         lambda x: x.quality.acceptance_length, "normal"),
+        ("Speedup", q.speedup, lambda v: f"{v:,.2f}x",
+         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1"
+         + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
+            if q.payback_days is not None else ""), lambda x: x.quality.speedup, "normal"),
+        ("USD disaggregated", c.total_disaggregated, lambda v: f"${v:,.0f}",
          f"{t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs streaming every epoch, "
          f"{p.wall_days_disaggregated:,.2f} days, limited by {t.disaggregated_bound}; offline cheaper after "
          + ("never" if t.breakeven_epochs_disaggregated is None else f"{t.breakeven_epochs_disaggregated:,.1f} epochs"),
-         lambda q: q.cost_usd.total_disaggregated, "inverse"),
+         lambda x: x.cost_usd.total_disaggregated, "inverse"),
     ]
-    cols = st.columns(6)
+    cols = st.columns(COLUMNS)
     for i, (label, value, fmt, help_text, getter, colour) in enumerate(items):
         delta = _signed(fmt, value - getter(base)) if base is not None else None
-        cols[i % 6].metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text))
-    caption = f"Throughput: {_mode(e)}."
-    if base is not None:
-        caption += " Deltas: against the full 913,786-sample mix with the same settings."
+        cols[i % COLUMNS].metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text))
+    caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage rent "
+               f"${c.storage:,.0f} ({p.scenario.costs.storage_months:g} months), transfer ${c.transfer:,.0f}, "
+               f"training ${c.training_offline:,.0f}.")
+    if base is not None and against:
+        caption += f" Deltas: against {against}."
     st.caption(md_text(caption))
 
 
 def article_panel(p: Plan) -> None:
     st.markdown("**The seed article's estimate beside this plan**")
-    st.dataframe(pd.DataFrame(article_comparison(p)), hide_index=True, width="stretch")
+    st.table(pd.DataFrame(article_comparison(p)).set_index("metric"))   # a table wraps the long "why"

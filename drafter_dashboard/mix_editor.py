@@ -33,7 +33,9 @@ def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
             "pct": round(100 * m["rows"] / _reference(c), 2) if _reference(c) else 0.0,
             "selection": m.get("selection", "uniform"),
             "available": c.rows_available,
-            "tokens/row": round(pc.mean_tokens) if pc else None,
+            # the training rows the pipeline writes (per assistant turn in the turn unit), and their length
+            "training rows": round(pc.training_rows) if pc else 0,
+            "tokens/training row": round(pc.mean_tokens) if pc else 0,
             "rows %": round(100 * pc.share_of_rows, 1) if pc else 0.0,
             "bytes %": round(100 * pc.share_of_bytes, 1) if pc else 0.0,
             f"storage {unit}": round(pc.storage_bytes / p.scenario.compression / div, 3) if pc else 0.0,
@@ -49,22 +51,35 @@ def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
     if error:
         st.error(md_text(error))
     df = table(p, catalog, unit)
+    turn = p.unit == "turn"
     st.data_editor(
-        df, key=f"mix_editor_{st.session_state.get(MIX_VERSION, 0)}", hide_index=True, num_rows="fixed",
-        width="stretch", disabled=[c for c in df.columns if c not in EDITABLE],
+        df.drop(columns=["notes"]), key=f"mix_editor_{st.session_state.get(MIX_VERSION, 0)}", hide_index=True,
+        num_rows="fixed", width="stretch", disabled=[c for c in df.columns if c not in EDITABLE],
         column_config={
-            "include": st.column_config.CheckboxColumn("include", help="drop or keep the component"),
-            "rows": st.column_config.NumberColumn("rows", min_value=0, max_value=MAX_ROWS, step=1, format="%d",
-                                                  help="rows selected (subsample)"),
+            "include": st.column_config.CheckboxColumn("include", help="drop or keep the component (it stays in the "
+                                                       "scenario, its manifest and its link, unchecked)"),
+            "rows": st.column_config.NumberColumn("conversations" if turn else "rows", min_value=0, max_value=MAX_ROWS,
+                                                  step=1, format="localized",
+                                                  help="conversations selected (subsample), at most those available"),
+            "training rows": st.column_config.NumberColumn(
+                "training rows", format="localized",
+                help="rows the pipeline writes: one per assistant turn in the turn unit" if turn else
+                     "rows the pipeline writes (the last partial capture batch may be dropped)"),
+            "tokens/training row": st.column_config.NumberColumn("tokens/training row", format="localized"),
+            f"storage {unit}": st.column_config.NumberColumn(f"storage {unit}", format="%.2f"),
             "pct": st.column_config.NumberColumn("% of full", min_value=0.0, max_value=100000.0, format="%.1f",
                                                  help="rows as a share of the component's full count in the mix"),
             "selection": st.column_config.SelectboxColumn(
                 "selection", options=SELECTIONS, required=True,
                 help="uniform: a seeded random sample; first: the first n rows; shortest: the n shortest of all "
                      "available rows (cuts storage, biases the data towards short samples)"),
-            "available": st.column_config.NumberColumn("available", format="%d"),
-            "notes": st.column_config.TextColumn("notes", width="large"),
+            "available": st.column_config.NumberColumn("available", format="localized"),
         })
+    notes = [(r["id"], r["notes"]) for _, r in df.iterrows() if r["notes"]]
+    if notes:
+        with st.expander(f"Notes on {len(notes)} components (overlaps, licences, the cap)"):
+            for cid, text in notes:
+                st.markdown(f"- **{md_text(cid)}**: {md_text(text)}")
     _add_components(catalog)
     return df
 
@@ -105,7 +120,7 @@ def _apply_row(m: dict, changes: dict, catalog) -> None:
                            f"one of {', '.join(SELECTIONS)}")
         m["selection"] = str(changes["selection"])
     if "rows" in changes:
-        m["rows"] = _valid_rows(cid, changes["rows"])
+        m["rows"] = _valid_rows(cid, changes["rows"], catalog)
     elif "pct" in changes:
         pct = changes["pct"]
         try:
@@ -114,10 +129,10 @@ def _apply_row(m: dict, changes: dict, catalog) -> None:
             share = float("nan")
         if pd.isna(share) or share < 0:
             raise _Refused(f"mix: % of full for {cid} = {pct!r} is not allowed; give a share of 0 or more")
-        m["rows"] = _valid_rows(cid, round(share / 100 * _reference(catalog.components[cid])))
+        m["rows"] = _valid_rows(cid, round(share / 100 * _reference(catalog.components[cid])), catalog)
 
 
-def _valid_rows(cid: str, value) -> int:
+def _valid_rows(cid: str, value, catalog) -> int:
     try:
         f = float(value)
     except (TypeError, ValueError):
@@ -125,6 +140,10 @@ def _valid_rows(cid: str, value) -> int:
     if pd.isna(f) or f < 0 or f > MAX_ROWS or f != int(f):
         raise _Refused(f"mix: rows for {cid} = {value!r} is not allowed; give a whole number from 0 to "
                        f"{MAX_ROWS:,}")
+    available = catalog.components[cid].rows_available
+    if f > available:
+        raise _Refused(f"mix: {cid} has {available:,} rows, so {int(f):,} is not allowed: extracting a row twice "
+                       "stores its hidden states twice; weight the component in training instead")
     return int(f)
 
 

@@ -21,11 +21,11 @@ from planner.specs import GPUSpec, ModelSpec
 
 CUSTOM = "custom"
 # The fields of a custom model / GPU a user cannot set: fixed, so the page never shows link text there.
-LAYOUT = "layout default"
+LAYOUT = "layout's"
 SORTED, FILE_ORDER = "sorted", "file order"
 CUSTOM_MODEL_FIXED = {"id": CUSTOM, "name": "Custom model"}
 CUSTOM_GPU_FIXED = {"id": CUSTOM, "name": "Custom GPU"}
-EXTRACTION_GPU = "the extraction GPU"
+EXTRACTION_GPU = "extraction GPU"
 OWN, SET = "the mix's own", "set"           # the serving workload's two states
 
 
@@ -172,7 +172,7 @@ CONTROLS: list[Control] = [
     _c("w_cm_lin_dtype", "custom_model.linear_state_dtype", ModelSpec, "bfloat16", **_CM),
     _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, 0, kind="int", **_CM),
     _c("w_layout", "layout", Scenario, "specforge-dflash"),
-    _c("w_hidden_dtype", "hidden_dtype", Scenario, "layout default", kind="none_as", none="layout default"),
+    _c("w_hidden_dtype", "hidden_dtype", Scenario, LAYOUT, kind="none_as", none=LAYOUT),
     _c("w_layers", "layers", Scenario, "", kind="layers"),
     _c("w_layer_count", "layer_count", Scenario, 0, kind="none_as", none=0),
     # None: the layout's value (its pipeline's default); see to_widgets for the cap's three states

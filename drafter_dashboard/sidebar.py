@@ -39,7 +39,7 @@ def render(catalog) -> str:
 
     with sb.expander("Target model and capture", expanded=True):
         st.selectbox("Target model", list(models) + ["custom"], key="w_model",
-                     format_func=lambda m: models[m].name if m in models else "Custom model...")
+                     help="the model's name, size and source are below")
         if st.session_state["w_model"] == "custom":
             a, b = st.columns(2)
             _num(a, "hidden size", "w_cm_hidden")
@@ -70,15 +70,15 @@ def render(catalog) -> str:
                  help="an explicit per-sequence state of one linear-attention layer (conv + temporal)")
         else:
             m = models[st.session_state["w_model"]]
-            st.caption(md_text(f"hidden {m.hidden_size:,}, {m.num_layers} layers, {m.params / 1e9:,.1f}B params "
-                                 f"[{m.tag}]"),
+            st.caption(md_text(f"{m.name}: hidden {m.hidden_size:,}, {m.num_layers} layers, {m.params / 1e9:,.1f}B "
+                                 f"params [{m.tag}]"),
                        help=md_text(m.source + (f" Estimates: {m.estimates}" if m.estimates else "")))
-        st.selectbox("Capture layout", list(layouts), key="w_layout", format_func=lambda x: layouts[x].name)
+        st.selectbox("Capture layout", list(layouts), key="w_layout", help="the pipeline whose files are planned")
         lay = layouts[st.session_state["w_layout"]]
-        st.caption(md_text(lay.file_pattern),
+        st.caption(md_text(f"{lay.name}: {lay.file_pattern}"),
                    help=md_text(f"Source: {lay.source}" + (f" Estimates: {lay.estimates}" if lay.estimates else "")))
         a, b = st.columns(2)
-        a.selectbox("Hidden dtype", ["layout default", "bf16", "fp16", "fp8"], key="w_hidden_dtype",
+        a.selectbox("Hidden dtype", [LAYOUT, "bf16", "fp16", "fp8"], key="w_hidden_dtype",
                     help="fp8 stores one byte per value plus per-token scales (speculators supports it)")
         _num(b, "Layer count (0 = layout's)", "w_layer_count", help="DFlash rule: n layers evenly spaced from 1 to L-3")
         st.text_input("Custom layer ids (comma-separated, overrides the rule)", key="w_layers")
@@ -111,7 +111,7 @@ def render(catalog) -> str:
     with sb.expander("Extraction hardware", expanded=True):
         a, b = st.columns([2, 1])
         a.selectbox("GPU", list(gpus) + ["custom"], key="w_ex_gpu",
-                    format_func=lambda g: gpus[g].name if g in gpus else "Custom GPU...")
+                    help=md_text("; ".join(f"{g}: {v.name}" for g, v in gpus.items())))
         _num(b, "count", "w_ex_gpus")
         if "custom" in (st.session_state["w_ex_gpu"], st.session_state.get("w_tr_gpu")):
             c, d = st.columns(2)
@@ -148,7 +148,8 @@ def render(catalog) -> str:
             _num(b, "max_batched_tokens (0 = vLLM's)", "w_max_tokens",
                  help="vLLM's default for the GPU's memory: 16,384 at 70 GiB and more (not A100), else 8,192")
         disks = disk_presets()
-        st.selectbox("Extraction disk", list(disks), key="w_disk", format_func=lambda d: disks[d]["name"])
+        st.selectbox("Extraction disk", list(disks), key="w_disk",
+                     help=md_text("; ".join(f"{k}: {v['name']}" for k, v in disks.items())))
         _num(st, "Disk capacity TB (blank = no check)", "w_disk_cap", blank=True)
         st.checkbox("Staging on another filesystem (writes twice)", key="w_double_write",
                     help="vLLM writes each file to a staging path, then the client moves it; across "
@@ -174,7 +175,7 @@ def render(catalog) -> str:
     with sb.expander("Training", expanded=False):
         a, b = st.columns([2, 1])
         a.selectbox("Training GPU", list(gpus) + ["custom"], key="w_tr_gpu",
-                    format_func=lambda g: gpus[g].name if g in gpus else "Custom GPU...")
+                    help=md_text("; ".join(f"{g}: {v.name}" for g, v in gpus.items())))
         _num(b, "count", "w_tr_gpus")
         a, b = st.columns(2)
         _num(a, "Epochs", "w_epochs", step=1.0)
@@ -191,7 +192,8 @@ def render(catalog) -> str:
             _num(a, f"TTT steps (0 = layout's {tr.ttt_steps.value if tr.ttt_steps else 1})", "w_ttt",
                  help=md_text(tr.ttt_steps.source if tr.ttt_steps else "one step"))
         disks = disk_presets()
-        st.selectbox("Training disk (read)", list(disks), key="w_tr_disk", format_func=lambda d: disks[d]["name"])
+        st.selectbox("Training disk (read)", list(disks), key="w_tr_disk",
+                     help=md_text("; ".join(f"{k}: {v['name']}" for k, v in disks.items())))
         st.caption("Disaggregated: capture servers stream the states to trainers every epoch")
         a, b = st.columns(2)
         _num(a, "Capture GPUs (0 = extraction's)", "w_dis_capture")
@@ -211,15 +213,14 @@ def render(catalog) -> str:
         _num(st, "Transfer between families (blank = 0.5)", "w_q_transfer", blank=True, step=0.05,
              help="how much one family's training tokens count for another (0: nothing, 1: as its own); an "
                   "estimate, see Assumptions")
-        a, b = st.columns(2)
-        _num(a, "Served tokens/day (B, blank = none)", "w_serving_tokens_b", blank=True,
+        _num(st, "Served tokens/day (B, blank = none)", "w_serving_tokens_b", blank=True,
              help="billions of tokens served a day: gives the payback of the offline run")
-        b.selectbox("Serving GPU", [EXTRACTION_GPU] + list(gpus), key="w_serving_gpu",
-                    format_func=lambda g: g if g == EXTRACTION_GPU else gpus[g].name)
+        st.selectbox("Serving GPU", [EXTRACTION_GPU] + list(gpus), key="w_serving_gpu")
 
     with sb.expander("Prices", expanded=False):
         prices = storage_price_presets()
-        st.selectbox("Storage", list(prices), key="w_storage", format_func=lambda p: prices[p]["name"])
+        st.selectbox("Storage", list(prices), key="w_storage",
+                     help=md_text("; ".join(f"{k}: {v['name']}" for k, v in prices.items())))
         _num(st, "$/TB-month (blank = preset's)", "w_tb_price", blank=True)
         _num(st, "Months held", "w_months", step=0.5)
         g = gpus.get(st.session_state["w_ex_gpu"])

@@ -17,6 +17,13 @@ LAST = "_last_scenario"
 EXTERNAL = "_external_scenario"   # from a link, import, preset or trim, and not drawn yet
 KEPT = "_kept_widgets"             # every control's value at the end of the last run (drawn or not)
 MIX_DEFAULT = "_mix_default"       # the default mix as loaded, when the scenario had none (mix: None)
+UNDO = "_undo"                     # earlier scenarios, the latest last (at most HISTORY)
+REDO = "_redo"
+REPLAYING = "_replaying"           # the next remember() comes from undo/redo: no new history entry
+PINNED = "_pinned"                 # the baseline the deltas are taken against (a Scenario), or absent
+SAVED = "_saved"                   # name -> Scenario, at most MAX_SAVED
+HISTORY = 50
+MAX_SAVED = 4
 
 
 def mix_from_scenario(s: Scenario, catalog) -> list[dict]:
@@ -68,8 +75,15 @@ def restore_hidden_widgets() -> None:
 
 
 def remember(s: Scenario) -> None:
-    """After a successful run: the scenario, and every control's value (drawn or kept)."""
+    """After a successful run: the scenario, and every control's value (drawn or kept); a changed
+    scenario puts the previous one on the undo stack (an undo or redo does not) and clears redo."""
     ss = st.session_state
+    previous = ss.get(LAST)
+    if ss.pop(REPLAYING, False):
+        pass
+    elif previous is not None and previous != s:
+        ss[UNDO] = (ss.get(UNDO, []) + [previous])[-HISTORY:]
+        ss[REDO] = []
     ss[LAST] = s
     kept = dict(ss.get(KEPT, {}))
     kept.update({key: ss[key] for key in registry.KEYS if key in ss})
@@ -114,3 +128,51 @@ def apply_pending(catalog) -> None:
     s = st.session_state.pop(PENDING, None)
     if s is not None:
         load_into_widgets(s, catalog)
+
+
+def undo() -> None:
+    """Back to the scenario before the last change (apply, import, preset, trim, edits)."""
+    ss = st.session_state
+    stack = ss.get(UNDO, [])
+    if stack:
+        ss[REDO] = ss.get(REDO, []) + [ss[LAST]]
+        ss[UNDO] = stack[:-1]
+        ss[REPLAYING] = True
+        request_scenario(stack[-1], notice="Undone")
+
+
+def redo() -> None:
+    ss = st.session_state
+    stack = ss.get(REDO, [])
+    if stack:
+        ss[UNDO] = (ss.get(UNDO, []) + [ss[LAST]])[-HISTORY:]
+        ss[REDO] = stack[:-1]
+        ss[REPLAYING] = True
+        request_scenario(stack[-1], notice="Redone")
+
+
+def pin(s: Scenario | None) -> None:
+    """Pin `s` as the baseline of every delta (None: unpin, back to the full mix)."""
+    if s is None:
+        st.session_state.pop(PINNED, None)
+    else:
+        st.session_state[PINNED] = s
+
+
+def save(name: str, s: Scenario) -> str | None:
+    """Keep `s` under `name` for the compare view; an error message, or None."""
+    name = (name or "").strip()
+    saved = dict(st.session_state.get(SAVED, {}))
+    if not name or len(name) > 40 or any(ord(ch) < 32 for ch in name):
+        return "Name the scenario with 1-40 characters"
+    if name not in saved and len(saved) >= MAX_SAVED:
+        return f"At most {MAX_SAVED} saved scenarios: remove one first"
+    saved[name] = s
+    st.session_state[SAVED] = saved
+    return None
+
+
+def forget(name: str) -> None:
+    saved = dict(st.session_state.get(SAVED, {}))
+    saved.pop(name, None)
+    st.session_state[SAVED] = saved

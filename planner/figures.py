@@ -26,7 +26,8 @@ def storage_by_component(p: Plan, binary: bool = False) -> go.Figure:
                     name=fam, marker_color=FAMILY_COLOURS.get(fam, "#999"),
                     hovertemplate="%{x}: %{y:,.2f} " + unit + "<extra>" + fam + "</extra>")
     fig.update_layout(title=f"Hidden-state storage by component ({unit})", barmode="stack",
-                      xaxis=dict(categoryorder="array", categoryarray=[c.id for c in comps]), **LAYOUT)
+                      xaxis=dict(categoryorder="array", categoryarray=[c.id for c in comps], tickangle=-35,
+                                 automargin=True), **LAYOUT)
     return fig
 
 
@@ -37,7 +38,8 @@ def rows_vs_bytes(p: Plan) -> go.Figure:
                 marker_color="#9ecae1")
     fig.add_bar(x=[c.id for c in comps], y=[100 * c.share_of_bytes for c in comps], name="share of bytes",
                 marker_color="#e6550d")
-    fig.update_layout(title="Share of rows against share of bytes (%)", barmode="group", **LAYOUT)
+    fig.update_layout(title="Share of rows against share of bytes (%)", barmode="group",
+                      xaxis=dict(tickangle=-35, automargin=True), **LAYOUT)
     return fig
 
 
@@ -67,22 +69,30 @@ def phase_timeline(p: Plan) -> go.Figure:
     return fig
 
 
-def sensitivity_chart(swings: list[Swing]) -> go.Figure:
-    fig = make_subplots(rows=1, cols=len(METRICS), subplot_titles=[v[0] for v in METRICS.values()],
-                        shared_yaxes=True)
-    for col, key in enumerate(METRICS, start=1):
-        names = [s.assumption for s in swings]
-        base = swings[0].base[key] if swings else 0
-        lo = [100 * (s.low[key] - base) / base if base else 0 for s in swings]
-        hi = [100 * (s.high[key] - base) / base if base else 0 for s in swings]
-        fig.add_bar(y=names, x=lo, orientation="h", name="low end", marker_color="#6baed6", showlegend=col == 1,
-                    text=[s.low_label for s in swings], hovertemplate="%{y} %{text}: %{x:+.1f}%<extra></extra>",
-                    row=1, col=col)
-        fig.add_bar(y=names, x=hi, orientation="h", name="high end", marker_color="#fd8d3c", showlegend=col == 1,
-                    text=[s.high_label for s in swings], hovertemplate="%{y} %{text}: %{x:+.1f}%<extra></extra>",
-                    row=1, col=col)
-    fig.update_layout(title="Sensitivity: change from this plan (%) across each assumption's range",
-                      barmode="overlay", **LAYOUT)
+def sensitivity_chart(swings: list[Swing], metric: str = "wall_days") -> go.Figure:
+    """One figure (`metric`: storage_tb, wall_days or usd) across each assumption's range: a panel
+    readable at half width, the value labels outside the bars, "no effect" where the range moves
+    nothing (e.g. training MFU when offline training waits on the disk)."""
+    title = METRICS[metric][0]
+    names = [s.assumption for s in swings]
+    base = swings[0].base[metric] if swings else 0
+
+    def pct(v):
+        return 100 * (v - base) / base if base else 0.0
+    lo = [pct(s.low[metric]) for s in swings]
+    hi = [pct(s.high[metric]) for s in swings]
+    none = [abs(a) < 0.05 and abs(b) < 0.05 for a, b in zip(lo, hi)]
+    fig = go.Figure()
+    fig.add_bar(y=names, x=lo, orientation="h", name="low end", marker_color="#6baed6",
+                text=[("no effect" if n else f"{s.low_label}: {v:+.1f}%") for s, v, n in zip(swings, lo, none)],
+                textposition="outside", cliponaxis=False, hovertemplate="%{y}: %{text}<extra></extra>")
+    fig.add_bar(y=names, x=hi, orientation="h", name="high end", marker_color="#fd8d3c",
+                text=[("" if n else f"{s.high_label}: {v:+.1f}%") for s, v, n in zip(swings, hi, none)],
+                textposition="outside", cliponaxis=False, hovertemplate="%{y}: %{text}<extra></extra>")
+    span = max([abs(x) for x in lo + hi] + [1.0])
+    fig.update_layout(title=f"Sensitivity of {title.lower()}: change from this plan (%)", barmode="overlay",
+                      xaxis=dict(range=[-1.6 * span, 1.6 * span], ticksuffix="%"),
+                      yaxis=dict(automargin=True), **{**LAYOUT, "height": 60 + 36 * max(len(names), 4)})
     return fig
 
 
@@ -153,4 +163,27 @@ def quality_curves(marks: list[tuple[str, float]] | None = None) -> go.Figure:
     fig.update_layout(title="Acceptance length against training tokens: the published points and the fitted curves",
                       xaxis=dict(type="log", title="training tokens (samples x tokens per sample)"),
                       yaxis_title="acceptance length (tau)", **{**LAYOUT, "height": 420})
+    return fig
+
+
+COST_PARTS = (("offline", "extraction", "#3182bd"), ("offline", "storage rent", "#9ecae1"),
+              ("offline", "transfer", "#fd8d3c"), ("offline", "training", "#31a354"),
+              ("online", "regeneration", "#6baed6"), ("online", "training + target forward", "#74c476"))
+
+
+def cost_breakdown(plans: dict[str, Plan]) -> go.Figure:
+    """Each scenario's dollars, offline and online side by side, stacked by phase."""
+    names = list(plans)
+    value = {
+        "extraction": lambda c: c.extraction, "storage rent": lambda c: c.storage, "transfer": lambda c: c.transfer,
+        "training": lambda c: c.training_offline, "regeneration": lambda c: c.regeneration,
+        "training + target forward": lambda c: c.training_online,
+    }
+    fig = go.Figure()
+    for mode, part, colour in COST_PARTS:
+        fig.add_bar(x=names, y=[value[part](plans[n].cost_usd) for n in names], name=f"{mode}: {part}",
+                    offsetgroup=mode, marker_color=colour,
+                    hovertemplate=f"%{{x}} {mode}, {part}: $%{{y:,.0f}}<extra></extra>")
+    fig.update_layout(title="Dollars by phase: offline (left) and online (right) per scenario", barmode="relative",
+                      yaxis_title="USD", **LAYOUT)
     return fig

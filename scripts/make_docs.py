@@ -35,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
             page = browser.new_page(viewport={"width": 1500, "height": 1300})
             page.goto(url)
             page.get_by_text("Total USD offline").wait_for(timeout=60_000)
-            page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
             page.wait_for_timeout(1000)
             screenshot(page, args.out)
             quality_png(browser, Path(tmp), args.quality_out)

@@ -65,19 +65,31 @@ def metric_text(page, label: str) -> str:
         '[data-testid="stMetricValue"]').inner_text()
 
 
-def edit_rows(page, row: int, value: str) -> None:
-    """Select the id cell of `row` in the mix editor, move to the rows column, type, commit."""
+def edit_rows(page, row: int, value: str, attempts: int = 4) -> None:
+    """Select the id cell of `row` in the mix editor, move to the rows column, open its editor, type,
+    commit. The grid is a canvas: on a loaded machine a click can land before it takes the focus, so
+    a try whose editor does not open is escaped and made again."""
+    wait_idle(page)
     grid = page.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
-    page.wait_for_timeout(500)
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 120, box["y"] + 36 + 17 + 35 * row)
-    page.locator('[role="gridcell"]').first.wait_for(state="attached")
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("Enter")
     editor = page.locator("#portal input, #portal textarea").first
-    editor.wait_for()
+    for attempt in range(attempts):
+        grid.scroll_into_view_if_needed()
+        page.wait_for_timeout(300 + 400 * attempt)
+        box = grid.bounding_box()          # viewport coordinates, as the mouse clicks
+        x, y = box["x"] + 120, box["y"] + 36 + 17 + 35 * row
+        page.mouse.click(x, y)             # one click selects the id cell (a second would open its read-only view)
+        page.wait_for_timeout(200)
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        try:
+            editor.wait_for(timeout=8_000)
+            break
+        except Exception:                  # playwright's TimeoutError: try again
+            page.keyboard.press("Escape")
+    else:
+        raise AssertionError(f"the mix editor's rows cell of row {row} did not open after {attempts} tries")
     editor.fill(value)
     editor.press("Enter")
 
@@ -87,6 +99,13 @@ def wait_idle(page, timeout: float = 60) -> None:
     a click while the page still runs acts on the widgets of the run before."""
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
         state="attached", timeout=timeout * 1000)
+
+
+def open_tab(page, name: str) -> None:
+    """Click a tab and let the run it starts finish (the Charts and Compare tabs run when opened)."""
+    page.get_by_role("tab", name=name).click()
+    page.wait_for_timeout(200)
+    wait_idle(page)
 
 
 def wait_for_change(page, label: str, old: str, timeout: float = 20) -> tuple[str, float]:

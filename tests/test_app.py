@@ -10,7 +10,7 @@ from planner import default_scenario, plan
 from planner.export.manifest import build_manifest, dump_manifest
 from planner.export.share import encode
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, page_errors
 
 APP = str(ROOT / "app.py")
 
@@ -30,8 +30,15 @@ def in_batches(rows: int) -> int:
     return rows // 32 * 32
 
 
+def _metric(app, label):
+    """The metric of that label; the unit in brackets may differ (TB or TiB, compressed or not)."""
+    head = label.split(" (")[0]
+    return next((m for m in app.metric if m.label == label), None) or \
+        next(m for m in app.metric if m.label.split(" (")[0] == head)
+
+
 def metric(app, label) -> float:
-    m = next(m for m in app.metric if m.label == label)
+    m = _metric(app, label)
     text = m.value.replace(",", "").replace("$", "")
     num = float(re.search(r"-?[\d.]+", text).group())
     if "M" in text.split()[0]:
@@ -41,64 +48,70 @@ def metric(app, label) -> float:
     return num
 
 
+def open_tab(app, label: str) -> None:
+    """Select a tab (the Charts and Compare tabs run only when open)."""
+    app.session_state["w_tab"] = label
+    app.run()
+
+
 def plain(text: str) -> str:
     """A message as the reader sees it: the page escapes markdown in every user-supplied string."""
     return re.sub(r"\\(.)", r"\1", text)
 
 
 def metric_text(app, label) -> str:
-    return next(m for m in app.metric if m.label == label).value
+    return _metric(app, label).value
 
 
 def test_loads_with_the_default_plan(at):
     p = plan(default_scenario())
     # SpecForge captures batches of 32 and drops the last partial one: floor(913,786 / 32) x 32 = 913,760
     assert metric(at, "Samples") == 913_760
-    assert metric(at, "Storage") == pytest.approx(p.storage_bytes_compressed / 1e12, abs=0.006)
+    assert metric(at, "Storage (TB)") == pytest.approx(p.storage_bytes_compressed / 1e12, abs=0.006)
     assert metric(at, "Total USD offline") == pytest.approx(p.cost_usd.total_offline, abs=0.6)
     assert len(at.data_editor) == 1
-    assert not at.error
+    assert not page_errors(at)
 
 
 # (widget kind, key, new value, metric, expected direction: +1 up, -1 down, or a ratio)
 CONTROLS = [
-    ("number_input", "w_ex_gpus", 4, "Extraction wall-clock", +1),
-    ("number_input", "w_epochs", 6.0, "Training offline", 2.0),
-    ("number_input", "w_compression", 2.0, "Storage", 0.5),
-    ("checkbox", "w_double_write", True, "Extraction wall-clock", +1),
-    ("selectbox", "w_disk", "node-raid0", "Extraction wall-clock", 0),
+    ("number_input", "w_ex_gpus", 4, "Extraction (days)", +1),
+    ("number_input", "w_epochs", 6.0, "Train offline (GPU-days)", 2.0),
+    ("number_input", "w_compression", 2.0, "Storage (TB)", 0.5),
+    ("checkbox", "w_double_write", True, "Extraction (days)", +1),
+    ("selectbox", "w_disk", "node-raid0", "Extraction (days)", 0),
     ("selectbox", "w_cap_mode", "none", "Stored tokens", +1),
-    ("number_input", "w_capture_batch", 1, "Storage", -1),      # SpecForge pads batches of 32; 1 does not
-    ("selectbox", "w_sort", "sorted", "Storage", -1),
+    ("number_input", "w_capture_batch", 1, "Storage (TB)", -1),      # SpecForge pads batches of 32; 1 does not
+    ("selectbox", "w_sort", "sorted", "Storage (TB)", -1),
     ("radio", "w_unit", "turn", "Samples", +1),
-    ("toggle", "w_regen", False, "Extraction wall-clock", -1),
+    ("toggle", "w_regen", False, "Extraction (days)", -1),
     ("number_input", "w_resp_mult", 2.0, "Stored tokens", +1),
     ("number_input", "w_length_scale", 0.8, "Stored tokens", -1),
-    ("selectbox", "w_model", "qwen3-8b", "Storage", -1),
-    ("selectbox", "w_layout", "specforge-eagle3", "Storage", -1),
-    ("selectbox", "w_hidden_dtype", "fp8", "Storage", -1),
-    ("number_input", "w_layer_count", 3, "Storage", -1),
-    ("selectbox", "w_ex_gpu", "b200", "Extraction GPU-days", -1),
-    ("radio", "w_weight_dtype", "fp8", "Extraction GPU-days", -1),
-    ("radio", "w_tp_mode", "fixed", "Extraction wall-clock", +1),
-    ("number_input", "w_bw_eff", 0.5, "Extraction wall-clock", +1),
-    ("number_input", "w_max_batch", 8, "Extraction wall-clock", +1),
-    ("number_input", "w_max_tokens", 16, "Extraction wall-clock", +1),
-    ("radio", "w_kv_dtype", "fp8", "Extraction wall-clock", -1),
-    ("number_input", "w_anchors", 128, "Training offline", -1),    # fewer DFlash draft positions
-    ("number_input", "w_node_gbps", 1.0, "Disaggregated", +1),     # the stream becomes network-bound
-    ("selectbox", "w_link", 100.0, "Transfer", 0.1),
-    ("number_input", "w_link_eff", 0.25, "Transfer", 2.0),
-    ("selectbox", "w_transfer", "object_store", "Transfer", 2.0),
-    ("number_input", "w_tr_gpus", 16, "Wall-clock online", -1),
-    ("selectbox", "w_tr_gpu", "h100-sxm", "Training online", +1),
-    ("number_input", "w_tr_mfu", 0.7, "Training online", -1),   # offline is disk-bound here
+    ("selectbox", "w_model", "qwen3-8b", "Storage (TB)", -1),
+    ("selectbox", "w_layout", "specforge-eagle3", "Storage (TB)", -1),
+    ("selectbox", "w_hidden_dtype", "fp8", "Storage (TB)", -1),
+    ("number_input", "w_layer_count", 3, "Storage (TB)", -1),
+    ("selectbox", "w_ex_gpu", "b200", "Extraction (GPU-days)", -1),
+    ("radio", "w_weight_dtype", "fp8", "Extraction (GPU-days)", -1),
+    ("radio", "w_tp_mode", "fixed", "Extraction (days)", +1),
+    ("number_input", "w_bw_eff", 0.5, "Extraction (days)", +1),
+    ("number_input", "w_max_batch", 8, "Extraction (days)", +1),
+    ("number_input", "w_max_tokens", 16, "Extraction (days)", +1),
+    ("radio", "w_kv_dtype", "fp8", "Extraction (days)", -1),
+    ("number_input", "w_anchors", 128, "Train offline (GPU-days)", -1),    # fewer DFlash draft positions
+    ("number_input", "w_node_gbps", 1.0, "USD disaggregated", +1),     # the stream becomes network-bound
+    ("selectbox", "w_link", 100.0, "Transfer (h)", 0.1),
+    ("number_input", "w_link_eff", 0.25, "Transfer (h)", 2.0),
+    ("selectbox", "w_transfer", "object_store", "Transfer (h)", 2.0),
+    ("number_input", "w_tr_gpus", 16, "Online, wall (days)", -1),
+    ("selectbox", "w_tr_gpu", "h100-sxm", "Train online (GPU-days)", +1),
+    ("number_input", "w_tr_mfu", 0.7, "Train online (GPU-days)", -1),   # offline is disk-bound here
     ("number_input", "w_months", 3.0, "Total USD offline", +1),
     ("number_input", "w_tb_price", 10.0, "Total USD offline", -1),
     ("number_input", "w_ex_price", 5.0, "Total USD offline", +1),
     ("number_input", "w_tr_price", 1.0, "Total USD online", -1),
     ("selectbox", "w_storage", "wasabi", "Total USD offline", -1),
-    ("selectbox", "w_tr_disk", "nvme-gen4", "Training offline", +1),
+    ("selectbox", "w_tr_disk", "nvme-gen4", "Train offline (GPU-days)", +1),
 ]
 
 
@@ -120,11 +133,11 @@ def test_every_control_moves_its_metric(at, kind, key, value, label, expect):
 
 
 def test_units_switch_to_tib(at):
-    tb = metric(at, "Storage")
+    tb = metric(at, "Storage (TB)")
     at.radio(key="w_units").set_value("TiB").run()
-    assert "TiB" in metric_text(at, "Storage")
+    assert _metric(at, "Storage").label == "Storage (TiB)"
     # 36.71 TB = 36.71e12 / 2^40 TiB = 33.39 TiB
-    assert metric(at, "Storage") == pytest.approx(tb * 1e12 / 2**40, abs=0.01)
+    assert metric(at, "Storage (TB)") == pytest.approx(tb * 1e12 / 2**40, abs=0.01)
 
 
 def edit(at, rows: dict):
@@ -135,13 +148,13 @@ def edit(at, rows: dict):
 
 
 def test_editing_rows_changes_storage_and_shows_a_delta(at):
-    before = metric(at, "Storage")
+    before = metric(at, "Storage (TB)")
     openorca = next(c for c in plan(default_scenario()).components if c.id == "openorca")
     edit(at, {0: {"rows": 125_215}})   # half of OpenOrca's 250,430 rows
-    after = metric(at, "Storage")
+    after = metric(at, "Storage (TB)")
     # storage is linear in rows: half of OpenOrca's 6.345 TB goes away
     assert after == pytest.approx(before - openorca.storage_bytes / 2 / 1e12, abs=0.01)
-    delta = next(m for m in at.metric if m.label == "Storage").delta
+    delta = next(m for m in at.metric if m.label == "Storage (TB)").delta
     assert delta.startswith("-")
     assert metric(at, "Samples") == in_batches(913_786 - 125_215)
 
@@ -156,10 +169,10 @@ def test_percent_and_include_columns(at):
 
 
 def test_bad_rows_in_the_editor_are_refused(at):
-    before = metric(at, "Storage")
+    before = metric(at, "Storage (TB)")
     edit(at, {0: {"rows": -5}})
     assert any("rows for openorca" in plain(e.value) and "-5" in plain(e.value) for e in at.error)
-    assert metric(at, "Storage") == before
+    assert metric(at, "Storage (TB)") == before
 
 
 def test_add_a_component_from_the_catalog(at):
@@ -193,11 +206,11 @@ def test_export_import_round_trip_through_the_ui(at, tmp_path):
     (b"x" * 1_100_000, "limit"),
 ])
 def test_a_bad_manifest_shows_an_error_and_changes_nothing(at, content, message):
-    before = metric(at, "Storage")
+    before = metric(at, "Storage (TB)")
     at.file_uploader(key="w_import").set_value(("bad.yaml", content, "application/yaml")).run()
     assert not at.exception
     assert any(message in plain(e.value) for e in at.error), [e.value for e in at.error]
-    assert metric(at, "Storage") == before
+    assert metric(at, "Storage (TB)") == before
 
 
 def test_unknown_gpu_in_manifest_is_refused(at):
@@ -247,10 +260,10 @@ def test_budget_trim_and_apply(at):
     at.number_input(key="w_b_storage").set_value(10.0).run()
     at.button(key="w_b_trim").click().run()
     assert not at.exception
-    assert any(df.value.columns.tolist()[:3] == ["id", "rows now", "proposed"] for df in at.dataframe)
+    assert any(df.value.columns.tolist()[:4] == ["id", "family", "rows now", "proposed"] for df in at.dataframe)
     at.button(key="w_b_apply").click().run()
     assert not at.exception
-    assert 9.9 <= metric(at, "Storage") <= 10.0
+    assert 9.9 <= metric(at, "Storage (TB)") <= 10.0
 
 
 def test_infeasible_budget_says_why(at):
@@ -266,20 +279,23 @@ def test_seed_article_preset(at):
     at.button(key="w_preset_load").click().run()
     assert not at.exception
     # 37,431,598,675,200 bytes / 1.5 = 24.95 TB on disk; 456,893,000 tokens at 480 tok/s = 11.0 days
-    assert metric(at, "Storage") == pytest.approx(24.95, abs=0.01)
-    assert metric(at, "Extraction wall-clock") == pytest.approx(11.02, abs=0.01)
-    assert any("37.4 TB" in str(df.value.to_dict()) for df in at.dataframe)
+    assert metric(at, "Storage (TB)") == pytest.approx(24.95, abs=0.01)
+    assert metric(at, "Extraction (days)") == pytest.approx(11.02, abs=0.01)
+    assert any("37.4 TB" in str(t.value.to_dict()) for t in at.table)
+    # the seed article compresses 1.5x: the headline shows the raw figure beside the compressed one
+    assert _metric(at, "Storage").label == "Storage (TB, 1.5x compressed)"
+    assert metric(at, "Raw storage (TB)") == pytest.approx(37.43, abs=0.01)
 
 
 def test_custom_model_and_gpu(at):
     at.selectbox(key="w_model").set_value("custom").run()
     at.selectbox(key="w_ex_gpu").set_value("custom").run()
     assert not at.exception
-    before = metric(at, "Storage")
+    before = metric(at, "Storage (TB)")
     assert before > 0
     at.number_input(key="w_cm_hidden").set_value(2048).run()
     # 5 layers x hidden x 2 bytes + 16: (10,240 + 16) / (25,600 + 16) = 0.40 of the bytes per token
-    assert metric(at, "Storage") == pytest.approx(before * 10_256 / 25_616, rel=0.01)
+    assert metric(at, "Storage (TB)") == pytest.approx(before * 10_256 / 25_616, rel=0.01)
 
 
 def test_profile_an_upload_through_the_page(at):
@@ -306,11 +322,12 @@ def test_profile_refuses_a_bad_name(at):
 def test_a_huge_upload_is_refused(at, monkeypatch):
     import drafter_dashboard.io_panel
     monkeypatch.setattr(drafter_dashboard.io_panel, "MAX_PROFILE_UPLOAD_MB", 1)
+    # the uploader takes its limit from the same constant (max_upload_size): a 2 MB file never arrives,
+    # Profile stays disabled and nothing is profiled
     at.file_uploader(key="w_profile_file").set_value(("big.jsonl", b"x" * (2 * 2**20), "application/jsonl")).run()
     at.text_input(key="w_profile_name").input("big").run()
-    at.button(key="w_profile_go").click().run()
     assert not at.exception
-    assert any("big.jsonl" in plain(e.value) and "upload limit" in plain(e.value) for e in at.error)
+    assert at.button(key="w_profile_go").disabled
     assert "big" not in list(at.data_editor[0].value["id"])
 
 
@@ -328,6 +345,7 @@ def test_csv_export_neutralises_formula_cells():
 
 @pytest.mark.parametrize("chart", ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows"])
 def test_each_chart_renders(at, chart):
+    open_tab(at, "Charts")
     at.segmented_control(key="w_chart").set_value(chart).run()
     assert not at.exception, at.exception
     assert not at.warning
@@ -337,7 +355,7 @@ def test_each_chart_renders(at, chart):
 def test_selection_column_in_the_editor(at):
     before = metric(at, "Stored tokens")
     edit(at, {2: {"selection": "shortest", "rows": 100_000}})   # ultrachat: the 100K shortest rows
-    assert not at.error
+    assert not page_errors(at)
     assert metric(at, "Stored tokens") < before
     assert at.data_editor[0].value.set_index("id").loc["ultrachat", "selection"] == "shortest"
 
@@ -366,7 +384,7 @@ def test_seed_article_trim_and_apply(at):
     assert not at.exception, at.exception
     # 10 TB / (800 x 51,204 bytes x 1/1.5 compression) = 366,182 samples
     assert metric(at, "Samples") == 366_182     # the seed-article layout captures rows one by one
-    assert metric(at, "Storage") == pytest.approx(10.0, abs=0.01)
+    assert metric(at, "Storage (TB)") == pytest.approx(10.0, abs=0.01)
 
 
 def test_bad_layer_text_is_a_message_not_a_traceback(at):
@@ -376,7 +394,7 @@ def test_bad_layer_text_is_a_message_not_a_traceback(at):
     at.text_input(key="w_layers").input("1,99").run()
     assert any("layers" in plain(e.value) and "99" in plain(e.value) for e in at.error)
     at.text_input(key="w_layers").input("1,16").run()
-    assert not at.error and not at.exception
+    assert not page_errors(at) and not at.exception
 
 
 def test_random_walk_through_the_controls_never_raises(at):
@@ -389,16 +407,17 @@ def test_random_walk_through_the_controls_never_raises(at):
                                                                    "specforge-dflash"])),
         lambda: at.radio(key="w_tp_mode").set_value(rng.choice(["roofline", "fixed"])),
         lambda: at.radio(key="w_unit").set_value(rng.choice(["conversation", "turn"])),
-        lambda: at.selectbox(key="w_cap_mode").set_value(rng.choice(["layout default", "cap", "none"])),
+        lambda: at.selectbox(key="w_cap_mode").set_value(rng.choice(["layout's", "cap", "none"])),
         lambda: at.selectbox(key="w_transfer").set_value(rng.choice(["link", "object_store", "drives", "none"])),
         lambda: at.selectbox(key="w_ex_gpu").set_value(rng.choice(["rtx-4090", "b200", "custom", "mi300x"])),
         lambda: at.selectbox(key="w_tr_gpu").set_value(rng.choice(["b200", "custom", "l40s"])),
         lambda: at.number_input(key="w_ex_gpus").set_value(rng.randint(1, 64)),
         lambda: at.radio(key="w_units").set_value(rng.choice(["TB", "TiB"])),
-        lambda: at.selectbox(key="w_hidden_dtype").set_value(rng.choice(["layout default", "fp8", "bf16"])),
+        lambda: at.selectbox(key="w_hidden_dtype").set_value(rng.choice(["layout's", "fp8", "bf16"])),
         lambda: at.segmented_control(key="w_chart").set_value(rng.choice(["Timeline", "Sensitivity",
                                                                           "Storage vs rows"])),
     ]
+    open_tab(at, "Charts")
     for _ in range(40):
         rng.choice(moves)().run()
         assert not at.exception, at.exception
@@ -434,8 +453,103 @@ def test_quality_metrics_workload_and_every_strategy(at):
     assert set(scores) >= {"proportional", "quality", "cap", "value"}
     assert scores["quality"] >= scores["proportional"] - 1e-12
     # the frontier chart draws this mix, the full mix and the proposals
+    open_tab(at, "Charts")
     at.segmented_control(key="w_chart").set_value("Quality frontier").run()
     assert not at.exception
     spec = " ".join(c.proto.spec for c in at.get("plotly_chart"))
     names = set(re.findall(r'"name":\s*"([^"]*)"', spec))
     assert {"this mix", "full mix", "quality", "proportional"} <= names
+
+
+def test_a_stale_proposal_cannot_be_applied(at):
+    # issue 14, item 1: Trim, then uncheck a component: the old proposal must not bring it back
+    at.number_input(key="w_b_storage").set_value(10.0).run()
+    at.button(key="w_b_trim").click().run()
+    assert at.button(key="w_b_apply")
+    edit(at, {"6": {"include": False}})                       # agentic unchecked
+    assert any("made for an earlier scenario" in w.value for w in at.warning)
+    assert not [b for b in at.button if b.key == "w_b_apply"]
+    assert not any(m["id"] == "agentic" and m["include"] for m in at.session_state["mix_rows"])
+
+
+def test_protect_needs_a_choice_before_trim(at):
+    at.number_input(key="w_b_storage").set_value(10.0).run()
+    at.selectbox(key="w_b_strategy").set_value("protect").run()
+    assert at.button(key="w_b_trim").disabled
+    at.multiselect(key="w_b_protect").select("tool").run()
+    assert not at.button(key="w_b_trim").disabled
+
+
+def test_trim_without_a_budget_says_so_in_one_sentence(at):
+    at.button(key="w_b_trim").click().run()
+    assert any(e.value.startswith("Give at least one budget") for e in at.error)
+    assert not any("{" in e.value for e in at.error)
+
+
+def test_rows_above_available_are_refused_with_the_reason(at):
+    edit(at, {"1": {"rows": 240_000}})                        # sharegpt: 120,000 exist
+    assert any("stores its hidden states twice" in plain(e.value) for e in at.error)
+    assert next(m for m in at.session_state["mix_rows"] if m["id"] == "sharegpt")["rows"] == 120_000
+
+
+def test_pin_deltas_and_undo_redo(at):
+    base_storage = metric(at, "Storage")
+    at.button(key="w_pin").click().run()
+    assert at.session_state["_pinned"] is not None
+    # a sidebar change: per-turn rows; the delta is now against the pinned scenario
+    at.radio(key="w_unit").set_value("turn").run()
+    m = _metric(at, "Storage")
+    assert metric(at, "Storage") > base_storage and m.delta and m.delta.startswith("+")
+    assert any("against the pinned scenario" in c.value for c in at.caption)
+    # undo brings the conversation unit back, redo the turn unit again
+    at.button(key="w_undo").click().run()
+    assert metric(at, "Storage") == pytest.approx(base_storage)
+    at.button(key="w_redo").click().run()
+    assert at.radio(key="w_unit").value == "turn"
+    at.button(key="w_unpin").click().run()
+    assert "_pinned" not in at.session_state
+
+
+def test_undo_covers_twenty_changes(at):
+    for n in range(1, 22):
+        at.number_input(key="w_ex_gpus").set_value(n).run()
+    for _ in range(20):
+        at.button(key="w_undo").click().run()
+    assert at.number_input(key="w_ex_gpus").value == 1
+
+
+def test_save_and_compare(at):
+    at.text_input(key="w_save_name").input("four gpus").run()
+    at.number_input(key="w_ex_gpus").set_value(4).run()
+    at.button(key="w_save").click().run()
+    at.number_input(key="w_ex_gpus").set_value(8).run()
+    at.button(key="w_pin").click().run()
+    open_tab(at, "Compare")
+    table = next(df.value for df in at.dataframe if "figure" in df.value.columns)
+    assert at.get("plotly_chart")                       # the cost by phase, stacked
+    assert {"current", "pinned", "four gpus", "four gpus - pinned"} <= set(table.columns)
+    row = table[table["figure"] == "Extraction (days)"].iloc[0]
+    # half the GPUs: about twice the extraction days
+    assert row["four gpus"] == pytest.approx(2 * row["pinned"], rel=0.05)
+    assert row["four gpus - pinned"] == pytest.approx(row["four gpus"] - row["pinned"])
+    # the link carries the pinned and saved scenarios
+    assert at.query_params.get("c")
+
+
+def test_a_link_brings_its_pinned_and_saved_scenarios(tmp_path, monkeypatch):
+    from planner.export.share import encode_set
+    from planner.scenario import Scenario
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    app = AppTest.from_file(APP, default_timeout=90)
+    pinned = Scenario(extraction_gpus=4)
+    app.query_params["s"] = encode(Scenario())
+    app.query_params["c"] = encode_set(pinned, {"two gpus": Scenario(extraction_gpus=2)})
+    app.run()
+    assert not app.exception
+    assert app.session_state["_pinned"] == pinned and list(app.session_state["_saved"]) == ["two gpus"]
+    assert any("against the pinned scenario" in c.value for c in app.caption)
+    # a damaged set is one warning, and the page goes on
+    bad = AppTest.from_file(APP, default_timeout=90)
+    bad.query_params["c"] = "v4.not-base64"
+    bad.run()
+    assert not bad.exception and any("pinned and saved scenarios could not be used" in w.value for w in bad.warning)

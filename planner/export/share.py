@@ -70,3 +70,58 @@ def decode(text: str) -> Scenario:
         raise ShareError(describe_validation_error(exc, prefix="scenario"))
     except RecursionError:
         raise ShareError("the link's scenario is nested too deeply")
+
+
+MAX_NAME = 40
+
+
+def encode_set(pinned: Scenario | None, saved: dict[str, Scenario]) -> str:
+    """The pinned baseline and the saved scenarios in one link parameter, as `encode` does one."""
+    obj = {"pinned": pinned.model_dump(mode="json") if pinned is not None else None,
+           "saved": {name: s.model_dump(mode="json") for name, s in saved.items()}}
+    raw = json.dumps(obj, separators=(",", ":"), sort_keys=True).encode()
+    return PREFIX + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
+    """The pinned and saved scenarios of a link (ShareError naming the first bad part)."""
+    if not isinstance(text, str) or not text:
+        raise ShareError("the link holds no saved scenarios")
+    if len(text) > MAX_PARAM_CHARS:
+        raise ShareError(f"the link's saved scenarios are {len(text):,} characters, over the {MAX_PARAM_CHARS:,} limit")
+    try:
+        version = link_version(text)
+    except VersionError as exc:
+        raise ShareError(str(exc))
+    body = text.partition(".")[2]
+    try:
+        packed = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
+        d = zlib.decompressobj()
+        raw = d.decompress(packed, MAX_JSON_BYTES)
+        if d.unconsumed_tail:
+            raise ShareError("the link's saved scenarios expand beyond the size limit")
+        obj = json.loads(raw.decode("utf-8"), parse_constant=_reject)
+    except ShareError:
+        raise
+    except RecursionError:
+        raise ShareError("the link's saved scenarios are nested too deeply")
+    except (ValueError, zlib.error, UnicodeDecodeError):
+        raise ShareError("the link's saved scenarios are damaged")
+    if not isinstance(obj, dict) or set(obj) - {"pinned", "saved"} or not isinstance(obj.get("saved", {}), dict):
+        raise ShareError("the link's saved scenarios are not {pinned, saved}")
+    from planner.ids import has_control
+
+    def one(where: str, d) -> Scenario:
+        if not isinstance(d, dict):
+            raise ShareError(f"{where} must be a JSON object")
+        try:
+            return Scenario.model_validate(migrate_link(d, version))
+        except ValidationError as exc:
+            raise ShareError(f"{where}: " + describe_validation_error(exc, prefix="scenario"))
+    saved = {}
+    for name, d in obj.get("saved", {}).items():
+        if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or has_control(name):
+            raise ShareError(f"a saved scenario's name must be 1-{MAX_NAME} characters without control characters")
+        saved[name] = one(f"saved {name!r}", d)
+    pinned = one("the pinned scenario", obj["pinned"]) if obj.get("pinned") is not None else None
+    return pinned, saved

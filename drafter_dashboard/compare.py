@@ -1,0 +1,92 @@
+"""Scenarios side by side: undo/redo, a pinned baseline for every delta, up to four saved scenarios,
+and the compare view (every headline figure, the differences, the cost by phase)."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from planner import figures
+from planner.plan import Plan, plan
+from planner.scenario import Scenario
+from drafter_dashboard.safe_text import md_text
+from drafter_dashboard.state import (MAX_SAVED, PINNED, REDO, SAVED, UNDO, forget, pin, redo, save, undo)
+
+# the figures compared: label, unit, getter
+FIGURES = [
+    ("Samples", "", lambda p: p.samples),
+    ("Storage", "TB", lambda p: p.storage_bytes_compressed / 1e12),
+    ("Extraction", "GPU-days", lambda p: p.extraction.gpu_hours / 24),
+    ("Extraction", "days", lambda p: p.extraction.wall_hours / 24),
+    ("Transfer", "h", lambda p: p.transfer_hours),
+    ("Training offline", "GPU-days", lambda p: p.training.offline_gpu_hours / 24),
+    ("Training online", "GPU-days", lambda p: p.training.online_gpu_hours / 24),
+    ("Total offline", "USD", lambda p: p.cost_usd.total_offline),
+    ("Total online", "USD", lambda p: p.cost_usd.total_online),
+    ("Total disaggregated", "USD", lambda p: p.cost_usd.total_disaggregated),
+    ("Wall-clock offline", "days", lambda p: p.wall_days_offline),
+    ("Acceptance length", "tau", lambda p: p.quality.acceptance_length),
+    ("Speedup", "x", lambda p: p.quality.speedup),
+]
+
+
+def controls(s: Scenario, sb) -> None:
+    """Undo, redo, pin and save, in `sb` (a container at the top of the sidebar)."""
+    a, b, c = sb.columns(3)
+    if a.button("Undo", key="w_undo", disabled=not st.session_state.get(UNDO), width="stretch",
+                help="back to the scenario before the last change"):
+        undo()
+    if b.button("Redo", key="w_redo", disabled=not st.session_state.get(REDO), width="stretch"):
+        redo()
+    pinned = st.session_state.get(PINNED)
+    if pinned is None:
+        if c.button("Pin", key="w_pin", width="stretch", help="pin this scenario: every delta is then against it"):
+            pin(s)
+            st.rerun()
+    elif c.button("Unpin", key="w_unpin", width="stretch", help="deltas against the full mix again"):
+        pin(None)
+        st.rerun()
+    a, b = sb.columns([3, 2])
+    name = a.text_input("Save as", key="w_save_name", placeholder="a name", label_visibility="collapsed")
+    if b.button("Save", key="w_save", width="stretch", help=f"keep this scenario for Compare (at most {MAX_SAVED})"):
+        problem = save(name, s)
+        if problem:
+            sb.error(md_text(problem))
+        else:
+            st.session_state["_notice"] = f"Saved {name.strip()!r} for Compare"
+            st.rerun()
+
+
+def view(current: Plan, catalog, unit: str) -> None:
+    """The Compare tab."""
+    pinned: Scenario | None = st.session_state.get(PINNED)
+    saved: dict[str, Scenario] = st.session_state.get(SAVED, {})
+    plans: dict[str, Plan] = {"current": current}
+    problems = []
+    for name, s in ([("pinned", pinned)] if pinned is not None else []) + list(saved.items()):
+        try:
+            plans[name] = plan(s, catalog if s.uniform is None else None)
+        except Exception as exc:   # a saved scenario the catalog no longer knows (an upload removed)
+            problems.append(f"{name}: {exc}")
+    for text in problems:
+        st.warning(md_text(f"Not compared: {text}"))
+    if len(plans) == 1:
+        st.info("Pin a scenario or save one (sidebar, top) to compare it with the current one.")
+    ref = "pinned" if "pinned" in plans else "current"
+    rows = []
+    for label, unit_, get in FIGURES:
+        row = {"figure": f"{label} ({unit_})" if unit_ else label}
+        for name, p in plans.items():
+            row[name] = get(p)
+        for name, p in plans.items():
+            if name != ref:
+                row[f"{name} - {ref}"] = get(p) - get(plans[ref])
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="localized")
+                                for c in pd.DataFrame(rows).columns if c != "figure"})
+    if saved:
+        pick = st.selectbox("Remove a saved scenario", ["(keep all)"] + list(saved), key="w_forget")
+        if pick != "(keep all)" and st.button("Remove", key="w_forget_go"):
+            forget(pick)
+            st.rerun()
+    st.plotly_chart(figures.cost_breakdown(plans), width="stretch", key="fig_compare")
