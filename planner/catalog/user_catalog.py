@@ -69,6 +69,27 @@ class ProvenanceItem(BaseModel):
     source: Text
 
 
+class SampledJson(BaseModel):
+    """How a sampled profile was drawn and how sure its means are: `rows_sampled` of `rows_total`
+    conversations (the component's row count is the total), with the 95% intervals of the mean
+    tokens per conversation and per turn row (None: too few rows for one)."""
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    rows_sampled: Count
+    rows_total: Count
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)]
+    mean_tokens_ci: tuple[Number, Number] | None = None
+    mean_turn_tokens_ci: tuple[Number, Number] | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.rows_sampled > self.rows_total:
+            raise ValueError("rows_sampled must not exceed rows_total")
+        for ci in (self.mean_tokens_ci, self.mean_turn_tokens_ci):
+            if ci is not None and ci[0] > ci[1]:
+                raise ValueError("an interval's low end must not exceed its high end")
+        return self
+
+
 class UserComponent(BaseModel):
     """One profiled component, as profile.measured_component writes it."""
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
@@ -93,6 +114,8 @@ class UserComponent(BaseModel):
     sha256: Sha256 | None = None
     tokenizer: ShortText = ""
     bad_lines: Count = 0
+    template: ShortText | None = None       # which chat-template tokens were counted (older entries: none said)
+    sampled: SampledJson | None = None      # a sampled profile (older entries and full scans: None)
     conversation: AtomsJson
     turn: AtomsJson
 

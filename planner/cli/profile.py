@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
-from planner.cli._common import CliError
+from planner.cli._common import CliError, whole
 from planner.ids import FAMILIES
 from planner.text import printable
 
@@ -28,34 +29,58 @@ def _progress_bar():
 
 def cmd_profile(a: argparse.Namespace) -> int:
     from planner.catalog.profile import ProfileError, profile_file
+    sample = whole("--sample", a.sample) if a.sample is not None else None
+    seed = whole("--seed", a.seed)
+    workers = whole("--workers", a.workers) if a.workers is not None else (os.cpu_count() or 1)
     try:
         r = profile_file(a.path, a.name, fmt=a.format, tokenizer=a.tokenizer, strict=a.strict,
-                         family=a.family, progress=None if a.quiet else _progress_bar(), replace=a.replace)
+                         family=a.family, progress=None if a.quiet else _progress_bar(), replace=a.replace,
+                         sample=sample, seed=seed, workers=workers)
     except ProfileError as exc:
         raise CliError(printable(exc))
     c = r.component
     summary = {"id": c["id"], "conversations": r.conversations, "bad_lines": r.bad_lines,
                "bad_examples": [{"line": ln, "error": e} for ln, e in r.bad_examples],
                "mean_tokens": c["mean_tokens"], "median_tokens": c["median_tokens"], "turns": c["turns"],
-               "assistant_share": c["assistant_share"], "tokenizer": r.tokenizer, "provenance": "measured"}
+               "assistant_share": c["assistant_share"], "tokenizer": r.tokenizer, "template": r.template,
+               "template_fallbacks": r.template_fallbacks, "files": r.files, "workers": r.workers,
+               "sampled": r.sampled, "provenance": "measured"}
     if a.json:
         print(json.dumps(summary, indent=2))
     else:
-        cid = printable(c["id"])
-        print(f"{cid}: {r.conversations:,} conversations, mean {c['mean_tokens']:,.0f} tokens "
-              f"(median {c['median_tokens']:,.0f}), {c['turns']:.2f} assistant turns, "
-              f"assistant share {c['assistant_share']:.0%} [{printable(r.tokenizer)}]")
-        if r.bad_lines:
-            print(f"skipped {r.bad_lines:,} bad line(s):")
-            for ln, e in r.bad_examples:
-                print(f"  line {ln}: {printable(e)}")
-        print(f"'{cid}' is now selectable: python -m planner estimate --components {cid}={r.conversations}")
+        _print_text(r)
     return 0
+
+
+def _interval(ci) -> str:
+    return f"{ci[0]:,.1f}-{ci[1]:,.1f}" if ci else "n/a (too few rows)"
+
+
+def _print_text(r) -> None:
+    c = r.component
+    cid = printable(c["id"])
+    print(f"{cid}: {r.conversations:,} conversations, mean {c['mean_tokens']:,.0f} tokens "
+          f"(median {c['median_tokens']:,.0f}), {c['turns']:.2f} assistant turns, "
+          f"assistant share {c['assistant_share']:.0%} [{printable(r.tokenizer)}; template: {printable(r.template)}]")
+    if r.sampled:
+        s = r.sampled
+        print(f"sampled {s['rows_sampled']:,} of {s['rows_total']:,} conversations (seed {s['seed']}): 95% interval "
+              f"of mean tokens per conversation {_interval(s['mean_tokens_ci'])}, per turn "
+              f"{_interval(s['mean_turn_tokens_ci'])}")
+    if r.template_fallbacks:
+        print(f"{r.template_fallbacks:,} conversation(s) counted with the 4-token estimate: the chat template "
+              f"refused their roles")
+    if r.bad_lines:
+        print(f"skipped {r.bad_lines:,} bad line(s){' in the sample' if r.sampled else ''}:")
+        for ln, e in r.bad_examples:
+            print(f"  line {ln}: {printable(e)}")
+    print(f"'{cid}' is now selectable: python -m planner estimate --components {cid}={r.conversations}")
 
 
 def register_profile(sub) -> None:
     p = sub.add_parser("profile", help="measure a local JSONL/JSON/Parquet dataset into the user catalog")
-    p.add_argument("path")
+    p.add_argument("path", help="a JSONL/JSON/Parquet file, a directory of them, or a glob of shards "
+                                "(quote it: 'data/train-*.parquet'), read as one dataset")
     p.add_argument("--name", required=True, help="component id to register")
     p.add_argument("--format", default="auto", choices=["auto", "sharegpt", "openai", "alpaca", "glaive"])
     p.add_argument("--tokenizer", help="a tokenizer.json (HF tokenizers) or 'qwen3.6' (the Qwen3.5/3.6 vocabulary, offline); "
@@ -65,5 +90,10 @@ def register_profile(sub) -> None:
     p.add_argument("--replace", action="store_true", help="replace a profiled component of the same id")
     p.add_argument("--strict", action="store_true", help="fail on the first bad line instead of skipping it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--sample", metavar="N", help="measure a uniform sample of N rows (reservoir sampling; the "
+                   "row count stays the dataset's) and report the 95%% interval of the means")
+    p.add_argument("--seed", default="0", metavar="S", help="the sample's seed (default 0): one seed, one sample")
+    p.add_argument("--workers", metavar="N", help="processes that parse and count a large input (default: the "
+                   "machine's cores; 1: none). HF tokenizer.json counting already uses every core")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_profile)
