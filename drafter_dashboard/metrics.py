@@ -49,6 +49,19 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     div = 2**40 if unit == "TiB" else 1e12
     e, t, c, q = p.extraction, p.training, p.cost_usd, p.quality
     comp = p.scenario.compression
+    n = p.nodes
+    # a sampled profile's 95% band: a +- in the label (the value stays short), low-high in the help
+    sampled = p.storage_bytes_low is not None and p.storage_bytes_high is not None
+    band_s = band_e = ""
+    help_s = help_e = ""
+    if sampled:
+        lo, hi = p.storage_bytes_low / comp / div, p.storage_bytes_high / comp / div
+        band_s = f" ±{(hi - lo) / 2:,.2f}"
+        help_s = (f"; 95% band {lo:,.2f}-{hi:,.2f} {unit} from the sampled profiles of "
+                  f"{', '.join(p.sampled_components)}")
+        elo, ehi = e.wall_hours_low / 24, e.wall_hours_high / 24
+        band_e = f" ±{(ehi - elo) / 2:,.2f}"
+        help_e = f"; 95% band {elo:,.2f}-{ehi:,.2f} days from the sampled profiles"
     items = [
         ("Samples", p.samples, lambda v: f"{v:,.0f}",
          f"training rows (files): {p.conversations:,} conversations" + (", one row per assistant turn"
@@ -56,10 +69,19 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          lambda x: x.samples, "normal"),
         ("Stored tokens", p.tokens, _num, "tokens whose hidden states are stored, after the cap and padding",
          lambda x: x.tokens, "inverse"),
-        (f"Storage ({unit})" if comp == 1 else f"Storage ({unit}, {comp:g}x compressed)",
+        ((f"Storage ({unit})" if comp == 1 else f"Storage ({unit}, {comp:g}x compressed)") + band_s,
          p.storage_bytes_compressed / div, lambda v: f"{v:,.2f}",
-         f"on disk; raw {p.storage_bytes / div:,.2f} {unit}", lambda x: x.storage_bytes_compressed / div, "inverse"),
+         f"on disk; raw {p.storage_bytes / div:,.2f} {unit}" + help_s, lambda x: x.storage_bytes_compressed / div,
+         "inverse"),
     ]
+    if n.placement == "local" and n.extraction_nodes > 1:
+        items.append((f"Per node ({unit})", p.storage_per_node_bytes / div, lambda v: f"{v:,.2f}",
+                      f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
+                      lambda x: x.storage_per_node_bytes / div, "inverse"))
+    if p.gather_hours:
+        items.append(("Gather (h)", p.gather_hours, lambda v: f"{v:,.1f}",
+                      f"{n.gather_note}; {n.gather_bytes_per_s / 1e9:,.1f} GB/s, limited by the {n.gather_bound}",
+                      lambda x: x.gather_hours, "inverse"))
     if comp != 1:
         items.append((f"Raw storage ({unit})", p.storage_bytes / div, lambda v: f"{v:,.2f}",
                       "before compression", lambda x: x.storage_bytes / div, "inverse"))
@@ -67,8 +89,9 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         ("Extraction (GPU-days)", e.gpu_hours / 24, lambda v: f"{v:,.2f}",
          f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", lambda x: x.extraction.gpu_hours / 24,
          "inverse"),
-        ("Extraction (days)", e.wall_hours / 24, lambda v: f"{v:,.2f}",
-         f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)}",
+        ("Extraction (days)" + band_e, e.wall_hours / 24, lambda v: f"{v:,.2f}",
+         f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on {e.nodes} node"
+         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e,
          lambda x: x.extraction.wall_hours / 24, "inverse"),
         ("Transfer (h)", p.transfer_hours, lambda v: f"{v:,.1f}", f"method: {p.transfer_method}",
          lambda x: x.transfer_hours, "inverse"),
@@ -87,7 +110,8 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"),
          lambda x: x.cost_usd.total_online, "inverse"),
         ("Offline, wall (days)", p.wall_days_offline, lambda v: f"{v:,.2f}",
-         "extraction + transfer + offline training, one after the other", lambda x: x.wall_days_offline, "inverse"),
+         "extraction + gather + transfer + offline training, one after the other", lambda x: x.wall_days_offline,
+         "inverse"),
         ("Online, wall (days)", p.wall_days_online, lambda v: f"{v:,.2f}",
          "regeneration + online training", lambda x: x.wall_days_online, "inverse"),
         ("Acceptance length", q.acceptance_length, lambda v: f"{v:,.2f}",

@@ -150,7 +150,8 @@ def render(catalog) -> str:
         disks = disk_presets()
         st.selectbox("Extraction disk", list(disks), key="w_disk",
                      help=md_text("; ".join(f"{k}: {v['name']}" for k, v in disks.items())))
-        _num(st, "Disk capacity TB (blank = no check)", "w_disk_cap", blank=True)
+        _num(st, "Disk TB per node (blank = no check)", "w_disk_cap", blank=True,
+             help="each extraction node's local disk: with local placement it holds that node's shard")
         st.checkbox("Staging on another filesystem (writes twice)", key="w_double_write",
                     help="vLLM writes each file to a staging path, then the client moves it; across "
                          "filesystems every byte is written twice")
@@ -198,9 +199,28 @@ def render(catalog) -> str:
         a, b = st.columns(2)
         _num(a, "Capture GPUs (0 = extraction's)", "w_dis_capture")
         _num(b, "Trainer GPUs (0 = training's)", "w_dis_train")
-        _num(a, "Node network Gb/s", "w_node_gbps", step=25.0, help="per node, between the nodes of a site")
-        b.radio("Transport", ["tcp", "rdma"], key="w_node_kind", horizontal=True)
         _num(st, "Stream buffer GB", "w_buffer", help="TorchSpec's Mooncake segment is 8 GB")
+
+    with sb.expander("Nodes and placement", expanded=False):
+        nodes_help = "0 = as many nodes as the GPUs need; otherwise nodes x GPUs per node must equal the GPU count"
+        a, b = st.columns(2)
+        _num(a, "Extraction nodes", "w_ex_nodes", help=nodes_help)
+        _num(b, "GPUs per node", "w_ex_per_node", help="extraction nodes' GPUs; a tensor-parallel group stays "
+             "within a node when it fits")
+        _num(a, "Training nodes", "w_tr_nodes", help=nodes_help)
+        _num(b, "Training GPUs per node", "w_tr_per_node")
+        st.radio("Hidden states on", ["local", "shared"], key="w_placement", horizontal=True,
+                 format_func={"local": "each node's disk", "shared": "a shared filesystem"}.get,
+                 help="local: each extraction node keeps its shard, gathered to the training nodes over the node "
+                      "network; shared: a network filesystem whose bandwidth caps capture writes and training reads")
+        if st.session_state.get("w_placement") == "shared":
+            a, b = st.columns(2)
+            _num(a, "Shared FS GB/s", "w_shared_gbs", step=5.0, help="its aggregate bandwidth, all clients together")
+            _num(b, "Shared FS TB (blank = no check)", "w_shared_cap", blank=True)
+        a, b = st.columns(2)
+        _num(a, "Node network Gb/s", "w_node_gbps", step=25.0, help="per node, between the nodes of a site: the "
+             "gather and the disaggregated stream use it")
+        b.radio("Transport", ["tcp", "rdma"], key="w_node_kind", horizontal=True)
 
     with sb.expander("Serving (quality estimate)", expanded=False):
         st.radio("Serving workload", list(WL_MODES), key=WL_MODE, horizontal=True,

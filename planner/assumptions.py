@@ -171,6 +171,15 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
           f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published", source=ex_gpu.source),
         A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
+        A(name="nodes", value=f"extraction {s.extraction_node_count} x {s.gpus_per_node} GPUs, training "
+          f"{s.training_node_count} x {s.training.gpus_per_node} GPUs", tag=mine if s.extraction_nodes or
+          s.training.nodes else "estimate",
+          source="as given; unset, as many nodes of the GPUs per node (8, a typical GPU server) as the GPUs need"),
+        A(name="placement", value=("each node's local disk, a fixed per-node split gathered to the training nodes"
+                                   if s.placement == "local" else "a shared filesystem"), tag=mine,
+          source="planner/nodes.py: a global shuffle every epoch would need each training node to hold every byte"),
+        *([_paired("shared filesystem GB/s", s.shared_fs_gb_s, efficiency("shared_fs_gb_s"),
+                   efficiency_source("shared_fs_gb_s"))] if s.placement == "shared" else []),
         A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
         A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
           source=c.disk["source"]),

@@ -30,7 +30,6 @@ from planner.storage import Workload
 from planner.units import hours_at
 
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
-GPUS_PER_NODE = 8
 
 
 class ExtractionPlan(BaseModel):
@@ -38,6 +37,8 @@ class ExtractionPlan(BaseModel):
     mode: str
     gpus: int
     gpus_used: int
+    nodes: int = 1                            # extraction nodes (Scenario.extraction_nodes or as the GPUs need)
+    gpus_per_node: int = 8
     tensor_parallel: int
     tensor_parallel_efficiency: float = 1.0   # per-GPU throughput kept at this TP degree (1 without TP)
     replicas: int
@@ -47,6 +48,8 @@ class ExtractionPlan(BaseModel):
     kv_dtype: str = "bf16"
     gpu_hours: float
     wall_hours: float
+    wall_hours_low: float | None = None       # the band of sampled profiles (planner/plan.py)
+    wall_hours_high: float | None = None
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float
@@ -210,10 +213,21 @@ def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight
     return r.decode * (calibration.factor if calibration is not None else 1.0)
 
 
+def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
+    """Tensor-parallel groups of `tp` that `gpus` on nodes of `gpus_per_node` hold: a group stays
+    within a node when it fits in one (the last node may be partly filled); a larger group spans
+    whole nodes."""
+    if tp > gpus_per_node:
+        return gpus // tp
+    full, rest = divmod(gpus, gpus_per_node)
+    return full * (gpus_per_node // tp) + rest // tp
+
+
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
-               prefill_mfu: float, write_bytes: float, disk_write_bytes_per_s: float,
-               kv_dtype: str = "bf16") -> ExtractionPlan:
-    """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu`, writing `write_bytes`."""
+               prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
+               nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16") -> ExtractionPlan:
+    """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
+    `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/nodes.py)."""
     warnings: list[Finding] = []
     weights = model.weight_bytes(weight_dtype)
     seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
@@ -224,18 +238,22 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
             "extraction_gpu", gpu.id,
             f"{model.id} weights ({weights / 1e9:,.0f} GB in {weight_dtype}) do not fit even on {TP_DEGREES[-1]} "
             f"x {gpu.id} ({gpu.memory_gb:g} GB each); choose a larger GPU or fp8 weights")
-    replicas = gpus // tp
+    replicas = replicas_on_nodes(gpus, gpus_per_node, tp)
     if replicas == 0:
         warnings.append(finding("tp-raised", f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
                                              f"of weights); you gave {gpus} GPU(s), so the plan uses {tp}"))
         replicas = 1
-    elif gpus % tp:
-        warnings.append(finding("idle-gpus", f"{gpus % tp} of {gpus} extraction GPUs sit idle: tensor parallelism {tp} "
-                                             f"groups them by {tp}"))
+    elif gpus - replicas * tp:
+        idle = gpus - replicas * tp
+        within = f" within nodes of {gpus_per_node}" if tp <= gpus_per_node and gpus % tp == 0 else ""
+        warnings.append(finding("idle-gpus", f"{idle} of {gpus} extraction GPUs sit idle: tensor parallelism {tp} "
+                                             f"groups them by {tp}{within}"))
+    if tp > gpus_per_node:
+        warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {tp // gpus_per_node} nodes of "
+                                f"{gpus_per_node} GPUs: every layer's all-reduce crosses the node network"))
     gpus_used = replicas * tp
     tp_eff = t.tensor_parallel_efficiency if tp > 1 else 1.0
-    nodes = math.ceil(gpus_used / GPUS_PER_NODE)
-    disk_rate = disk_write_bytes_per_s * nodes
+    disk_rate = write_bytes_per_s
     e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
     conversations = max(work.conversations, 1.0)
     isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
@@ -266,14 +284,16 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         capture_hours = max(gpu_capture, disk_capture)
         capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
         if capture_bound == "disk write":
-            warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the disks write "
+            warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {write_bound} "
+                                    f"{'write' if write_bound.endswith('s') else 'takes'} "
                                     f"{disk_rate / 1e9:,.1f} GB/s, the GPUs could produce "
                                     f"{write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s"))
     serve_out, serve_total = serving(prefill_tps, decode_tps, max(isl, 1.0), osl)
     wall = decode_hours + capture_hours
     bound = f"{decode_bound} (decode)" if decode_hours >= capture_hours else f"{capture_bound} (capture)"
     return ExtractionPlan(
-        gpu=gpu.id, mode=t.mode, gpus=gpus, gpus_used=gpus_used, tensor_parallel=tp, tensor_parallel_efficiency=tp_eff,
+        gpu=gpu.id, mode=t.mode, gpus=gpus, gpus_used=gpus_used, nodes=nodes, gpus_per_node=gpus_per_node,
+        tensor_parallel=tp, tensor_parallel_efficiency=tp_eff,
         replicas=replicas, decode_batch=batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
         kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=decode_hours,
         capture_hours=capture_hours, prefill_tokens_per_s_per_gpu=prefill_tps, decode_tokens_per_s_per_gpu=decode_tps,

@@ -49,6 +49,7 @@ def phase_timeline(p: Plan) -> go.Figure:
     rows = [
         ("offline", "regenerate (decode)", e.decode_hours, "#6baed6"),
         ("offline", "capture (prefill + write)", e.capture_hours, "#3182bd"),
+        ("offline", "gather (node network)", p.gather_hours, "#fdae6b"),
         ("offline", "transfer", p.transfer_hours, "#fd8d3c"),
         ("offline", "training", t.offline_wall_hours, "#31a354"),
         ("online", "regenerate (decode)", e.decode_hours, "#6baed6"),

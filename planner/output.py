@@ -39,9 +39,13 @@ class ExtractionOutput(_Out):
     gpu: str
     gpus: int
     gpus_used: int
+    nodes: int
+    gpus_per_node: int
     mode: str               # calibrated | roofline | fixed
     gpu_hours: float
     wall_hours: float
+    wall_hours_low: float | None = None     # the 95% band from sampled profiles (None: no component is sampled)
+    wall_hours_high: float | None = None
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float
@@ -60,6 +64,8 @@ class ExtractionOutput(_Out):
 class TrainingOutput(_Out):
     gpu: str
     gpus: int
+    nodes: int
+    gpus_per_node: int
     epochs: float
     drafter: str
     drafter_params: float
@@ -81,6 +87,25 @@ class TrainingOutput(_Out):
     disaggregated_wall_hours: float
     disaggregated_bound: str
     breakeven_epochs_disaggregated: float | None
+
+
+class NodesOutput(_Out):
+    """Where the states live across nodes (planner/nodes.py); bytes and bytes per second."""
+
+    placement: str
+    extraction_nodes: int
+    training_nodes: int
+    storage_per_node_bytes: int
+    training_storage_per_node_bytes: int
+    capture_write_bytes_per_s: float
+    capture_write_bound: str
+    training_read_bytes_per_s: float
+    training_read_bound: str
+    gather_bytes: int
+    gather_bytes_per_s: float
+    gather_hours: float
+    gather_bound: str
+    gather_note: str
 
 
 class CostOutput(_Out):
@@ -156,6 +181,9 @@ class PlanOutput(_Out):
     hidden_state_bytes_per_token: int
     storage_bytes: int
     storage_bytes_compressed: int
+    storage_bytes_low: int | None = None     # the 95% band from sampled profiles (None: no component is sampled)
+    storage_bytes_high: int | None = None
+    sampled_components: list[str] = []       # the components whose lengths come from a sample
     compression: float
     output_tokens: int
     drafter: str
@@ -167,6 +195,10 @@ class PlanOutput(_Out):
     unpadded_tokens: int
     files: int
     extraction: ExtractionOutput
+    placement: str
+    storage_per_node_bytes: int
+    gather_hours: float
+    nodes: NodesOutput
     transfer_method: str
     transfer_hours: float
     training: TrainingOutput
@@ -189,10 +221,18 @@ class PlanOutput(_Out):
             tokens=round(p.tokens), uncapped_tokens=round(p.uncapped_tokens), bytes_per_token=p.bytes_per_token,
             hidden_state_bytes_per_token=p.hidden_state_bytes_per_token, storage_bytes=round(p.storage_bytes),
             storage_bytes_compressed=round(p.storage_bytes_compressed), compression=p.scenario.compression,
+            storage_bytes_low=None if p.storage_bytes_low is None else round(p.storage_bytes_low),
+            storage_bytes_high=None if p.storage_bytes_high is None else round(p.storage_bytes_high),
+            sampled_components=p.sampled_components,
             output_tokens=round(p.output_tokens), drafter=p.drafter, unit=p.unit, max_seq_len=p.max_seq_len,
             capture_batch_size=p.capture_batch_size, padding=p.padding, from_layout=p.from_layout,
             unpadded_tokens=round(p.unpadded_tokens), files=round(p.files),
-            extraction=_part(ExtractionOutput, e), transfer_method=p.transfer_method,
+            extraction=_part(ExtractionOutput, e), placement=p.placement,
+            storage_per_node_bytes=round(p.storage_per_node_bytes), gather_hours=p.gather_hours,
+            nodes=NodesOutput.model_validate({**p.nodes.model_dump(include=set(NodesOutput.model_fields)), **{
+                k: round(getattr(p.nodes, k)) for k in ("storage_per_node_bytes", "training_storage_per_node_bytes",
+                                                        "gather_bytes")}}),
+            transfer_method=p.transfer_method,
             transfer_hours=p.transfer_hours, training=_part(TrainingOutput, t), cost_usd=_part(CostOutput, c),
             wall_days_offline=p.wall_days_offline, wall_days_online=p.wall_days_online,
             wall_days_disaggregated=p.wall_days_disaggregated, quality=_part(QualityOutput, p.quality),

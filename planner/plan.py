@@ -30,6 +30,7 @@ from planner.specs import network_efficiency
 from planner.training import TrainingPlan, disaggregated, training
 from planner.quality import QualityPlan, payback, quality
 from planner.transfer import transfer
+from planner.nodes import NodePlan, node_plan
 
 class ComponentPlan(BaseModel):
     id: str
@@ -68,6 +69,10 @@ class Plan(BaseModel):
     file_overhead_bytes: float
     storage_bytes: float
     storage_bytes_compressed: float
+    # the 95% band when components were profiled from a sample (None: every length is measured in full)
+    storage_bytes_low: float | None = None
+    storage_bytes_high: float | None = None
+    sampled_components: list[str] = []
     # the pipeline's values in force (the scenario's, or the layout's where it leaves them unset)
     drafter: str = "dflash"
     unit: str = "conversation"
@@ -81,6 +86,10 @@ class Plan(BaseModel):
     unpadded_tokens: float = 0.0     # stored tokens had no row been padded
     files: float = 0.0
     extraction: ExtractionPlan
+    nodes: NodePlan
+    placement: str = "local"
+    storage_per_node_bytes: float = 0.0      # on each extraction node's disk (local placement)
+    gather_hours: float = 0.0                # local shards to the training nodes (planner/nodes.py)
     transfer_method: str
     transfer_hours: float
     training: TrainingPlan
@@ -151,6 +160,8 @@ class MixRow:
     rows: int
     conv: Atoms        # per-conversation lengths
     turn: Atoms        # per-turn fan-out of the same
+    # a sampled profile: (low, high) of its mean tokens per row over the mean, per unit (the 95% interval)
+    band: dict[str, tuple[float, float]] | None = None
 
 
 def _mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
@@ -172,8 +183,22 @@ def _mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
             conv = shortest(conv, min(1.0, item.rows / max(comp.rows_available, 1)))
             turn = fan_out(conv)
         out.append(MixRow(item.id, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"), item.rows,
-                          conv, turn))
+                          conv, turn, _band(comp.sampled, comp.conversation, comp.turn)))
     return out
+
+
+def _band(sampled: dict | None, conv: Atoms, turn: Atoms) -> dict[str, tuple[float, float]] | None:
+    """A sampled component's 95% intervals of mean tokens per conversation and per turn row, as
+    factors on its measured means (what the plan scales its lengths by for the low and high ends)."""
+    if not sampled:
+        return None
+    out = {}
+    for unit, atoms, key in (("conversation", conv, "mean_tokens_ci"), ("turn", turn, "mean_turn_tokens_ci")):
+        ci, rows = sampled.get(key), float(atoms.rows.sum())
+        mean = float((atoms.rows * atoms.tokens).sum()) / rows if rows else 0.0
+        if ci and mean > 0:
+            out[unit] = (min(1.0, ci[0] / mean), max(1.0, ci[1] / mean))
+    return out or None
 
 
 @dataclass
@@ -194,7 +219,11 @@ class _Warnings:
         return [f.text for f in self.found]
 
 
-def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
+def plan(s: Scenario, catalog: StatsCatalog | None = None, *, _end: int | None = None) -> Plan:
+    """The plan of `s`. When a component was profiled from a sample, the plan is made again at the
+    low and the high end of every sampled component's 95% interval of mean tokens per row (all at
+    the same end together: a conservative band) for `storage_bytes_low/high` and the extraction's
+    `wall_hours_low/high`; `_end` (0 low, 1 high) is that inner call."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     model = resolve_model(s)
     layout_spec = layout_presets().get(s.layout)
@@ -213,7 +242,9 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
                     sort_by_length=s.sort_by_length)
     mix = _mix_rows(s, cat)
     pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
-                      multiplier=s.response_multiplier, scale=s.length_scale, overflow=eff.overflow) for m in mix]
+                      multiplier=s.response_multiplier, overflow=eff.overflow,
+                      scale=s.length_scale * (m.band[eff.unit][_end] if _end is not None and m.band
+                                              and eff.unit in m.band else 1.0)) for m in mix]
     unpadded = [w for w, _ in pairs]
     row_lengths = [r for _, r in pairs]
     works = _padded(unpadded, row_lengths, eff)
@@ -229,9 +260,20 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
 
     # -- the phases
     mfu = s.throughput.prefill_mfu or ex_gpu.prefill_mfu
+    # the capture write rate depends on the nodes that write, which tensor parallelism may leave
+    # idle: first with every GPU, then (if that changes the writers) with the GPUs in use
+    write_bytes = compressed * (2 if s.staging_double_write else 1)
+    nodes = node_plan(s, stored_bytes=compressed, gpus_used=s.extraction_gpus, disk=disk, training_disk=tr_disk)
     ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
-                    prefill_mfu=mfu, write_bytes=compressed * (2 if s.staging_double_write else 1),
-                    disk_write_bytes_per_s=disk["write_gb_s"] * 1e9, kv_dtype=s.kv_dtype)
+                    prefill_mfu=mfu, write_bytes=write_bytes, write_bytes_per_s=nodes.capture_write_bytes_per_s,
+                    write_bound=nodes.capture_write_bound, nodes=nodes.extraction_nodes,
+                    gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype)
+    if ex.gpus_used != s.extraction_gpus:
+        nodes = node_plan(s, stored_bytes=compressed, gpus_used=ex.gpus_used, disk=disk, training_disk=tr_disk)
+        ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
+                        prefill_mfu=mfu, write_bytes=write_bytes, write_bytes_per_s=nodes.capture_write_bytes_per_s,
+                        write_bound=nodes.capture_write_bound, nodes=nodes.extraction_nodes,
+                        gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype)
     egress = s.transfer.egress_usd_per_gb
     if egress is None:
         egress = store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
@@ -251,20 +293,22 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
     flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
     trn = training(model, tr_gpu, s.training, total, flops, recipe, drafter_params=drafter_params,
                    prefill_mfu=tr_gpu.prefill_mfu, bytes_on_disk=compressed,
-                   disk_read_bytes_per_s=tr_disk["read_gb_s"] * 1e9)
+                   read_bytes_per_s=nodes.training_read_bytes_per_s, read_bound=nodes.training_read_bound,
+                   nodes=nodes.training_nodes)
     d = s.disaggregated
     disaggregated(trn, d, total, capture_gpus=d.capture_gpus or ex.gpus_used, train_gpus=d.train_gpus or s.training.gpus,
                   tensor_parallel=ex.tensor_parallel, capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
                   regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=tr_gpu, train_mfu=s.training.mfu,
                   stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
                   node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
+                  capture_gpus_per_node=s.gpus_per_node,
                   max_row_tokens=float(eff.max_seq_len or max((float(r.lengths.max()) for r in row_lengths
                                                                 if len(r.lengths)), default=0.0)))
     cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed)
     trn.breakeven_epochs = cost.breakeven_epochs
     trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
     qual = _quality(s, model, ex_gpu, ex, layout_spec, components, cost)
-    for f in ex.warnings + trn.warnings + cost.warnings + qual.warnings:
+    for f in nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
 
     _plan_warnings(s, cat, layout, files, compressed, components, warn)
@@ -284,14 +328,20 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None) -> Plan:
         storage_bytes_compressed=compressed, drafter=layout_spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
         overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
         sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
-        unpadded_tokens=unpadded_tokens, files=files, extraction=ex, transfer_method=tr.method, transfer_hours=tr.hours,
-        training=trn, cost_usd=cost, quality=qual,
-        wall_days_offline=(ex.wall_hours + tr.hours + trn.offline_wall_hours) / 24,
+        unpadded_tokens=unpadded_tokens, files=files, extraction=ex, nodes=nodes, placement=nodes.placement,
+        storage_per_node_bytes=nodes.storage_per_node_bytes, gather_hours=nodes.gather_hours,
+        transfer_method=tr.method, transfer_hours=tr.hours, training=trn, cost_usd=cost, quality=qual,
+        wall_days_offline=(ex.wall_hours + nodes.gather_hours + tr.hours + trn.offline_wall_hours) / 24,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
         components=components, warnings=warn.texts, findings=warn.found, assumptions=assumptions(context),
     )
     _refuse_non_finite(plan_)
+    if _end is None and any(m.band for m in mix):
+        low, high = plan(s, cat, _end=0), plan(s, cat, _end=1)
+        plan_.storage_bytes_low, plan_.storage_bytes_high = low.storage_bytes, high.storage_bytes
+        ex.wall_hours_low, ex.wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours
+        plan_.sampled_components = [m.id for m in mix if m.band]
     return plan_
 
 
@@ -393,8 +443,6 @@ def _padding_warning(spec: LayoutSpec, eff: Effective, tokens: float, unpadded_t
 def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,
                    components: list[ComponentPlan], warn: _Warnings) -> None:
     """Warnings on the whole plan (disk, files, compression, fixed rate) and on pairs of components."""
-    if s.disk_capacity_tb and compressed > s.disk_capacity_tb * 1e12:
-        warn.add("disk-capacity", f"storage ({compressed / 1e12:,.1f} TB) exceeds the {s.disk_capacity_tb:g} TB disk")
     if files > 1_000_000 and layout.spec.grouping == "per_row":
         warn.add("many-files", f"{files:,.0f} files, one per training row: plan for the inode count and "
                  f"per-file overhead of millions of small files")

@@ -75,6 +75,22 @@ def _quality_lines(p: Plan) -> list[str]:
     return out
 
 
+def _node_lines(p, unit: str) -> list[str]:
+    n = p.nodes
+    per = (f"{bytes_to(n.storage_per_node_bytes, unit):,.2f} {unit} per extraction node" if n.placement == "local"
+           else "nothing on the nodes' disks")
+    lines = [f"  nodes                  extraction {n.extraction_nodes} x {n.extraction_gpus_per_node} GPUs, training "
+             f"{n.training_nodes} x {n.training_gpus_per_node} GPUs; {n.placement} placement: {per}; capture writes "
+             f"{n.capture_write_bytes_per_s / 1e9:,.1f} GB/s ({n.capture_write_bound})"]
+    if n.gather_hours:
+        lines.append(f"  gather                 {fmt_hours(n.gather_hours)}: {bytes_to(n.gather_bytes, unit):,.2f} {unit} at "
+                     f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s (limited by the {n.gather_bound}); "
+                     f"{bytes_to(n.training_storage_per_node_bytes, unit):,.2f} {unit} per training node")
+    else:
+        lines.append(f"                         {n.gather_note}")
+    return lines
+
+
 def _recipe(t) -> str:
     if t.drafter == "dflash":
         return f"({t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size})"
@@ -111,6 +127,7 @@ def text_report(p: Plan, binary: bool = False) -> str:
         f"{e.decode_tokens_per_s_per_gpu:,.0f} tok/s/GPU (batch {e.decode_batch}), serving "
         f"{e.serving_output_tokens_per_s_per_gpu:,.0f} output tok/s/GPU",
         *_calibration_lines(e),
+        *_node_lines(p, unit),
         f"  transfer               {fmt_hours(p.transfer_hours)} ({p.transfer_method})",
         f"  training offline       {t.gpus} x {t.gpu}: {fmt_hours(t.offline_wall_hours)} wall, "
         f"{t.offline_gpu_hours:,.0f} GPU-h (limited by {t.offline_bound})",

@@ -80,7 +80,11 @@ class Training(_Strict):
     drafter_params: float | None = Field(None, ge=1e6, le=1e12)  # None = estimate from the model and layout
     drafter_layers: int | None = Field(None, ge=1, le=64)       # None = the layout's rule (DFlash: capture count, EAGLE: 1)
     mfu: float = Field(default_factory=lambda: efficiency("training_mfu"), ge=0.01, le=1)
-    disk: Id = "node-raid0"
+    # the training nodes: None = as many nodes of `gpus_per_node` as `gpus` needs (the last one partly
+    # filled); given, nodes x gpus_per_node must equal gpus
+    nodes: int | None = Field(None, ge=1, le=10_000)
+    gpus_per_node: int = Field(8, ge=1, le=64)
+    disk: Id = "node-raid0"                                      # each training node's local disk
     # the trainer's recipe; None = the layout's pipeline default (presets/layouts.yaml `training`)
     ttt_steps: int | None = Field(None, ge=1, le=64)             # EAGLE-3 training-time-test steps
     num_anchors: int | None = Field(None, ge=1, le=65536)        # DFlash anchors per sample (or pack)
@@ -167,9 +171,19 @@ class Scenario(_Strict):
     kv_dtype: Literal["bf16", "fp8"] = "bf16"          # vLLM --kv-cache-dtype (auto = the model's bf16)
     extraction_gpu: Id = "rtx-pro-6000"
     extraction_gpus: int = Field(8, ge=1, le=100_000)
+    # the extraction nodes: None = as many nodes of `gpus_per_node` as the GPUs need (the last one
+    # partly filled); given, extraction_nodes x gpus_per_node must equal extraction_gpus
+    extraction_nodes: int | None = Field(None, ge=1, le=10_000)
+    gpus_per_node: int = Field(8, ge=1, le=64)
     custom_gpu: GPUSpec | None = None
-    disk: Id = "nvme-gen4"
-    disk_capacity_tb: float | None = Field(30.72, ge=0.01, le=10**7)
+    disk: Id = "nvme-gen4"                                       # each extraction node's local disk
+    disk_capacity_tb: float | None = Field(30.72, ge=0.01, le=10**7)   # per node (local placement); None: unchecked
+    # where the hidden states live between capture and training: `local` (each capture node's disk holds
+    # its shard, gathered to the training nodes over the node network) or `shared` (a network filesystem
+    # whose aggregate bandwidth caps capture writes and training reads)
+    placement: Literal["local", "shared"] = "local"
+    shared_fs_gb_s: float = Field(default_factory=lambda: efficiency("shared_fs_gb_s"), ge=0.01, le=100_000)
+    shared_capacity_tb: float | None = Field(None, ge=0.01, le=10**8)   # the shared filesystem's free space
     staging_double_write: bool = False   # vLLM writes to a staging path, then the file is moved across filesystems
     # the one per-node network figure (Gb/s per node), between the nodes of a site; transfer.link_gbps
     # stays the link between sites
@@ -203,11 +217,36 @@ class Scenario(_Strict):
                 raise ValueError(f"component {dup[0]!r} appears more than once in mix")
         return self
 
+    @model_validator(mode="after")
+    def _nodes_match(self) -> "Scenario":
+        for where, nodes, per, gpus, names in (
+                ("extraction", self.extraction_nodes, self.gpus_per_node, self.extraction_gpus,
+                 ("extraction_nodes", "gpus_per_node", "extraction_gpus")),
+                ("training", self.training.nodes, self.training.gpus_per_node, self.training.gpus,
+                 ("training.nodes", "training.gpus_per_node", "training.gpus"))):
+            if nodes is not None and nodes * per != gpus:
+                raise ValueError(f"{where}: {names[0]} {nodes} x {names[1]} {per} = {nodes * per:,} GPUs, but "
+                                 f"{names[2]} is {gpus:,}; give matching values (or leave {names[0]} unset)")
+        return self
+
+    @property
+    def extraction_node_count(self) -> int:
+        return node_count(self.extraction_gpus, self.gpus_per_node, self.extraction_nodes)
+
+    @property
+    def training_node_count(self) -> int:
+        return node_count(self.training.gpus, self.training.gpus_per_node, self.training.nodes)
+
     def with_changes(self, **changes) -> "Scenario":
         """A validated copy with top-level fields replaced."""
         data = self.model_dump()
         data.update(changes)
         return Scenario.model_validate(data)
+
+
+def node_count(gpus: int, gpus_per_node: int, nodes: int | None) -> int:
+    """The nodes a phase runs on: as given, or as many nodes of `gpus_per_node` as `gpus` needs."""
+    return nodes if nodes is not None else -(-gpus // gpus_per_node)
 
 
 def default_scenario() -> Scenario:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from planner.drafter import DrafterFlops, DrafterKnobs
 from planner.findings import Finding, finding
-from planner.extraction import GPUS_PER_NODE, prefill_flops_per_token, usable_memory_bytes
+from planner.extraction import prefill_flops_per_token, usable_memory_bytes
 from planner.scenario import Disaggregated, Training
 from planner.specs import GPUSpec, ModelSpec
 from planner.storage import Workload
@@ -29,6 +29,8 @@ from planner.units import hours_at
 class TrainingPlan(BaseModel):
     gpu: str
     gpus: int
+    nodes: int = 1                   # training nodes (Training.nodes or as the GPUs need)
+    gpus_per_node: int = 8
     epochs: float
     drafter: str = "dflash"
     drafter_layers: int
@@ -67,19 +69,18 @@ class TrainingPlan(BaseModel):
 
 def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
              drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
-             disk_read_bytes_per_s: float) -> TrainingPlan:
-    """`t.epochs` of `flops` on `t.gpus` x `gpu`; offline reads `bytes_on_disk` every epoch from one
-    disk per node of 8 GPUs."""
+             read_bytes_per_s: float, read_bound: str = "local disks", nodes: int = 1) -> TrainingPlan:
+    """`t.epochs` of `flops` on `t.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
+    epoch at `read_bytes_per_s` (all nodes together: their disks, or the shared filesystem; planner/nodes.py)."""
     warnings: list[Finding] = []
     peak = gpu.peak_flops("bf16")
     gpus = t.gpus
     compute_h = hours_at(flops.total, gpus * peak * t.mfu)
-    nodes = math.ceil(gpus / GPUS_PER_NODE)
-    read_h = hours_at(bytes_on_disk, disk_read_bytes_per_s * nodes)
+    read_h = hours_at(bytes_on_disk, read_bytes_per_s)
     epoch_off = max(compute_h, read_h)
     bound = "disk read" if read_h > compute_h else "compute"
     if bound == "disk read":
-        warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states takes "
+        warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
     target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
     online_fits = model.weight_bytes("bf16") + 16 * drafter_params <= gpus * usable_memory_bytes(gpu)
@@ -90,7 +91,7 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     epoch_on = compute_h + target_h
     seconds = epoch_off * 3600
     return TrainingPlan(
-        gpu=gpu.id, gpus=gpus, epochs=t.epochs, drafter=recipe.kind, drafter_layers=recipe.layers,
+        gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=t.gpus_per_node, epochs=t.epochs, drafter=recipe.kind, drafter_layers=recipe.layers,
         drafter_params=drafter_params, ttt_steps=recipe.ttt_steps, num_anchors=recipe.num_anchors,
         block_size=recipe.block_size, recipe_from_layout=recipe.from_layout, flops_per_token=flops.per_token,
         flops_per_sample=flops.per_row, flops_per_epoch=flops.total, flops_parts=flops.parts,
@@ -104,14 +105,15 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
 def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture_gpus: int, train_gpus: int,
                   tensor_parallel: int, capture_tokens_per_s_per_gpu: float, regeneration_gpu_hours: float,
                   train_gpu: GPUSpec, train_mfu: float, stream_bytes_per_token: float, node_network_gbps: float,
-                  network_efficiency: float, max_row_tokens: float) -> TrainingPlan:
+                  network_efficiency: float, max_row_tokens: float, capture_gpus_per_node: int = 8) -> TrainingPlan:
     """The third mode on `tp` (in place, returned): every epoch the capture GPUs prefill the rows and
-    stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes x
+    stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
+    nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
     `node_network_gbps` x efficiency; the slowest of the three rates sets the pace. The responses
     are regenerated once beforehand on the capture GPUs (as online)."""
     used = max(tensor_parallel, capture_gpus // tensor_parallel * tensor_parallel)
     capture_rate = capture_tokens_per_s_per_gpu * used
-    nodes = min(math.ceil(used / GPUS_PER_NODE), math.ceil(train_gpus / GPUS_PER_NODE))
+    nodes = min(math.ceil(used / capture_gpus_per_node), math.ceil(train_gpus / tp.gpus_per_node))
     network_rate = nodes * node_network_gbps * 1e9 / 8 * network_efficiency / stream_bytes_per_token \
         if stream_bytes_per_token else math.inf
     peak = train_gpu.peak_flops("bf16")

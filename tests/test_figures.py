@@ -64,3 +64,17 @@ def test_storage_vs_rows_is_linear_and_marks_the_plan(p):
     assert line.y[-1] == pytest.approx(p.storage_bytes_compressed / 1e12)
     assert line.y[10] == pytest.approx(line.y[-1] / 2)
     assert point.x[0] == sum(c.rows for c in p.components)
+
+
+def test_timeline_shows_the_gather_of_a_multi_node_plan(p):
+    # 4 extraction nodes gathered to 2 training nodes at the same site: the gather sits between
+    # capture and training, and the offline bar ends at extraction + gather + training
+    q = plan(p.scenario.with_changes(extraction_gpus=32, extraction_nodes=4, transfer={"method": "none"},
+                                     training={"gpus": 16, "nodes": 2}))
+    assert q.gather_hours > 0
+    fig = phase_timeline(q)
+    gather = next(t for t in fig.data if t.name.startswith("gather"))
+    assert gather.x[0] == pytest.approx(q.gather_hours)
+    assert gather.base[0] == pytest.approx(q.extraction.wall_hours)
+    offline = [t for t in fig.data if t.y[0] == "offline"]
+    assert max(t.base[0] + t.x[0] for t in offline) == pytest.approx(q.wall_days_offline * 24)

@@ -40,18 +40,22 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                         "unpadded_tokens", "files", "extraction",
                         "transfer_method", "transfer_hours", "training", "cost_usd", "wall_days_offline",
                         "wall_days_online", "components", "warnings", "assumptions"],
-              ["wall_days_disaggregated", "quality", "findings"])            # issues 12, 13 and 14
+              ["wall_days_disaggregated", "quality", "findings",              # issues 12, 13 and 14
+               "placement", "storage_per_node_bytes", "gather_hours", "nodes", # issue 15
+               "storage_bytes_low", "storage_bytes_high", "sampled_components"])
     _in_order(list(d["extraction"]), ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",
                                       "capture_hours", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
                                       "decode_batch", "tensor_parallel", "bound"],
               ["serving_output_tokens_per_s_per_gpu", "serving_total_tokens_per_s_per_gpu", "max_num_seqs",
-               "max_batched_tokens", "kv_dtype", "calibration"])
+               "max_batched_tokens", "kv_dtype", "calibration", "nodes", "gpus_per_node", "wall_hours_low",
+               "wall_hours_high"])
     _in_order(list(d["training"]), ["gpu", "gpus", "epochs", "drafter_params", "offline_gpu_hours",
                                     "offline_wall_hours", "offline_bound", "online_gpu_hours", "online_wall_hours",
                                     "breakeven_epochs"],
               ["drafter", "drafter_layers", "ttt_steps", "num_anchors", "block_size", "flops_per_token",
                "flops_per_sample", "tokens_per_s", "samples_per_s", "disaggregated_gpu_hours",
-               "disaggregated_wall_hours", "disaggregated_bound", "breakeven_epochs_disaggregated"])
+               "disaggregated_wall_hours", "disaggregated_bound", "breakeven_epochs_disaggregated", "nodes",
+               "gpus_per_node"])
     _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
                                     "training_online", "total_offline", "total_online"],
               ["training_disaggregated", "total_disaggregated"])

@@ -37,7 +37,8 @@ def _meant(expected: dict) -> dict:
         spec = ModelSpec(**out["custom_model"]).model_dump(mode="json")
         out["custom_model"] = dict(spec, **out["custom_model"])
     defaults = Scenario().model_dump(mode="json")
-    for key in ("kv_dtype", "node_network_gbps", "node_network", "disaggregated", "quality"):
+    for key in ("kv_dtype", "node_network_gbps", "node_network", "disaggregated", "quality",
+                "extraction_nodes", "gpus_per_node", "placement", "shared_fs_gb_s", "shared_capacity_tb"):
         out.setdefault(key, defaults[key])
     if out.get("mix"):
         out["mix"] = [dict(m, include=True) for m in out["mix"]]   # version 4: unchecked components stay
@@ -164,3 +165,24 @@ def _same_plan_v3(s, figures):
     p = plan(s)
     for key in ("samples", "tokens", "storage_bytes", "output_tokens"):
         assert getattr(p, key) == pytest.approx(figures[key], rel=1e-12), key
+
+
+V4 = Path(__file__).resolve().parent / "fixtures" / "v4"   # a version-4 link (the v4 defaults, 16 GPUs, 30.72 TB)
+
+
+def test_v4_link_keeps_its_disk_check_now_that_the_disk_is_per_node():
+    # version 4 checked all the storage against disk_capacity_tb; version 5 checks each node's shard.
+    # 16 GPUs are 2 nodes of 8, so the 30.72 TB a v4 link meant for everything is 15.36 TB a node.
+    s = decode((V4 / "link.txt").read_text().strip())
+    assert s.extraction_gpus == 16 and s.extraction_nodes is None and s.extraction_node_count == 2
+    assert s.disk_capacity_tb == pytest.approx(15.36) and s.placement == "local"
+    from planner import plan
+    from planner.scenario import UniformMix
+    # 1,000 rows x 1,000 tokens x 51,216 bytes (specforge-dflash on Qwen3.6-27B) + 3,584 bytes of file
+    # overhead a row = 51.2196 GB: far under either check; at 400,000 rows, 20.49 TB: under the 30.72 TB
+    # version 4 checked and under 2 x 15.36 TB now; at 700,000 rows, 35.85 TB: over both
+    for rows, blocked in ((400_000, False), (700_000, True)):
+        p = plan(s.model_copy(update={"uniform": UniformMix(samples=rows, tokens=1000), "mix": None,
+                                      "max_seq_len": "none"}))
+        assert ("disk-capacity" in {f.code for f in p.findings}) is blocked, rows
+        assert p.storage_per_node_bytes == pytest.approx(p.storage_bytes_compressed / 2)

@@ -29,13 +29,13 @@ from planner.distributions import Atoms, fan_out, fit_component
 from planner.catalog import user_catalog as uc
 from planner.catalog.paths import SHIPPED_CATALOG, planner_home, user_catalog_path
 
-BUILD_VERSION = "4"
+BUILD_VERSION = "5"
 # A build not opened for this long is removed when another build is made.
 CLEANUP_MARGIN_S = 3600.0
 LOCK_TIMEOUT_S = 120.0
 COMPONENT_COLUMNS = ["id", "name", "family", "hf_repo", "subset", "split", "licence", "licence_note", "format",
                      "in_default_mix", "rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens",
-                     "assistant_share", "origin", "provenance", "local_path", "source_format"]
+                     "assistant_share", "origin", "provenance", "local_path", "source_format", "sampled"]
 PROVENANCE_FIELDS = ("rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens", "assistant_share")
 
 
@@ -63,6 +63,7 @@ class ComponentStats:
     turn: Atoms | None = None
     local_path: str | None = None  # measured components: the profiled file
     source_format: str | None = None
+    sampled: dict | None = None    # a sampled profile: rows sampled of total, seed, the means' 95% intervals
 
     def value_tag(self, name: str) -> str:
         return (self.provenance.get(name) or {}).get("tag", "estimate")
@@ -157,7 +158,7 @@ def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
             hf_repo VARCHAR, subset VARCHAR, split VARCHAR, licence VARCHAR, licence_note VARCHAR,
             format VARCHAR, in_default_mix BOOLEAN, rows_in_mix BIGINT, rows_available BIGINT,
             turns DOUBLE, mean_tokens DOUBLE, median_tokens DOUBLE, assistant_share DOUBLE,
-            origin VARCHAR, provenance JSON, local_path VARCHAR, source_format VARCHAR)""")
+            origin VARCHAR, provenance JSON, local_path VARCHAR, source_format VARCHAR, sampled JSON)""")
         con.execute("""CREATE TABLE length_bins (component_id VARCHAR, unit VARCHAR, bin INTEGER,
             rows DOUBLE, tokens DOUBLE, response_tokens DOUBLE, turns DOUBLE)""")
         con.execute("CREATE TABLE component_overlaps (a VARCHAR, b VARCHAR, shared_rows BIGINT, tag VARCHAR, source VARCHAR)")
@@ -171,7 +172,7 @@ def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
             meta = {k: c.get(k) for k in ("id", "name", "family", "hf_repo", "subset", "split", "licence",
                                            "licence_note", "format", "rows_in_mix", "rows_available", "turns",
                                            "mean_tokens", "median_tokens", "assistant_share", "provenance",
-                                           "local_path", "source_format")}
+                                           "local_path", "source_format", "sampled")}
             meta.update(in_default_mix=False, origin="measured")
             measured.append((meta, _atoms_from_json(c["conversation"]), _atoms_from_json(c["turn"])))
         comp_rows, bin_rows = [], []
@@ -181,7 +182,8 @@ def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
                               meta["split"], meta["licence"], meta["licence_note"], meta["format"],
                               meta["in_default_mix"], meta["rows_in_mix"], meta["rows_available"], meta["turns"],
                               meta["mean_tokens"], meta["median_tokens"], meta["assistant_share"], meta["origin"],
-                              json.dumps(meta["provenance"]), meta["local_path"], meta["source_format"]))
+                              json.dumps(meta["provenance"]), meta["local_path"], meta["source_format"],
+                              json.dumps(meta["sampled"]) if meta.get("sampled") else None))
             for unit, atoms in (("conversation", conv), ("turn", turn_atoms)):
                 for i in range(len(atoms)):
                     bin_rows.append((meta["id"], unit, i, float(atoms.rows[i]), float(atoms.tokens[i]),
@@ -267,6 +269,7 @@ class StatsCatalog:
         for row in cur.fetchall():
             r = dict(zip(cols, row))
             r["provenance"] = json.loads(r["provenance"]) if r["provenance"] else {}
+            r["sampled"] = json.loads(r["sampled"]) if r["sampled"] else None
             comps[r["id"]] = ComponentStats(**r)
         for cid, unit, rows, tokens, resp, turns in cur.execute(
                 "SELECT component_id, unit, list(rows ORDER BY bin), list(tokens ORDER BY bin), "

@@ -215,8 +215,20 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--layers", "layers", layer_list, "comma-separated layer ids to capture (overrides the layout's rule)"),
     Flag("--gpu", "extraction_gpu", text_value, "extraction GPU id"),
     Flag("--gpus", "extraction_gpus", positive_int, "extraction GPU count"),
+    Flag("--nodes", "extraction_nodes", positive_int, "extraction nodes (sets --gpus to nodes x --gpus-per-node "
+         "unless given; then they must match)"),
+    Flag("--gpus-per-node", "gpus_per_node", positive_int, "GPUs per extraction node (default 8)"),
+    Flag("--disk-capacity-tb", "disk_capacity_tb", number, "each extraction node's local disk in TB (local placement)"),
+    Flag("--placement", "placement", str, "where the hidden states live: each node's local disk (gathered to the "
+         "training nodes) or a shared filesystem", choices=("local", "shared")),
+    Flag("--shared-fs-gb-s", "shared_fs_gb_s", number, "the shared filesystem's aggregate bandwidth in GB/s "
+         "(caps capture writes and training reads)"),
+    Flag("--shared-capacity-tb", "shared_capacity_tb", number, "the shared filesystem's free space in TB"),
     Flag("--train-gpu", "training.gpu", text_value, "training GPU id"),
     Flag("--train-gpus", "training.gpus", positive_int, "training GPU count"),
+    Flag("--train-nodes", "training.nodes", positive_int, "training nodes (sets --train-gpus to nodes x "
+         "--train-gpus-per-node unless given; then they must match)"),
+    Flag("--train-gpus-per-node", "training.gpus_per_node", positive_int, "GPUs per training node (default 8)"),
     Flag("--epochs", "training.epochs", number, "training epochs"),
     Flag("--train-mfu", "training.mfu", number, "drafter training MFU"),
     Flag("--ttt-steps", "training.ttt_steps", positive_int, "EAGLE-3 training-time-test steps (default: the layout's)"),
@@ -388,10 +400,30 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         _set(data, f.path, f.value(v))
         for path, value in f.also.items():
             _set(data, path, value)
+    _nodes(data, values, ("gpus", "nodes", "gpus_per_node"), ("extraction_gpus", "extraction_nodes", "gpus_per_node"))
+    _nodes(data["training"], values, ("train_gpus", "train_nodes", "train_gpus_per_node"),
+           ("gpus", "nodes", "gpus_per_node"))
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
         raise CliError(validation_message(exc))
+
+
+def _nodes(data: dict, values: dict, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
+    """GPUs as nodes x GPUs per node: --nodes without --gpus sets the total; both must match; --gpus
+    alone (on a base that named its nodes) lets the nodes follow from it."""
+    g_dest, n_dest, p_dest = dests
+    g_key, n_key, p_key = keys
+    if g_dest in values and n_dest in values:
+        gpus, nodes, per = data[g_key], data[n_key], data[p_key]
+        if nodes * per != gpus:
+            raise CliError(f"--{g_dest.replace('_', '-')}: {gpus:,} does not match --{n_dest.replace('_', '-')} "
+                           f"{nodes:,} x --{p_dest.replace('_', '-')} {per:,} = {nodes * per:,} GPUs; give matching "
+                           f"values or one of them")
+    elif g_dest in values:
+        data[n_key] = None
+    elif data.get(n_key) is not None:
+        data[g_key] = data[n_key] * data[p_key]
 
 
 def read_manifest(path: str, field: str):

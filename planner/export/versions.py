@@ -28,6 +28,12 @@ Version history
   decode), no token cap on the decode batch, a bf16 KV cache. It had no recipe inputs: they take
   the layout's pipeline defaults, which is what a run of that pipeline does (version 3 counted one
   forward-backward per token instead, a model it no longer keeps).
+- 5: nodes (issue 15). New fields: `extraction_nodes` and `gpus_per_node`, `training.nodes` and
+  `training.gpus_per_node` (None nodes: as many nodes of 8 as the GPUs need, the rule every earlier
+  version applied), `placement` (`local`, what earlier versions assumed), `shared_fs_gb_s`,
+  `shared_capacity_tb`. `disk_capacity_tb` is now each node's disk: a version-4 scenario checked all
+  its storage against it, so its value is divided by its nodes (ceil(extraction_gpus / 8)), which
+  keeps the check it had.
 """
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-CURRENT = 4
+CURRENT = 5
 OLDEST = 1
 _SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 
@@ -125,6 +131,15 @@ def _scenario_3_to_4(s: dict) -> dict:
     return s
 
 
+def _scenario_4_to_5(s: dict) -> dict:
+    s = fill_scenario_defaults(s, 4)
+    gpus, cap = s.get("extraction_gpus"), s.get("disk_capacity_tb")
+    if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 8 and isinstance(cap, (int, float)) \
+            and not isinstance(cap, bool):
+        s["disk_capacity_tb"] = cap / -(-gpus // 8)
+    return s
+
+
 def _manifest_step(scenario_step: Callable[[dict], dict], to: int) -> Callable[[dict], dict]:
     """A manifest step that migrates its scenario with `scenario_step` and names version `to`."""
     def step(m: dict) -> dict:
@@ -137,7 +152,8 @@ def _manifest_step(scenario_step: Callable[[dict], dict], to: int) -> Callable[[
 
 
 MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2, 2: _manifest_step(_scenario_2_to_3, 3),
-                                                     3: _manifest_step(_scenario_3_to_4, 4)}
+                                                     3: _manifest_step(_scenario_3_to_4, 4),
+                                                     4: _manifest_step(_scenario_4_to_5, 5)}
 
 
 def migrate_manifest(m: dict) -> dict:
@@ -158,7 +174,8 @@ def _link_1_to_2(s: dict) -> dict:
     return fill_scenario_defaults(s, 1)
 
 
-LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2, 2: _scenario_2_to_3, 3: _scenario_3_to_4}
+LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2, 2: _scenario_2_to_3, 3: _scenario_3_to_4,
+                                                 4: _scenario_4_to_5}
 
 
 def link_version(text: str) -> int:
