@@ -553,3 +553,25 @@ def test_a_link_brings_its_pinned_and_saved_scenarios(tmp_path, monkeypatch):
     bad.query_params["c"] = "v4.not-base64"
     bad.run()
     assert not bad.exception and any("pinned and saved scenarios could not be used" in w.value for w in bad.warning)
+
+
+def test_nodes_controls_plan_per_node_and_refuse_a_mismatch_in_one_sentence(at):
+    # 4 nodes of 8 with 32 GPUs: the 82.11 TB default mix is 20.53 TB a node, under the 30.72 TB disk,
+    # so the blocking banner about the disk goes and a per-node metric appears
+    at.number_input(key="w_ex_gpus").set_value(32).run()
+    at.number_input(key="w_ex_nodes").set_value(4).run()
+    assert not at.exception and not page_errors(at)
+    per_node = _metric(at, "Per node (TB)")
+    storage = float(_metric(at, "Storage (TB)").value.replace(",", ""))
+    assert float(per_node.value.replace(",", "")) == pytest.approx(storage / 4, abs=0.01)
+    assert not any("exceeds the 30.72 TB disk" in plain(e.value) for e in at.error)
+    # 4 nodes x 8 = 32, but 16 GPUs: one sentence naming both, and the page keeps the last plan
+    at.number_input(key="w_ex_gpus").set_value(16).run()
+    assert not at.exception
+    assert any("extraction_nodes 4 x gpus_per_node 8 = 32 GPUs, but extraction_gpus is 16" in plain(e.value)
+               for e in at.error), [e.value for e in at.error]
+    assert _metric(at, "Per node (TB)").value == per_node.value
+    # a shared filesystem: nothing on the nodes' disks, so no per-node metric
+    at.number_input(key="w_ex_gpus").set_value(32).run()
+    at.radio(key="w_placement").set_value("shared").run()
+    assert not at.exception and not any(m.label.startswith("Per node") for m in at.metric)

@@ -116,7 +116,8 @@ def test_no_parser_accepts_abbreviations(capsys):
 
 def test_readme_flags_are_all_accepted():
     readme = (ROOT / "README.md").read_text()
-    sections = [readme[readme.index(h):] for h in ("## Command line", "## Trim to a budget", "## Your own data")]
+    sections = [readme[readme.index(h):] for h in ("## Command line", "## Trim to a budget", "## Your own data",
+                                                          "## Beyond one node")]
     text = "".join(s[:s.index("\n## ", 3)] for s in sections)
     flags = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
     known = {o for p in all_parsers() for a in p._actions for o in a.option_strings}

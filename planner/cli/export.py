@@ -1,15 +1,48 @@
-"""CLI: export (pipeline commands for a manifest, or the manifest in another format)."""
+"""CLI: export (pipeline commands for a manifest, or the manifest in another format); with --nodes
+or --scheduler slurm, the commands of every rank of a multi-node capture (planner/export/slurm.py)."""
 from __future__ import annotations
 
 import argparse
 
-from planner.cli._common import read_manifest
+from planner.cli._common import CliError, check_replaceable, read_manifest
 from planner.export.commands import EXPORT_FORMATS
 
 
+def _is_slurm_script(head: bytes) -> bool:
+    from planner.export.slurm import SLURM_MARK
+    return head.startswith(SLURM_MARK.encode())
+
+
 def run(a: argparse.Namespace) -> int:
+    from planner.export import sharding
+    sharded = a.nodes is not None or a.scheduler is not None
+    if sharded and a.format not in sharding.SHARDED_FORMATS:
+        flag = "--nodes" if a.nodes is not None else "--scheduler"
+        raise CliError(f"{flag}: a multi-node export is made for {', '.join(sharding.SHARDED_FORMATS)}, "
+                       f"not {a.format}")
+    if a.out is not None and a.scheduler is None:
+        raise CliError("--out: writes the --scheduler script; without --scheduler the commands go to stdout")
+    if a.nodes is not None:
+        sharding.check_count(a.nodes, "--nodes", "nodes")
     m = read_manifest(a.manifest, "manifest")
-    print(EXPORT_FORMATS[a.format].render(m, a.manifest), end="")
+    if not sharded:
+        print(EXPORT_FORMATS[a.format].render(m, a.manifest), end="")
+        return 0
+    from planner.export import slurm
+    nodes = a.nodes if a.nodes is not None else m.scenario.extraction_node_count
+    if a.scheduler is None:
+        print(slurm.rank_commands(m, a.format, nodes, a.manifest), end="")
+        return 0
+    if a.out is not None:
+        check_replaceable(a.out, "--out", [a.manifest], a.force, _is_slurm_script, "a script export wrote")
+    text = slurm.slurm_script(m, a.format, nodes, a.manifest)
+    if a.out is None:
+        print(text, end="")
+    else:
+        from planner.safe_io import atomic_write
+        from planner.text import printable
+        atomic_write(a.out, text, field="--out", inputs=[a.manifest])
+        print(f"{nodes:,} ranks -> {printable(a.out)}: sbatch it (add --dry-run to see each rank's commands)")
     return 0
 
 
@@ -17,4 +50,12 @@ def register(sub) -> None:
     e = sub.add_parser("export", help="pipeline commands or the manifest in another format")
     e.add_argument("manifest")
     e.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
+    e.add_argument("--nodes", type=int, metavar="N",
+                   help="capture on N nodes, one rank each (speculators, specforge, modelopt; default with "
+                        "--scheduler: the manifest's extraction nodes)")
+    e.add_argument("--scheduler", choices=["slurm"],
+                   help="write an sbatch array script, one array task per rank")
+    e.add_argument("--out", metavar="FILE", help="write the --scheduler script to FILE (default: stdout); a file "
+                                                 "export did not write is never replaced")
+    e.add_argument("--force", action="store_true", help="replace --out even when export did not write it")
     e.set_defaults(func=run)

@@ -13,12 +13,13 @@ from planner.text import printable
 
 
 def _is_mix(head: bytes) -> bool:
-    """A JSONL file whose first row is one materialize writes: {"id", "conversations"}."""
+    """A JSONL file whose first row is one materialize writes: {"id", "conversation_id", "conversations"}
+    (or {"id", "conversations"}, as it wrote before conversation_id)."""
     try:
         first = json.loads(head.split(b"\n", 1)[0])
     except (ValueError, RecursionError):
         return False
-    return isinstance(first, dict) and set(first) == {"id", "conversations"}
+    return isinstance(first, dict) and set(first) in ({"id", "conversations"}, {"id", "conversation_id", "conversations"})
 
 
 def _is_hub_script(head: bytes) -> bool:
@@ -43,26 +44,45 @@ def cmd_materialize(a: argparse.Namespace) -> int:
     from planner.export.commands import join
     from planner.export.materialize import hub_script, local_sources, materialize_local
     from planner.export.manifest import load_manifest
+    from planner.export import sharding
     local = parse_local(a.local)
+    if a.shards is not None:
+        sharding.check_count(a.shards, "--shards")
     m = load_manifest(a.manifest)
     # every output is checked against every input before any row is read or anything written
     inputs = [a.manifest, *(file for _, file, _ in local_sources(m, local).values())]
-    check_replaceable(a.out, "--out", inputs, a.force, _is_mix, "rows materialize wrote")
+    outs = ([sharding.shard_path(a.out, r, a.shards) for r in range(a.shards)] if a.shards is not None
+            else [a.out])
+    for out in outs:
+        check_replaceable(out, "--out", inputs, a.force, _is_mix, "rows materialize wrote")
     if a.hub_script:
         check_replaceable(a.hub_script, "--hub-script", inputs, a.force, _is_hub_script,
                           "a script materialize wrote")
-        if os.path.abspath(a.hub_script) == os.path.abspath(a.out):
+        if any(os.path.abspath(a.hub_script) == os.path.abspath(o) for o in outs):
             raise PlannerInputError("--hub-script", a.hub_script, "is the same file as --out")
-    res = materialize_local(m, a.out, local=local, inputs=(a.manifest,))
-    out = printable(a.out)
-    for cid, n in res["written"].items():
-        print(f"{printable(cid)}: {n:,} rows -> {out}")
+    res = materialize_local(m, a.out, local=local, inputs=(a.manifest,), shards=a.shards)
+    if a.shards is None:
+        out = printable(a.out)
+        for cid, n in res["written"].items():
+            print(f"{printable(cid)}: {n:,} rows -> {out}")
+    else:
+        span = printable(f"{outs[0]} ... {outs[-1]}" if len(outs) > 1 else outs[0])
+        for cid, n in res["written"].items():
+            print(f"{printable(cid)}: {n:,} rows -> {span}")
+        print(f"{a.shards:,} shards: contiguous blocks of the materialized order, the first "
+              f"{sharding.placed(m.components)[1] % a.shards:,} one row longer")
     if res["hub_components"]:
         names = printable(", ".join(res["hub_components"]))
         if a.hub_script:
             atomic_write(a.hub_script, hub_script(m, res["hub_components"]), field="--hub-script",
-                         inputs=[*inputs, a.out])
-            run_it = join(["python", a.hub_script, "--out", a.out, "--append"])
+                         inputs=[*inputs, *outs])
+            if a.shards is None:
+                run_it = join(["python", a.hub_script, "--out", a.out, "--append"])
+            else:
+                run_it = join(["python", a.hub_script, "--out", outs[0], "--append", "--rank", 0,
+                               "--world-size", a.shards])
+                if a.shards > 1:
+                    run_it += f"` and likewise for every rank up to {a.shards - 1} (its own shard) `"
             print(f"hub components ({names}): run `{run_it}` where the hub is reachable")
         else:
             print(f"hub components not materialized ({names}): add --hub-script FILE")
@@ -74,6 +94,9 @@ def register(sub) -> None:
     mz.add_argument("manifest")
     mz.add_argument("--out", required=True)
     mz.add_argument("--hub-script", help="also write a `datasets` script for the hub components")
+    mz.add_argument("--shards", type=int, metavar="N",
+                    help="write N files beside --out (mix-00000-of-0000N.jsonl ...): contiguous blocks of the "
+                         "materialized order, each row in exactly one (1 to 10,000)")
     mz.add_argument("--force", action="store_true",
                     help="replace existing --out / --hub-script files even when materialize did not write them")
     mz.add_argument("--local", action="append", default=[], metavar="ID=FILE",

@@ -1,4 +1,4 @@
-"""The exact selected rows of a manifest as JSONL ({"id", "conversations": [{"role", "content"}]}),
+"""The exact selected rows of a manifest as JSONL ({"id", "conversation_id", "conversations": [{"role", "content"}]}),
 locally for profiled components, and a `datasets` script for hub components.
 
 A manifest may come from anyone, so it never chooses which local file is read: a component is read
@@ -17,6 +17,7 @@ from planner.catalog import formats
 from planner.catalog import user_catalog as uc
 from planner.catalog.paths import user_catalog_path
 from planner.errors import PlannerInputError
+from planner.export import sharding
 from planner.export.manifest import Manifest
 from planner.safe_io import atomic_writer
 
@@ -73,40 +74,65 @@ def _check_digest(cid: str, field: str, file: str, expected: str | None, digest)
                                              f"profile it again with --replace, or name it with --local {cid}=FILE")
 
 
+def _write_local(m: Manifest, sources: dict, write, written: dict, starts: dict | None = None) -> None:
+    """Every selected row of the local components, in the materialized order: write(position, line)."""
+    for c in m.components:
+        if c.id not in sources:
+            continue
+        field, file, expected = sources[c.id]
+        path = Path(file)
+        fmt = c.format or "auto"
+        digest = hashlib.sha256()
+        valid, lengths = [], []
+        for r in formats.iter_records(path, fmt, hasher=digest, field=field):
+            if r.turns is not None:
+                valid.append(r.line)
+                lengths.append(sum(len(t) for _, t in r.turns))
+        _check_digest(c.id, field, file, expected, digest)
+        keep = set(selected_indices(len(valid), c.rows_selected, c.selection, c.seed, lengths))
+        wanted = {valid[i] for i in keep}
+        n = 0
+        start = (starts or {}).get(c.id, 0)
+        digest = hashlib.sha256()
+        for r in formats.iter_records(path, fmt, hasher=digest, field=field):
+            if r.turns is not None and r.line in wanted:
+                rid = f"{c.id}-{r.line}"
+                # conversation_id: Model-Optimizer's compute_hidden_states_hf.py asserts a row has one
+                # (a2fbac7bad8a, lines 130-131); the other pipelines read `conversations` and ignore it
+                write(start + n, json.dumps({"id": rid, "conversation_id": rid, "conversations": [
+                    {"role": role, "content": text} for role, text in r.turns]}, ensure_ascii=False) + "\n")
+                n += 1
+        _check_digest(c.id, field, file, expected, digest)   # unchanged between the two passes
+        written[c.id] = n
+
+
 def materialize_local(m: Manifest, out: str | Path, local: dict[str, str] | None = None,
-                      user_catalog: Path | None = None, inputs: tuple = ()) -> dict:
+                      user_catalog: Path | None = None, inputs: tuple = (), shards: int | None = None) -> dict:
     """Write the exact selected rows of every local component to `out`, atomically (nothing is
     written or replaced on any error). `local`: {component id: file} named by the user.
+    shards=N: to N files beside `out` instead (sharding.shard_path), row at position p of the
+    materialized order in shard sharding.block's rank of p; all of them or none are written.
     Returns {component id: rows written} and the hub components left for the script."""
     sources = local_sources(m, local, user_catalog)
     hub = [c.id for c in m.components if c.rows_selected and c.id not in sources]
     written = {}
     files = [file for _, file, _ in sources.values()]
-    with atomic_writer(out, field="--out", inputs=[*inputs, *files]) as fh:
-        for c in m.components:
-            if c.id not in sources:
-                continue
-            field, file, expected = sources[c.id]
-            path = Path(file)
-            fmt = c.format or "auto"
-            digest = hashlib.sha256()
-            valid, lengths = [], []
-            for r in formats.iter_records(path, fmt, hasher=digest, field=field):
-                if r.turns is not None:
-                    valid.append(r.line)
-                    lengths.append(sum(len(t) for _, t in r.turns))
-            _check_digest(c.id, field, file, expected, digest)
-            keep = set(selected_indices(len(valid), c.rows_selected, c.selection, c.seed, lengths))
-            wanted = {valid[i] for i in keep}
-            n = 0
-            digest = hashlib.sha256()
-            for r in formats.iter_records(path, fmt, hasher=digest, field=field):
-                if r.turns is not None and r.line in wanted:
-                    fh.write(json.dumps({"id": f"{c.id}-{r.line}", "conversations": [
-                        {"role": role, "content": text} for role, text in r.turns]}, ensure_ascii=False) + "\n")
-                    n += 1
-            _check_digest(c.id, field, file, expected, digest)   # unchanged between the two passes
-            written[c.id] = n
+    if shards is None:
+        with atomic_writer(out, field="--out", inputs=[*inputs, *files]) as fh:
+            _write_local(m, sources, lambda _pos, text: fh.write(text), written)
+    else:
+        # the same rows, each in the shard of its position in the materialized order (sharding.block)
+        order, total = sharding.placed(m.components, set(sources))
+        starts = {p.id: p.start for p in order}
+        ranks = sharding.Ranks(total, shards)
+        writer = sharding.ShardWriter([sharding.shard_path(out, r, shards) for r in range(shards)],
+                                      field="--out", inputs=[*inputs, *files])
+        try:
+            _write_local(m, sources, lambda pos, text: writer.write(ranks.of(pos), text), written, starts)
+            writer.commit()
+        except BaseException:
+            writer.abort()
+            raise
     return {"written": written, "hub_components": hub}
 
 
@@ -117,8 +143,12 @@ load each component, shuffle with its seed (keep file order for "first", sort by
 text for "shortest"), select the first n.
 
     python materialize_hub.py --out mix.jsonl [--append] [--local ID=FILE ...]
+    python materialize_hub.py --out mix-00002-of-00004.jsonl --append --rank 2 --world-size 4
 
 --local ID=FILE reads a component from a local JSON/JSONL/Parquet file instead of the hub.
+--rank R --world-size W writes only the rows of shard R of W, the split `planner materialize
+--shards W` makes: row k of a component sits at its "start" + k of the TOTAL rows of the
+materialized order, and rank R takes the contiguous block block(TOTAL, W, R) of those positions.
 Generated by drafter planner {version}; the conversion functions below are copied from it.
 """
 import argparse
@@ -126,6 +156,7 @@ import json
 import re
 
 COMPONENTS = json.loads({components})
+TOTAL = {total}
 '''
 
 HUB_SCRIPT_MAIN = '''
@@ -144,7 +175,16 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--append", action="store_true")
     ap.add_argument("--local", action="append", default=[], help="ID=FILE")
+    ap.add_argument("--rank", type=int, help="write only this shard (with --world-size)")
+    ap.add_argument("--world-size", type=int, help="the number of shards (planner materialize --shards)")
     a = ap.parse_args()
+    if (a.rank is None) != (a.world_size is None):
+        ap.error("--rank and --world-size go together")
+    if a.world_size is not None and not 1 <= a.world_size <= 10000:
+        ap.error(f"--world-size: {a.world_size} is not from 1 to 10000")
+    if a.rank is not None and not 0 <= a.rank < a.world_size:
+        ap.error(f"--rank: {a.rank} is not from 0 to {a.world_size - 1} (--world-size {a.world_size})")
+    lo, hi = block(TOTAL, a.world_size, a.rank) if a.rank is not None else (0, TOTAL)
     local = dict(x.split("=", 1) for x in a.local)
     with open(a.out, "a" if a.append else "w", encoding="utf-8") as fh:
         for c in COMPONENTS:
@@ -161,13 +201,14 @@ def main():
             elif c["selection"] != "first":
                 ds = ds.shuffle(seed=c["seed"])
             n = min(c["rows"], len(ds))
+            first, last = max(0, lo - c["start"]), min(n, hi - c["start"])   # this shard's part
             written = 0
-            for i, row in enumerate(ds.select(range(n))):
+            for i, row in enumerate(ds.select(range(first, max(first, last))), start=first):
                 try:
                     turns = to_turns(dict(row), fmt)   # datasets may hand over a lazy row
                 except RecordError:
                     continue
-                fh.write(json.dumps({"id": f"{c['id']}-{i}", "conversations": [
+                fh.write(json.dumps({"id": f"{c['id']}-{i}", "conversation_id": f"{c['id']}-{i}", "conversations": [
                     {"role": r, "content": t} for r, t in turns]}, ensure_ascii=False) + "\\n")
                 written += 1
             print(f"{c['id']}: {written} rows")
@@ -181,16 +222,19 @@ if __name__ == "__main__":
 def hub_script(m: Manifest, ids: list[str] | None = None) -> str:
     """The `datasets` script for components `ids` (default: those without a local file)."""
     from planner import __version__
+    hub = [c for c in m.components if c.rows_selected and (c.id in ids if ids is not None else not c.local_path)]
+    order, total = sharding.placed(m.components, {c.id for c in m.components} - {c.id for c in hub})
+    start = {p.id: p.start for p in order if not p.local}
     comps = [{"id": c.id, "hf_repo": c.hf_repo, "subset": c.subset, "split": c.split, "rows": c.rows_selected,
-              "selection": c.selection, "seed": c.seed, "format": c.format}
-             for c in m.components if c.rows_selected and (c.id in ids if ids is not None else not c.local_path)]
-    parts = [HUB_SCRIPT_HEAD.replace("{version}", __version__).replace("{components}", repr(json.dumps(comps)))]
+              "selection": c.selection, "seed": c.seed, "format": c.format, "start": start[c.id]} for c in hub]
+    parts = [HUB_SCRIPT_HEAD.replace("{version}", __version__).replace("{components}", repr(json.dumps(comps)))
+             .replace("{total}", str(int(total)))]
     for name in ("ROLE_MAP", "PROMPT_KEYS", "RESPONSE_KEYS"):
         parts.append(f"{name} = {getattr(formats, name)!r}\n")
     parts.append(f"GLAIVE_SPLIT = re.compile({formats.GLAIVE_SPLIT.pattern!r})\n")
     parts.append(f"SURROGATE = re.compile({formats.SURROGATE.pattern!r})\n")
     parts.append(f"FORMATS = {formats.FORMATS!r}\n\n")
-    for obj in (formats.RecordError, formats._text, formats.detect_format, formats.to_turns):
+    for obj in (formats.RecordError, formats._text, formats.detect_format, formats.to_turns, sharding.block):
         parts.append("\n" + inspect.getsource(obj))
     parts.append(HUB_SCRIPT_MAIN)
     return "".join(parts)

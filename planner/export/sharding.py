@@ -1,0 +1,186 @@
+"""Sharded capture (issue 15): the split of a manifest's rows over N ranks, each rank's predicted
+bytes, per-rank pipeline commands and a Slurm array script.
+
+A rank is one node for all three pipelines (for vLLM speculators that is its own model:
+`--world-size` "is the number of nodes (not the number of gpus)", scripts/data_generation_offline.py
+at c05b95b3). The split is the contiguous-block rule the pipelines themselves use: over T rows and
+W ranks, rank r gets positions [r*(T//W) + min(r, T%W), ... + T//W + (1 if r < T%W)), the first
+T % W ranks one row more. It is, line for line, `datasets.Dataset.shard(W, r)` (contiguous=True,
+the default; what Model-Optimizer's `--dp-rank/--dp-world-size` call), speculators'
+`get_indices_to_process` (src/speculators/data_generation/offline.py:103-108) and SpecForge's
+`start_idx`/`samples_per_dp` (scripts/prepare_hidden_states.py:887-901).
+
+The positions are those of the materialized order (planner materialize: the components with a local
+file first, then the hub components, each in manifest order; row k of a component at its start + k),
+counted with the manifest's rows_selected, so a shard's rows never depend on another shard's file.
+"""
+from __future__ import annotations
+
+import bisect
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.errors import PlannerInputError
+
+MAX_SHARDS = 10_000
+# The disk check asks for the predicted bytes times this: the plan's bytes come from length
+# statistics (an estimate), a rank's rows are not an average sample, and files, directories and
+# staging take room the plan does not count.
+DISK_MARGIN = 1.25
+SCHEDULERS = ("slurm",)
+SHARDED_FORMATS = ("speculators", "specforge", "modelopt")
+
+
+def block(total, world, rank):
+    """[start, end) of rank `rank` of `world` over `total` rows: contiguous blocks, the first
+    total % world ranks one row longer (datasets.Dataset.shard with contiguous=True)."""
+    div, mod = divmod(total, world)
+    start = div * rank + min(rank, mod)
+    return start, start + div + (1 if rank < mod else 0)
+
+
+def check_count(n: object, flag: str, what: str = "shards") -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SHARDS:
+        raise PlannerInputError(flag, n, f"a whole number of {what} from 1 to {MAX_SHARDS:,}")
+    return n
+
+
+def shard_path(out: str | os.PathLike, rank: int, world: int) -> str:
+    """mix.jsonl -> mix-00002-of-00004.jsonl, beside it (the Hugging Face naming)."""
+    p = Path(out)
+    suffix = p.suffix if p.suffix and p.stem else ""
+    stem = p.name[:-len(suffix)] if suffix else p.name
+    return str(p.with_name(f"{stem}-{rank:05d}-of-{world:05d}{suffix}"))
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A component at its place in the materialized order."""
+    id: str
+    start: int
+    rows: int
+    local: bool
+
+
+def placed(components, local_ids: set[str] | None = None) -> tuple[list[Placed], int]:
+    """The components with rows in the materialized order (local ones first, then the hub ones,
+    each in manifest order), and the total rows. local_ids: the components materialize reads from
+    a file (default: those with a local_path)."""
+    comps = [c for c in components if c.rows_selected]
+    local = (lambda c: c.id in local_ids) if local_ids is not None else (lambda c: bool(c.local_path))
+    out, pos = [], 0
+    for c in [c for c in comps if local(c)] + [c for c in comps if not local(c)]:
+        out.append(Placed(c.id, pos, c.rows_selected, local(c)))
+        pos += c.rows_selected
+    return out, pos
+
+
+class Ranks:
+    """Which rank each position belongs to, for `world` ranks over `total` rows."""
+
+    def __init__(self, total: int, world: int):
+        self.total, self.world = total, world
+        self.starts = [block(total, world, r)[0] for r in range(world)]
+
+    def of(self, position: int) -> int:
+        return bisect.bisect_right(self.starts, position) - 1
+
+
+def rows_by_rank(components, world: int, local_ids: set[str] | None = None) -> list[list[tuple[str, int]]]:
+    """[(component id, rows)] of every rank: each component's overlap with the rank's block."""
+    order, total = placed(components, local_ids)
+    out = []
+    for r in range(world):
+        a, b = block(total, world, r)
+        out.append([(p.id, n) for p in order if (n := min(b, p.start + p.rows) - max(a, p.start)) > 0])
+    return out
+
+
+def bytes_per_row(m, layout: str) -> list[float]:
+    """Predicted bytes per row of each manifest component (in manifest order), planned with
+    `layout` (the pipeline's own when the manifest's is another's); the manifest's own figure,
+    spread evenly over its rows, where the plan cannot be made."""
+    rows = sum(c.rows_selected for c in m.components)
+    even = float(m.predicted.storage_bytes) / rows if rows else 0.0
+    try:
+        from planner.plan import plan
+        s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
+        per = {c.id: c.storage_bytes / c.rows for c in plan(s).components if c.rows}
+    except Exception:      # a manifest the plan cannot read (edited, or from elsewhere): its own total
+        per = {}
+    return [per.get(c.id, even) for c in m.components]
+
+
+def rank_bytes(m, world: int, layout: str, *, expected: bool = False) -> list[float]:
+    """Predicted bytes of every rank. expected=True (speculators: the pipeline splits its own
+    shuffled rows): each rank's share of the whole, by the size of its block."""
+    per = bytes_per_row(m, layout)
+    by_id: dict[str, float] = {}
+    for c, b in zip(m.components, per):
+        by_id.setdefault(c.id, b)
+    if expected:
+        total_rows = sum(c.rows_selected for c in m.components)
+        total = sum(c.rows_selected * b for c, b in zip(m.components, per))
+        return [total * (lambda ab: ab[1] - ab[0])(block(total_rows, world, r)) / total_rows if total_rows else 0.0
+                for r in range(world)]
+    return [sum(n * by_id[cid] for cid, n in rank) for rank in rows_by_rank(m.components, world)]
+
+
+class ShardWriter:
+    """Writes rows to N shard files in rank order; the files replace their paths only when every
+    row is written (commit), else nothing is left behind (abort). One file is open at a time."""
+
+    def __init__(self, paths: list[str], *, field: str, inputs=()):
+        from planner.safe_io import check_output
+        self.targets = [check_output(p, field, inputs) for p in paths]
+        self.tmps: dict[int, str] = {}
+        self.current, self.fh = -1, None
+
+    def _open(self, rank: int) -> None:
+        if self.fh is not None:
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+            self.fh.close()
+            self.fh = None
+        target = self.targets[rank]
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        self.tmps[rank] = tmp
+        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+        self.current = rank
+
+    def write(self, rank: int, text: str) -> None:
+        if rank != self.current:
+            if rank < self.current:
+                raise ValueError("rows must come in rank order")
+            for r in range(self.current + 1, rank + 1):
+                self._open(r)
+        self.fh.write(text)
+
+    def commit(self) -> None:
+        from planner.safe_io import _umask
+        for r in range(self.current + 1, len(self.targets)):
+            self._open(r)
+        self._open_close()
+        for r, target in enumerate(self.targets):
+            os.chmod(self.tmps[r], 0o666 & ~_umask())
+        for r, target in enumerate(self.targets):
+            os.replace(self.tmps.pop(r), target)
+
+    def _open_close(self) -> None:
+        if self.fh is not None:
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+            self.fh.close()
+            self.fh = None
+
+    def abort(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.fh is not None:
+                self.fh.close()
+        for tmp in self.tmps.values():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        self.tmps.clear()
