@@ -413,6 +413,8 @@ def test_random_walk_through_the_controls_never_raises(at):
         lambda: at.selectbox(key="w_tr_gpu").set_value(rng.choice(["b200", "custom", "l40s"])),
         lambda: at.number_input(key="w_ex_gpus").set_value(rng.randint(1, 64)),
         lambda: at.radio(key="w_units").set_value(rng.choice(["TB", "TiB"])),
+        lambda: at.number_input(key="w_ex_nodes").set_value(rng.choice([0, 1, 2, 4, 8])),
+        lambda: at.radio(key="w_placement").set_value(rng.choice(["local", "shared"])),
         lambda: at.selectbox(key="w_hidden_dtype").set_value(rng.choice(["layout's", "fp8", "bf16"])),
         lambda: at.segmented_control(key="w_chart").set_value(rng.choice(["Timeline", "Sensitivity",
                                                                           "Storage vs rows"])),
