@@ -80,12 +80,10 @@ def node_plan(s: Scenario, *, stored_bytes: float, gpus_used: int, disk: dict, t
             warnings.append(finding("disk-capacity", f"storage per node ({per_node / 1e12:,.2f} TB of "
                                     f"{stored_bytes / 1e12:,.2f} TB over {ex_nodes} node{'s' * (ex_nodes > 1)}) exceeds "
                                     f"the {s.disk_capacity_tb:g} TB disk of each node"))
-        same_nodes = (s.transfer.method == "none" and s.training.gpu == s.extraction_gpu and tr_nodes == ex_nodes
-                      and tr_per == ex_per)
         if s.transfer.method != "none":
             note = (f"local disks; the transfer ({s.transfer.method}) moves the shards to the training site, "
                     "so no gather is counted beside it")
-        elif same_nodes:
+        elif s.trains_on_extraction_nodes:
             note = "local disks; training runs on the extraction nodes and reads each shard where it was written"
         else:
             gather_bytes = stored_bytes

@@ -237,6 +237,18 @@ class Scenario(_Strict):
     def training_node_count(self) -> int:
         return node_count(self.training.gpus, self.training.gpus_per_node, self.training.nodes)
 
+    @property
+    def trains_on_extraction_nodes(self) -> bool:
+        """Training on the machines that captured (same site, GPU and nodes): local shards are read in place."""
+        return (self.transfer.method == "none" and self.training.gpu == self.extraction_gpu
+                and self.training_node_count == self.extraction_node_count
+                and self.training.gpus_per_node == self.gpus_per_node)
+
+    @property
+    def gather_applies(self) -> bool:
+        """Local shards move to other training nodes at the same site (planner/nodes.py)."""
+        return self.placement == "local" and self.transfer.method == "none" and not self.trains_on_extraction_nodes
+
     def with_changes(self, **changes) -> "Scenario":
         """A validated copy with top-level fields replaced."""
         data = self.model_dump()

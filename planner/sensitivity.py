@@ -81,6 +81,10 @@ def _variants(s: Scenario) -> list[_Variant]:
     if s.transfer.method in ("link", "object_store"):
         low, high = link_efficiency()["range"]
         out.append(_swept(s, "link efficiency", "transfer", "efficiency", float(low), float(high)))
+    if s.placement == "shared":
+        out.append(_swept(s, "shared filesystem GB/s", "", "shared_fs_gb_s", *efficiency_range("shared_fs_gb_s")))
+    elif s.gather_applies:
+        out.append(_swept(s, "node network Gb/s", "", "node_network_gbps", *efficiency_range("node_network_gbps")))
     out.append(_swept(s, "training MFU", "training", "mfu", *efficiency_range("training_mfu")))
     return out
 

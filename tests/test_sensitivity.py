@@ -60,3 +60,24 @@ def test_swings_move_the_metrics_the_right_way():
     assert w["compression"].high["storage_tb"] == pytest.approx(0.75 * w["compression"].base["storage_tb"])
     link = w["link efficiency"]
     assert link.low["wall_days"] > link.base["wall_days"] > link.high["wall_days"]
+
+
+def test_the_node_figures_are_swept_where_they_matter():
+    from planner.scenario import Scenario, Training, Transfer
+    from planner.sensitivity import sensitivity
+    gathered = Scenario(extraction_gpus=32, extraction_nodes=4, transfer=Transfer(method="none"),
+                        training=Training(gpus=16, nodes=2))
+    swings = {w.assumption: w for w in sensitivity(gathered)}
+    assert gathered.gather_applies and "node network Gb/s" in swings
+    # 100 Gb/s is half the default 200: the gather, bound by 4 senders' 11.6 GB/s of disk, is not
+    # slowed while 2 receivers x 100 Gb/s / 8 x 0.5 = 12.5 GB/s stays above it: the offline wall stays
+    w = swings["node network Gb/s"]
+    assert w.low_label == "100" and w.high_label == "400"
+    assert w.low["wall_days"] == pytest.approx(w.base["wall_days"]) == pytest.approx(w.high["wall_days"])
+    shared = gathered.with_changes(placement="shared")
+    swings = {w.assumption: w for w in sensitivity(shared)}
+    assert "shared filesystem GB/s" in swings and "node network Gb/s" not in swings
+    # 5 GB/s against 100 GB/s of filesystem: capture and the reads slow down at the low end
+    w = swings["shared filesystem GB/s"]
+    assert w.low["wall_days"] > w.base["wall_days"] >= w.high["wall_days"]
+    assert "node network Gb/s" not in {w.assumption for w in sensitivity(Scenario())}
