@@ -360,3 +360,16 @@ def test_hostile_values_never_run(fmt, value, tmp_path):
     assert not (data / "PWNED").exists() and not (tmp_path / "PWNED").exists()
     assert sorted(p.name for p in data.iterdir()) == ["mix-00000-of-00002.jsonl", "mix-00001-of-00002.jsonl",
                                                       "mix.jsonl", "prepared"]
+
+
+def test_more_nodes_than_rows_is_refused_before_anything_is_written(small, capsys):
+    # the manifest selects 7 + 3 = 10 rows: 10 nodes get one each, 11 would leave a rank empty
+    tmp_path, manifest, data = small
+    assert cli_main(["export", str(manifest), "--format", "modelopt", "--nodes", "10"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "cap.sbatch"
+    assert cli_main(["export", str(manifest), "--format", "modelopt", "--nodes", "11", "--scheduler", "slurm",
+                     "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == ("planner: error: --nodes: 11 ranks but the manifest selects 10 rows; "
+                                               "give at most 10 nodes so that every rank has a row")
+    assert not out.exists()

@@ -30,6 +30,11 @@ def run(a: argparse.Namespace) -> int:
         return 0
     from planner.export import slurm
     nodes = a.nodes if a.nodes is not None else m.scenario.extraction_node_count
+    rows = sum(c.rows_selected for c in m.components)
+    if nodes > rows:
+        # an empty rank has nothing to capture, and Model-Optimizer's dataset.shard raises on one
+        raise CliError(f"--nodes: {nodes:,} ranks but the manifest selects {rows:,} rows; give at most {rows:,} "
+                       f"nodes so that every rank has a row")
     if a.scheduler is None:
         print(slurm.rank_commands(m, a.format, nodes, a.manifest), end="")
         return 0
