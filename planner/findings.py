@@ -19,7 +19,8 @@ SEVERITIES: tuple[str, ...] = ("blocks", "costs", "note")
 
 # code -> (severity, the fix to name)
 CODES: dict[str, tuple[str, str]] = {
-    "disk-capacity": ("blocks", "trim the mix in Budget, store fp8 or fewer layers, or give the real disk size"),
+    "disk-capacity": ("blocks", "trim the mix in Budget, store fp8 or fewer layers, spread it over more nodes, or "
+                                "give the real disk size"),
     "shared-capacity": ("blocks", "trim the mix in Budget, store fp8 or fewer layers, or free space on the shared "
                                   "filesystem"),
     "tp-raised": ("blocks", "give at least as many extraction GPUs as the tensor-parallel degree, or fp8 weights"),

@@ -77,9 +77,10 @@ def node_plan(s: Scenario, *, stored_bytes: float, gpus_used: int, disk: dict, t
         write, write_bound = writers * disk["write_gb_s"] * 1e9, "local disks"
         read, read_bound = tr_nodes * training_disk["read_gb_s"] * 1e9, "local disks"
         if s.disk_capacity_tb and per_node > s.disk_capacity_tb * 1e12:
-            warnings.append(finding("disk-capacity", f"storage per node ({per_node / 1e12:,.2f} TB of "
-                                    f"{stored_bytes / 1e12:,.2f} TB over {ex_nodes} node{'s' * (ex_nodes > 1)}) exceeds "
-                                    f"the {s.disk_capacity_tb:g} TB disk of each node"))
+            text = (f"storage ({stored_bytes / 1e12:,.2f} TB) exceeds the {s.disk_capacity_tb:g} TB disk of its one node"
+                    if ex_nodes == 1 else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
+                    f"over {ex_nodes} nodes) exceeds the {s.disk_capacity_tb:g} TB disk of each node")
+            warnings.append(finding("disk-capacity", text))
         if s.transfer.method != "none":
             note = (f"local disks; the transfer ({s.transfer.method}) moves the shards to the training site, "
                     "so no gather is counted beside it")

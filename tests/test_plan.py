@@ -67,5 +67,4 @@ def test_phase_warnings_reach_the_plan_and_cap_notes_reach_the_component():
     cut = "uniform: the 500-token cap cuts 50% of its tokens"
     assert cut in p.warnings and p.components[0].notes == [cut]
     # 1000 x 500 tokens x 40,964 bytes = 20.482 GB > the 10 GB disk of the one node: a plan-wide warning
-    assert any(w.startswith("storage per node (0.02 TB of 0.02 TB over 1 node) exceeds the 0.01 TB disk")
-               for w in p.warnings)
+    assert "storage (0.02 TB) exceeds the 0.01 TB disk of its one node" in p.warnings
