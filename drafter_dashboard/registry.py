@@ -229,6 +229,7 @@ CONTROLS: list[Control] = [
     _c("w_epochs", "training.epochs", Training, 3.0, kind="float"),
     _c("w_tr_mfu", "training.mfu", Training, 0.35, kind="float"),
     _c("w_tr_disk", "training.disk", Training, "node-raid0"),
+    _c("w_tr_disk_cap", "training.disk_capacity_tb", Training, None, kind="float"),
     _c("w_drafter_b", "training.drafter_params", Training, None, kind="scaled", scale=1e9),
     _c("w_drafter_layers", "training.drafter_layers", Training, 0, kind="none_as", none=0),
     _c("w_ttt", "training.ttt_steps", Training, 0, kind="none_as", none=0),

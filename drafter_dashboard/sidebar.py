@@ -209,6 +209,8 @@ def render(catalog) -> str:
              "within a node when it fits")
         _num(a, "Training nodes", "w_tr_nodes", help=nodes_help)
         _num(b, "Training GPUs per node", "w_tr_per_node")
+        _num(st, "Training disk TB per node (blank = no check)", "w_tr_disk_cap", blank=True,
+             help="checked against each training node's share after the gather")
         st.radio("Hidden states on", ["local", "shared"], key="w_placement", horizontal=True,
                  format_func={"local": "each node's disk", "shared": "a shared filesystem"}.get,
                  help="local: each extraction node keeps its shard, gathered to the training nodes over the node "

@@ -249,7 +249,7 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         warnings.append(finding("idle-gpus", f"{idle} of {gpus} extraction GPUs sit idle: tensor parallelism {tp} "
                                              f"groups them by {tp}{within}"))
     if tp > gpus_per_node:
-        warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {tp // gpus_per_node} nodes of "
+        warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {-(-tp // gpus_per_node)} nodes of "
                                 f"{gpus_per_node} GPUs: every layer's all-reduce crosses the node network"))
     gpus_used = replicas * tp
     tp_eff = t.tensor_parallel_efficiency if tp > 1 else 1.0

@@ -107,9 +107,13 @@ def storage_vs_rows(p: Plan, binary: bool = False, budget_bytes: float | None = 
     fig.add_scatter(x=xs, y=ys, mode="lines", name="scaling this mix")
     fig.add_scatter(x=[total_rows], y=[p.storage_bytes_compressed / div], mode="markers", name="this plan",
                     marker=dict(size=12, color="#e6550d"))
-    if p.scenario.disk_capacity_tb:
-        cap = p.scenario.disk_capacity_tb * 1e12 / div
-        fig.add_hline(y=cap, line_dash="dot", annotation_text=f"disk {cap:,.1f} {unit}")
+    sc, n = p.scenario, p.nodes
+    cap_tb, what = ((sc.shared_capacity_tb, "shared filesystem") if n.placement == "shared" else
+                    (sc.disk_capacity_tb and sc.disk_capacity_tb * n.writing_nodes,
+                     f"disks of {n.writing_nodes} node{'s' * (n.writing_nodes > 1)}"))
+    if cap_tb:
+        cap = cap_tb * 1e12 / div
+        fig.add_hline(y=cap, line_dash="dot", annotation_text=f"{what} {cap:,.1f} {unit}")
     if budget_bytes:
         fig.add_hline(y=budget_bytes / div, line_dash="dash", line_color="#31a354",
                       annotation_text=f"budget {budget_bytes / div:,.1f} {unit}")

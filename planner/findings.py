@@ -21,12 +21,13 @@ SEVERITIES: tuple[str, ...] = ("blocks", "costs", "note")
 CODES: dict[str, tuple[str, str]] = {
     "disk-capacity": ("blocks", "trim the mix in Budget, store fp8 or fewer layers, spread it over more nodes, or "
                                 "give the real disk size"),
+    "training-disk-capacity": ("blocks", "more training nodes, larger training disks, or a shared filesystem"),
     "shared-capacity": ("blocks", "trim the mix in Budget, store fp8 or fewer layers, or free space on the shared "
                                   "filesystem"),
     "tp-raised": ("blocks", "give at least as many extraction GPUs as the tensor-parallel degree, or fp8 weights"),
     "rows-over-available": ("blocks", "select at most the rows that exist: extracting a row twice stores its "
                                       "hidden states twice; weight the component in training instead"),
-    "idle-gpus": ("costs", "give a multiple of the tensor-parallel degree"),
+    "idle-gpus": ("costs", "give GPUs per node (and nodes) in multiples of the tensor-parallel degree"),
     "capture-io-bound": ("costs", "a faster disk (RAID-0), more nodes, or fewer stored bytes per token"),
     "shared-fs-bound": ("costs", "local placement (each node's disks), or a faster filesystem"),
     "tp-spans-nodes": ("costs", "fp8 weights or GPUs with more memory, so one tensor-parallel group fits in a node"),

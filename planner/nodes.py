@@ -36,6 +36,7 @@ class NodePlan(BaseModel):
     training_gpus_per_node: int
     storage_per_node_bytes: float            # on each extraction node's disk (local), 0 (shared)
     training_storage_per_node_bytes: float   # on each training node's disk after the gather (local), 0 (shared)
+    writing_nodes: int = 1                   # extraction nodes that hold a TP group (the others idle, empty)
     capture_write_bytes_per_s: float         # all extraction nodes together
     capture_write_bound: str                 # local disks | shared filesystem | node network
     training_read_bytes_per_s: float         # all training nodes together
@@ -49,13 +50,21 @@ class NodePlan(BaseModel):
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
-def node_plan(s: Scenario, *, stored_bytes: float, gpus_used: int, disk: dict, training_disk: dict) -> NodePlan:
-    """The node-level figures of scenario `s` for `stored_bytes` on disk; `gpus_used` of the extraction
-    GPUs capture (tensor parallelism may leave some idle, and with them whole nodes)."""
+def writing_nodes(nodes: int, gpus_per_node: int, tp: int, replicas: int) -> int:
+    """The nodes that hold a tensor-parallel group (extraction.replicas_on_nodes places them: each node
+    fills with whole groups, a group larger than a node spans tp / gpus_per_node whole nodes)."""
+    if tp > gpus_per_node:
+        return min(nodes, -(-replicas * tp // gpus_per_node))
+    return min(nodes, -(-replicas // (gpus_per_node // tp)))
+
+
+def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, training_disk: dict) -> NodePlan:
+    """The node-level figures of scenario `s` for `stored_bytes` on disk, captured by `writers` of the
+    extraction nodes (tensor parallelism may leave whole nodes idle: they hold nothing)."""
     warnings: list[Finding] = []
     ex_nodes, ex_per = s.extraction_node_count, s.gpus_per_node
     tr_nodes, tr_per = s.training_node_count, s.training.gpus_per_node
-    writers = min(ex_nodes, -(-gpus_used // ex_per))
+    writers = max(1, min(ex_nodes, writers))
     net = s.node_network_gbps * 1e9 / 8 * network_efficiency(s.node_network)
     gather_bytes = gather_rate = gather_h = 0.0
     gather_bound = ""
@@ -72,15 +81,24 @@ def node_plan(s: Scenario, *, stored_bytes: float, gpus_used: int, disk: dict, t
                                     f"than the {writers} capture nodes' own disks "
                                     f"({writers * disk['write_gb_s']:,.1f} GB/s together)"))
     else:
-        per_node = stored_bytes / ex_nodes
-        per_training_node = stored_bytes / tr_nodes
+        per_node = stored_bytes / writers
+        in_place = s.transfer.method == "none" and s.trains_on_extraction_nodes
+        per_training_node = per_node if in_place else stored_bytes / tr_nodes
         write, write_bound = writers * disk["write_gb_s"] * 1e9, "local disks"
-        read, read_bound = tr_nodes * training_disk["read_gb_s"] * 1e9, "local disks"
+        # training on the capture nodes reads their own disks; otherwise the training nodes' disks
+        read_disk = disk if in_place else training_disk
+        read, read_bound = min(writers, tr_nodes) * read_disk["read_gb_s"] * 1e9 if in_place else \
+            tr_nodes * read_disk["read_gb_s"] * 1e9, "local disks"
         if s.disk_capacity_tb and per_node > s.disk_capacity_tb * 1e12:
             text = (f"storage ({stored_bytes / 1e12:,.2f} TB) exceeds the {s.disk_capacity_tb:g} TB disk of its one node"
-                    if ex_nodes == 1 else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
-                    f"over {ex_nodes} nodes) exceeds the {s.disk_capacity_tb:g} TB disk of each node")
+                    if writers == 1 else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
+                    f"over {writers} nodes) exceeds the {s.disk_capacity_tb:g} TB disk of each node")
             warnings.append(finding("disk-capacity", text))
+        cap = s.training.disk_capacity_tb
+        if cap and not in_place and s.transfer.method == "none" and per_training_node > cap * 1e12:
+            warnings.append(finding("training-disk-capacity", f"after the gather each of the {tr_nodes} training "
+                                    f"node{'s' * (tr_nodes > 1)} holds {per_training_node / 1e12:,.2f} TB, over its "
+                                    f"{cap:g} TB disk"))
         if s.transfer.method != "none":
             note = (f"local disks; the transfer ({s.transfer.method}) moves the shards to the training site, "
                     "so no gather is counted beside it")
@@ -97,7 +115,7 @@ def node_plan(s: Scenario, *, stored_bytes: float, gpus_used: int, disk: dict, t
                     f"{tr_nodes} training node{'s' * (tr_nodes > 1)}, each keeping 1/{tr_nodes} (a fixed per-node split)")
     return NodePlan(
         placement=s.placement, extraction_nodes=ex_nodes, extraction_gpus_per_node=ex_per, training_nodes=tr_nodes,
-        training_gpus_per_node=tr_per, storage_per_node_bytes=per_node,
+        training_gpus_per_node=tr_per, storage_per_node_bytes=per_node, writing_nodes=writers,
         training_storage_per_node_bytes=per_training_node, capture_write_bytes_per_s=write,
         capture_write_bound=write_bound, training_read_bytes_per_s=read, training_read_bound=read_bound,
         node_network_bytes_per_s=net, gather_bytes=gather_bytes, gather_bytes_per_s=gather_rate,

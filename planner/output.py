@@ -94,6 +94,7 @@ class NodesOutput(_Out):
 
     placement: str
     extraction_nodes: int
+    writing_nodes: int                      # extraction nodes that hold a tensor-parallel group
     training_nodes: int
     storage_per_node_bytes: int
     training_storage_per_node_bytes: int

@@ -30,7 +30,7 @@ from planner.specs import network_efficiency
 from planner.training import TrainingPlan, disaggregated, training
 from planner.quality import QualityPlan, payback, quality
 from planner.transfer import transfer
-from planner.nodes import NodePlan, node_plan
+from planner.nodes import NodePlan, node_plan, writing_nodes
 
 class ComponentPlan(BaseModel):
     id: str
@@ -261,19 +261,19 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, _end: int | None =
     # -- the phases
     mfu = s.throughput.prefill_mfu or ex_gpu.prefill_mfu
     # the capture write rate depends on the nodes that write, which tensor parallelism may leave
-    # idle: first with every GPU, then (if that changes the writers) with the GPUs in use
+    # idle: first with every node, then (if that changes the writers) with the nodes that hold a group
     write_bytes = compressed * (2 if s.staging_double_write else 1)
-    nodes = node_plan(s, stored_bytes=compressed, gpus_used=s.extraction_gpus, disk=disk, training_disk=tr_disk)
-    ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
-                    prefill_mfu=mfu, write_bytes=write_bytes, write_bytes_per_s=nodes.capture_write_bytes_per_s,
-                    write_bound=nodes.capture_write_bound, nodes=nodes.extraction_nodes,
-                    gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype)
-    if ex.gpus_used != s.extraction_gpus:
-        nodes = node_plan(s, stored_bytes=compressed, gpus_used=ex.gpus_used, disk=disk, training_disk=tr_disk)
+    writers = s.extraction_node_count
+    for _ in range(2):
+        nodes = node_plan(s, stored_bytes=compressed, writers=writers, disk=disk, training_disk=tr_disk)
         ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
                         prefill_mfu=mfu, write_bytes=write_bytes, write_bytes_per_s=nodes.capture_write_bytes_per_s,
                         write_bound=nodes.capture_write_bound, nodes=nodes.extraction_nodes,
                         gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype)
+        used = writing_nodes(s.extraction_node_count, s.gpus_per_node, ex.tensor_parallel, ex.replicas)
+        if used == writers:
+            break
+        writers = used
     egress = s.transfer.egress_usd_per_gb
     if egress is None:
         egress = store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
@@ -337,11 +337,11 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, _end: int | None =
         components=components, warnings=warn.texts, findings=warn.found, assumptions=assumptions(context),
     )
     _refuse_non_finite(plan_)
-    if _end is None and any(m.band for m in mix):
+    if _end is None and any(m.band and m.rows and eff.unit in m.band for m in mix):
         low, high = plan(s, cat, _end=0), plan(s, cat, _end=1)
         plan_.storage_bytes_low, plan_.storage_bytes_high = low.storage_bytes, high.storage_bytes
         ex.wall_hours_low, ex.wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours
-        plan_.sampled_components = [m.id for m in mix if m.band]
+        plan_.sampled_components = [m.id for m in mix if m.band and m.rows and eff.unit in m.band]
     return plan_
 
 

@@ -85,6 +85,7 @@ class Training(_Strict):
     nodes: int | None = Field(None, ge=1, le=10_000)
     gpus_per_node: int = Field(8, ge=1, le=64)
     disk: Id = "node-raid0"                                      # each training node's local disk
+    disk_capacity_tb: float | None = Field(None, ge=0.01, le=10**7)   # per training node, after a gather; None: unchecked
     # the trainer's recipe; None = the layout's pipeline default (presets/layouts.yaml `training`)
     ttt_steps: int | None = Field(None, ge=1, le=64)             # EAGLE-3 training-time-test steps
     num_anchors: int | None = Field(None, ge=1, le=65536)        # DFlash anchors per sample (or pack)

@@ -147,3 +147,33 @@ def test_cli_nodes_flags_and_json():
     assert r.returncode == 2 and "--gpus: 30 does not match --nodes 4 x --gpus-per-node 8 = 32 GPUs" in r.stderr
     r = run_cli("estimate", "--placement", "nfs")
     assert r.returncode == 2 and "nfs" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_idle_nodes_hold_nothing_and_groups_sit_on_their_own_nodes():
+    from planner.nodes import writing_nodes
+    # TP 16 on 3 nodes of 8 (24 GPUs): one group over 2 nodes, the third idle and empty
+    assert writing_nodes(3, 8, 16, 1) == 2
+    # TP 4 on 3 nodes of 6: one group a node, all 3 write (not ceil(12 / 6) = 2)
+    assert writing_nodes(3, 6, 4, 3) == 3
+    # Llama-3.1-70B on 18 L40S in nodes of 6 at TP 4: 3 groups on 3 nodes, 3 x nvme-gen4's 2.04 GB/s
+    p = plan(Scenario(uniform=UniformMix(samples=1000, tokens=1000), model="llama-3.1-70b", extraction_gpu="l40s",
+                      extraction_gpus=18, gpus_per_node=6, transfer=Transfer(method="none")))
+    assert p.extraction.tensor_parallel == 4 and p.extraction.replicas == 3
+    assert p.nodes.writing_nodes == 3 and p.nodes.capture_write_bytes_per_s == pytest.approx(3 * 2.04 * GB)
+
+
+def test_training_on_the_capture_nodes_reads_their_disks():
+    # 32 RTX PRO 6000 on 4 nodes capture and train: reads come from 4 x nvme-gen4's 2.90 GB/s, not
+    # 4 x node-raid0's 14 GB/s: 10,243,558,400,000 B / 11.6e9 B/s = 883.07 s an epoch
+    p = plan(four_nodes(training=Training(gpu="rtx-pro-6000", gpus=32, nodes=4, gpus_per_node=8, disk="node-raid0")))
+    assert p.gather_hours == 0
+    assert p.training.read_hours_per_epoch == pytest.approx(STORAGE / 11.6e9 / 3600, rel=1e-12)
+
+
+def test_the_training_nodes_disk_is_checked_after_the_gather():
+    # each of the 2 training nodes keeps 10.24 / 2 = 5.12 TB: a 5 TB disk blocks, a 6 TB one does not
+    p = plan(four_nodes(training=Training(gpu="b200", gpus=16, nodes=2, disk_capacity_tb=5.0)))
+    f = next(f for f in p.findings if f.code == "training-disk-capacity")
+    assert f.severity == "blocks" and "holds 5.12 TB, over its 5 TB disk" in f.text
+    p = plan(four_nodes(training=Training(gpu="b200", gpus=16, nodes=2, disk_capacity_tb=6.0)))
+    assert "training-disk-capacity" not in {f.code for f in p.findings}

@@ -89,3 +89,10 @@ def test_the_dashboard_shows_the_band_as_a_plus_minus(home):
     ex = next(m for m in app.metric if m.label.startswith("Extraction (days)"))
     e = p.extraction
     assert ex.label == f"Extraction (days) ±{(e.wall_hours_high - e.wall_hours_low) / 2 / 24:,.2f}"
+
+
+def test_a_sampled_component_with_no_rows_makes_no_band(home):
+    f = known_corpus(home / "k.jsonl", 500)
+    profile_file(f, "smp", sample=100, seed=1)
+    p = plan(Scenario(mix=[MixItem(id="smp", rows=0), MixItem(id="openorca", rows=1000)]), get_catalog())
+    assert p.storage_bytes_low is None and p.sampled_components == []

@@ -186,3 +186,17 @@ def test_v4_link_keeps_its_disk_check_now_that_the_disk_is_per_node():
                                       "max_seq_len": "none"}))
         assert ("disk-capacity" in {f.code for f in p.findings}) is blocked, rows
         assert p.storage_per_node_bytes == pytest.approx(p.storage_bytes_compressed / 2)
+
+
+@pytest.mark.parametrize("gpus, cap, want", [
+    (16, 30.72, 15.36),        # 2 nodes of 8
+    (16.0, "30.72", 15.36),    # values pydantic reads as numbers are divided too
+    ("24", 30, 10.0),          # 3 nodes
+    (16, 0.01, 0.01),          # at least the field's bound: it refuses all it refused before
+    (8, 30.72, 30.72),         # one node: unchanged
+    (True, 30.72, 30.72),      # not a count: left to validation
+])
+def test_v4_to_v5_disk_capacity_edge_cases(gpus, cap, want):
+    from planner.export.versions import _scenario_4_to_5
+    s = _scenario_4_to_5({"extraction_gpus": gpus, "disk_capacity_tb": cap})
+    assert float(s["disk_capacity_tb"]) == pytest.approx(want)

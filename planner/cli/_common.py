@@ -229,6 +229,8 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--train-nodes", "training.nodes", positive_int, "training nodes (sets --train-gpus to nodes x "
          "--train-gpus-per-node unless given; then they must match)"),
     Flag("--train-gpus-per-node", "training.gpus_per_node", positive_int, "GPUs per training node (default 8)"),
+    Flag("--train-disk-capacity-tb", "training.disk_capacity_tb", number, "each training node's local disk in TB "
+         "(checked against its share after a gather)"),
     Flag("--epochs", "training.epochs", number, "training epochs"),
     Flag("--train-mfu", "training.mfu", number, "drafter training MFU"),
     Flag("--ttt-steps", "training.ttt_steps", positive_int, "EAGLE-3 training-time-test steps (default: the layout's)"),

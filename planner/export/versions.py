@@ -33,7 +33,8 @@ Version history
   version applied), `placement` (`local`, what earlier versions assumed), `shared_fs_gb_s`,
   `shared_capacity_tb`. `disk_capacity_tb` is now each node's disk: a version-4 scenario checked all
   its storage against it, so its value is divided by its nodes (ceil(extraction_gpus / 8)), which
-  keeps the check it had.
+  keeps the check it had (at least 0.01 TB, the field's bound). Where tensor parallelism leaves whole
+  nodes idle, version 5 divides the storage over the nodes that write, so its check is the stricter.
 """
 from __future__ import annotations
 
@@ -133,11 +134,22 @@ def _scenario_3_to_4(s: dict) -> dict:
 
 def _scenario_4_to_5(s: dict) -> dict:
     s = fill_scenario_defaults(s, 4)
-    gpus, cap = s.get("extraction_gpus"), s.get("disk_capacity_tb")
-    if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 8 and isinstance(cap, (int, float)) \
-            and not isinstance(cap, bool):
-        s["disk_capacity_tb"] = cap / -(-gpus // 8)
+    gpus, cap = _as_number(s.get("extraction_gpus")), _as_number(s.get("disk_capacity_tb"))
+    if gpus is not None and cap is not None and gpus > 8:
+        # at least the field's bound: a v4 value that small still refuses everything it refused
+        s["disk_capacity_tb"] = max(0.01, cap / -(-int(gpus) // 8))
     return s
+
+
+def _as_number(v) -> float | None:
+    """A value pydantic would read as a number (16, 16.0, "16"), else None (bool, None, text)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if x == x and abs(x) != float("inf") else None
 
 
 def _manifest_step(scenario_step: Callable[[dict], dict], to: int) -> Callable[[dict], dict]:
