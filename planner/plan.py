@@ -219,11 +219,12 @@ class _Warnings:
         return [f.text for f in self.found]
 
 
-def plan(s: Scenario, catalog: StatsCatalog | None = None, *, _end: int | None = None) -> Plan:
+def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, _end: int | None = None) -> Plan:
     """The plan of `s`. When a component was profiled from a sample, the plan is made again at the
     low and the high end of every sampled component's 95% interval of mean tokens per row (all at
     the same end together: a conservative band) for `storage_bytes_low/high` and the extraction's
-    `wall_hours_low/high`; `_end` (0 low, 1 high) is that inner call."""
+    `wall_hours_low/high`; `_end` (0 low, 1 high) is that inner call. `band=False` skips it (trim's and
+    the sensitivity's many inner plans, whose band nobody reads)."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     model = resolve_model(s)
     layout_spec = layout_presets().get(s.layout)
@@ -337,7 +338,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, _end: int | None =
         components=components, warnings=warn.texts, findings=warn.found, assumptions=assumptions(context),
     )
     _refuse_non_finite(plan_)
-    if _end is None and any(m.band and m.rows and eff.unit in m.band for m in mix):
+    if band and _end is None and any(m.band and m.rows and eff.unit in m.band for m in mix):
         low, high = plan(s, cat, _end=0), plan(s, cat, _end=1)
         plan_.storage_bytes_low, plan_.storage_bytes_high = low.storage_bytes, high.storage_bytes
         ex.wall_hours_low, ex.wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours

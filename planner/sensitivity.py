@@ -93,5 +93,6 @@ def sensitivity(s: Scenario, base: Plan | None = None, catalog: StatsCatalog | N
     base = base or plan(s, catalog)
     values = lambda p: {k: f(p) for k, (_, f) in METRICS.items()}  # noqa: E731
     b = values(base)
-    return [Swing(v.assumption, v.low_label, v.high_label, b, values(plan(v.low, catalog)), values(plan(v.high, catalog)))
+    return [Swing(v.assumption, v.low_label, v.high_label, b, values(plan(v.low, catalog, band=False)),
+                  values(plan(v.high, catalog, band=False)))
             for v in _variants(s)]

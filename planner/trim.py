@@ -173,13 +173,13 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
     protected = _protected_ids(protect or [], upper, cat) if strategy in ("protect", "value", "quality") or protect \
         else set()
     limits = budget.limits()
-    full = plan(s, cat)
+    full = plan(s, cat, band=False)
     if strategy == "protect" and not protected:
         raise PlannerInputError("protect", protect, "name at least one component or family to protect")
     floor = _floors(upper, protected, min_family_share or {}, cat)
 
     def run(rows: dict[str, int], cap=...) -> Plan:
-        return plan(_with_rows(s, base, rows, cap), cat)
+        return plan(_with_rows(s, base, rows, cap), cat, band=False)
 
     def fits(p: Plan) -> bool:
         # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer

@@ -96,3 +96,25 @@ def test_a_sampled_component_with_no_rows_makes_no_band(home):
     profile_file(f, "smp", sample=100, seed=1)
     p = plan(Scenario(mix=[MixItem(id="smp", rows=0), MixItem(id="openorca", rows=1000)]), get_catalog())
     assert p.storage_bytes_low is None and p.sampled_components == []
+
+
+def test_trim_skips_the_band_inside_and_its_output_carries_it(home, monkeypatch):
+    import planner.trim as trim_mod
+    from planner.trim import Budget, trim
+    f = known_corpus(home / "k.jsonl", 2_000)
+    profile_file(f, "smp", sample=300, seed=2)
+    s = _scenario("smp", 2_000)
+    seen = []
+    real = trim_mod.plan
+    monkeypatch.setattr(trim_mod, "plan", lambda *a, **k: seen.append(k.get("band", True)) or real(*a, **k))
+    full = plan(s, get_catalog())
+    r = trim(s, Budget(storage_tb=full.storage_bytes_compressed / 2e12), "proportional", catalog=get_catalog())
+    assert seen and not any(seen)          # none of trim's inner plans made the band
+    monkeypatch.undo()
+    assert sum(m.rows for m in r.scenario.mix) < 2_000
+    out = run_cli("trim", "--components", "smp=2000", "--max-seq-len", "none", "--capture-batch-size", "1",
+                  "--budget-storage-tb", f"{full.storage_bytes_compressed / 2e12:.6f}", "--out", str(home / "t.yaml"),
+                  "--json", env={"PLANNER_HOME": str(home / "home")})
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["storage_bytes_low"] < d["storage_bytes"] < d["storage_bytes_high"]
