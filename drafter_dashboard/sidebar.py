@@ -22,6 +22,16 @@ def _num(container, label: str, key: str, blank: bool = False, **kw):
     return container.number_input(label, key=key, **widget_range(key), **kw)
 
 
+def _gpus_from_nodes(nodes_key: str, per_key: str, gpus_key: str) -> None:
+    """Nodes (or GPUs per node) changed: the GPU count follows as nodes x per node, as the CLI's --nodes
+    sets --gpus; a product above the count's bound is left for the scenario to name."""
+    nodes, per = st.session_state.get(nodes_key), st.session_state.get(per_key)
+    if nodes and per:
+        hi = widget_range(gpus_key)["max_value"]
+        if hi is None or nodes * per <= hi:
+            st.session_state[gpus_key] = int(nodes * per)
+
+
 def render(catalog) -> str:
     """Draw the controls; returns the display unit ('TB' or 'TiB')."""
     models, gpus, layouts = model_presets(), gpu_presets(), layout_presets()
@@ -204,11 +214,13 @@ def render(catalog) -> str:
     with sb.expander("Nodes and placement", expanded=False):
         nodes_help = "0 = as many nodes as the GPUs need; otherwise nodes x GPUs per node must equal the GPU count"
         a, b = st.columns(2)
-        _num(a, "Extraction nodes", "w_ex_nodes", help=nodes_help)
+        ex_sync = {"on_change": _gpus_from_nodes, "args": ("w_ex_nodes", "w_ex_per_node", "w_ex_gpus")}
+        tr_sync = {"on_change": _gpus_from_nodes, "args": ("w_tr_nodes", "w_tr_per_node", "w_tr_gpus")}
+        _num(a, "Extraction nodes", "w_ex_nodes", help=nodes_help + " (setting nodes sets the GPU count)", **ex_sync)
         _num(b, "GPUs per node", "w_ex_per_node", help="extraction nodes' GPUs; a tensor-parallel group stays "
-             "within a node when it fits")
-        _num(a, "Training nodes", "w_tr_nodes", help=nodes_help)
-        _num(b, "Training GPUs per node", "w_tr_per_node")
+             "within a node when it fits", **ex_sync)
+        _num(a, "Training nodes", "w_tr_nodes", help=nodes_help + " (setting nodes sets the GPU count)", **tr_sync)
+        _num(b, "Training GPUs per node", "w_tr_per_node", **tr_sync)
         _num(st, "Training disk TB per node (blank = no check)", "w_tr_disk_cap", blank=True,
              help="checked against each training node's share after the gather")
         st.radio("Hidden states on", ["local", "shared"], key="w_placement", horizontal=True,

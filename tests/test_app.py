@@ -560,9 +560,10 @@ def test_a_link_brings_its_pinned_and_saved_scenarios(tmp_path, monkeypatch):
 def test_nodes_controls_plan_per_node_and_refuse_a_mismatch_in_one_sentence(at):
     # 4 nodes of 8 with 32 GPUs: the 82.11 TB default mix is 20.53 TB a node, under the 30.72 TB disk,
     # so the blocking banner about the disk goes and a per-node metric appears
-    at.number_input(key="w_ex_gpus").set_value(32).run()
+    # setting the nodes sets the GPU count (4 x 8 = 32), as --nodes does on the command line
     at.number_input(key="w_ex_nodes").set_value(4).run()
     assert not at.exception and not page_errors(at)
+    assert at.number_input(key="w_ex_gpus").value == 32
     per_node = _metric(at, "Per node (TB)")
     storage = float(_metric(at, "Storage (TB)").value.replace(",", ""))
     assert float(per_node.value.replace(",", "")) == pytest.approx(storage / 4, abs=0.01)
@@ -573,6 +574,10 @@ def test_nodes_controls_plan_per_node_and_refuse_a_mismatch_in_one_sentence(at):
     assert any("extraction_nodes 4 x gpus_per_node 8 = 32 GPUs, but extraction_gpus is 16" in plain(e.value)
                for e in at.error), [e.value for e in at.error]
     assert _metric(at, "Per node (TB)").value == per_node.value
+    # GPUs per node 6 with 4 nodes: 24 GPUs
+    at.number_input(key="w_ex_per_node").set_value(6).run()
+    assert at.number_input(key="w_ex_gpus").value == 24 and not page_errors(at)
+    at.number_input(key="w_ex_per_node").set_value(8).run()
     # a shared filesystem: nothing on the nodes' disks, so no per-node metric
     at.number_input(key="w_ex_gpus").set_value(32).run()
     at.radio(key="w_placement").set_value("shared").run()
