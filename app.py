@@ -61,7 +61,7 @@ def _load_link(catalog) -> None:
         else:
             if pinned is not None:
                 st.session_state[PINNED] = pinned
-            st.session_state[SAVED] = dict(list(saved.items())[:4])
+            st.session_state[SAVED] = saved
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.export.share import MAX_SAVED  # one limit for the session and the link
 from planner.plan import resolved_mix
 from planner.scenario import Scenario, default_scenario
 
@@ -23,7 +24,6 @@ REPLAYING = "_replaying"           # the next remember() comes from undo/redo: n
 PINNED = "_pinned"                 # the baseline the deltas are taken against (a Scenario), or absent
 SAVED = "_saved"                   # name -> Scenario, at most MAX_SAVED
 HISTORY = 50
-MAX_SAVED = 4
 
 
 def mix_from_scenario(s: Scenario, catalog) -> list[dict]:

@@ -149,3 +149,22 @@ def test_plan_never_raises_nan_inf_or_negative(s):
                 walk(v)
     walk({k: v for k, v in d.items() if k not in ("assumptions", "warnings")})
     json.dumps(d, allow_nan=False)
+
+
+def test_a_link_with_more_saved_scenarios_than_a_session_holds_is_refused():
+    # five identical scenarios compress into a short link, but a session keeps at most four: refused
+    # before any of them is validated, in one sentence
+    from planner.export.share import MAX_SAVED, ShareError, decode_set, encode_set
+    from planner.scenario import Scenario
+    s = Scenario()
+    assert MAX_SAVED == 4
+    pinned, saved = decode_set(encode_set(s, {f"s{i}": s for i in range(4)}))
+    assert pinned == s and list(saved) == ["s0", "s1", "s2", "s3"]
+    with pytest.raises(ShareError, match="the link holds 5 saved scenarios; at most 4"):
+        decode_set(encode_set(None, {f"s{i}": s for i in range(5)}))
+    with pytest.raises(ShareError, match="the link's saved scenarios are damaged"):
+        decode_set("v5.!!!")
+    with pytest.raises(ShareError, match="the link's scenario is not valid JSON"):
+        from planner.export.share import PREFIX, decode
+        import base64, zlib
+        decode(PREFIX + base64.urlsafe_b64encode(zlib.compress(b"{nope")).decode().rstrip("="))

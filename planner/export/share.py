@@ -25,20 +25,27 @@ class ShareError(ValueError):
     pass
 
 
-def encode(s: Scenario) -> str:
-    raw = json.dumps(s.model_dump(mode="json"), separators=(",", ":"), sort_keys=True).encode()
+def _pack(obj) -> str:
+    raw = json.dumps(obj, separators=(",", ":"), sort_keys=True).encode()
     return PREFIX + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+def encode(s: Scenario) -> str:
+    return _pack(s.model_dump(mode="json"))
 
 
 def _reject(name):
     raise ShareError(f"{name} is not allowed in a shared scenario")
 
 
-def decode(text: str) -> Scenario:
+def _unpack(text, what: str, verb: str) -> tuple[int, object]:
+    """(version, JSON value) of a link parameter: bounded in length and in what it expands to, no
+    NaN/Infinity, nesting bounded; ShareError naming `what` ("scenario is", "saved scenarios are")."""
+    subject = f"the link's {what} {verb}"
     if not isinstance(text, str) or not text:
-        raise ShareError("the link holds no scenario")
+        raise ShareError(f"the link holds no {what}")
     if len(text) > MAX_PARAM_CHARS:
-        raise ShareError(f"the link's scenario is {len(text):,} characters, over the {MAX_PARAM_CHARS:,} limit")
+        raise ShareError(f"{subject} {len(text):,} characters, over the {MAX_PARAM_CHARS:,} limit")
     try:
         version = link_version(text)
     except VersionError as exc:
@@ -49,19 +56,23 @@ def decode(text: str) -> Scenario:
         d = zlib.decompressobj()
         raw = d.decompress(packed, MAX_JSON_BYTES)
         if d.unconsumed_tail:
-            raise ShareError("the link's scenario expands beyond the size limit")
+            raise ShareError(f"{subject} over the size limit once expanded")
     except ShareError:
         raise
     except (ValueError, zlib.error):
-        raise ShareError("the link's scenario is damaged (not base64url + zlib)")
+        raise ShareError(f"{subject} damaged (not base64url + zlib)")
     try:
-        obj = json.loads(raw.decode("utf-8"), parse_constant=_reject)
+        return version, json.loads(raw.decode("utf-8"), parse_constant=_reject)
     except ShareError:
         raise
     except RecursionError:
-        raise ShareError("the link's scenario is nested too deeply")
+        raise ShareError(f"{subject} nested too deeply")
     except (ValueError, UnicodeDecodeError):
-        raise ShareError("the link's scenario is not valid JSON (or holds a number too long to read)")
+        raise ShareError(f"{subject} not valid JSON (or holds a number too long to read)")
+
+
+def decode(text: str) -> Scenario:
+    version, obj = _unpack(text, "scenario", "is")
     if not isinstance(obj, dict):
         raise ShareError(f"the link's scenario must be a JSON object, not {type(obj).__name__}")
     try:
@@ -73,42 +84,22 @@ def decode(text: str) -> Scenario:
 
 
 MAX_NAME = 40
+MAX_SAVED = 4        # saved scenarios a session (and its link) holds beside the pinned one
 
 
 def encode_set(pinned: Scenario | None, saved: dict[str, Scenario]) -> str:
     """The pinned baseline and the saved scenarios in one link parameter, as `encode` does one."""
-    obj = {"pinned": pinned.model_dump(mode="json") if pinned is not None else None,
-           "saved": {name: s.model_dump(mode="json") for name, s in saved.items()}}
-    raw = json.dumps(obj, separators=(",", ":"), sort_keys=True).encode()
-    return PREFIX + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+    return _pack({"pinned": pinned.model_dump(mode="json") if pinned is not None else None,
+                  "saved": {name: s.model_dump(mode="json") for name, s in saved.items()}})
 
 
 def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
     """The pinned and saved scenarios of a link (ShareError naming the first bad part)."""
-    if not isinstance(text, str) or not text:
-        raise ShareError("the link holds no saved scenarios")
-    if len(text) > MAX_PARAM_CHARS:
-        raise ShareError(f"the link's saved scenarios are {len(text):,} characters, over the {MAX_PARAM_CHARS:,} limit")
-    try:
-        version = link_version(text)
-    except VersionError as exc:
-        raise ShareError(str(exc))
-    body = text.partition(".")[2]
-    try:
-        packed = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
-        d = zlib.decompressobj()
-        raw = d.decompress(packed, MAX_JSON_BYTES)
-        if d.unconsumed_tail:
-            raise ShareError("the link's saved scenarios expand beyond the size limit")
-        obj = json.loads(raw.decode("utf-8"), parse_constant=_reject)
-    except ShareError:
-        raise
-    except RecursionError:
-        raise ShareError("the link's saved scenarios are nested too deeply")
-    except (ValueError, zlib.error, UnicodeDecodeError):
-        raise ShareError("the link's saved scenarios are damaged")
+    version, obj = _unpack(text, "saved scenarios", "are")
     if not isinstance(obj, dict) or set(obj) - {"pinned", "saved"} or not isinstance(obj.get("saved", {}), dict):
         raise ShareError("the link's saved scenarios are not {pinned, saved}")
+    if len(obj.get("saved", {})) > MAX_SAVED:
+        raise ShareError(f"the link holds {len(obj['saved']):,} saved scenarios; at most {MAX_SAVED}")
     from planner.ids import has_control
 
     def one(where: str, d) -> Scenario:
@@ -118,6 +109,8 @@ def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
             return Scenario.model_validate(migrate_link(d, version))
         except ValidationError as exc:
             raise ShareError(f"{where}: " + describe_validation_error(exc, prefix="scenario"))
+        except RecursionError:
+            raise ShareError(f"{where} is nested too deeply")
     saved = {}
     for name, d in obj.get("saved", {}).items():
         if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or has_control(name):
