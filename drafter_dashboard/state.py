@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.export.share import MAX_SAVED  # one limit for the session and the link
+from planner.export.share import MAX_SAVED, saved_name_problem  # one rule for the session and the link
 from planner.plan import resolved_mix
 from planner.scenario import Scenario, default_scenario
 
@@ -163,8 +163,9 @@ def save(name: str, s: Scenario) -> str | None:
     """Keep `s` under `name` for the compare view; an error message, or None."""
     name = (name or "").strip()
     saved = dict(st.session_state.get(SAVED, {}))
-    if not name or len(name) > 40 or any(ord(ch) < 32 for ch in name):
-        return "Name the scenario with 1-40 characters"
+    problem = saved_name_problem(name)
+    if problem:
+        return problem[0].upper() + problem[1:]
     if name not in saved and len(saved) >= MAX_SAVED:
         return f"At most {MAX_SAVED} saved scenarios: remove one first"
     saved[name] = s

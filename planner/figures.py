@@ -177,8 +177,11 @@ COST_PARTS = (("offline", "extraction", "#3182bd"), ("offline", "storage rent", 
 
 
 def cost_breakdown(plans: dict[str, Plan]) -> go.Figure:
-    """Each scenario's dollars, offline and online side by side, stacked by phase."""
+    """Each scenario's dollars, offline and online side by side, stacked by phase. Scenario names are
+    the user's (a link's): escaped, since plotly draws tick and hover text as HTML (<a href>, <b>)."""
+    import html
     names = list(plans)
+    shown = [html.escape(n) for n in names]
     value = {
         "extraction": lambda c: c.extraction, "storage rent": lambda c: c.storage, "transfer": lambda c: c.transfer,
         "training": lambda c: c.training_offline, "regeneration": lambda c: c.regeneration,
@@ -186,7 +189,7 @@ def cost_breakdown(plans: dict[str, Plan]) -> go.Figure:
     }
     fig = go.Figure()
     for mode, part, colour in COST_PARTS:
-        fig.add_bar(x=names, y=[value[part](plans[n].cost_usd) for n in names], name=f"{mode}: {part}",
+        fig.add_bar(x=shown, y=[value[part](plans[n].cost_usd) for n in names], name=f"{mode}: {part}",
                     offsetgroup=mode, marker_color=colour,
                     hovertemplate=f"%{{x}} {mode}, {part}: $%{{y:,.0f}}<extra></extra>")
     fig.update_layout(title="Dollars by phase: offline (left) and online (right) per scenario", barmode="relative",

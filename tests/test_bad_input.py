@@ -168,3 +168,25 @@ def test_a_link_with_more_saved_scenarios_than_a_session_holds_is_refused():
         from planner.export.share import PREFIX, decode
         import base64, zlib
         decode(PREFIX + base64.urlsafe_b64encode(zlib.compress(b"{nope")).decode().rstrip("="))
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("pinned", "cannot be named 'pinned'"), (" Current ", "cannot be named 'Current'"),
+    ("a\nb", "without control characters"), ("x" * 41, "1-40 characters"), ("", "1-40 characters"),
+])
+def test_saved_names_follow_one_rule_in_links_and_the_session(name, needle):
+    from planner.export.share import ShareError, decode_set, encode_set, saved_name_problem
+    from planner.scenario import Scenario
+    assert needle in saved_name_problem(name)
+    with pytest.raises(ShareError, match=needle.replace("(", r"\(")):
+        decode_set(encode_set(None, {name: Scenario()}))
+    assert saved_name_problem("[click](https://evil.example) <b>x</b>") is None   # allowed, shown escaped
+
+
+def test_scenario_names_reach_the_compare_chart_escaped():
+    from planner import plan
+    from planner.figures import cost_breakdown
+    from planner.scenario import Scenario
+    p = plan(Scenario())
+    fig = cost_breakdown({"current": p, "<a href='https://evil.example'>x</a>": p})
+    assert list(fig.data[0].x) == ["current", "&lt;a href=&#x27;https://evil.example&#x27;&gt;x&lt;/a&gt;"]

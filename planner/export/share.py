@@ -85,6 +85,17 @@ def decode(text: str) -> Scenario:
 
 MAX_NAME = 40
 MAX_SAVED = 4        # saved scenarios a session (and its link) holds beside the pinned one
+RESERVED_NAMES = ("current", "pinned")   # the Compare view's own columns
+
+
+def saved_name_problem(name) -> str | None:
+    """Why `name` cannot name a saved scenario (the session's and a link's rule), or None."""
+    from planner.ids import has_control
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME or has_control(name):
+        return f"a saved scenario's name must be 1-{MAX_NAME} characters without control characters"
+    if name.strip().lower() in RESERVED_NAMES:
+        return f"a saved scenario cannot be named {name.strip()!r}: the Compare view uses that name"
+    return None
 
 
 def encode_set(pinned: Scenario | None, saved: dict[str, Scenario]) -> str:
@@ -100,8 +111,6 @@ def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
         raise ShareError("the link's saved scenarios are not {pinned, saved}")
     if len(obj.get("saved", {})) > MAX_SAVED:
         raise ShareError(f"the link holds {len(obj['saved']):,} saved scenarios; at most {MAX_SAVED}")
-    from planner.ids import has_control
-
     def one(where: str, d) -> Scenario:
         if not isinstance(d, dict):
             raise ShareError(f"{where} must be a JSON object")
@@ -113,8 +122,9 @@ def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
             raise ShareError(f"{where} is nested too deeply")
     saved = {}
     for name, d in obj.get("saved", {}).items():
-        if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or has_control(name):
-            raise ShareError(f"a saved scenario's name must be 1-{MAX_NAME} characters without control characters")
+        problem = saved_name_problem(name)
+        if problem:
+            raise ShareError(problem)
         saved[name] = one(f"saved {name!r}", d)
     pinned = one("the pinned scenario", obj["pinned"]) if obj.get("pinned") is not None else None
     return pinned, saved
