@@ -27,6 +27,10 @@ def describe_validation_error(exc: Exception, prefix: str = "") -> str:
         if prefix:
             loc = f"{prefix}.{loc}" if loc else prefix
         value = first.get("input")
+        msg = first.get("msg", "invalid")
+        if isinstance(value, (dict, list)) and first.get("type") == "value_error":
+            # a check across fields of a model: the message names them; the model's dump would say nothing
+            return f"{loc or '(top level)'}: {msg.removeprefix('Value error, ')}"
         shown = repr(value)
         if len(shown) > 80:
             shown = shown[:77] + "..."

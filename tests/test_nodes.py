@@ -177,3 +177,21 @@ def test_the_training_nodes_disk_is_checked_after_the_gather():
     assert f.severity == "blocks" and "holds 5.12 TB, over its 5 TB disk" in f.text
     p = plan(four_nodes(training=Training(gpu="b200", gpus=16, nodes=2, disk_capacity_tb=6.0)))
     assert "training-disk-capacity" not in {f.code for f in p.findings}
+
+
+def test_node_counts_over_the_gpu_bound_and_a_manifest_mismatch_read_in_one_line(tmp_path, capsys):
+    from planner.cli.main import main as cli_main
+    from planner.export.manifest import build_manifest, dump_manifest
+    # 5,000 nodes x 64 = 320,000 GPUs: over the 100,000 the scenario takes, named by the flag typed
+    assert cli_main(["estimate", "--nodes", "5000", "--gpus-per-node", "64"]) == 2
+    assert capsys.readouterr().err.strip() == ("planner: error: --nodes: 5,000 nodes x 64 GPUs per node = 320,000 "
+                                               "GPUs, over the 100,000 a plan takes")
+    # a manifest whose nodes do not match its GPUs: the check's own sentence, not the scenario's dump
+    text = dump_manifest(build_manifest(Scenario(extraction_gpus=24, extraction_nodes=3)))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("extraction_gpus: 24", "extraction_gpus: 8"))
+    assert cli_main(["estimate", "--manifest", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("extraction: extraction_nodes 3 x gpus_per_node 8 = 24 GPUs, but extraction_gpus is 8; "
+                        "give matching values (or leave extraction_nodes unset)"), err
+    assert "{" not in err and len(err.splitlines()) == 1

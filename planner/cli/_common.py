@@ -425,7 +425,20 @@ def _nodes(data: dict, values: dict, dests: tuple[str, str, str], keys: tuple[st
     elif g_dest in values:
         data[n_key] = None
     elif data.get(n_key) is not None:
-        data[g_key] = data[n_key] * data[p_key]
+        gpus = data[n_key] * data[p_key]
+        hi = _gpu_bound(g_key)
+        if gpus > hi:
+            flag = f"--{n_dest.replace('_', '-')}" if n_dest in values else f"--{p_dest.replace('_', '-')}"
+            raise CliError(f"{flag}: {data[n_key]:,} nodes x {data[p_key]:,} GPUs per node = {gpus:,} GPUs, over the "
+                           f"{hi:,} a plan takes")
+        data[g_key] = gpus
+
+
+def _gpu_bound(key: str) -> int:
+    """The most GPUs Scenario.extraction_gpus / Training.gpus take (their `le`)."""
+    from planner.scenario import Training
+    model, name = (Scenario, "extraction_gpus") if key == "extraction_gpus" else (Training, "gpus")
+    return next(m.le for m in model.model_fields[name].metadata if getattr(m, "le", None) is not None)
 
 
 def read_manifest(path: str, field: str):
