@@ -109,7 +109,9 @@ def bytes_per_row(m, layout: str) -> list[float]:
         from planner.plan import plan
         s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
         per = {c.id: c.storage_bytes / c.rows for c in plan(s).components if c.rows}
-    except Exception:      # a manifest the plan cannot read (edited, or from elsewhere): its own total
+    # a manifest the plan cannot read (a component no longer in the catalog, an edited scenario, or
+    # one built without validation, whose model lacks fields): its own total
+    except (PlannerInputError, ValueError, AttributeError):
         per = {}
     return [per.get(c.id, even) for c in m.components]
 
@@ -124,8 +126,10 @@ def rank_bytes(m, world: int, layout: str, *, expected: bool = False) -> list[fl
     if expected:
         total_rows = sum(c.rows_selected for c in m.components)
         total = sum(c.rows_selected * b for c, b in zip(m.components, per))
-        return [total * (lambda ab: ab[1] - ab[0])(block(total_rows, world, r)) / total_rows if total_rows else 0.0
-                for r in range(world)]
+        if not total_rows:
+            return [0.0] * world
+        sizes = [hi - lo for lo, hi in (block(total_rows, world, r) for r in range(world))]
+        return [total * n / total_rows for n in sizes]
     return [sum(n * by_id[cid] for cid, n in rank) for rank in rows_by_rank(m.components, world)]
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from planner.export import sharding
 from planner.export.commands import (_model_path, _plan_values, _split_last, _target, pipeline_flags, quote)
 from planner.export.manifest import Manifest
+from planner.units import fmt_bytes
 
 SLURM_MARK = "#!/bin/bash\n# drafter planner: a Slurm array"
 SPEC_SCRIPT = "scripts/prepare_hidden_states.py"
@@ -43,12 +44,8 @@ def sh(argv) -> str:
     return " ".join(a if isinstance(a, Raw) else quote(a) for a in argv)
 
 
-def _gb(b: float) -> str:
-    return f"{b / 1e9:,.1f} GB"
-
-
 def _bytes(b: float) -> str:
-    return f"{int(b):,} bytes ({_gb(b)})"
+    return f"{int(b):,} bytes ({fmt_bytes(b)})"
 
 
 class Sharded:
