@@ -160,6 +160,74 @@ def load(path: str | os.PathLike, field: str = "--calibration") -> RunCalibratio
         raise PlannerInputError(field, os.fspath(path), describe_validation_error(exc))
 
 
+# ---------------------------------------------------------------- a plan with the measured figures
+@dataclass(frozen=True)
+class Measured:
+    """What `estimate --calibration` puts in place of the tables (planner.plan.plan(measured=...)):
+    the tensor bytes per token in the run's files, their overhead per file (the half block of disk
+    rounding stays the table's), and the capture tokens per second per GPU. Everything that follows
+    from them (storage, capture hours, the costs of both) moves; nothing else does."""
+    layout: str
+    model: str
+    hidden_dtype: str
+    layers: tuple[int, ...]
+    rows: int
+    date: str
+    data_bytes_per_token: float | None
+    overhead_bytes_per_file: float | None
+    tokens_per_s_per_gpu: float | None
+
+    @classmethod
+    def of(cls, c: "RunCalibration") -> "Measured":
+        return cls(layout=c.layout, model=c.model, hidden_dtype=c.hidden_dtype, layers=tuple(c.layers),
+                   rows=c.rows_measured, date=c.created_at[:10], data_bytes_per_token=c.data_bytes_per_token,
+                   overhead_bytes_per_file=c.overhead_bytes_per_file, tokens_per_s_per_gpu=c.tokens_per_s_per_gpu)
+
+    @property
+    def label(self) -> str:
+        return f"measured on your run: {self.rows:,} rows, {self.date}"
+
+    def apply(self, s, layout, spec):
+        """(layout, layout spec) with the measured bytes; refused for another model, layout or layers."""
+        import dataclasses
+        model = s.model if s.model != "custom" or s.custom_model is None else f"custom:{s.custom_model.id}"
+        for what, mine, theirs in (("layout", self.layout, layout.id), ("model", self.model, model),
+                                   ("layers", list(self.layers), layout.layers),
+                                   ("hidden dtype", self.hidden_dtype, layout.hidden_dtype)):
+            if mine != theirs:
+                raise PlannerInputError("--calibration", f"{what} {mine}", f"it was measured with {what} {mine}; "
+                                        f"this plan has {theirs}: measure a run of this plan")
+        if self.data_bytes_per_token is not None:
+            layout = dataclasses.replace(layout, measured_file_bytes_per_token=round(self.data_bytes_per_token))
+        if self.overhead_bytes_per_file is not None:
+            header = max(0, round(self.overhead_bytes_per_file))
+            spec = spec.model_copy(update={"file_header_bytes": header})
+            layout = dataclasses.replace(layout, file_overhead_bytes=header + spec.block_bytes / 2, spec=spec)
+        return layout, spec
+
+    def summary(self) -> dict:
+        """What the plan took from the run, for the JSON output."""
+        return {"label": self.label, "layout": self.layout, "rows": self.rows, "date": self.date,
+                "data_bytes_per_token": self.data_bytes_per_token,
+                "overhead_bytes_per_file": self.overhead_bytes_per_file,
+                "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+                "replaces": ["bytes_per_token", "file_overhead_bytes", "extraction.prefill_tokens_per_s_per_gpu"]}
+
+    def assumptions(self) -> list:
+        from planner.assumptions import Assumption
+        out = []
+        if self.data_bytes_per_token is not None:
+            out.append(Assumption(name="bytes per token in the files", value=f"{self.data_bytes_per_token:,.1f}",
+                                  tag="measured", source=self.label))
+        if self.overhead_bytes_per_file is not None:
+            out.append(Assumption(name="overhead per file", value=f"{self.overhead_bytes_per_file:,.0f} bytes "
+                                  "(+ half a disk block)", tag="measured", source=self.label))
+        if self.tokens_per_s_per_gpu is not None:
+            out.append(Assumption(name="capture rate", value=f"{self.tokens_per_s_per_gpu:,.1f} tokens/s per GPU",
+                                  tag="measured", source=self.label))
+        return out
+
+
 # ---------------------------------------------------------------- measuring
 def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int) -> tuple[list[Unit], int, dict[str, str]]:
     """One Unit per matched row file (or shard), with its metadata read; DeepSpec: one per index

@@ -187,3 +187,80 @@ def test_bad_flags_name_themselves(partial_run):
                      (dict(gpus=0), "--gpus")):
         with pytest.raises(PlannerInputError, match=flag):
             rc.calibrate(manifest(), str(partial_run), plan=hand_plan(), **kw)
+
+
+# ---------------------------------------------------------------- estimate --calibration
+def _flat(d, prefix=""):
+    out = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+    elif isinstance(d, list):
+        for i, v in enumerate(d):
+            out.update(_flat(v, f"{prefix}{i}."))
+    else:
+        out[prefix[:-1]] = d
+    return out
+
+
+def _measured(s, p, **kw):
+    from planner.layouts import layout_presets
+    spec = layout_presets()[s.layout]
+    base = dict(layout=s.layout, model=s.model, hidden_dtype=p.hidden_dtype, layers=tuple(p.layers), rows=300,
+                date="2026-12-03", data_bytes_per_token=float(p.bytes_per_token - spec.sidecar_bytes_per_token),
+                overhead_bytes_per_file=float(spec.file_header_bytes),
+                tokens_per_s_per_gpu=p.extraction.prefill_tokens_per_s_per_gpu)
+    return rc.Measured(**{**base, **kw})
+
+
+def test_calibration_with_the_tables_own_figures_changes_nothing():
+    from planner.plan import plan
+    s = Scenario()
+    p = plan(s)
+    q = plan(s, measured=_measured(s, p))
+    a, b = p.to_json_dict(), q.to_json_dict()
+    assert [x["tag"] for x in b["assumptions"][:3]] == ["measured"] * 3
+    a.pop("assumptions"), b.pop("assumptions")
+    assert a == b
+
+
+# the figures a calibration claims to move: the bytes (per token, per file) and what they size, and
+# the capture rate and what it times, with the costs of both; nothing else
+MOVED = ("bytes_per_token", "file_overhead_bytes", "storage", "extraction.prefill_tokens_per_s_per_gpu",
+         "extraction.capture_hours", "extraction.wall_hours", "extraction.gpu_hours", "extraction.bound",
+         "extraction.capture_bound", "nodes.storage", "nodes.training_storage", "nodes.gather", "transfer_hours",
+         "cost_usd", "wall_days", "training.disaggregated", "training.breakeven", "training.offline",
+         "quality.payback", "quality.saved", "warnings", "findings")
+
+
+def test_calibration_changes_exactly_the_figures_it_claims():
+    from planner.plan import plan
+    s = Scenario()
+    p = plan(s)
+    m = _measured(s, p, data_bytes_per_token=40_000.0, overhead_bytes_per_file=3000.0, tokens_per_s_per_gpu=2500.0)
+    q = plan(s, measured=m)
+    a, b = _flat(p.to_json_dict()), _flat(q.to_json_dict())
+    moved = sorted(k for k in a if not k.startswith("assumptions") and a[k] != b.get(k))
+    assert [k for k in moved if not k.startswith(MOVED)
+            and not (k.startswith("components.") and k.endswith(("storage_bytes", "share_of_bytes")))] == []
+    # storage = tokens x 40,000 + files x (3,000 + 4,096 / 2): tokens and files do not move
+    assert (q.tokens, q.files, q.samples) == (p.tokens, p.files, p.samples)
+    assert q.storage_bytes == pytest.approx(p.tokens * 40_000 + p.files * (3000 + 2048), rel=1e-9)
+    assert q.bytes_per_token == 40_000 and q.file_overhead_bytes == 5048
+    # capture at 2,500 tokens/s per GPU on the GPUs in use (the disk keeps up: 2,500 x 8 x 40 kB = 0.8 GB/s)
+    e = q.extraction
+    assert e.prefill_tokens_per_s_per_gpu == 2500 and e.capture_bound == "compute"
+    assert e.capture_hours == pytest.approx(p.tokens / (2500 * e.gpus_used) / 3600, rel=1e-12)
+    assert e.decode_hours == p.extraction.decode_hours
+    assert e.decode_tokens_per_s_per_gpu == p.extraction.decode_tokens_per_s_per_gpu
+    assert e.serving_output_tokens_per_s_per_gpu == p.extraction.serving_output_tokens_per_s_per_gpu
+    assert q.training.flops_per_sample == p.training.flops_per_sample
+
+
+def test_a_calibration_of_another_plan_is_refused():
+    from planner.plan import plan
+    s = Scenario()
+    p = plan(s)
+    for kw in (dict(layout="speculators"), dict(model="other"), dict(layers=(1, 2))):
+        with pytest.raises(PlannerInputError, match="--calibration"):
+            plan(s, measured=_measured(s, p, **kw))
