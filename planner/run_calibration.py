@@ -138,26 +138,33 @@ def dump(c: RunCalibration) -> str:
     return c.model_dump_json(indent=2) + "\n"
 
 
-def load(path: str | os.PathLike, field: str = "--calibration") -> RunCalibration:
-    """A calibration file, read defensively (a regular file, bounded, strict JSON)."""
+def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration:
+    """A calibration file's bytes, read strictly (JSON without NaN, this kind and version, every field
+    checked); PlannerInputError names the field and the first problem in one line."""
     import json
     from pydantic import ValidationError
     from planner.errors import describe_validation_error
-    from planner.safe_io import read_capped
-    raw = read_capped(path, field, "calibration", MAX_CALIBRATION_BYTES)
+    if len(raw) > MAX_CALIBRATION_BYTES:
+        raise PlannerInputError(field, name, f"it is over the {MAX_CALIBRATION_BYTES:,}-byte limit for a calibration")
     try:
         obj = json.loads(raw.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise PlannerInputError(field, os.fspath(path), f"it is not a calibration file (JSON): {str(exc)[:80]}")
+        raise PlannerInputError(field, name, f"it is not a calibration file (JSON): {str(exc)[:80]}")
     if not isinstance(obj, dict) or obj.get("kind") != KIND:
-        raise PlannerInputError(field, os.fspath(path), f"it is not a calibration file (kind {KIND!r})")
+        raise PlannerInputError(field, name, f"it is not a calibration file (kind {KIND!r})")
     if obj.get("version") != VERSION:
-        raise PlannerInputError(field, os.fspath(path), f"calibration version {obj.get('version')!r}; this "
+        raise PlannerInputError(field, name, f"calibration version {str(obj.get('version'))[:20]!r}; this "
                                 f"planner reads version {VERSION}")
     try:
         return RunCalibration.model_validate(obj)
     except ValidationError as exc:
-        raise PlannerInputError(field, os.fspath(path), describe_validation_error(exc))
+        raise PlannerInputError(field, name, describe_validation_error(exc))
+
+
+def load(path: str | os.PathLike, field: str = "--calibration") -> RunCalibration:
+    """A calibration file: a regular file, read up to the cap and no further."""
+    from planner.safe_io import read_capped
+    return parse(read_capped(path, field, "calibration", MAX_CALIBRATION_BYTES), os.fspath(path), field)
 
 
 # ---------------------------------------------------------------- a plan with the measured figures
