@@ -377,10 +377,11 @@ def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp:
     for path, why in bad.items():
         scan.skip(path, f"cannot be read: {why}")
     return _calibration(m, names, scan, units, read, gpus=gpus, elapsed_hours=elapsed_hours,
-                        disk_capacity_tb=disk_capacity_tb)
+                        disk_capacity_tb=disk_capacity_tb, unreadable=set(bad))
 
 
-def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capacity_tb) -> RunCalibration:
+def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capacity_tb,
+                 unreadable=frozenset()) -> RunCalibration:
     plan = names.plan
     notes = []
     measured_b = [u.size for u in units]
@@ -457,7 +458,8 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
         else f"custom:{s.custom_model.id}", hidden_dtype=s.hidden_dtype or names.spec.hidden_dtype,
         layers=list(m.layers), world=names.world, manifest_rows=plan.total, rows_planned=rows_planned,
         rows_measured=rows_measured,
-        files_measured=sum(1 for f in scan.found.values() if f.expected.kind in ("row", "shard", "index")),
+        files_measured=sum(1 for f in scan.found.values()
+                           if f.expected.kind in ("row", "shard", "index") and f.path not in unreadable),
         files_read=read,
         files_skipped=Skipped(count=scan.files_skipped, reasons=dict(scan.skipped_counts),
                               examples=scan.skipped[:200]),
