@@ -213,9 +213,10 @@ def _measured(s, p, **kw):
     return rc.Measured(**{**base, **kw})
 
 
-def test_calibration_with_the_tables_own_figures_changes_nothing():
+@pytest.mark.parametrize("layout", ["specforge-dflash", "speculators"])   # speculators: 16 sidecar bytes a token
+def test_calibration_with_the_tables_own_figures_changes_nothing(layout):
     from planner.plan import plan
-    s = Scenario()
+    s = Scenario(layout=layout)
     p = plan(s)
     q = plan(s, measured=_measured(s, p))
     a, b = p.to_json_dict(), q.to_json_dict()

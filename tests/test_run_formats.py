@@ -107,3 +107,12 @@ def test_size_changed_since_the_scan():
 def test_the_fixtures_name_their_versions():
     text = (RUNS / "VERSIONS.txt").read_text()
     assert "torch 2.13.0" in text and "safetensors" in text
+
+
+def test_a_safetensors_file_short_by_a_few_bytes_is_truncated(tmp_path):
+    # the data end at 8 (length) + header + 1,632 bytes of tensors = the file's 1,784 bytes; 4 short
+    data = (RUNS / "speculators" / "hs_1.safetensors").read_bytes()
+    assert len(data) == 1784
+    (tmp_path / "hs_1.safetensors").write_bytes(data[:-4])
+    with pytest.raises(rf.FormatError, match="truncated: its tensors end at byte 1,784, the file has 1,780"):
+        rf.read_file(tmp_path / "hs_1.safetensors")
