@@ -22,7 +22,8 @@ def run(a: argparse.Namespace) -> int:
             d["measured"] = measured.summary()
         print(json.dumps(d, indent=2))
     else:
-        print(printable(text_report(p, binary=a.binary, measured=measured.label if measured else None)))
+        marks = {"measured": measured.label} if measured is not None else {}
+        print(printable(text_report(p, binary=a.binary, **marks)))
     return 0
 
 
