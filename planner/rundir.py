@@ -166,8 +166,8 @@ class Naming:
     pipeline = ""
     per_row = True           # one training row per file
 
-    def __init__(self, spec: LayoutSpec, plan: RowPlan, world: int = 1, dp: int = 1):
-        self.spec, self.plan, self.world, self.dp = spec, plan, world, dp
+    def __init__(self, spec: LayoutSpec, plan: RowPlan, world: int = 1, dp: int = 1, batch: int = 1):
+        self.spec, self.plan, self.world, self.dp, self.batch = spec, plan, world, dp, batch
 
     # the expected files, lazily (a manifest can have millions of rows)
     def expected(self) -> Iterator[ExpectedFile]:  # pragma: no cover - every subclass has its own
@@ -223,11 +223,29 @@ class SpecForgeNaming(Naming):
         g = idx // SPECFORGE_GROUP * SPECFORGE_GROUP
         return (f"rank-{rank:05d}/" if self.world > 1 else "") + f"rows_{g}-{g + SPECFORGE_GROUP}/data_{idx}.ckpt"
 
+    def written(self, rank: int) -> list[range]:
+        """The file indices each DP process of `rank` writes: from its start_idx, as many as its
+        DataLoader yields. DistributedSampler gives every process ceil(n / D) rows (padded) and the
+        DataLoader drops the last partial batch (drop_last=True, specforge/data/utils.py:231-240):
+        floor(ceil(n / D) / batch) x batch files, at most its block (a longer count would run into
+        the next process's numbers)."""
+        lo, hi = self._block(rank)
+        n = hi - lo
+        if not n:
+            return []
+        per = -(-n // self.dp)
+        kept = per // self.batch * self.batch if self.spec.defaults.drop_last.value else per
+        out = []
+        for d in range(self.dp):
+            a, b = sharding.block(n, self.dp, d)
+            out.append(range(a, a + min(b - a, kept)))
+        return out
+
     def expected(self):
         for r in range(self.world):
-            lo, hi = self._block(r)
-            for idx in range(hi - lo):
-                yield self._row_file(self.path(r, idx), r, self.position(r, idx))
+            for span in self.written(r):
+                for idx in span:
+                    yield self._row_file(self.path(r, idx), r, self.position(r, idx))
 
     def lookup(self, rel):
         mt = self._re.match(rel)
@@ -400,9 +418,11 @@ NAMINGS: dict[str, type[Naming]] = {
 }
 
 
-def naming(m, layout: str | None = None, *, world: int = 1, dp: int = 1, plan: RowPlan | None = None) -> Naming:
+def naming(m, layout: str | None = None, *, world: int = 1, dp: int = 1, plan: RowPlan | None = None,
+           batch: int | None = None) -> Naming:
     """The file naming of `layout` (default: the manifest's) for manifest `m`, over `world` ranks
-    (`dp` DP processes per rank: SpecForge's torchrun --nproc_per_node with tp 1)."""
+    (`dp` DP processes per rank: SpecForge's torchrun --nproc_per_node with tp 1; `batch` its
+    --batch-size, default the manifest's value in force for that layout)."""
     lid = layout or m.scenario.layout
     spec = layout_presets().get(lid)
     if spec is None:
@@ -414,7 +434,13 @@ def naming(m, layout: str | None = None, *, world: int = 1, dp: int = 1, plan: R
                                     k for k, v in layout_presets().items() if v.pipeline in NAMINGS))
     sharding.check_count(world, "--world", "ranks")
     sharding.check_count(dp, "--dp", "data-parallel processes")
-    return cls(spec, plan or row_plan(m, lid), world, dp)
+    if batch is None:
+        from planner.layouts import effective
+        sc = m.scenario
+        batch = effective(spec, unit=sc.unit, max_seq_len=sc.max_seq_len, capture_batch_size=sc.capture_batch_size,
+                          sort_by_length=sc.sort_by_length).capture_batch_size
+    sharding.check_count(batch, "--batch-size", "rows per batch")
+    return cls(spec, plan or row_plan(m, lid), world, dp, batch)
 
 
 # ---------------------------------------------------------------- the scan

@@ -196,3 +196,23 @@ def test_scan_does_not_descend_too_deep(tmp_path):
     touch(deep / "x")
     s = rundir.scan(run, names("speculators"))
     assert s.skipped_counts[rundir.TOO_DEEP] == 1 and not s.found
+
+
+def test_specforge_expects_only_the_files_its_dataloader_writes():
+    # 1,000 rows, 2 ranks of 500, D = 3 DP processes each: blocks 167, 167, 166 (start 0, 167, 334);
+    # each process gets ceil(500 / 3) = 167 rows and, in batches of 32 with the last partial one
+    # dropped (specforge/data/utils.py:231-240), writes 5 x 32 = 160 files from its start
+    n = rundir.SpecForgeNaming(layout_presets()["specforge-dflash"], hand_plan(), world=2, dp=3, batch=32)
+    assert n.written(1) == [range(0, 160), range(167, 327), range(334, 494)]
+    assert sum(1 for _ in n.expected()) == 2 * 3 * 160
+    # batch 1: every row of the block (the last process's 166, not the 167 it is handed)
+    n1 = rundir.SpecForgeNaming(layout_presets()["specforge-dflash"], hand_plan(), world=2, dp=3, batch=1)
+    assert [len(r) for r in n1.written(0)] == [167, 167, 166]
+
+
+def test_naming_takes_the_manifests_batch():
+    m = build_manifest(Scenario(mix=[{"id": "openorca", "rows": 100}], layout="specforge-dflash"))
+    assert rundir.naming(m).batch == 32            # SpecForge --batch-size default (prepare_hidden_states.py:138)
+    assert sum(1 for _ in rundir.naming(m).expected()) == 96
+    with pytest.raises(PlannerInputError, match="--batch-size"):
+        rundir.naming(m, batch=0)
