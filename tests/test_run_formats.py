@@ -1,7 +1,6 @@
 """planner/run_formats.py on files written by the real serializers (tests/fixtures/runs, made by
 scripts/make_run_fixtures.py with the versions in VERSIONS.txt): tokens, rows and data bytes from
 the metadata alone, worked out by hand from what each pipeline stores (H = 16, T = 7, 12, 20)."""
-import io
 import os
 import pickle
 import struct
