@@ -17,6 +17,7 @@ from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set
 from planner.scenario import default_scenario  # noqa: E402
 from drafter_dashboard.safe_text import md_text  # noqa: E402
 from drafter_dashboard import budget, charts, compare, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
+from drafter_dashboard import calibration_panel  # noqa: E402
 from drafter_dashboard.state import (EXTERNAL, LAST, NOTICE, PENDING, PINNED, SAVED, apply_pending,  # noqa: E402
                                      ensure_initialised, remember, restore_hidden_widgets, scenario_from_widgets)
 
@@ -124,6 +125,7 @@ def main() -> None:
     if tab_compare.open:
         with tab_compare:
             compare.view(p, catalog, unit)
+            calibration_panel.render(scenario, p, catalog, unit)
     with tab_article:
         metrics.article_panel(p)
     with tab_io:

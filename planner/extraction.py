@@ -225,9 +225,12 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
 
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
-               nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16") -> ExtractionPlan:
+               nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
+               measured_tokens_per_s: float | None = None) -> ExtractionPlan:
     """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
-    `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/nodes.py)."""
+    `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/nodes.py).
+    measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
+    in place of the table's prefill rate; it already holds that run's disk writes."""
     warnings: list[Finding] = []
     weights = model.weight_bytes(weight_dtype)
     seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
@@ -262,11 +265,13 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
 
     if t.mode == "fixed":
         rate = t.tokens_per_s * t.batching
-        decode_tps = prefill_tps = rate
+        decode_tps = prefill_tps = table_prefill = rate
+        if measured_tokens_per_s is not None:
+            prefill_tps = measured_tokens_per_s
         decode_hours = hours_at(work.output_tokens, rate * gpus_used)
         # The article counts generation only: capture rides along with it. Without regeneration
         # the same rate is applied to the tokens run through the model.
-        capture_hours = 0.0 if work.output_tokens else hours_at(work.tokens, rate * gpus_used)
+        capture_hours = 0.0 if work.output_tokens else hours_at(work.tokens, prefill_tps * gpus_used)
         decode_bound = capture_bound = "fixed rate"
         batch = int(t.batching)
     else:
@@ -278,6 +283,9 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
             decode_tps *= calibration.factor
             if not calibration.row:
                 warnings.append(finding("calibration", f"calibrated throughput: {calibration.note}"))
+        table_prefill = prefill_tps
+        if measured_tokens_per_s is not None:
+            prefill_tps = measured_tokens_per_s
         decode_hours = hours_at(work.output_tokens, decode_tps * gpus_used)
         gpu_capture = hours_at(work.tokens, prefill_tps * gpus_used)
         disk_capture = hours_at(write_bytes, disk_rate)
@@ -288,7 +296,9 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
                                     f"{'write' if write_bound.endswith('s') else 'takes'} "
                                     f"{disk_rate / 1e9:,.1f} GB/s, the GPUs could produce "
                                     f"{write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s"))
-    serve_out, serve_total = serving(prefill_tps, decode_tps, max(isl, 1.0), osl)
+    # serving the target (the payback's rate) keeps the table's prefill rate: a measured capture rate
+    # holds the capture's own disk writes
+    serve_out, serve_total = serving(table_prefill, decode_tps, max(isl, 1.0), osl)
     wall = decode_hours + capture_hours
     bound = f"{decode_bound} (decode)" if decode_hours >= capture_hours else f"{capture_bound} (capture)"
     return ExtractionPlan(

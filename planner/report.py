@@ -107,9 +107,12 @@ def _calibration_lines(e) -> list[str]:
             f"{cal.roofline:,.0f} {cal.metric} tok/s/GPU = x{cal.factor:.2f} ({cal.source}, {cal.date})"]
 
 
-def text_report(p: Plan, binary: bool = False) -> str:
+def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> str:
+    """`measured`: the label of a run's calibration the plan took its bytes and capture rate from,
+    said beside each figure it replaces."""
     e, t, c = p.extraction, p.training, p.cost_usd
     unit = "TiB" if binary else "TB"
+    mark = f"   [{measured}]" if measured else ""
     lines = [
         f"drafter data planner {p.planner_version} - preset {p.scenario.preset}",
         f"model {p.model}, layout {p.layout} (layers {p.layers}, {p.hidden_dtype})",
@@ -117,12 +120,12 @@ def text_report(p: Plan, binary: bool = False) -> str:
         f"  conversations          {p.conversations:>16,}",
         f"  training rows (files)  {p.samples:>16,.0f}",
         f"  stored tokens          {p.tokens:>16,.0f}   ({p.tokens / max(p.samples, 1):,.0f} per row)",
-        f"  bytes per token        {p.bytes_per_token:>16,}",
-        f"  storage (raw)          {bytes_to(p.storage_bytes, unit):>16,.2f} {unit}",
+        f"  bytes per token        {p.bytes_per_token:>16,}{mark}",
+        f"  storage (raw)          {bytes_to(p.storage_bytes, unit):>16,.2f} {unit}{mark}",
         f"  storage (/{p.scenario.compression:g} compr.)  {bytes_to(p.storage_bytes_compressed, unit):>15,.2f} {unit}",
         f"  tokens to generate     {p.output_tokens:>16,.0f}",
         f"  extraction             {e.gpus_used} x {e.gpu}, TP {e.tensor_parallel}: {fmt_hours(e.wall_hours)} wall, "
-        f"{e.gpu_hours:,.0f} GPU-h (limited by {e.bound})",
+        f"{e.gpu_hours:,.0f} GPU-h (limited by {e.bound})" + (f"; capture rate{mark}" if measured else ""),
         f"                         {e.mode}: prefill {e.prefill_tokens_per_s_per_gpu:,.0f} tok/s/GPU, decode "
         f"{e.decode_tokens_per_s_per_gpu:,.0f} tok/s/GPU (batch {e.decode_batch}), serving "
         f"{e.serving_output_tokens_per_s_per_gpu:,.0f} output tok/s/GPU",

@@ -29,9 +29,12 @@ class CaptureLayout:
     file_pattern: str
     source: str
     spec: LayoutSpec
+    measured_file_bytes_per_token: int | None = None   # a run's own files (planner calibrate): in place of the fields above
 
     @property
     def bytes_per_token(self) -> int:
+        if self.measured_file_bytes_per_token is not None:
+            return self.measured_file_bytes_per_token + self.sidecar_bytes_per_token
         return (self.hidden_state_bytes_per_token + self.scale_bytes_per_token + self.token_id_bytes
                 + self.loss_mask_bytes + self.vocab_bytes_per_token + self.sidecar_bytes_per_token)
 

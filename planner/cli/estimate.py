@@ -11,11 +11,19 @@ from planner.text import printable
 def run(a: argparse.Namespace) -> int:
     from planner.plan import plan
     from planner.report import text_report
-    p = plan(scenario_from_args(a))
+    measured = None
+    if a.calibration:
+        from planner.run_calibration import Measured, load
+        measured = Measured.of(load(a.calibration))
+    p = plan(scenario_from_args(a), measured=measured)
     if a.json:
-        print(json.dumps(p.to_json_dict(), indent=2))
+        d = p.to_json_dict()
+        if measured is not None:
+            d["measured"] = measured.summary()
+        print(json.dumps(d, indent=2))
     else:
-        print(printable(text_report(p, binary=a.binary)))
+        marks = {"measured": measured.label} if measured is not None else {}
+        print(printable(text_report(p, binary=a.binary, **marks)))
     return 0
 
 
@@ -24,4 +32,6 @@ def register(sub) -> None:
     add_scenario_flags(est)
     est.add_argument("--json", action="store_true")
     est.add_argument("--binary", action="store_true", help="show TiB instead of TB")
+    est.add_argument("--calibration", help="a calibration file (planner calibrate --out): plan with its measured "
+                     "bytes per token and per file and its capture rate")
     est.set_defaults(func=run)

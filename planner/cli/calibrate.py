@@ -1,0 +1,199 @@
+"""CLI: calibrate (a partial run against its plan, and the forecast of the rest) and watch (the
+same, refreshed, as a progress bar)."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+
+from planner.cli._common import (CliError, check_replaceable, number, positive_int, read_manifest, text_value)
+from planner.text import printable
+from planner.units import fmt_bytes, fmt_hours
+
+MAX_WATCH_SECONDS = 86_400
+
+
+def _positive(flag):
+    def conv(text):
+        v = number(flag, text)
+        if v <= 0:
+            raise CliError(f"{flag}: {v:g} must be positive")
+        return v
+    return conv
+
+
+def _calibrate(a, *, progress=None):
+    from planner import run_calibration as rc
+    m = read_manifest(a.manifest, "--manifest")
+    return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, dp=a.dp, gpus=a.gpus,
+                        elapsed_hours=a.elapsed_hours, disk_capacity_tb=a.disk_capacity_tb, progress=progress)
+
+
+def _progress(run_dir: str):
+    """Entries scanned so far, on stderr when it is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    return lambda n: print(f"\rscanning {printable(run_dir)}: {n:,} entries", end="", file=sys.stderr, flush=True)
+
+
+def _is_calibration(head: bytes) -> bool:
+    from planner.run_calibration import KIND
+    try:
+        obj = json.loads(head.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and obj.get("kind") == KIND
+
+
+def _check_out(a) -> None:
+    check_replaceable(a.out, "--out", [a.manifest], a.force, _is_calibration, "a calibration file")
+    run = os.path.realpath(a.run_dir)
+    out = os.path.realpath(a.out)
+    if out == run or out.startswith(run.rstrip(os.sep) + os.sep):
+        raise CliError(f"--out: {a.out!r} is inside RUN_DIR; the planner writes nothing there")
+
+
+def _x(r) -> str:
+    return "n/a" if r is None else f"x{r:.3f}"
+
+
+def text(c) -> str:
+    f = c.forecast
+    lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} files, "
+             f"{c.files_skipped.count:,} skipped), layout {c.layout}"]
+    lines.append(f"  bytes        {fmt_bytes(c.bytes_measured)} against {fmt_bytes(c.bytes_planned)} planned for the "
+                 f"same rows: {_x(c.bytes_ratio)}")
+    if c.per_row:
+        lines.append(f"               per row: median {_x(c.per_row.median)}, 10-90% {_x(c.per_row.p10)} to "
+                     f"{_x(c.per_row.p90)}")
+    if c.tokens_measured is not None:
+        lines.append(f"  tokens       {c.tokens_measured:,.0f} against {c.tokens_planned:,.0f} planned: "
+                     f"{_x(c.tokens_ratio)}")
+    if c.data_bytes_per_token is not None:
+        lines.append(f"  per token    {c.data_bytes_per_token:,.1f} bytes of tensors; "
+                     f"{c.overhead_bytes_per_file:,.0f} bytes per file beside them")
+    if c.rows_per_hour is not None:
+        tok = (f", {c.tokens_per_hour:,.0f} tokens/h = {c.tokens_per_s_per_gpu:,.2f} tokens/s per GPU "
+               f"({c.gpus} GPU{'s' if c.gpus != 1 else ''})") if c.tokens_per_hour else ""
+        lines.append(f"  rate         {c.rows_per_hour:,.1f} rows/h{tok}; time from {c.elapsed_from}")
+    else:
+        lines.append(f"  rate         {c.elapsed_from}")
+    if c.per_row and c.per_row.worst:
+        lines.append("  worst rows   " + "; ".join(f"{printable(w.path)} {_x(w.ratio)}" for w in c.per_row.worst[:3]))
+    lines.append(f"forecast for the {f.rows_remaining:,.0f} rows to go")
+    if f.hours_remaining is not None:
+        band = (f" ({fmt_hours(f.hours_low)} to {fmt_hours(f.hours_high)})"
+                if f.hours_low is not None and f.hours_high is not None and f.hours_low != f.hours_high else "")
+        lines.append(f"  time         {fmt_hours(f.hours_remaining)}{band}")
+    lines.append(f"  storage      {fmt_bytes(f.storage_bytes)} in all ({fmt_bytes(f.storage_bytes_low)} to "
+                 f"{fmt_bytes(f.storage_bytes_high)})")
+    free = "unknown" if f.disk_free_bytes is None else f"{fmt_bytes(f.disk_free_bytes)} free ({f.disk_free_from})"
+    full = "does not fill" if f.disk_full_hours is None else f"fills in {fmt_hours(f.disk_full_hours)}"
+    lines.append(f"  disk         {full}; {free}")
+    if c.files_skipped.count:
+        lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
+        lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
+    lines += [f"note: {printable(n)}" for n in c.notes]
+    return "\n".join(lines)
+
+
+def run_calibrate(a: argparse.Namespace) -> int:
+    from planner.run_calibration import dump
+    from planner.safe_io import atomic_write
+    if a.out:
+        _check_out(a)
+    c = _calibrate(a, progress=_progress(a.run_dir))
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if a.out:
+        atomic_write(a.out, dump(c), field="--out", inputs=[a.manifest])
+    if a.json:
+        print(dump(c), end="")
+    else:
+        print(text(c))
+        print(f"calibration written to {printable(a.out)}" if a.out else
+              "(add --out FILE to keep it for estimate --calibration)")
+    return 0
+
+
+def snapshot(c) -> dict:
+    f = c.forecast
+    done = c.rows_measured
+    total = c.rows_planned
+    eta = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=f.hours_remaining)).replace(microsecond=0) \
+        if f.hours_remaining is not None else None
+    return {"rows_done": done, "rows_planned": total, "bytes_done": c.bytes_measured,
+            "bytes_forecast": f.storage_bytes, "hours_remaining": f.hours_remaining,
+            "eta": eta.isoformat() if eta else None, "disk_full_hours": f.disk_full_hours,
+            "files_skipped": c.files_skipped.count, "complete": f.rows_remaining <= 0}
+
+
+def bar(s: dict, width: int = 30) -> str:
+    share = min(1.0, s["rows_done"] / s["rows_planned"]) if s["rows_planned"] else 0.0
+    filled = int(round(share * width))
+    eta = f"ETA {fmt_hours(s['hours_remaining'])}" if s["hours_remaining"] is not None else "ETA unknown"
+    disk = "disk ok" if s["disk_full_hours"] is None else f"disk full in {fmt_hours(s['disk_full_hours'])}"
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {s['rows_done']:,}/{s['rows_planned']:,.0f} rows "
+            f"({share:.0%}), {fmt_bytes(s['bytes_done'])} of {fmt_bytes(s['bytes_forecast'])}; {eta}; {disk}")
+
+
+def run_watch(a: argparse.Namespace) -> int:
+    if a.json and not a.once:
+        raise CliError("--json: give it with --once (one snapshot)")
+    tty = sys.stdout.isatty()
+    start = time.monotonic()
+    try:
+        while True:
+            s = snapshot(_calibrate(a))
+            if a.json:
+                print(json.dumps(s, indent=2))
+                return 0
+            print(("\r" if tty else "") + bar(s), end="" if tty else "\n", flush=True)
+            if a.once or s["complete"] or time.monotonic() - start > MAX_WATCH_SECONDS:
+                break
+            time.sleep(a.every)
+    except KeyboardInterrupt:
+        pass
+    if tty:
+        print()
+    return 0
+
+
+def _shared(p) -> None:
+    p.add_argument("run_dir", metavar="RUN_DIR", type=lambda t: text_value("RUN_DIR", t),
+                   help="the folder the pipeline writes to (its --output-path / --output / --output-dir)")
+    p.add_argument("--manifest", required=True, type=lambda t: text_value("--manifest", t),
+                   help="the manifest the run was started from")
+    p.add_argument("--layout", type=lambda t: text_value("--layout", t),
+                   help="the layout whose files the run writes (default: the manifest's)")
+    p.add_argument("--gpus", type=lambda t: positive_int("--gpus", t),
+                   help="GPUs the run used (default: the manifest's extraction GPUs)")
+    p.add_argument("--elapsed-hours", type=_positive("--elapsed-hours"),
+                   help="how long the run has been going (default: from the files' modification times)")
+    p.add_argument("--disk-capacity-tb", type=_positive("--disk-capacity-tb"),
+                   help="the disk the run writes to, in TB (default: the free space of RUN_DIR's filesystem)")
+    p.add_argument("--world", type=lambda t: positive_int("--world", t), default=1,
+                   help="ranks of a sharded run (SpecForge: one rank-0000R folder each)")
+    p.add_argument("--dp", type=lambda t: positive_int("--dp", t), default=1,
+                   help="SpecForge: data-parallel processes per rank (torchrun --nproc_per_node with TP 1)")
+
+
+def register(sub) -> None:
+    c = sub.add_parser("calibrate", help="measure a partial run against its plan and forecast the rest")
+    _shared(c)
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--out", type=lambda t: text_value("--out", t), help="write the calibration file (JSON)")
+    c.add_argument("--force", action="store_true", help="replace --out even when it is not a calibration file")
+    c.set_defaults(func=run_calibrate)
+
+
+def register_watch(sub) -> None:
+    w = sub.add_parser("watch", help="a progress bar of a run against its plan, refreshed")
+    _shared(w)
+    w.add_argument("--every", type=_positive("--every"), default=60.0, help="seconds between refreshes (default 60)")
+    w.add_argument("--once", action="store_true", help="one snapshot, then exit")
+    w.add_argument("--json", action="store_true", help="with --once: the snapshot as JSON")
+    w.set_defaults(func=run_watch)

@@ -1,0 +1,471 @@
+"""Planned against actual (issue 24): what a partial capture run wrote, row by row against the plan,
+and the rest of the run forecast from it.
+
+`measure()` scans the run directory (planner/rundir.py), reads each file's metadata
+(planner/run_formats.py) and gives one Unit per file (a row, or a shard of rows) with its measured
+size and tokens beside the plan's prediction for the same rows. `calibrate()` turns the units into
+the calibration: the measured/planned ratios, the rate and the forecast. `RunCalibration` is the
+versioned JSON file `estimate --calibration` reads back.
+
+The forecast, worked in docs and tests:
+- ratio r = bytes measured / bytes planned for the same rows (tokens likewise);
+- remaining = the plan's bytes (tokens) of the rows not measured, each row its own component's
+  prediction: storage = measured + r x remaining bytes; tokens to go = r_tokens x remaining tokens;
+- the rate: rows and tokens per hour over the files' modification times (the first file marks the
+  start: the rows after it over the span from it to the last), or over --elapsed-hours;
+- hours = tokens to go / tokens per hour;
+- the band: r +/- 2 standard errors of a ratio estimator over the measured rows,
+  se(r) = sqrt(sum (m_i - r p_i)^2 / (n - 1) / n) / mean(p) x sqrt(1 - n / N) (finite population:
+  N rows in all), from the spread of the rows measured so far;
+- the disk fills when the bytes still to write exceed the free space: after free / (bytes to
+  write / hours) hours; never (null) otherwise. Free space: --disk-capacity-tb less the run's
+  bytes, or what the run directory's filesystem has free (statvfs).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import statistics
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner import __version__
+from planner import rundir
+from planner.errors import PlannerInputError
+from planner.run_formats import FormatError, read_file
+
+KIND = "drafter-planner-calibration"
+VERSION = 1
+MAX_READ = 50_000            # files whose metadata is read; past it an even sample of them
+WORST_ROWS = 5
+BAND_SE = 2.0                # the band: the ratio +/- this many standard errors
+MAX_CALIBRATION_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One measured file (or one row of a DeepSpec index): its rows, the plan for them, what it holds."""
+    path: str
+    rows: int
+    planned_bytes: float
+    planned_tokens: float
+    size: float
+    tokens: float | None       # None: the format does not say (sizes only)
+    data_bytes: float | None
+    mtime: float
+    files: int = 1             # files this unit stands for (0: a row of a shared shard)
+
+
+# ---------------------------------------------------------------- the calibration file
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class RowRatio(_Strict):
+    path: str = Field(max_length=1000)
+    measured_bytes: float
+    planned_bytes: float
+    ratio: float
+
+
+class Spread(_Strict):
+    median: float
+    p10: float
+    p90: float
+    worst: list[RowRatio] = Field(max_length=WORST_ROWS)
+
+
+class Skipped(_Strict):
+    count: int = Field(ge=0)
+    reasons: dict[str, int]
+    examples: list[tuple[str, str]] = Field(max_length=200)
+
+
+class Forecast(_Strict):
+    rows_remaining: float
+    tokens_remaining: float | None
+    hours_remaining: float | None
+    hours_low: float | None = None
+    hours_high: float | None = None
+    storage_bytes: float
+    storage_bytes_low: float
+    storage_bytes_high: float
+    disk_free_bytes: float | None
+    disk_free_from: str
+    disk_full_hours: float | None          # null: the disk does not fill
+
+
+class RunCalibration(_Strict):
+    kind: Literal[KIND] = KIND             # type: ignore[valid-type]
+    version: Literal[VERSION] = VERSION    # type: ignore[valid-type]
+    created_at: str = Field(max_length=40)
+    planner_version: str = Field(max_length=32)
+    layout: str = Field(max_length=100)
+    model: str = Field(max_length=200)
+    hidden_dtype: str = Field(max_length=10)
+    layers: list[int] = Field(max_length=256)
+    world: int = Field(1, ge=1)
+    manifest_rows: int = Field(ge=0)              # conversations in the manifest
+    rows_planned: float = Field(ge=0)             # training rows the plan expects (files of a per-row layout)
+    rows_measured: int = Field(ge=0)
+    files_measured: int = Field(ge=0)
+    files_read: int = Field(ge=0)                 # files whose metadata was read (tokens and data bytes)
+    files_skipped: Skipped
+    bytes_measured: float
+    bytes_planned: float                          # the plan's bytes for the same rows
+    tokens_measured: float | None
+    tokens_planned: float
+    bytes_ratio: float | None
+    tokens_ratio: float | None
+    data_bytes_per_token: float | None            # tensor bytes per token, from the files' metadata
+    overhead_bytes_per_file: float | None         # file size less its tensor bytes, mean
+    sizes_only: bool                              # this layout's files give sizes, not tokens
+    per_row: Spread | None
+    elapsed_hours: float | None
+    elapsed_from: str
+    rows_per_hour: float | None
+    tokens_per_hour: float | None
+    gpus: int = Field(ge=1)
+    tokens_per_s_per_gpu: float | None
+    forecast: Forecast
+    notes: list[str] = Field(default_factory=list, max_length=50)
+
+
+def dump(c: RunCalibration) -> str:
+    return c.model_dump_json(indent=2) + "\n"
+
+
+def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration:
+    """A calibration file's bytes, read strictly (JSON without NaN, this kind and version, every field
+    checked); PlannerInputError names the field and the first problem in one line."""
+    import json
+    from pydantic import ValidationError
+    from planner.errors import describe_validation_error
+    if len(raw) > MAX_CALIBRATION_BYTES:
+        raise PlannerInputError(field, name, f"it is over the {MAX_CALIBRATION_BYTES:,}-byte limit for a calibration")
+    try:
+        obj = json.loads(raw.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise PlannerInputError(field, name, f"it is not a calibration file (JSON): {str(exc)[:80]}")
+    if not isinstance(obj, dict) or obj.get("kind") != KIND:
+        raise PlannerInputError(field, name, f"it is not a calibration file (kind {KIND!r})")
+    if obj.get("version") != VERSION:
+        raise PlannerInputError(field, name, f"calibration version {str(obj.get('version'))[:20]!r}; this "
+                                f"planner reads version {VERSION}")
+    try:
+        return RunCalibration.model_validate(obj)
+    except ValidationError as exc:
+        raise PlannerInputError(field, name, describe_validation_error(exc))
+
+
+def load(path: str | os.PathLike, field: str = "--calibration") -> RunCalibration:
+    """A calibration file: a regular file, read up to the cap and no further."""
+    from planner.safe_io import read_capped
+    return parse(read_capped(path, field, "calibration", MAX_CALIBRATION_BYTES), os.fspath(path), field)
+
+
+# ---------------------------------------------------------------- a plan with the measured figures
+@dataclass(frozen=True)
+class Measured:
+    """What `estimate --calibration` puts in place of the tables (planner.plan.plan(measured=...)):
+    the tensor bytes per token in the run's files, their overhead per file (the half block of disk
+    rounding stays the table's), and the capture tokens per second per GPU. Everything that follows
+    from them (storage, capture hours, the costs of both) moves; nothing else does."""
+    layout: str
+    model: str
+    hidden_dtype: str
+    layers: tuple[int, ...]
+    rows: int
+    date: str
+    data_bytes_per_token: float | None
+    overhead_bytes_per_file: float | None
+    tokens_per_s_per_gpu: float | None
+
+    @classmethod
+    def of(cls, c: "RunCalibration") -> "Measured":
+        return cls(layout=c.layout, model=c.model, hidden_dtype=c.hidden_dtype, layers=tuple(c.layers),
+                   rows=c.rows_measured, date=c.created_at[:10], data_bytes_per_token=c.data_bytes_per_token,
+                   overhead_bytes_per_file=c.overhead_bytes_per_file, tokens_per_s_per_gpu=c.tokens_per_s_per_gpu)
+
+    @property
+    def label(self) -> str:
+        return f"measured on your run: {self.rows:,} rows, {self.date}"
+
+    def apply(self, s, layout, spec):
+        """(layout, layout spec) with the measured bytes; refused for another model, layout or layers."""
+        import dataclasses
+        model = s.model if s.model != "custom" or s.custom_model is None else f"custom:{s.custom_model.id}"
+        for what, mine, theirs in (("layout", self.layout, layout.id), ("model", self.model, model),
+                                   ("layers", list(self.layers), layout.layers),
+                                   ("hidden dtype", self.hidden_dtype, layout.hidden_dtype)):
+            if mine != theirs:
+                raise PlannerInputError("--calibration", f"{what} {mine}", f"it was measured with {what} {mine}; "
+                                        f"this plan has {theirs}: measure a run of this plan")
+        if self.data_bytes_per_token is not None:
+            layout = dataclasses.replace(layout, measured_file_bytes_per_token=round(self.data_bytes_per_token))
+        if self.overhead_bytes_per_file is not None:
+            header = max(0, round(self.overhead_bytes_per_file))
+            spec = spec.model_copy(update={"file_header_bytes": header})
+            layout = dataclasses.replace(layout, file_overhead_bytes=header + spec.block_bytes / 2, spec=spec)
+        return layout, spec
+
+    def summary(self) -> dict:
+        """What the plan took from the run, for the JSON output."""
+        return {"label": self.label, "layout": self.layout, "rows": self.rows, "date": self.date,
+                "data_bytes_per_token": self.data_bytes_per_token,
+                "overhead_bytes_per_file": self.overhead_bytes_per_file,
+                "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+                "replaces": ["bytes_per_token", "file_overhead_bytes", "extraction.prefill_tokens_per_s_per_gpu"]}
+
+    def assumptions(self) -> list:
+        from planner.assumptions import Assumption
+        out = []
+        if self.data_bytes_per_token is not None:
+            out.append(Assumption(name="bytes per token in the files", value=f"{self.data_bytes_per_token:,.1f}",
+                                  tag="measured", source=self.label))
+        if self.overhead_bytes_per_file is not None:
+            out.append(Assumption(name="overhead per file", value=f"{self.overhead_bytes_per_file:,.0f} bytes "
+                                  "(+ half a disk block)", tag="measured", source=self.label))
+        if self.tokens_per_s_per_gpu is not None:
+            out.append(Assumption(name="capture rate", value=f"{self.tokens_per_s_per_gpu:,.1f} tokens/s per GPU",
+                                  tag="measured", source=self.label))
+        return out
+
+
+# ---------------------------------------------------------------- measuring
+def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int) -> tuple[list[Unit], int, dict[str, str]]:
+    """One Unit per matched row file (or shard), with its metadata read; DeepSpec: one per index
+    record. Returns the units, the files read, and the files that could not be read with why."""
+    found = sorted(scan.found.values(), key=lambda f: f.path)
+    datafiles = [f for f in found if f.expected.kind in ("row", "shard")]
+    step = max(1, math.ceil(len(datafiles) / max_read)) if datafiles else 1
+    to_read = {f.path for f in datafiles[::step]}
+    units, bad, read = [], {}, 0
+    shard_bytes: dict[str, float] = {}      # DeepSpec: a folder's shard bytes, which its index's rows share
+    for f in found:
+        e = f.expected
+        if e.kind == "meta":
+            continue
+        if e.kind == "shard" and e.positions is None:
+            folder = os.path.dirname(f.path)
+            shard_bytes[folder] = shard_bytes.get(folder, 0.0) + f.size
+            continue
+        info = None
+        if f.path in to_read or e.kind == "index":
+            try:
+                info = read_file(os.path.join(scan.root, *f.path.split("/")),
+                                 expect_size=None if e.kind == "index" else f.size)
+                read += 1
+            except FormatError as exc:
+                bad[f.path] = str(exc)
+                continue
+        if e.kind == "index":
+            _index_units(units, f, e, info, names.plan)
+            continue
+        rows, share = 1, 1.0
+        if e.kind == "shard":
+            rows = len(e.positions)
+            if info is not None and info.rows is not None and info.rows < rows:
+                # a shard holding fewer rows than the plan's (the run's own sample count differs):
+                # the plan's bytes for as many rows
+                rows, share = info.rows, info.rows / rows
+        units.append(Unit(f.path, rows, e.predicted_bytes * share, e.predicted_tokens * share, f.size,
+                          info.tokens if info else None,
+                          info.data_bytes if info and info.tokens is not None else None, f.mtime))
+    # DeepSpec: a folder's shard bytes spread over its index's rows by their tokens
+    for folder, nbytes in shard_bytes.items():
+        rows = [i for i, u in enumerate(units) if not u.files and os.path.dirname(u.path) == folder]
+        tok = sum(units[i].tokens or 0 for i in rows)
+        for i in rows:
+            u = units[i]
+            extra = nbytes * (u.tokens or 0) / tok if tok else 0.0
+            units[i] = Unit(u.path, u.rows, u.planned_bytes, u.planned_tokens, u.size + extra, u.tokens, None,
+                            u.mtime, 0)
+    return units, read, bad
+
+
+def _index_units(units, f, e, info, plan) -> None:
+    start = e.positions.start if isinstance(e.positions, range) else 0
+    per_record = f.size / max(len(info.lengths), 1) if info else 0.0
+    for k, t in enumerate(info.lengths if info else ()):
+        pos = start + k
+        if pos >= plan.total:
+            break
+        c = plan.component_at(pos)
+        units.append(Unit(f"{f.path}#{k}", 1, plan.bytes_per_file[c], plan.tokens_per_file[c], per_record, float(t),
+                          None, f.mtime, 0))
+
+
+def _spread(units: list[Unit]) -> Spread | None:
+    pairs = [(u.size / u.planned_bytes, u) for u in units if u.planned_bytes > 0 and u.files]
+    if not pairs:
+        return None
+    ratios = sorted(r for r, _ in pairs)
+    q = statistics.quantiles(ratios, n=10, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 9
+    worst = sorted(pairs, key=lambda p: abs(math.log(p[0])) if p[0] > 0 else math.inf, reverse=True)[:WORST_ROWS]
+    return Spread(median=statistics.median(ratios), p10=q[0], p90=q[-1],
+                  worst=[RowRatio(path=u.path, measured_bytes=u.size, planned_bytes=u.planned_bytes, ratio=r)
+                         for r, u in worst])
+
+
+def ratio_band(measured: list[float], planned: list[float], population: float) -> tuple[float, float, float]:
+    """(ratio, low, high): the ratio estimator sum(m)/sum(p) and +/- BAND_SE standard errors
+    (finite population of `population` rows)."""
+    n, sm, sp = len(measured), sum(measured), sum(planned)
+    if not n or sp <= 0:
+        return math.nan, math.nan, math.nan
+    r = sm / sp
+    if n < 2:
+        return r, r, r
+    resid = sum((m - r * p) ** 2 for m, p in zip(measured, planned)) / (n - 1)
+    fpc = max(0.0, 1 - n / population) if population > 0 else 1.0
+    se = math.sqrt(resid / n) / (sp / n) * math.sqrt(fpc)
+    return r, max(0.0, r - BAND_SE * se), r + BAND_SE * se
+
+
+def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None, float | None, float | None, str]:
+    """(elapsed hours, rows per hour, tokens per hour, where the time came from)."""
+    rows = sum(u.rows for u in units)
+    tokens = sum(u.tokens for u in units if u.tokens is not None) if all(u.tokens is not None for u in units) else None
+    if elapsed_hours is not None:
+        return (elapsed_hours, rows / elapsed_hours,
+                tokens / elapsed_hours if tokens is not None else None, "--elapsed-hours")
+    # the first file (by time) marks the start: the rows written after it, over the span to the last
+    files = sorted((u for u in units if u.files), key=lambda u: u.mtime)
+    if len(files) < 2 or files[-1].mtime <= files[0].mtime:
+        return None, None, None, "unknown: fewer than two files with different times; give --elapsed-hours"
+    span = (files[-1].mtime - files[0].mtime) / 3600
+    after = files[1:]
+    r_rows = sum(u.rows for u in after) / span
+    r_tok = (sum(u.tokens for u in after) / span) if all(u.tokens is not None for u in after) else None
+    # the whole run's elapsed time: the measured rows at that rate
+    return rows / r_rows, r_rows, r_tok, "the files' modification times"
+
+
+def disk_free(run_dir: str, capacity_tb: float | None, used: float) -> tuple[float | None, str]:
+    if capacity_tb is not None:
+        return max(0.0, capacity_tb * 1e12 - used), f"--disk-capacity-tb {capacity_tb:g} less the run's bytes"
+    try:
+        st = os.statvfs(run_dir)
+    except (OSError, AttributeError):
+        return None, "unknown (the run directory's filesystem does not say)"
+    return float(st.f_bavail * st.f_frsize), "free space of the run directory's filesystem"
+
+
+def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp: int = 1, gpus: int | None = None,
+              elapsed_hours: float | None = None, disk_capacity_tb: float | None = None, now: float | None = None,
+              progress=None, max_entries: int = rundir.MAX_ENTRIES, max_read: int = MAX_READ,
+              min_age: float = rundir.MIN_AGE_SECONDS, plan: rundir.RowPlan | None = None) -> RunCalibration:
+    """The calibration of manifest `m` from what the run in `run_dir` wrote so far (`plan`: the
+    per-row predictions, default the manifest's plan with `layout`)."""
+    if elapsed_hours is not None and not (isinstance(elapsed_hours, (int, float)) and 0 < elapsed_hours <= 1e5
+                                          and math.isfinite(elapsed_hours)):
+        raise PlannerInputError("--elapsed-hours", elapsed_hours, "a number of hours above 0")
+    if disk_capacity_tb is not None and not (0 < disk_capacity_tb <= 1e6 and math.isfinite(disk_capacity_tb)):
+        raise PlannerInputError("--disk-capacity-tb", disk_capacity_tb, "a capacity in TB above 0")
+    s = m.scenario
+    gpus = gpus if gpus is not None else s.extraction_gpus
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= 100_000:
+        raise PlannerInputError("--gpus", gpus, "a whole number of GPUs from 1 to 100,000")
+    names = rundir.naming(m, layout, world=world, dp=dp, plan=plan)
+    scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), now=now, progress=progress,
+                       max_entries=max_entries, min_age=min_age)
+    units, read, bad = _units_of(scan, names, max_read)
+    for path, why in bad.items():
+        scan.skip(path, f"cannot be read: {why}")
+    return _calibration(m, names, scan, units, read, gpus=gpus, elapsed_hours=elapsed_hours,
+                        disk_capacity_tb=disk_capacity_tb, unreadable=set(bad))
+
+
+def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capacity_tb,
+                 unreadable=frozenset()) -> RunCalibration:
+    plan = names.plan
+    notes = []
+    measured_b = [u.size for u in units]
+    planned_b = [u.planned_bytes for u in units]
+    rows_planned = plan.training_rows
+    rows_measured = sum(u.rows for u in units)
+    r_b, lo_b, hi_b = ratio_band(measured_b, planned_b, rows_planned)
+    with_tokens = [u for u in units if u.tokens is not None]
+    sizes_only = not with_tokens
+    if sizes_only and units:
+        notes.append(f"the {names.spec.id} layout's files give their sizes only: no token counts, no rate in "
+                     "tokens")
+    # tokens: from the files read; when only a sample was read, scaled to all by the plan
+    if with_tokens:
+        r_t, lo_t, hi_t = ratio_band([u.tokens for u in with_tokens], [u.planned_tokens for u in with_tokens],
+                                     rows_planned)
+        tokens_measured = r_t * sum(u.planned_tokens for u in units) if len(with_tokens) < len(units) \
+            else sum(u.tokens for u in with_tokens)
+        if len(with_tokens) < len(units):
+            notes.append(f"tokens read from {len(with_tokens):,} of {len(units):,} files (an even sample), "
+                         "scaled to all by the plan")
+    else:
+        r_t = lo_t = hi_t = math.nan
+        tokens_measured = None
+    data = [u for u in with_tokens if u.data_bytes is not None and u.tokens]
+    per_token = sum(u.data_bytes for u in data) / sum(u.tokens for u in data) if data else None
+    overhead = statistics.fmean(u.size - u.data_bytes for u in data) if data else None
+
+    elapsed, rows_h, tok_h, elapsed_from = _rate(units if not sizes_only else
+                                                 [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files)
+                                                  for u in units], elapsed_hours)
+    if tok_h is None and tokens_measured is not None and elapsed:
+        tok_h = tokens_measured / elapsed
+    tps = tok_h / 3600 / gpus if tok_h else None
+
+    # the forecast: the remaining rows' own predictions, scaled by the measured ratios
+    done_b = sum(measured_b)
+    rem_rows = max(0.0, rows_planned - rows_measured)
+    rem_b = max(0.0, plan.bytes - sum(planned_b))
+    rem_t = max(0.0, plan.tokens - sum(u.planned_tokens for u in units))
+    if not units:
+        r_b = lo_b = hi_b = 1.0
+        notes.append("no file of this run could be measured yet: the forecast is the plan's")
+    storage = done_b + r_b * rem_b
+    tokens_left = r_t * rem_t if not math.isnan(r_t) else None
+    if tokens_left is not None and tok_h:
+        hours = tokens_left / tok_h
+        hours_lo, hours_hi = lo_t * rem_t / tok_h, hi_t * rem_t / tok_h
+    elif rows_h:
+        hours = rem_rows / rows_h            # sizes only: by rows
+        hours_lo = hours_hi = hours
+    else:
+        hours = hours_lo = hours_hi = None
+    used = sum(f.size for f in scan.found.values())
+    free, free_from = disk_free(scan.root, disk_capacity_tb, used)
+    to_write = storage - done_b
+    if free is None or to_write <= free:
+        full = None
+    elif hours:
+        full = free / (to_write / hours)
+    else:
+        full = None
+        notes.append("the disk will fill before the run ends, but the rate is unknown: give --elapsed-hours")
+    if not scan.complete:
+        notes.append(f"the scan stopped at its bound ({scan.entries:,} entries): the figures cover what it saw")
+    fc = Forecast(rows_remaining=rem_rows, tokens_remaining=tokens_left, hours_remaining=hours, hours_low=hours_lo,
+                  hours_high=hours_hi, storage_bytes=storage, storage_bytes_low=done_b + lo_b * rem_b,
+                  storage_bytes_high=done_b + hi_b * rem_b, disk_free_bytes=free, disk_free_from=free_from,
+                  disk_full_hours=full)
+    s = m.scenario
+    return RunCalibration(
+        created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+        planner_version=__version__, layout=names.spec.id, model=s.model if s.model != "custom" or s.custom_model is None
+        else f"custom:{s.custom_model.id}", hidden_dtype=s.hidden_dtype or names.spec.hidden_dtype,
+        layers=list(m.layers), world=names.world, manifest_rows=plan.total, rows_planned=rows_planned,
+        rows_measured=rows_measured,
+        files_measured=sum(1 for f in scan.found.values()
+                           if f.expected.kind in ("row", "shard", "index") and f.path not in unreadable),
+        files_read=read,
+        files_skipped=Skipped(count=scan.files_skipped, reasons=dict(scan.skipped_counts),
+                              examples=scan.skipped[:200]),
+        bytes_measured=done_b, bytes_planned=sum(planned_b), tokens_measured=tokens_measured,
+        tokens_planned=sum(u.planned_tokens for u in units), bytes_ratio=None if math.isnan(r_b) or not units else r_b,
+        tokens_ratio=None if math.isnan(r_t) else r_t, data_bytes_per_token=per_token,
+        overhead_bytes_per_file=overhead, sizes_only=sizes_only, per_row=_spread(units), elapsed_hours=elapsed,
+        elapsed_from=elapsed_from, rows_per_hour=rows_h, tokens_per_hour=tok_h, gpus=gpus, tokens_per_s_per_gpu=tps,
+        forecast=fc, notes=notes)
