@@ -164,8 +164,12 @@ PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP
         return ""
 
     def stop(self) -> None:
-        for daemon in ("slurmd", "slurmctld", "munged"):
-            _stop(self.pids.pop(daemon, None))
+        pids = [self.pids.pop(d) for d in ("slurmd", "slurmctld", "munged") if d in self.pids]
+        for pid in pids:                       # all three at once, then each waited for
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in pids:
+            _stop(pid)
 
     def sbatch_wait(self, script: Path, *args: str, cwd: Path, env: dict[str, str] | None = None,
                     timeout: float = 120) -> subprocess.CompletedProcess:

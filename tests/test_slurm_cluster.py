@@ -146,7 +146,8 @@ def test_a_failing_rank_leaves_the_others_intact(slurm_cluster, tmp_path, monkey
     assert [x["failed"] for x in sorted(standin_log(env), key=lambda x: x["rank"])] == [False, False, True, False]
 
 
-HOSTILE_MODELS = ["$(touch PWNED)", "x'; touch PWNED; echo '", "m\n#SBATCH --output=/tmp/PWNED-%a"]
+# (a newline would make a line sbatch reads as a directive, were it not quoted as $'...\x0a...')
+HOSTILE_MODELS = ["$(touch PWNED)'; touch PWNED; echo '", "m\n#SBATCH --output=/tmp/PWNED-%a\n`touch PWNED`"]
 
 
 def test_hostile_manifest_values_never_execute(slurm_cluster, tmp_path, monkeypatch):
@@ -157,6 +158,7 @@ def test_hostile_manifest_values_never_execute(slurm_cluster, tmp_path, monkeypa
     m = run["m"]
     spec = next(iter(model_presets().values()))
     env = job_env(run, "specforge")
+    assert cli_main(["materialize", str(run["manifest"]), "--shards", "2", "--out", str(run["data"] / "mix.jsonl")]) == 0
     for k, value in enumerate(HOSTILE_MODELS):
         hostile = m.model_copy(update={
             "scenario": m.scenario.model_copy(update={"model": "custom", "custom_model": spec.model_copy(
@@ -166,13 +168,13 @@ def test_hostile_manifest_values_never_execute(slurm_cluster, tmp_path, monkeypa
             "notes": [value]})
         from planner.export import slurm
         job = run["work"] / f"hostile-{k}.sbatch"
-        job.write_text(slurm.slurm_script(hostile, "specforge", N, f"{value}.yaml"))
+        job.write_text(slurm.slurm_script(hostile, "specforge", 2, f"{value}.yaml"))     # 2 ranks: 5 rows each
         out = run["work"] / f"out-{k}"
         r = slurm_cluster.sbatch_wait(job, cwd=run["work"], env={**env, "PLANNER_OUT_DIR": str(out)})
         assert r.returncode == 0, (r.stderr, task_output(run))
         models = {x["argv"][x["argv"].index("--target-model-path") + 1] for x in standin_log(env)}
         assert models == {value}                                    # one intact argument, every rank
-        assert len(written(out)) == 10
+        assert len(written(out)) == 10 and "\n#SBATCH --output" not in job.read_text()
         Path(env["STANDIN_LOG"]).write_text("")
     assert not list(tmp_path.rglob("PWNED*")) and not list(Path("/tmp").glob("PWNED*"))
 
@@ -189,3 +191,50 @@ def test_slurm_refuses_more_gpus_than_a_node_has(slurm_cluster, tmp_path, monkey
     r = slurm_cluster.sbatch_wait(job, cwd=run["work"], env=job_env(run, "modelopt"), timeout=30)
     assert r.returncode != 0 and "Requested node configuration is not available" in r.stderr, r.stderr
     assert not run["out"].exists()
+
+
+def age(out: Path, seconds: float = 120) -> None:
+    """Date the run's files back (status counts a file modified under a minute ago as being written)."""
+    t = os.path.getmtime(out) - seconds
+    for p in out.rglob("*"):
+        os.utime(p, (t, t), follow_symlinks=False)
+
+
+def status_json(run: dict, fmt: str, capsys, *extra: str) -> dict:
+    capsys.readouterr()
+    assert cli_main(["status", str(run["out"]), "--manifest", str(run["manifest"]), "--format", fmt, "--json",
+                     *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("fmt", ["specforge", "modelopt"])
+def test_a_failed_rank_is_resumed_and_the_run_completes(slurm_cluster, tmp_path, monkeypatch, capsys, fmt):
+    run = make_run(tmp_path, monkeypatch)
+    mix = ["--mix", str(run["data"] / "mix.jsonl")] if fmt == "modelopt" else []
+    env = job_env(run, fmt, STANDIN_FAIL="2:1")                 # rank 2 writes 1 of its 2 rows, then exits 1
+    r = slurm_cluster.sbatch_wait(export(run, fmt), cwd=run["work"], env=env)
+    assert r.returncode == 1
+    age(run["out"])
+    st = status_json(run, fmt, capsys, *mix)
+    # by hand: files of 3, 3, 2, 2 rows; rank 2 wrote its first (mine's 7th row), so 1 of 2
+    assert (st["complete"], st["partial"], st["missing"]) == ([0, 1, 3], [2], [])
+    assert [(x["files"], x["files_done"]) for x in st["ranks"]] == [(3, 3), (3, 3), (2, 1), (2, 2)]
+    mine = run["sizes"][fmt]["mine"]
+    assert st["ranks"][2]["bytes_done"] == mine                    # the one file, of its predicted size
+    before = {p: p.stat().st_mtime_ns for p in run["out"].rglob("*") if p.is_file()}
+    job = export(run, fmt, "--resume", str(run["out"]), *mix)
+    assert "#SBATCH --array=2\n" in job.read_text()
+    env.pop("STANDIN_FAIL")
+    r = slurm_cluster.sbatch_wait(job, cwd=run["work"], env=env)
+    assert r.returncode == 0, (r.stderr, task_output(run))
+    last = standin_log(env)[-1]
+    assert (last["task"], last["wrote"], last["skipped"]) == ("2", 1, 1)   # only rank 2, its finished row skipped
+    assert written(run["out"]) == expected_files(fmt, run)
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())     # nothing finished was rewritten
+    age(run["out"])
+    st = status_json(run, fmt, capsys, *mix)
+    assert st["complete"] == [0, 1, 2, 3] and st["partial"] == st["missing"] == []
+    capsys.readouterr()
+    assert cli_main(["export", str(run["manifest"]), "--format", fmt, "--scheduler", "slurm", "--resume",
+                     str(run["out"]), *mix]) == 0
+    assert "nothing to resume" in capsys.readouterr().out

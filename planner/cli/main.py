@@ -10,7 +10,7 @@ import sys
 
 from pydantic import ValidationError
 
-from planner.cli import components, estimate, export, materialize, profile, trim
+from planner.cli import components, estimate, export, materialize, profile, status, trim
 from planner.cli._common import ALL_FLAGS, CliError, Parser, flag_for, shown
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.export.manifest import ManifestError
@@ -28,6 +28,7 @@ def build_parser() -> Parser:
     trim.register(sub)
     export.register(sub)
     materialize.register(sub)
+    status.register(sub)
     return parser
 
 

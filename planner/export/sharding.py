@@ -30,7 +30,7 @@ MAX_SHARDS = 10_000
 # statistics (an estimate), a rank's rows are not an average sample, and files, directories and
 # staging take room the plan does not count.
 DISK_MARGIN = 1.25
-SCHEDULERS = ("slurm",)
+SCHEDULERS = ("slurm", "ray")
 SHARDED_FORMATS = ("speculators", "specforge", "modelopt")
 
 

@@ -274,13 +274,16 @@ fi
 '''
 
 
-def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml") -> str:
-    """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own."""
+def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
+                 ranks: list[int] | None = None) -> str:
+    """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
+    the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
     from planner import __version__
     x = Sharded(m, fmt, world, manifest_path)
+    array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
     lines = [SLURM_MARK + f" for {fmt}, one array task per node (drafter planner {__version__})",
              f"#SBATCH --job-name=drafter-{fmt}",
-             f"#SBATCH --array=0-{world - 1}",
+             f"#SBATCH --array={array}",
              "#SBATCH --nodes=1",
              "#SBATCH --exclusive",
              f"#SBATCH --gpus-per-node={x.gpus}",
@@ -296,6 +299,8 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
              "an estimate;",
              "# files, folders and staging take room it does not count).",
              *(x.rank_comment(r) for r in range(world)),
+             *([f"# resuming: ranks {array} of {world} (the others are complete; each pipeline skips the rows "
+                "whose files exist)"] if ranks is not None else []),
              ]
     if fmt == "specforge":
         lines += ["# each rank writes its own vocab_mapping/ from its shard: train with one of them (rank 0's),",
