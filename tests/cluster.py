@@ -259,8 +259,7 @@ def ray_cluster_fixture(tmp_path_factory):
 # One program for every script of the checkout: it parses exactly the flags pipeline_flags.yaml
 # lists for its own path (flags.json beside it), reads its input as the pipeline would, and writes
 # the pipeline's files for its rows, each of its row's predicted size (a sparse file), skipping a
-# row whose file exists as the real script does. STANDIN_FAIL: "RANK[:N]" makes that rank exit 1
-# after writing N of its rows (default 1). Each run appends {"script", "rank", "wrote", "skipped"}
+# row whose file exists as the real script does. STANDIN_FAIL makes ranks fail (see write_all). Each run appends {"script", "rank", "wrote", "skipped"}
 # to STANDIN_LOG.
 STANDIN = r'''#!/usr/bin/env python3
 import argparse, json, os, sys, time
@@ -293,20 +292,25 @@ def block(total, world, rank):
     return start, start + div + (1 if rank < mod else 0)
 
 def write_all(items, rank):
-    fail = os.environ.get("STANDIN_FAIL", "")
-    fail_rank, _, after = fail.partition(":")
-    once = os.environ.get("STANDIN_FAIL_ONCE")        # fail only the first attempt (a marker file says)
-    if fail and once and str(rank) == fail_rank:
-        if os.path.exists(once + str(rank)):
-            fail = ""
-        else:
-            open(once + str(rank), "w").close()
+    # STANDIN_FAIL: "RANK[:N[:once]],...": that rank exits 1 after writing N rows (default 1); with
+    # "once" only its first attempt (a marker file in STANDIN_ROOT says a second one)
+    after = None
+    for spec in filter(None, os.environ.get("STANDIN_FAIL", "").split(",")):
+        r, _, rest = spec.partition(":")
+        n, _, once = rest.partition(":")
+        if r == str(rank):
+            marker = os.path.join(os.environ["STANDIN_ROOT"], f"failed-once-{rank}")
+            if once and os.path.exists(marker):
+                continue
+            if once:
+                open(marker, "w").close()
+            after = int(n or 1)
     wrote = skipped = 0
     for path, row in items:
         if os.path.exists(path):
             skipped += 1
             continue
-        if fail and str(rank) == fail_rank and wrote >= int(after or 1):
+        if after is not None and wrote >= after:
             log(rank, wrote, skipped, failed=True)
             sys.exit(1)
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -63,9 +63,10 @@ def run(a: argparse.Namespace) -> int:
         from planner.safe_io import atomic_write
         from planner.text import printable
         atomic_write(a.out, text, field="--out", inputs=[a.manifest])
-        how = "ray job submit --working-dir . -- python" if a.scheduler == "ray" else "sbatch"
+        how = ("run it on the cluster: ray job submit --working-dir . -- python FILE" if a.scheduler == "ray"
+               else "sbatch it")
         which = f"{len(ranks):,} of {nodes:,} ranks ({','.join(map(str, ranks))})" if ranks else f"{nodes:,} ranks"
-        print(f"{which} -> {printable(a.out)}: {how} it (add --dry-run to see each rank's commands)")
+        print(f"{which} -> {printable(a.out)}: {how} (add --dry-run to see each rank's commands)")
     return 0
 
 

@@ -161,37 +161,38 @@ def main():
             return self.n
 
     counter = Attempts.remote()
-    task = ray.remote(run_rank).options(max_retries=a.max_retries, retry_exceptions=[RankFailed])
+    task = ray.remote(run_rank)
     workdir = os.getcwd()
-    wait = float(os.environ.get("PLANNER_RAY_WAIT", "3600"))
-    groups, refs = [], {}
-    for node in PLAN["nodes"]:               # the ranks of one node: one placement group
-        pg = placement_group([{"GPU": PLAN["gpus"], "CPU": 1} for _ in node], strategy="STRICT_PACK")
-        groups.append((node, pg))
-    for node, pg in groups:
-        if not _ready(ray, pg, wait):
-            print(f"ranks {node}: the cluster has no node with {PLAN['gpus'] * len(node)} free GPUs "
-                  f"after {wait:.0f} s", file=sys.stderr)
+    most = max([n.get("Resources", {}).get("GPU", 0) for n in ray.nodes() if n.get("Alive")] or [0])
+    results, pending, group_of, groups = {}, {}, {}, []
+    for node in PLAN["nodes"]:               # the ranks of one node: one placement group (its bundles on one node)
+        if PLAN["gpus"] * len(node) > most:
+            for rank in node:
+                results[rank] = f"not scheduled: no node of the cluster has {PLAN['gpus'] * len(node)} GPUs"
             continue
+        pg = placement_group([{"GPU": PLAN["gpus"], "CPU": 1} for _ in node], strategy="STRICT_PACK")
+        groups.append([pg, len(node)])
         for i, rank in enumerate(node):
-            refs[rank] = task.options(
-                num_gpus=PLAN["gpus"], num_cpus=1,
+            ref = task.options(
+                num_gpus=PLAN["gpus"], num_cpus=1, max_retries=a.max_retries, retry_exceptions=[RankFailed],
                 scheduling_strategy=PlacementGroupSchedulingStrategy(pg, placement_group_bundle_index=i),
             ).remote(rank, workdir, counter)
-    results = {}
-    for rank in PLAN["order"]:
-        if rank not in refs:
-            results[rank] = "not scheduled (no node with its GPUs)"
-            continue
+            pending[ref], group_of[ref] = rank, groups[-1]
+    while pending:                           # as each rank ends: its result; a node's group freed when all are
+        done, _ = ray.wait(list(pending), num_returns=1)
+        ref = done[0]
+        rank = pending.pop(ref)
         try:
-            ray.get(refs[rank])
+            ray.get(ref)
             results[rank] = "ok"
         except Exception as exc:             # the task's own error, as Ray wraps it
             cause = getattr(exc, "cause", None) or exc
-            results[rank] = "failed: " + str(cause).strip().splitlines()[-1][:300]
+            results[rank] = "failed: " + (str(cause).strip().splitlines() or [type(cause).__name__])[-1][:300]
+        group = group_of.pop(ref)
+        group[1] -= 1
+        if group[1] == 0:
+            remove_placement_group(group[0])
     attempts = ray.get(counter.get.remote())
-    for _, pg in groups:
-        remove_placement_group(pg)
     print(f"summary: {sum(v == 'ok' for v in results.values())} of {len(results)} ranks ok "
           f"(of {WORLD} in this capture)")
     for rank in PLAN["order"]:
@@ -199,11 +200,6 @@ def main():
         print(f"  rank {rank}: {results[rank]}; {attempts.get(rank, 0)} attempt(s); {r['rows']} rows; "
               f"predicted {r['predicted']:,} bytes")
     return 0 if all(v == "ok" for v in results.values()) else 1
-
-
-def _ready(ray, pg, wait):
-    ready, _ = ray.wait([pg.ready()], timeout=wait)
-    return bool(ready)
 
 
 def shlex_quote(s):
