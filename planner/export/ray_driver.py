@@ -136,7 +136,7 @@ def main():
     if a.dry_run:
         for rank in PLAN["order"]:
             for cmd in commands(rank):
-                print(f"rank {rank} would run: " + " ".join(shlex_quote(x) for x in cmd))
+                print(f"rank {rank} would run: " + " ".join(quote(x) for x in cmd))
         return 0
     import ray
     from ray.util.placement_group import placement_group, remove_placement_group
@@ -202,10 +202,7 @@ def main():
     return 0 if all(v == "ok" for v in results.values()) else 1
 
 
-def shlex_quote(s):
-    import shlex
-    return shlex.quote(s)
-
+__QUOTE__
 
 if __name__ == "__main__":
     sys.exit(main())
@@ -242,7 +239,19 @@ def ray_driver(m, fmt: str, world: int, manifest_path: str = "manifest.yaml", ra
             *(x.rank_comment(r) for r in order)]
     if ranks is not None:
         head.append(f"# resuming: ranks {', '.join(str(r) for r in order)} of {world} (the others are complete)")
-    return "\n".join(head) + "\n" + DRIVER.replace("__PLAN__", repr(json.dumps(plan))).lstrip("\n")
+    return "\n".join(head) + "\n" + DRIVER.replace("__PLAN__", repr(json.dumps(plan))).replace(
+        "__QUOTE__", _quote_source()).lstrip("\n")
+
+
+def _quote_source() -> str:
+    """The planner's own shell quoting (commands.quote, ids.has_control), copied into the driver from
+    their source: the dry run prints what bash reads back as the argument, on one line."""
+    import inspect
+
+    from planner import ids
+    from planner.export import commands
+    return "\n\n".join([f"import re\nimport shlex\n_CONTROL = re.compile({ids._CONTROL.pattern!r})",
+                          inspect.getsource(ids.has_control), inspect.getsource(commands.quote)])
 
 
 def _input(x: Sharded, rank: int, data_token: str) -> str:
