@@ -43,14 +43,19 @@ import urllib.request
 
 PLAN = json.loads(__PLAN__)
 WORLD = PLAN["world"]
+ENV = {}            # in a task: the driver's variables its commands get (the worker's own stay as they are)
+
+
+def getenv(name, default=None):
+    return ENV.get(name, os.environ.get(name, default))
 
 
 def out_dir():
-    return os.environ.get("PLANNER_OUT_DIR") or "./hidden_states"
+    return getenv("PLANNER_OUT_DIR") or "./hidden_states"
 
 
 def data_dir():
-    return os.environ.get("PLANNER_DATA_DIR") or "."
+    return getenv("PLANNER_DATA_DIR") or "."
 
 
 def resolve(arg):
@@ -84,10 +89,13 @@ def free_bytes(path):
     return shutil.disk_usage(path).free, path
 
 
-def run_rank(rank, workdir, counter=None):
+def run_rank(rank, workdir, env, counter=None):
     import ray
     if counter is not None:
         ray.get(counter.bump.remote(rank))
+    ENV.clear()
+    ENV.update(env)
+    penv = {**os.environ, **env}
     r = PLAN["ranks"][str(rank)]
     free, where = free_bytes(out_dir() if os.path.isabs(out_dir()) else os.path.join(workdir, out_dir()))
     if free < r["need"]:
@@ -101,7 +109,7 @@ def run_rank(rank, workdir, counter=None):
     server = None
     try:
         if PLAN["server"]:                     # speculators: the vLLM server that writes the hidden states
-            server = subprocess.Popen(cmds.pop(0), cwd=workdir)
+            server = subprocess.Popen(cmds.pop(0), cwd=workdir, env=penv)
             waited = 0
             while True:
                 try:
@@ -110,12 +118,12 @@ def run_rank(rank, workdir, counter=None):
                 except OSError:
                     if server.poll() is not None:
                         raise RankFailed(f"rank {rank}: the vLLM server exited")
-                    if waited >= int(os.environ.get("PLANNER_SERVER_WAIT", "3600")):
+                    if waited >= int(getenv("PLANNER_SERVER_WAIT", "3600")):
                         raise RankFailed(f"rank {rank}: the vLLM server is not up after {waited} s")
                     time.sleep(5)
                     waited += 5
         for cmd in cmds:
-            rc = subprocess.run(cmd, cwd=workdir).returncode
+            rc = subprocess.run(cmd, cwd=workdir, env=penv).returncode
             if rc != 0:
                 raise RankFailed(f"rank {rank}: {os.path.basename(cmd[0])} exited with {rc}")
     finally:
@@ -144,10 +152,12 @@ def main():
 
     # the variables the ranks' commands need, from this driver's environment: PLANNER_* and the
     # names listed in PLANNER_RAY_ENV (comma-separated; e.g. PATH,HF_HOME)
+    # (given to each task, which sets them for its commands only: no runtime_env, so the cluster's
+    # running workers take the tasks)
     names = {k for k in os.environ if k.startswith("PLANNER_")}
     names |= {x for x in os.environ.get("PLANNER_RAY_ENV", "").split(",") if x and x in os.environ}
-    ray.init(address="auto", runtime_env={"env_vars": {k: os.environ[k] for k in sorted(names)}},
-             log_to_driver=True)
+    env = {k: os.environ[k] for k in sorted(names)}
+    ray.init(address="auto", log_to_driver=True)
 
     @ray.remote(num_cpus=0)
     class Attempts:
@@ -176,7 +186,7 @@ def main():
             ref = task.options(
                 num_gpus=PLAN["gpus"], num_cpus=1, max_retries=a.max_retries, retry_exceptions=[RankFailed],
                 scheduling_strategy=PlacementGroupSchedulingStrategy(pg, placement_group_bundle_index=i),
-            ).remote(rank, workdir, counter)
+            ).remote(rank, workdir, env, counter)
             pending[ref], group_of[ref] = rank, groups[-1]
     while pending:                           # as each rank ends: its result; a node's group freed when all are
         done, _ = ray.wait(list(pending), num_returns=1)
