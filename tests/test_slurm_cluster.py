@@ -80,6 +80,19 @@ def task_output(run: dict) -> dict[int, tuple[str, str]]:
                 (w / f"slurm-{r}.err").read_text() if (w / f"slurm-{r}.err").exists() else "") for r in range(N)}
 
 
+def servers_in(folder: Path) -> list[int]:
+    """Processes running scripts/launch_vllm.py in `folder` (the stand-in server)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            if (d.name.isdigit() and b"scripts/launch_vllm.py" in (d / "cmdline").read_bytes()
+                    and os.readlink(d / "cwd") == str(folder)):
+                out.append(int(d.name))
+        except OSError:
+            continue
+    return out
+
+
 def written(out: Path) -> dict[str, int]:
     return {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
 
@@ -113,6 +126,8 @@ def test_every_rank_writes_exactly_its_shard(slurm_cluster, tmp_path, monkeypatc
     outs = task_output(run)
     for rank in range(N):
         assert f"rank {rank}: " in outs[rank][0] and " bytes needed (predicted " in outs[rank][0], outs[rank]
+    if fmt == "speculators":      # each rank's background vLLM server was stopped with its task
+        assert servers_in(run["work"]) == []
 
 
 def test_the_disk_check_stops_a_rank_before_anything_runs(slurm_cluster, tmp_path, monkeypatch):
