@@ -26,7 +26,7 @@ from planner.export.manifest import build_manifest, dump_manifest, load_manifest
 from planner.scenario import Scenario
 from tests.cluster import checkout, standin_log
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]   # one cluster per run (scripts/test.py: --dist loadgroup)
 N = 4
 # (materialize names a local row by its line in the file, from 1: mine-1..mine-7, other-1..other-3)
 SHARDS = [["mine-1", "mine-2", "mine-3"], ["mine-4", "mine-5", "mine-6"], ["mine-7", "other-1"],
