@@ -24,6 +24,8 @@ def run(a: argparse.Namespace) -> int:
                        f"not {a.format}")
     if a.resume is not None and a.scheduler is None:
         raise CliError("--resume: writes a --scheduler slurm|ray script for the unfinished ranks; give --scheduler")
+    if a.mix is not None and a.resume is None:
+        raise CliError("--mix: places the rows of a run for --resume; give --resume RUN_DIR")
     if a.out is not None and a.scheduler is None:
         raise CliError("--out: writes the --scheduler script; without --scheduler the commands go to stdout")
     if a.nodes is not None:
@@ -45,10 +47,11 @@ def run(a: argparse.Namespace) -> int:
     ranks = None
     if a.resume is not None:
         from planner.cli.status import rank_status
-        st = rank_status(a, m, a.format, nodes, a.resume, a.mix)
+        st = rank_status(m, a.format, nodes, a.resume, a.mix)
         ranks = st.unfinished
         if not ranks:
-            print(f"every one of the {nodes:,} ranks is complete in {a.resume}: nothing to resume")
+            from planner.text import printable
+            print(f"every one of the {nodes:,} ranks is complete in {printable(a.resume)}: nothing to resume")
             return 0
     if a.out is not None:
         check_replaceable(a.out, "--out", [a.manifest], a.force, _is_slurm_script, "a script export wrote")

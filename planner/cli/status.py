@@ -8,7 +8,7 @@ import json
 from planner.cli._common import CliError, read_manifest
 
 
-def rank_status(a: argparse.Namespace, m, fmt: str, nodes: int | None, run_dir: str, mix: str | None):
+def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None):
     """The status of RUN_DIR for manifest m (shared by `status` and `export --resume`)."""
     from planner.export import sharding
     from planner.layouts import layout_presets
@@ -31,7 +31,7 @@ def run(a: argparse.Namespace) -> int:
     from planner.text import printable
     from planner.units import fmt_bytes
     m = read_manifest(a.manifest, "--manifest")
-    st = rank_status(a, m, a.format, a.nodes, a.run_dir, a.mix)
+    st = rank_status(m, a.format, a.nodes, a.run_dir, a.mix)
     if a.json:
         print(json.dumps(st.as_dict(), indent=2))
         return 0
