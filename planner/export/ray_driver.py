@@ -146,7 +146,12 @@ def main():
             for cmd in commands(rank):
                 print(f"rank {rank} would run: " + " ".join(quote(x) for x in cmd))
         return 0
-    import ray
+    try:
+        import ray
+    except ImportError:
+        print("this driver runs on a Ray cluster: install ray where it runs (pip install 'ray[default]')",
+              file=sys.stderr)
+        return 2
     from ray.util.placement_group import placement_group, remove_placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
@@ -157,7 +162,12 @@ def main():
     names = {k for k in os.environ if k.startswith("PLANNER_")}
     names |= {x for x in os.environ.get("PLANNER_RAY_ENV", "").split(",") if x and x in os.environ}
     env = {k: os.environ[k] for k in sorted(names)}
-    ray.init(address="auto", log_to_driver=True)
+    try:
+        ray.init(address="auto", log_to_driver=True)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        print(f"no Ray cluster to connect to ({str(exc).strip().splitlines()[0][:200]}): start one (ray start "
+              "--head) or submit this driver with ray job submit", file=sys.stderr)
+        return 2
 
     @ray.remote(num_cpus=0)
     class Attempts:
