@@ -15,5 +15,8 @@ if __name__ == "__main__":
     py = ensure_env("test")
     os.chdir(ROOT)
     args = sys.argv[1:]
-    workers = [] if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args) else ["-n", "auto"]
+    # loadgroup: the tests of one real cluster (xdist_group "slurm", "ray") share one worker, so the
+    # cluster starts once
+    workers = ([] if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
+               else ["-n", "auto", "--dist", "loadgroup"])
     os.execv(str(py), [str(py), "-m", "pytest", "-q", *workers, *args])

@@ -34,3 +34,17 @@ def pytest_unconfigure(config):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_EXIT["status"])
+
+
+# The real clusters (tests/cluster.py), once per session (per xdist worker), shared by every test
+# marked slurm or ray.
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    from tests.cluster import slurm_cluster_fixture
+    yield from slurm_cluster_fixture(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    from tests.cluster import ray_cluster_fixture
+    yield from ray_cluster_fixture(tmp_path_factory)

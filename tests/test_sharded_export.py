@@ -87,9 +87,11 @@ for i in range(lo, hi + 1):
         fh.write(str(rc))
 '''
 
+# GNU df's answer to `df -k --output=avail -- DIR` (what the script asks), $STUB_DF_KB KiB free
 DF = """#!/bin/sh
-echo 'Filesystem 1024-blocks Used Available Capacity Mounted on'
-echo "/dev/x 99999999 1 $STUB_DF_KB 1% /"
+[ "$1 $2" = "-k --output=avail" ] || { echo "df stand-in: unexpected $*" >&2; exit 1; }
+echo '    Avail'
+echo "$STUB_DF_KB"
 """
 
 
@@ -331,8 +333,10 @@ def test_export_cli_writes_the_script_and_never_replaces_another_file(small, cap
 # ---------------------------------------------------------------- hostile values
 @pytest.mark.parametrize("fmt", ["speculators", "specforge", "modelopt"])
 @pytest.mark.parametrize("value", HOSTILE)
-def test_hostile_values_never_run(fmt, value, tmp_path):
+def test_hostile_values_never_run(fmt, value, tmp_path, monkeypatch):
     m = hostile_manifest(value)
+    # (its scenario does not plan, which a sharded export refuses: bytes a row, to test the quoting)
+    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout: [1000] * len(m.components))
     manifest_path = f"{value}.yaml"
     # the per-rank commands, run with stubs: every value one intact argument
     r, argvs = run_bash(slurm.rank_commands(m, fmt, 2, manifest_path), tmp_path)

@@ -6,11 +6,13 @@ import argparse
 
 from planner.cli._common import CliError, check_replaceable, read_manifest
 from planner.export.commands import EXPORT_FORMATS
+from planner.export.sharding import SCHEDULERS
 
 
 def _is_slurm_script(head: bytes) -> bool:
+    from planner.export.ray_driver import RAY_MARK
     from planner.export.slurm import SLURM_MARK
-    return head.startswith(SLURM_MARK.encode())
+    return head.startswith((SLURM_MARK.encode(), RAY_MARK.encode()))
 
 
 def run(a: argparse.Namespace) -> int:
@@ -20,6 +22,10 @@ def run(a: argparse.Namespace) -> int:
         flag = "--nodes" if a.nodes is not None else "--scheduler"
         raise CliError(f"{flag}: a multi-node export is made for {', '.join(sharding.SHARDED_FORMATS)}, "
                        f"not {a.format}")
+    if a.resume is not None and a.scheduler is None:
+        raise CliError("--resume: writes a --scheduler slurm|ray script for the unfinished ranks; give --scheduler")
+    if a.mix is not None and a.resume is None:
+        raise CliError("--mix: places the rows of a run for --resume; give --resume RUN_DIR")
     if a.out is not None and a.scheduler is None:
         raise CliError("--out: writes the --scheduler script; without --scheduler the commands go to stdout")
     if a.nodes is not None:
@@ -38,16 +44,32 @@ def run(a: argparse.Namespace) -> int:
     if a.scheduler is None:
         print(slurm.rank_commands(m, a.format, nodes, a.manifest), end="")
         return 0
+    ranks = None
+    if a.resume is not None:
+        from planner.cli.status import rank_status
+        st = rank_status(m, a.format, nodes, a.resume, a.mix)
+        ranks = st.unfinished
+        if not ranks:
+            from planner.text import printable
+            print(f"every one of the {nodes:,} ranks is complete in {printable(a.resume)}: nothing to resume")
+            return 0
     if a.out is not None:
         check_replaceable(a.out, "--out", [a.manifest], a.force, _is_slurm_script, "a script export wrote")
-    text = slurm.slurm_script(m, a.format, nodes, a.manifest)
+    if a.scheduler == "ray":
+        from planner.export.ray_driver import ray_driver
+        text = ray_driver(m, a.format, nodes, a.manifest, ranks)
+    else:
+        text = slurm.slurm_script(m, a.format, nodes, a.manifest, ranks)
     if a.out is None:
         print(text, end="")
     else:
         from planner.safe_io import atomic_write
         from planner.text import printable
         atomic_write(a.out, text, field="--out", inputs=[a.manifest])
-        print(f"{nodes:,} ranks -> {printable(a.out)}: sbatch it (add --dry-run to see each rank's commands)")
+        how = ("run it on the cluster: ray job submit --working-dir . -- python FILE" if a.scheduler == "ray"
+               else "sbatch it")
+        which = f"{len(ranks):,} of {nodes:,} ranks ({','.join(map(str, ranks))})" if ranks else f"{nodes:,} ranks"
+        print(f"{which} -> {printable(a.out)}: {how} (add --dry-run to see each rank's commands)")
     return 0
 
 
@@ -58,8 +80,10 @@ def register(sub) -> None:
     e.add_argument("--nodes", type=int, metavar="N",
                    help="capture on N nodes, one rank each (speculators, specforge, modelopt; default with "
                         "--scheduler: the manifest's extraction nodes)")
-    e.add_argument("--scheduler", choices=["slurm"],
-                   help="write an sbatch array script, one array task per rank")
+    e.add_argument("--scheduler", choices=list(SCHEDULERS),
+                   help="write an sbatch array script (one array task per rank) or a Ray driver (one task per rank)")
+    e.add_argument("--resume", metavar="RUN_DIR", help="only the ranks not complete in RUN_DIR (planner status)")
+    e.add_argument("--mix", metavar="FILE", help="with --resume for modelopt: the mix.jsonl the ranks read")
     e.add_argument("--out", metavar="FILE", help="write the --scheduler script to FILE (default: stdout); a file "
                                                  "export did not write is never replaced")
     e.add_argument("--force", action="store_true", help="replace --out even when export did not write it")

@@ -10,7 +10,7 @@ import sys
 
 from pydantic import ValidationError
 
-from planner.cli import calibrate, components, estimate, export, materialize, profile, trim
+from planner.cli import calibrate, components, estimate, export, materialize, profile, status, trim
 from planner.cli._common import ALL_FLAGS, CliError, Parser, flag_for, shown
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.export.manifest import ManifestError
@@ -30,6 +30,7 @@ def build_parser() -> Parser:
     materialize.register(sub)
     calibrate.register(sub)
     calibrate.register_watch(sub)
+    status.register(sub)
     return parser
 
 

@@ -30,7 +30,7 @@ MAX_SHARDS = 10_000
 # statistics (an estimate), a rank's rows are not an average sample, and files, directories and
 # staging take room the plan does not count.
 DISK_MARGIN = 1.25
-SCHEDULERS = ("slurm",)
+SCHEDULERS = ("slurm", "ray")
 SHARDED_FORMATS = ("speculators", "specforge", "modelopt")
 
 
@@ -99,21 +99,39 @@ def rows_by_rank(components, world: int, local_ids: set[str] | None = None) -> l
     return out
 
 
+# A rank's predicted bytes go into a shell script as integers its test compares: bounded well below
+# 2**63, where bash's arithmetic and `[` stop being exact.
+MAX_RANK_BYTES = 2**53
+
+
 def bytes_per_row(m, layout: str) -> list[float]:
     """Predicted bytes per row of each manifest component (in manifest order), planned with
-    `layout` (the pipeline's own when the manifest's is another's); the manifest's own figure,
-    spread evenly over its rows, where the plan cannot be made."""
-    rows = sum(c.rows_selected for c in m.components)
-    even = float(m.predicted.storage_bytes) / rows if rows else 0.0
+    `layout` (the pipeline's own when the manifest's is another's). A manifest the planner cannot
+    plan (a component no longer in the catalog, an edited scenario, a model built without
+    validation) is refused: its own predicted totals are the one number a sharded export must not
+    trust, since they size every rank's disk check (ManifestError, one sentence)."""
+    from planner.export.manifest import ManifestError
+    from planner.plan import plan
     try:
-        from planner.plan import plan
         s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
         per = {c.id: c.storage_bytes / c.rows for c in plan(s).components if c.rows}
-    # a manifest the plan cannot read (a component no longer in the catalog, an edited scenario, or
-    # one built without validation, whose model lacks fields): its own total
-    except (PlannerInputError, ValueError, AttributeError):
-        per = {}
-    return [per.get(c.id, even) for c in m.components]
+    except (PlannerInputError, ValueError, AttributeError, TypeError) as exc:
+        raise ManifestError(f"scenario: the planner cannot plan this manifest ({_short(exc)}); a sharded export "
+                            f"sizes each rank's disk from the plan, so it needs one that plans") from None
+    missing = [c.id for c in m.components if c.rows_selected and c.id not in per]
+    if missing:
+        raise ManifestError(f"components: {_short(missing[0])} has rows but no place in the plan of the manifest's "
+                            f"scenario; a sharded export needs the scenario that made these components")
+    out = [per.get(c.id, 0.0) for c in m.components]
+    if any(not 0 <= b * c.rows_selected <= MAX_RANK_BYTES for b, c in zip(out, m.components)):
+        raise ManifestError(f"components: predicted bytes outside 0 to {MAX_RANK_BYTES:,}")
+    return out
+
+
+def _short(value: object) -> str:
+    from planner.text import printable
+    text = printable(str(value)).replace("\n", " ")
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def rank_bytes(m, world: int, layout: str, *, expected: bool = False) -> list[float]:

@@ -206,7 +206,11 @@ SCRIPT_BODY = r'''
 set -euo pipefail
 OUT_DIR=${PLANNER_OUT_DIR:-./hidden_states}
 DATA_DIR=${PLANNER_DATA_DIR:-.}
-DRY_RUN=${PLANNER_DRY_RUN:-0}
+case ${PLANNER_DRY_RUN:-0} in
+  0|false|False|FALSE|no|No|NO) DRY_RUN=0 ;;
+  1|true|True|TRUE|yes|Yes|YES) DRY_RUN=1 ;;
+  *) echo "PLANNER_DRY_RUN=${PLANNER_DRY_RUN}: give 1/true/yes (a dry run) or 0/false/no" >&2; exit 2 ;;
+esac
 if [ "${1-}" = --dry-run ]; then DRY_RUN=1; shift; fi
 if [ "$#" -ne 0 ]; then
   echo "usage: sbatch THIS_SCRIPT [--dry-run]   (or: bash THIS_SCRIPT --dry-run)" >&2
@@ -222,22 +226,24 @@ run() {   # the command, or in a dry run what it would be
 }
 
 check_disk() {   # the free space where OUT_DIR is (or would be) against this rank's shard
-  local need=${NEED_BYTES[$RANK]} dir=$OUT_DIR line avail free
+  local need=${NEED_BYTES[$RANK]} dir=$OUT_DIR avail free
   while [ ! -d "$dir" ]; do
     case $dir in */*) dir=${dir%/*}; dir=${dir:-/} ;; *) dir=. ;; esac
   done
-  line=$(df -Pk -- "$dir" | { read -r _ || true; read -r l || true; printf '%s' "${l-}"; }) || line=
-  read -r _ _ _ avail _ <<< "$line" || true
-  case ${avail-} in
-    ''|*[!0-9]*) echo "rank $RANK: cannot read the free space of $dir from df; nothing was started" >&2; return 1 ;;
+  # GNU df's one column (a filesystem or mount point with a space in its name shifts df -P's fields)
+  avail=$(df -k --output=avail -- "$dir" 2>/dev/null | { read -r _ || true; read -r a || true; printf '%s' "${a-}"; }) || avail=
+  avail=${avail//[[:space:]]/}
+  case $avail in   # digits only, and few enough that avail x 1024 stays far below 2^63
+    ''|*[!0-9]*|??????????????*) echo "rank $RANK: cannot read the free space of $dir from df; nothing was started" >&2; return 1 ;;
   esac
-  free=$((avail * 1024))
-  if [ "$free" -lt "$need" ]; then
+  free=$((10#$avail * 1024))
+  # the check passes only when the test itself succeeds: a test that errors stops the rank
+  if [ "$free" -ge "$need" ]; then
+    echo "rank $RANK: $need bytes needed (predicted ${PREDICTED_BYTES[$RANK]} x $MARGIN), $free free in $dir"
+  else
     echo "rank $RANK: not enough disk in $dir: needs $need bytes (predicted ${PREDICTED_BYTES[$RANK]} x $MARGIN), $free free; nothing was started" >&2
     [ "$DRY_RUN" = 1 ] && echo "rank $RANK: (dry run) a real run would stop here"
     [ "$DRY_RUN" = 1 ] || return 1
-  else
-    echo "rank $RANK: $need bytes needed (predicted ${PREDICTED_BYTES[$RANK]} x $MARGIN), $free free in $dir"
   fi
 }
 
@@ -251,13 +257,14 @@ check_input() {
 
 SCRIPT_TAIL = r'''
 if [ -n "${SLURM_ARRAY_TASK_ID-}" ]; then
-  case $SLURM_ARRAY_TASK_ID in
-    ''|*[!0-9]*) echo "SLURM_ARRAY_TASK_ID=$SLURM_ARRAY_TASK_ID is not a rank" >&2; exit 2 ;;
+  case $SLURM_ARRAY_TASK_ID in   # at most 9 digits: bash's arithmetic would wrap a longer one
+    ''|*[!0-9]*|??????????*) printf 'SLURM_ARRAY_TASK_ID=%q is not a rank of this script (0 to %s)\n' "$SLURM_ARRAY_TASK_ID" "$((WORLD - 1))" >&2; exit 2 ;;
   esac
-  if [ "$((10#$SLURM_ARRAY_TASK_ID))" -ge "$WORLD" ]; then
+  if [ "$((10#$SLURM_ARRAY_TASK_ID))" -lt "$WORLD" ]; then
+    rank_main "$((10#$SLURM_ARRAY_TASK_ID))"
+  else
     echo "SLURM_ARRAY_TASK_ID=$SLURM_ARRAY_TASK_ID: this script has ranks 0 to $((WORLD - 1))" >&2; exit 2
   fi
-  rank_main "$((10#$SLURM_ARRAY_TASK_ID))"
 elif [ "$DRY_RUN" = 1 ]; then
   for ((r = 0; r < WORLD; r++)); do rank_main "$r"; done
 else
@@ -267,13 +274,16 @@ fi
 '''
 
 
-def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml") -> str:
-    """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own."""
+def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
+                 ranks: list[int] | None = None) -> str:
+    """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
+    the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
     from planner import __version__
     x = Sharded(m, fmt, world, manifest_path)
+    array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
     lines = [SLURM_MARK + f" for {fmt}, one array task per node (drafter planner {__version__})",
              f"#SBATCH --job-name=drafter-{fmt}",
-             f"#SBATCH --array=0-{world - 1}",
+             f"#SBATCH --array={array}",
              "#SBATCH --nodes=1",
              "#SBATCH --exclusive",
              f"#SBATCH --gpus-per-node={x.gpus}",
@@ -284,11 +294,13 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
              *("#   " + sh(c) for c in x.prepare()),
              "#",
              "# sbatch THIS_SCRIPT [--dry-run]; bash THIS_SCRIPT --dry-run prints every rank's commands here.",
-             "# PLANNER_OUT_DIR (default ./hidden_states) is where the hidden states go; PLANNER_DRY_RUN=1 is",
+             "# PLANNER_OUT_DIR (default ./hidden_states) is where the hidden states go; PLANNER_DRY_RUN=1 (true, yes) is",
              f"# --dry-run. Each rank first checks df on it: predicted bytes x {sharding.DISK_MARGIN} (the plan is "
              "an estimate;",
              "# files, folders and staging take room it does not count).",
              *(x.rank_comment(r) for r in range(world)),
+             *([f"# resuming: ranks {array} of {world} (the others are complete; each pipeline skips the rows "
+                "whose files exist)"] if ranks is not None else []),
              ]
     if fmt == "specforge":
         lines += ["# each rank writes its own vocab_mapping/ from its shard: train with one of them (rank 0's),",

@@ -1,0 +1,69 @@
+"""CLI: status RUN_DIR --manifest M: each rank of a sharded capture, complete, partial or missing
+against its shard (planner/runstatus.py; the file names from planner/rundir.py)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from planner.cli._common import CliError, read_manifest
+
+
+def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None):
+    """The status of RUN_DIR for manifest m (shared by `status` and `export --resume`)."""
+    from planner.export import sharding
+    from planner.layouts import layout_presets
+    from planner.runstatus import status
+    if fmt is None:
+        spec = layout_presets().get(m.scenario.layout)
+        fmt = {"specforge": "specforge", "speculators": "speculators", "modelopt": "modelopt"}.get(
+            spec.pipeline if spec is not None else "")
+        if fmt is None:
+            raise CliError(f"--format: the manifest's layout {m.scenario.layout} is not a sharded pipeline's; give "
+                           f"--format {'|'.join(sharding.SHARDED_FORMATS)}")
+    if fmt not in sharding.SHARDED_FORMATS:
+        raise CliError(f"--format: a sharded run is one of {', '.join(sharding.SHARDED_FORMATS)}, not {fmt}")
+    world = nodes if nodes is not None else m.scenario.extraction_node_count
+    sharding.check_count(world, "--nodes", "nodes")
+    return status(m, run_dir, fmt, world, mix=mix)
+
+
+def run(a: argparse.Namespace) -> int:
+    from planner.text import printable
+    from planner.units import fmt_bytes
+    m = read_manifest(a.manifest, "--manifest")
+    st = rank_status(m, a.format, a.nodes, a.run_dir, a.mix)
+    if a.json:
+        print(json.dumps(st.as_dict(), indent=2))
+        return 0
+    ranks = st.ranks
+    print(f"{printable(st.run_dir)}: {st.format} ({st.layout}), {st.world:,} ranks: "
+          f"{len(st.by_state('complete')):,} complete, {len(st.by_state('partial')):,} partial, "
+          f"{len(st.by_state('missing')):,} missing")
+    for r in ranks:
+        print(f"  rank {r.rank}: {r.state:8} {r.done:,} of {r.files:,} files ({r.rows:,} rows), "
+              f"{fmt_bytes(r.bytes_done)} of {fmt_bytes(r.bytes_predicted)} predicted")
+    if st.skipped:
+        print("  not counted: " + "; ".join(f"{n:,} {why}" for why, n in sorted(st.skipped.items())))
+    if not st.scan_complete:
+        print("  the scan stopped at its bound: the counts are a lower bound")
+    if st.unfinished:
+        print(f"resume: planner export {printable(a.manifest)} --format {st.format} --scheduler slurm|ray "
+              f"--resume {printable(st.run_dir)}   (ranks {','.join(str(r) for r in st.unfinished)})")
+    return 0
+
+
+def register(sub) -> None:
+    s = sub.add_parser("status", help="each rank of a sharded capture: complete, partial or missing")
+    s.add_argument("run_dir", metavar="RUN_DIR", help="the folder the ranks write to (PLANNER_OUT_DIR)")
+    s.add_argument("--manifest", required=True, help="the manifest the run was exported from")
+    s.add_argument("--format", choices=["speculators", "specforge", "modelopt"],
+                   help="the pipeline the run uses (default: the manifest layout's)")
+    s.add_argument("--nodes", type=int, metavar="N", help="the ranks the run was exported with (default: the "
+                                                          "manifest's extraction nodes)")
+    s.add_argument("--mix", metavar="FILE", help="the mix.jsonl the ranks read (Model-Optimizer with local "
+                                                 "components: its rows are named by their line)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run)
+
+
+__all__ = ["CliError", "rank_status", "register"]

@@ -1,0 +1,141 @@
+"""`planner status RUN_DIR --manifest M`: each rank of a sharded capture against its shard (issue 25).
+
+The files each rank should write, their names and rows, come from planner/rundir.py (the
+pipelines' naming); the scan of RUN_DIR is rundir.scan (bounded in entries and time, symlinks
+never followed out, special files, files still being written and other layouts' files skipped with
+a reason). Here: the count per rank of finished files against its expected files, so a rank is
+complete (every file), partial (some) or missing (none), with rows and bytes; and the ranks a
+resumed export runs again (export --resume RUN_DIR).
+
+A rank that runs again rewrites nothing it finished: every pipeline skips a row whose file exists
+(SpecForge scripts/prepare_hidden_states.py:548-576 and 631-655, per batch; speculators
+src/speculators/data_generation/offline.py:57-74 and 110-113; Model-Optimizer
+compute_hidden_states_hf.py:128-140). Nothing here writes or deletes in RUN_DIR.
+
+Model-Optimizer names a local component's row by its line in the source file, which the manifest
+does not know: those rows are placed by the materialized mix.jsonl the ranks read (--mix; its
+leading ids only, each line's first 4 KiB), and without it such a run is refused in one sentence.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from planner import rundir
+from planner.errors import PlannerInputError
+from planner.export import sharding
+from planner.export.slurm import Sharded
+
+MAX_MIX_LINE_PREFIX = 4096      # bytes of a mix line read for its id (the rest of the line is skipped)
+_ID = re.compile(rb'^\{"id": "([^"\\]{1,200})"')
+
+
+@dataclass
+class RankStatus:
+    rank: int
+    rows: int                   # rows of its shard
+    files: int                  # files it should write
+    done: int = 0               # of them, finished
+    bytes_done: int = 0
+    bytes_predicted: float = 0.0
+
+    @property
+    def state(self) -> str:
+        return "complete" if self.done >= self.files else ("missing" if self.done == 0 else "partial")
+
+    def as_dict(self) -> dict:
+        return {"rank": self.rank, "state": self.state, "rows": self.rows, "files": self.files,
+                "files_done": self.done, "bytes_done": self.bytes_done,
+                "bytes_predicted": int(self.bytes_predicted)}
+
+
+@dataclass
+class RunStatus:
+    run_dir: str
+    format: str
+    layout: str
+    world: int
+    ranks: list[RankStatus]
+    skipped: Counter = field(default_factory=Counter)
+    examples: list[tuple[str, str]] = field(default_factory=list)
+    scan_complete: bool = True
+
+    def by_state(self, state: str) -> list[int]:
+        return [r.rank for r in self.ranks if r.state == state]
+
+    @property
+    def unfinished(self) -> list[int]:
+        return [r.rank for r in self.ranks if r.state != "complete"]
+
+    def as_dict(self) -> dict:
+        return {"run_dir": self.run_dir, "format": self.format, "layout": self.layout, "world": self.world,
+                "complete": self.by_state("complete"), "partial": self.by_state("partial"),
+                "missing": self.by_state("missing"), "ranks": [r.as_dict() for r in self.ranks],
+                "skipped": dict(self.skipped), "scan_complete": self.scan_complete}
+
+
+def _mix_positions(path: str) -> dict[str, int]:
+    """{row id: position} from the materialized mix the ranks read (each line's leading id only)."""
+    from planner.safe_io import open_binary
+    out: dict[str, int] = {}
+    with open_binary(path, "--mix") as fh:
+        pos = 0
+        while True:
+            head = fh.readline(MAX_MIX_LINE_PREFIX)
+            if not head:
+                break
+            line = head
+            while not line.endswith(b"\n"):          # skip the rest of a long line, in bounded pieces
+                line = fh.readline(1 << 20)
+                if not line:
+                    break
+            if not head.strip():
+                continue
+            mt = _ID.match(head)
+            if mt is None:
+                raise PlannerInputError("--mix", path, f"a mix.jsonl `planner materialize` wrote (line {pos + 1} "
+                                                       "does not start with its id)")
+            out[mt.group(1).decode("utf-8", "replace")] = pos
+            pos += 1
+    return out
+
+
+def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
+           min_age: float = rundir.MIN_AGE_SECONDS, max_entries: int = rundir.MAX_ENTRIES,
+           max_seconds: float = rundir.MAX_SECONDS) -> RunStatus:
+    if mix is None and fmt == "modelopt" and any(c.local_path and c.rows_selected for c in m.components):
+        raise PlannerInputError("--mix", None, "the mix.jsonl the ranks read: Model-Optimizer names a local "
+                                "component's row by its line in the source file, which only the mix places")
+    x = Sharded(m, fmt, world, "")
+    dp = x.gpus if fmt == "specforge" else 1          # the export's torchrun --nproc_per_node
+    names = rundir.naming(m, x.spec.id, world=world, dp=dp)
+    ranks = [RankStatus(r, b - a, 0) for r, (a, b) in
+             enumerate(sharding.block(x.total_rows(), world, r) for r in range(world))]
+    for e in names.expected():                        # lazy: one pass, counts only
+        ranks[e.rank].files += 1
+        ranks[e.rank].bytes_predicted += e.predicted_bytes
+    scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), min_age=min_age,
+                       max_entries=max_entries, max_seconds=max_seconds)
+    positions = _mix_positions(mix) if mix else None
+    for f in scan.found.values():
+        e = f.expected
+        if e.kind not in ("row", "shard"):
+            continue
+        rank = e.rank
+        if e.positions is None and e.component is not None and positions is not None:   # Model-Optimizer, local
+            pos = positions.get(f.path[:-len(".pt")])
+            if pos is None:
+                scan.skip(f.path, rundir.NOT_IN_MANIFEST)
+                continue
+            rank = sharding.Ranks(x.total_rows(), world).of(pos) if world > 1 else 0
+        ranks[rank].done += 1
+        ranks[rank].bytes_done += f.size
+    out = RunStatus(run_dir, fmt, x.spec.id, world, ranks, scan.skipped_counts, scan.skipped, scan.complete)
+    n_other = scan.skipped_counts[rundir.NOT_IN_MANIFEST]
+    if n_other and not any(r.done for r in ranks):
+        example = next(p for p, why in scan.skipped if why == rundir.NOT_IN_MANIFEST)
+        raise PlannerInputError("RUN_DIR", run_dir, f"a run of this manifest: {n_other:,} of its files name rows the "
+                                f"manifest does not have over {world:,} ranks (e.g. {example}); give the manifest "
+                                "and --nodes the run was exported with")
+    return out
