@@ -79,6 +79,8 @@ def decode(text: str) -> Scenario:
         return Scenario.model_validate(migrate_link(obj, version))
     except ValidationError as exc:
         raise ShareError(describe_validation_error(exc, prefix="scenario"))
+    except VersionError as exc:   # a field an old version's migration reads, refused before it computes
+        raise ShareError(str(exc))
     except RecursionError:
         raise ShareError("the link's scenario is nested too deeply")
 
@@ -118,6 +120,8 @@ def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
             return Scenario.model_validate(migrate_link(d, version))
         except ValidationError as exc:
             raise ShareError(f"{where}: " + describe_validation_error(exc, prefix="scenario"))
+        except VersionError as exc:
+            raise ShareError(f"{where}: {exc}")
         except RecursionError:
             raise ShareError(f"{where} is nested too deeply")
     saved = {}

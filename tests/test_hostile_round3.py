@@ -1,0 +1,173 @@
+"""Issue 21, third-party files third round: each class refused in one line (or its documented
+fallback), nothing written or replaced, memory and time bounded (subprocesses under RLIMIT_AS and a
+timeout where a bound is the point)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from planner.catalog.profile import profile_file
+from planner.cli.main import main
+from planner.export.manifest import build_manifest, dump_manifest
+from planner.scenario import Scenario
+
+from tests.helpers import ROOT
+
+resource = pytest.importorskip("resource")
+LIMIT = 2**30
+
+
+def _limited():
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+def limited_cli(*args, home, timeout=60, env=None, **kw):
+    """The CLI in a subprocess under a 1 GiB address-space limit and a timeout."""
+    full = dict(os.environ, PLANNER_HOME=str(home), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=full, preexec_fn=_limited, timeout=timeout, **kw)
+
+
+def one_line(err: str, *needles: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("planner: error: "), err[-800:]
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+def refused_in_process(capsys, *args, needles=()):
+    code = main(list(args))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    return one_line(err, *needles)
+
+
+def snapshot(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and "home" not in p.parts}
+
+
+# ---------------------------------------------------------------- materialize never overwrites user data
+@pytest.fixture()
+def mixdir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"instruction": f"q {i}", "output": f"a {i}"}) + "\n" for i in range(6)))
+    profile_file(data, "mine")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(dump_manifest(build_manifest(Scenario(mix=[{"id": "mine", "rows": 4, "selection": "first"}]))))
+    return tmp_path, manifest
+
+
+def test_a_users_sharegpt_file_is_not_replaced(mixdir, capsys):
+    # the standard ShareGPT row {"id", "conversations"} was taken for one materialize wrote
+    folder, manifest = mixdir
+    user = folder / "sharegpt.jsonl"
+    user.write_text("".join(json.dumps({"id": f"r{i}", "conversations": [{"from": "human", "value": "hi"},
+                                                                         {"from": "gpt", "value": "yo"}]}) + "\n"
+                            for i in range(3)))
+    before = snapshot(folder)
+    refused_in_process(capsys, "materialize", str(manifest), "--out", str(user), needles=("--out", "materialized_by"))
+    assert snapshot(folder) == before
+    # its own output carries the mark on every row and is replaced without --force
+    out = folder / "mix.jsonl"
+    assert main(["materialize", str(manifest), "--out", str(out)]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 4 and all(r["materialized_by"] == "drafter-planner" for r in rows)
+    assert main(["materialize", str(manifest), "--out", str(out)]) == 0
+
+
+@pytest.mark.parametrize("spelling", ["directory", "glob"])
+def test_shards_never_overwrite_the_shards_they_read(mixdir, capsys, spelling):
+    # shards materialize wrote (so marked), profiled as a directory or a glob: the next --shards run
+    # whose outputs are those very files is refused, every file of the input counting as an input
+    folder, manifest = mixdir
+    shards = folder / "shards"
+    shards.mkdir()
+    assert main(["materialize", str(manifest), "--out", str(shards / "mix.jsonl"), "--shards", "2"]) == 0
+    source = str(shards) if spelling == "directory" else str(shards / "mix-*.jsonl")
+    profile_file(source, "again")
+    m2 = folder / "m2.yaml"
+    m2.write_text(dump_manifest(build_manifest(Scenario(mix=[{"id": "again", "rows": 4, "selection": "first"}]))))
+    capsys.readouterr()
+    before = snapshot(folder)
+    refused_in_process(capsys, "materialize", str(m2), "--out", str(shards / "mix.jsonl"), "--shards", "2",
+                       needles=("--out", "also an input"))
+    assert snapshot(folder) == before
+
+
+def test_sigterm_leaves_no_temp_file(mixdir):
+    # scancel / timeout / systemd send SIGTERM: the temp file beside --out is removed on the way out
+    folder, manifest = mixdir
+    big = folder / "big.jsonl"           # ~40 MB read twice: long enough to be caught mid-way
+    row = (json.dumps({"instruction": "q" * 200, "output": "a" * 200}) + "\n").encode()
+    big.write_bytes(row * 100_000)
+    out = folder / "out" / "mix.jsonl"
+    out.parent.mkdir()
+    p = subprocess.Popen([sys.executable, "-m", "planner", "materialize", str(manifest), "--out", str(out),
+                          "--local", f"mine={big}"], env=dict(os.environ), cwd=ROOT, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 30
+    while not any(f.name.endswith(".tmp") for f in out.parent.iterdir()):
+        assert p.poll() is None and time.monotonic() < deadline, "no temp file seen"
+        time.sleep(0.005)
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=30)[1]
+    assert p.returncode == 143, err[-500:]
+    assert list(out.parent.iterdir()) == []
+
+
+# ---------------------------------------------------------------- old links and manifests
+def _link(version: str, obj) -> str:
+    import base64
+    import zlib
+    raw = json.dumps(obj, separators=(",", ":")).encode()
+    return f"{version}." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+OLD_LINKS = {
+    # a v2 link of ~75 characters whose custom model has 10^8 layers: dflash_layers would build them all
+    "layers": _link("v2", {"model": "custom", "custom_model": {"num_layers": 10**8}, "layout": "speculators-dflash"}),
+    "layer_count_text": _link("v2", {"layout": "speculators-dflash", "layer_count": "abc"}),
+    "layer_count_float": _link("v2", {"layout": "speculators-dflash", "layer_count": 2.5}),
+    "model_list": _link("v2", {"model": [], "layout": "speculators-dflash"}),
+    "gpu_list": _link("v3", {"extraction_gpu": [], "throughput": {"mode": "calibrated"}}),
+    "gpus_4000_digits": _link("v4", {"extraction_gpus": int("9" * 4000)}),
+    "superscript_version": "v\u00b2." + _link("v2", {}).partition(".")[2],
+}
+
+
+def test_old_links_are_refused_in_one_message_within_memory_and_time(tmp_path):
+    # every hostile old link decodes to one ShareError in a subprocess held to 1 GiB and 60 s
+    # (today: TypeError / ValueError / OverflowError escape, and the 10^8-layer link eats memory)
+    code = ("import json, sys\nfrom planner.export.share import ShareError, decode\nout = {}\n"
+            "for k, v in json.loads(sys.stdin.read()).items():\n"
+            "    try:\n        decode(v); out[k] = 'accepted'\n"
+            "    except ShareError as e:\n        out[k] = 'refused: ' + str(e)\n"
+            "    except BaseException as e:\n        out[k] = 'crash: ' + type(e).__name__\n"
+            "print(json.dumps(out))\n")
+    r = subprocess.run([sys.executable, "-c", code], input=json.dumps(OLD_LINKS), capture_output=True, text=True,
+                       cwd=ROOT, env=dict(os.environ, PLANNER_HOME=str(tmp_path)), preexec_fn=_limited, timeout=60)
+    assert r.returncode == 0, r.stderr[-800:]
+    got = json.loads(r.stdout)
+    for k, v in got.items():
+        assert v.startswith("refused: ") and "\n" not in v, (k, v)
+    assert "num_layers" in got["layers"] and "1024" in got["layers"]
+    assert "layer_count" in got["layer_count_text"] and "layer_count" in got["layer_count_float"]
+    assert "scenario.model" in got["model_list"] and "extraction_gpu" in got["gpu_list"]
+
+
+def test_an_old_manifest_with_a_bad_field_is_one_line(mixdir, capsys):
+    import yaml
+    folder, manifest = mixdir
+    obj = yaml.safe_load(manifest.read_text())
+    obj["schema_version"] = 2
+    obj["scenario"].update(layout="speculators-dflash", layers=None, layer_count="abc")
+    bad = folder / "old.yaml"
+    bad.write_text(yaml.safe_dump(obj))
+    refused_in_process(capsys, "estimate", "--manifest", str(bad), needles=("layer_count", "'abc'"))
