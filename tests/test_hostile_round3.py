@@ -171,3 +171,35 @@ def test_an_old_manifest_with_a_bad_field_is_one_line(mixdir, capsys):
     bad = folder / "old.yaml"
     bad.write_text(yaml.safe_dump(obj))
     refused_in_process(capsys, "estimate", "--manifest", str(bad), needles=("layer_count", "'abc'"))
+
+
+# ---------------------------------------------------------------- argument injection into exported commands
+def _custom_manifest(folder, hf_id):
+    import yaml
+    from planner.specs import model_presets
+    spec = next(iter(model_presets().values()))
+    custom = spec.model_dump(mode="json") | {"id": "custom", "name": "mine", "hf_id": "org/model"}
+    m = build_manifest(Scenario(model="custom", custom_model=custom, mix=[{"id": "openorca", "rows": 100}]))
+    obj = yaml.safe_load(dump_manifest(m))
+    obj["scenario"]["custom_model"]["hf_id"] = hf_id
+    path = folder / "custom.yaml"
+    path.write_text(yaml.safe_dump(obj, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["speculators", "specforge", "modelopt", "nemo-automodel", "slurm"])
+def test_a_flag_as_the_model_path_is_refused(tmp_path, capsys, monkeypatch, fmt):
+    # quoting stops shell injection, not argument injection: "--trust-remote-code" passed the local
+    # path rule and landed bare where --model's value belongs
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    path = _custom_manifest(tmp_path, "--trust-remote-code")
+    before = snapshot(tmp_path)
+    how = ["--format", "speculators", "--scheduler", "slurm", "--out", str(tmp_path / "job.sh")] if fmt == "slurm" \
+        else ["--format", fmt]
+    refused_in_process(capsys, "export", str(path), *how, needles=("hf_id", "--trust-remote-code"))
+    assert snapshot(tmp_path) == before
+    # a local path is still a path: written with ./ it is accepted and lands as a value
+    ok = _custom_manifest(tmp_path, "./-models/mine")
+    assert main(["export", str(ok), *how]) == 0
+    text = (tmp_path / "job.sh").read_text() if fmt == "slurm" else capsys.readouterr().out
+    assert "./-models/mine" in text
