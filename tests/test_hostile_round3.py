@@ -203,3 +203,63 @@ def test_a_flag_as_the_model_path_is_refused(tmp_path, capsys, monkeypatch, fmt)
     assert main(["export", str(ok), *how]) == 0
     text = (tmp_path / "job.sh").read_text() if fmt == "slurm" else capsys.readouterr().out
     assert "./-models/mine" in text
+
+
+# ---------------------------------------------------------------- chat templates and huge lines
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}")
+TEMPLATES = {
+    # two nested range(100000): 10^10 iterations with no output
+    "time": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}" + CHATML,
+    # 10^8 characters: HF tokenizers aborted the process (SIGABRT) on it
+    "output": "{{ 'x' * 10**8 }}" + CHATML,
+    # a list doubled 40 times
+    "memory": "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}"
+              + CHATML,
+    # renders, but drops the contents: the cause is named, not "refused their roles"
+    "drops": "{% for m in messages %}<|im_start|>{{ m['role'] }}<|im_end|>\n{% endfor %}",
+    "fails": "{{ messages[0]['content'] | int(1, 2, 3, 4) }}" + CHATML,
+    # a gigabyte string: over the renderer's memory limit
+    "gigabyte": "{{ 'x' * 10**9 }}" + CHATML,
+}
+WHY = {"time": "over 1.5 s", "output": "character budget", "memory": "memory limit", "drops": "leaves out",
+       "fails": "failed to render (TypeError", "gigabyte": "memory limit"}
+
+
+@pytest.mark.parametrize("kind", list(TEMPLATES))
+def test_a_hostile_chat_template_is_bounded_and_named(tmp_path, kind):
+    from tests.test_profile_sampled import _word_tokenizer
+    tok = _word_tokenizer(tmp_path / "tk", {"chat_template": TEMPLATES[kind]})
+    data = tmp_path / "c.jsonl"
+    data.write_text(json.dumps({"conversations": [{"from": "human", "value": "alpha beta"},
+                                                  {"from": "gpt", "value": "gamma"}]}) + "\n")
+    start = time.monotonic()
+    r = limited_cli("profile", str(data), "--name", "t", "--tokenizer", tok, home=tmp_path / "home", timeout=60,
+                    env={"PLANNER_TEMPLATE_SECONDS": "1.5" if kind == "time" else "20",
+                         "PLANNER_TEMPLATE_MEMORY_MB": "512" if kind == "output" else "256"})
+    assert time.monotonic() - start < 30
+    assert r.returncode == 0, r.stderr[-800:]          # the documented fallback: the flat estimate, named
+    assert WHY[kind] in r.stdout, r.stdout
+    if "compiling" not in r.stdout:   # a bound hit while compiling is named in the template's label instead
+        line = next(x for x in r.stdout.splitlines() if "counted with the 4-token estimate" in x)
+        assert line.startswith("1 conversation(s)") and WHY[kind] in line, r.stdout
+    # contents 2 + 1 words, and the flat 4 tokens a message
+    assert "mean 11 tokens" in r.stdout, r.stdout
+
+
+def test_huge_lines_with_a_real_tokenizer_are_counted_in_bounded_batches(tmp_path):
+    # four lines of 2 MiB: one encode_batch of them needed over 640 MiB and aborted (Rust alloc
+    # error); a call now takes at most PLANNER_TOKENIZE_CHARS characters
+    from tests.test_profile_sampled import _word_tokenizer
+    tok = _word_tokenizer(tmp_path / "tk", None)
+    words = 2**21 // 11
+    data = tmp_path / "huge.jsonl"
+    data.write_text((json.dumps({"instruction": "alpha beta " * words, "output": "gamma"}) + "\n") * 4)
+    env = dict(os.environ, PLANNER_HOME=str(tmp_path / "home"), PLANNER_TOKENIZE_CHARS=str(2**20))
+
+    def confined():
+        resource.setrlimit(resource.RLIMIT_AS, (640 * 2**20, 640 * 2**20))
+    r = subprocess.run([sys.executable, "-m", "planner", "profile", str(data), "--name", "huge", "--tokenizer", tok],
+                       capture_output=True, text=True, cwd=ROOT, env=env, preexec_fn=confined, timeout=60)
+    assert r.returncode == 0, r.stderr[-500:]
+    # one token a word, cut only at spaces: 2 x 190,650 words + "gamma" + 4 template tokens x 2 messages
+    assert f"mean {2 * words + 1 + 8:,} tokens" in r.stdout, r.stdout
