@@ -218,11 +218,14 @@ TEMPLATES = {
     # renders, but drops the contents: the cause is named, not "refused their roles"
     "drops": "{% for m in messages %}<|im_start|>{{ m['role'] }}<|im_end|>\n{% endfor %}",
     "fails": "{{ messages[0]['content'] | int(1, 2, 3, 4) }}" + CHATML,
+    # 5,000 words of its own a message: within the output budget, but not the data's tokens
+    "inflates": "{% for m in messages %}{{ 'alpha ' * 5000 }}{% endfor %}" + CHATML,
     # a gigabyte string: over the renderer's memory limit
     "gigabyte": "{{ 'x' * 10**9 }}" + CHATML,
 }
 WHY = {"time": "over 1.5 s", "output": "character budget", "memory": "memory limit", "drops": "leaves out",
-       "fails": "failed to render (TypeError", "gigabyte": "memory limit"}
+       "fails": "failed to render (TypeError", "gigabyte": "memory limit",
+       "inflates": "adds 5,003 tokens of its own to one message"}
 
 
 @pytest.mark.parametrize("kind", list(TEMPLATES))

@@ -57,6 +57,10 @@ MAX_SEED = 2**63 - 1
 PARALLEL_MIN_BYTES = 32 * 2**20         # a full scan smaller than this runs in this process (a pool costs ~1 s)
 PARALLEL_MIN_ROWS = 20_000              # likewise a sample with fewer rows
 MAX_TEMPLATE_ROLES = 256                # longer conversations fall back to the flat estimate
+# Template tokens one message may add (its own text around the content: specials, role, a default
+# system prompt). A real template adds a few, a default system prompt a few hundred; more is a
+# template counting its own output as data (a 7-token conversation counted as 100,007).
+MAX_TEMPLATE_TOKENS_PER_MESSAGE = 4096
 TEMPLATE_CACHE = 4096                   # role sequences whose rendered template tokens are kept
 ESTIMATE_LABEL = f"estimate: {CHAT_TEMPLATE_TOKENS_PER_MESSAGE} tokens per message"
 MARK = "\ue000{}\ue001"                  # stands in for a message's content while a template renders
@@ -229,7 +233,11 @@ class JinjaTemplate(FlatTemplate):
             if [int(x) for x in MARK_RE.findall(text)] != list(range(i + 1)):
                 return "the chat template leaves out or repeats a message's content"
             through.append(sum(self.counter.count([p for p in MARK_RE.split(text)[::2] if p])))
-        return [through[0]] + [b - a for a, b in zip(through, through[1:])]
+        added = [through[0]] + [b - a for a, b in zip(through, through[1:])]
+        if max(added) > MAX_TEMPLATE_TOKENS_PER_MESSAGE:
+            return (f"the chat template adds {max(added):,} tokens of its own to one message (over "
+                    f"{MAX_TEMPLATE_TOKENS_PER_MESSAGE:,}: its output is not counted as the data's)")
+        return added
 
 
 def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
