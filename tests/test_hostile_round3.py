@@ -266,3 +266,45 @@ def test_huge_lines_with_a_real_tokenizer_are_counted_in_bounded_batches(tmp_pat
     assert r.returncode == 0, r.stderr[-500:]
     # one token a word, cut only at spaces: 2 x 190,650 words + "gamma" + 4 template tokens x 2 messages
     assert f"mean {2 * words + 1 + 8:,} tokens" in r.stdout, r.stdout
+
+
+# ---------------------------------------------------------------- Parquet decompression bombs
+def _bomb(path, nested: bool, rows: int = 3000):
+    """~1 KB of Parquet holding `rows` x 1 MB of text (one dictionary entry, referenced by every row)."""
+    import numpy as np
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    k = 2 * rows if nested else rows
+    big = pa.DictionaryArray.from_arrays(pa.array(np.zeros(k, dtype="int32")), pa.array(["x" * 10**6]))
+    if nested:
+        turns = pa.StructArray.from_arrays([pa.array(["human", "gpt"] * rows), big], names=["from", "value"])
+        table = pa.table({"conversations": pa.ListArray.from_arrays(
+            pa.array(np.arange(0, k + 1, 2, dtype="int32")), turns)})
+    else:
+        table = pa.table({"instruction": big, "output": pa.array(["a"] * rows)})
+    pq.write_table(table, path, compression="zstd")
+    assert path.stat().st_size < 2000
+    return path
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "sharegpt"])
+@pytest.mark.parametrize("sample", [False, True], ids=["scan", "sample"])
+def test_a_parquet_bomb_is_refused_in_one_line(tmp_path, nested, sample):
+    # 1 KB that expands to 3 GB of text: refused in one line within 1 GiB, nothing registered
+    bomb = _bomb(tmp_path / "bomb.parquet", nested)
+    r = limited_cli("profile", str(bomb), "--name", "bomb", *(["--sample", "100"] if sample else []),
+                    home=tmp_path / "home", timeout=60)
+    assert r.returncode == 2, r.stderr[-800:]
+    one_line(r.stderr.split("\r")[-1].split("\n", 1)[-1] if "\r" in r.stderr else r.stderr,
+             "bomb.parquet", "compression bomb")
+    assert not (tmp_path / "home" / "user_catalog.json").exists()
+
+
+def test_a_parquet_file_within_the_cap_still_profiles(tmp_path):
+    # the cap is on expansion, not on Parquet: 30 rows x 1 MB in ~1 KB pass once the floor allows them
+    bomb = _bomb(tmp_path / "ok.parquet", False, rows=30)
+    r = subprocess.run([sys.executable, "-m", "planner", "profile", str(bomb), "--name", "ok"], capture_output=True,
+                       text=True, cwd=ROOT, timeout=60, env=dict(os.environ, PLANNER_HOME=str(tmp_path / "home"),
+                                                                 PLANNER_MIN_EXPANDED_CHARS=str(40 * 10**6)))
+    assert r.returncode == 0, r.stderr[-800:]
+    assert "ok: 30 conversations" in r.stdout

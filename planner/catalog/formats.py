@@ -38,6 +38,16 @@ SURROGATE = re.compile(r"[\ud800-\udfff]")
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 MAX_DATASET_FILES = 100_000       # files of one dataset (a directory or a glob); more is refused
 GLOB_CHARS = re.compile(r"[*?[]")
+# What a JSON/Parquet file may expand to: Parquet's dictionary and run-length encodings under zstd
+# turn 1.5 KB into 3 GB of text. Rows are fetched from DuckDB in batches of about FETCH_CHARS
+# characters, a row over MAX_LINE_BYTES characters is a bad row (as a JSONL line is), and a file
+# whose text passes max(MIN_EXPANDED_CHARS, EXPANSION_RATIO x its bytes) is refused (real text
+# compresses 3-10x). DuckDB itself works within DUCKDB_MEMORY. PLANNER_MIN_EXPANDED_CHARS overrides
+# the floor (tests).
+FETCH_CHARS = 2**26
+EXPANSION_RATIO = 100
+MIN_EXPANDED_CHARS = int(os.environ.get("PLANNER_MIN_EXPANDED_CHARS") or 2**28)
+DUCKDB_MEMORY = "1GB"
 DUCKDB_READERS = {"parquet": "read_parquet(?{union})",
                   "json": "read_json(?, format='array', maximum_object_size=67108864{union})"}
 
@@ -354,7 +364,7 @@ def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> It
             rows = _iter_jsonl(f, progress and part, hasher, field)
         else:
             _hash_file(f, hasher, field)
-            rows = _iter_duckdb(f, ds.kind, progress and part)
+            rows = _iter_duckdb(f, ds.kind, progress and part, field)
         n = 0
         for n, raw in rows:
             if raw is not None:
@@ -429,26 +439,99 @@ def _reader(kind: str, several: bool) -> str:
     return DUCKDB_READERS[kind].format(union=", union_by_name=true" if several else "")
 
 
-def _iter_duckdb(path: Path, kind: str, progress) -> Iterator[tuple[int, Raw]]:
+def _text_chars(value) -> int:
+    """Characters of text a row holds (its strings, nested ones too; 8 for any other value)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(k) + _text_chars(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(_text_chars(v) for v in value)
+    return 8
+
+
+def _connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+    con.execute("SET enable_progress_bar = false")   # the CLI draws its own
+    return con
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _size_sql(expr: str, t, depth: int = 0) -> str:
+    """SQL for the characters of text in `expr` of DuckDB type `t`, computed on the encoded column
+    (strlen of a dictionary-encoded string does not expand it)."""
+    kind = t.id
+    if kind == "varchar":
+        return f"coalesce(strlen({expr}), 0)"
+    if kind == "struct":
+        parts = [_size_sql(f"struct_extract({expr}, '{name.replace(chr(39), chr(39) * 2)}')", ct, depth + 1)
+                 for name, ct in t.children]
+        return "(" + " + ".join(parts) + ")" if parts else "0"
+    if kind == "list":
+        x = f"x{depth}"
+        return f"coalesce(list_sum(list_transform({expr}, lambda {x}: {_size_sql(x, t.children[0][1], depth + 1)})), 0)"
+    if kind in ("map", "union", "json"):
+        return f"coalesce(strlen(CAST({expr} AS VARCHAR)), 0)"
+    return "8"
+
+
+def _check_expansion(con, reader: str, arg, files: list[Path], field: str) -> None:
+    """Refuse files whose text would pass the expansion cap, before any row is materialized."""
+    rel = con.sql(f"SELECT * FROM {reader} LIMIT 0", params=[arg])
+    expr = " + ".join(_size_sql(_quoted(name), t) for name, t in zip(rel.columns, rel.types)) or "0"
+    size = sum(os.stat(f).st_size for f in files)
+    cap = max(MIN_EXPANDED_CHARS, EXPANSION_RATIO * size)
+    shown = str(files[0]) if len(files) == 1 else f"{files[0].parent}/..."
+    try:
+        total = con.execute(f"SELECT coalesce(sum({expr}), 0) FROM {reader}", [arg]).fetchall()[0][0]
+    except duckdb.OutOfMemoryException:
+        raise PlannerInputError(field, shown, f"reading it needs more memory than the {DUCKDB_MEMORY} it may use "
+                                              "(a compression bomb?)")
+    if total > cap:
+        raise PlannerInputError(field, shown, f"its {size:,} bytes expand to {int(total):,} characters of text (a "
+                                              f"compression bomb?); at most {EXPANSION_RATIO}x its size or "
+                                              f"{MIN_EXPANDED_CHARS:,} characters are read")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).replace("\\n", "\n").strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _stream(con, query: str, arg) -> Iterator[tuple[dict | None, str | None]]:
+    """(row, None) or (None, why it is a bad row) for every row, streamed in Arrow batches of 256
+    rows (DuckDB's execute() would hold the whole result)."""
+    for batch in con.sql(query, params=[arg]).to_arrow_reader(256):
+        for row in batch.to_pylist():
+            yield ((None, f"row longer than {MAX_LINE_BYTES // 2**20} MiB of text")
+                   if _text_chars(row) > MAX_LINE_BYTES else (row, None))
+
+
+def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterator[tuple[int, Raw]]:
+    con = _connect()
     try:
         reader = _reader(kind, False)
         try:
-            total = con.execute(f"SELECT count(*) FROM {reader}", [str(path)]).fetchone()[0]
-            rel = con.execute(f"SELECT * FROM {reader}", [str(path)])
+            total = con.execute(f"SELECT count(*) FROM {reader}", [str(path)]).fetchall()[0][0]
+            _check_expansion(con, reader, str(path), [path], field)
+            rows = _stream(con, f"SELECT * FROM {reader}", str(path))
         except duckdb.Error as exc:
             raise RecordError(f"{path.name}: cannot be read as {kind}: {str(exc).splitlines()[0]}")
-        cols = [d[0] for d in rel.description]
         n = 0
-        while True:
-            rows = rel.fetchmany(5000)
-            if not rows:
-                break
-            for row in rows:
+        try:
+            for row, error in rows:
                 n += 1
-                yield n, Raw(n, dict(zip(cols, row)), None, None, n)
-            if progress:
-                progress(n / max(total, 1))
+                yield n, Raw(n, row, error, None, n)
+                if progress and n % 5000 == 0:
+                    progress(n / max(total, 1))
+        except (duckdb.Error, OSError, MemoryError) as exc:   # Arrow's stream reports DuckDB's errors as OSError
+            raise RecordError(f"{path.name}: cannot be read as {kind}: {_first_line(exc)}")
+        if progress:
+            progress(1.0)
     finally:
         con.close()
 
@@ -459,7 +542,7 @@ def sample_duckdb(ds: Dataset, k: int, seed: int, hasher=None, field: str = "PAT
     the files' metadata). Rows are numbered in sample order. `hasher` sees every byte of every file,
     in a thread of its own while DuckDB samples (both release the GIL)."""
     with _hashing(ds, hasher, field):
-        return _sample_rows(ds, k, seed)
+        return _sample_rows(ds, k, seed, field)
 
 
 @contextlib.contextmanager
@@ -484,24 +567,20 @@ def _hashing(ds: Dataset, hasher, field: str):
         raise failed[0]
 
 
-def _sample_rows(ds: Dataset, k: int, seed: int) -> tuple[list[Raw], int]:
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")   # the CLI draws its own
+def _sample_rows(ds: Dataset, k: int, seed: int, field: str = "PATH") -> tuple[list[Raw], int]:
+    con = _connect()
     files = [str(f) for f in ds.files] if ds.several else str(ds.files[0])
     reader = _reader(ds.kind, ds.several)
     try:
         try:
-            total = con.execute(f"SELECT count(*) FROM {reader}", [files]).fetchone()[0]
-            rel = con.execute(f"SELECT * FROM {reader} USING SAMPLE reservoir({int(k)} ROWS) "
-                              f"REPEATABLE ({int(seed)})", [files])
-        except duckdb.Error as exc:
+            total = con.execute(f"SELECT count(*) FROM {reader}", [files]).fetchall()[0][0]
+            _check_expansion(con, reader, files, list(ds.files), field)
+            rows = list(_stream(con, f"SELECT * FROM {reader} USING SAMPLE reservoir({int(k)} ROWS) "
+                                     f"REPEATABLE ({int(seed)})", files))
+        except (duckdb.Error, OSError, MemoryError) as exc:
             raise RecordError(f"{ds.files[0].name if not ds.several else ds.path}: cannot be read as {ds.kind}: "
-                              f"{str(exc).splitlines()[0]}")
-        cols = [d[0] for d in rel.description]
-        out = []
-        while rows := rel.fetchmany(5000):
-            for row in rows:
-                out.append(Raw(len(out) + 1, dict(zip(cols, row)), None, None, len(out) + 1))
+                              f"{_first_line(exc)}")
+        out = [Raw(i, row, error, None, i) for i, (row, error) in enumerate(rows, start=1)]
     finally:
         con.close()
     return out, int(total)
