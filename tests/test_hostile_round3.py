@@ -308,3 +308,23 @@ def test_a_parquet_file_within_the_cap_still_profiles(tmp_path):
                                                                  PLANNER_MIN_EXPANDED_CHARS=str(40 * 10**6)))
     assert r.returncode == 0, r.stderr[-800:]
     assert "ok: 30 conversations" in r.stdout
+
+
+# ---------------------------------------------------------------- a c= link whose pinned scenario cannot be planned
+def test_a_link_pinning_an_unplannable_scenario_warns_once_and_does_not_pin(tmp_path, monkeypatch):
+    # someone pinned a scenario with their own upload and shared the link: here that id is unknown
+    from streamlit.testing.v1 import AppTest
+    from planner.export.share import encode, encode_set
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    theirs = Scenario(mix=[{"id": "their-upload", "rows": 10}])
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    app.query_params["s"] = encode(Scenario())
+    app.query_params["c"] = encode_set(theirs, {"theirs": theirs, "two gpus": Scenario(extraction_gpus=2)})
+    app.run()
+    assert not app.exception, app.exception
+    warnings = [w.value for w in app.warning if "cannot be planned here" in w.value]
+    assert len(warnings) == 1 and "the pinned scenario" in warnings[0] and "their\\-upload" in warnings[0]
+    assert "_pinned" not in app.session_state or app.session_state["_pinned"] is None
+    assert list(app.session_state["_saved"]) == ["two gpus"]
+    app.run()                                 # the next run is a normal page, without the warning
+    assert not app.exception and not [w for w in app.warning if "cannot be planned here" in w.value]
