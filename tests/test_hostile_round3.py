@@ -328,3 +328,31 @@ def test_a_link_pinning_an_unplannable_scenario_warns_once_and_does_not_pin(tmp_
     assert list(app.session_state["_saved"]) == ["two gpus"]
     app.run()                                 # the next run is a normal page, without the warning
     assert not app.exception and not [w for w in app.warning if "cannot be planned here" in w.value]
+
+
+# ---------------------------------------------------------------- dataset directories and records
+def test_links_and_loops_count_each_file_once_and_subdirectories_are_skipped(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "a.jsonl").write_text("".join(json.dumps({"instruction": f"q{i}", "output": "a"}) + "\n" for i in range(3)))
+    os.symlink(d / "a.jsonl", d / "link.jsonl")          # the same file again, by symlink
+    os.link(d / "a.jsonl", d / "hard.jsonl")             # and by hard link
+    (d / "sub.jsonl").mkdir()                            # a directory named like a data file
+    os.symlink(d, d / "loop")                            # a loop a recursive glob would walk 40 levels deep
+    # 3 rows, once: the directory, and a recursive glob through the loop
+    assert main(["profile", str(d), "--name", "dir"]) == 0
+    assert "dir: 3 conversations" in capsys.readouterr().out
+    assert main(["profile", str(d / "**" / "*.jsonl"), "--name", "deep"]) == 0
+    assert "deep: 3 conversations" in capsys.readouterr().out
+
+
+def test_integer_and_nan_contents_are_bad_lines(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    f = tmp_path / "n.jsonl"
+    f.write_text('{"instruction": "q", "output": "fine"}\n{"instruction": "q", "output": 42}\n'
+                 '{"instruction": "q", "output": NaN}\n'
+                 '{"conversations": [{"from": "human", "value": 7}, {"from": "gpt", "value": "x"}]}\n')
+    assert main(["profile", str(f), "--name", "nums"]) == 0
+    out = capsys.readouterr().out
+    assert "nums: 1 conversations" in out and "skipped 3 bad line(s)" in out and "int (42), not text" in out

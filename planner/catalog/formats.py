@@ -107,7 +107,8 @@ def _text(content) -> str:
         return "".join(parts)
     if isinstance(content, dict):
         return json.dumps(content, ensure_ascii=False)
-    return str(content)
+    # a number (42, NaN, true) is not text a pipeline tokenizes: a bad line, as the threat model says
+    raise RecordError(f"a content is {type(content).__name__} ({str(content)[:20]}), not text")
 
 
 def detect_format(obj: dict) -> str:
@@ -281,6 +282,7 @@ def dataset_files(path: str | os.PathLike, field: str = "PATH") -> Dataset:
     else:
         check_regular(text, field)
         return Dataset(text, (Path(text),), file_kind(Path(text), field))
+    files = _once_each(files)
     kinds = []
     for f in files:
         check_regular(f, field)
@@ -291,10 +293,41 @@ def dataset_files(path: str | os.PathLike, field: str = "PATH") -> Dataset:
     return Dataset(text, tuple(files), kinds[0])
 
 
+def _once_each(files: list[Path]) -> list[Path]:
+    """Each file once (by device and inode: a symlink or a hard link to a file already listed, or a
+    path through a symlink loop, adds nothing), in order; a path that cannot be stat()ed stays (it is
+    refused by name later)."""
+    seen, out = set(), []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append(f)
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            out.append(f)
+    return out
+
+
+def _through_symlinked_dir(match: str, root: str) -> bool:
+    """Whether a glob match lies below a symlink to a directory under the pattern's fixed part
+    (`**` never descends through one: a loop would list the same files forty times)."""
+    parent = Path(match).parent
+    stop = Path(root)
+    while parent != stop and parent != parent.parent and len(parent.parts) > len(stop.parts):
+        if parent.is_symlink():
+            return True
+        parent = parent.parent
+    return False
+
+
 def _directory_files(text: str, field: str) -> list[Path]:
     names = []
     with os.scandir(text) as it:
         for entry in it:
+            if entry.is_dir():   # a subdirectory (or a symlink to one) named x.jsonl is not read
+                continue
             if not entry.name.startswith(".") and entry.name.lower().endswith(DATA_SUFFIXES):
                 names.append(entry.name)
                 if len(names) > MAX_DATASET_FILES:
@@ -308,7 +341,10 @@ def _directory_files(text: str, field: str) -> list[Path]:
 
 def _glob_files(text: str, field: str) -> list[Path]:
     found = []
+    root = text[:GLOB_CHARS.search(text).start()].rpartition("/")[0] or "."
     for match in glob.iglob(text, recursive=True):
+        if os.path.isdir(match) or _through_symlinked_dir(match, root):
+            continue
         found.append(match)
         if len(found) > MAX_DATASET_FILES:
             raise PlannerInputError(field, text, f"the pattern matches more than {MAX_DATASET_FILES:,} files; "
