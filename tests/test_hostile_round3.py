@@ -356,3 +356,26 @@ def test_integer_and_nan_contents_are_bad_lines(tmp_path, monkeypatch, capsys):
     assert main(["profile", str(f), "--name", "nums"]) == 0
     out = capsys.readouterr().out
     assert "nums: 1 conversations" in out and "skipped 3 bad line(s)" in out and "int (42), not text" in out
+
+
+# ---------------------------------------------------------------- Compare names and axes
+@pytest.mark.parametrize("name, needle", [
+    ("pinned\u200b", "invisible"), ("\ufeffa", "invisible"), ("a\u202eb", "invisible"), ("x\u2066y", "invisible"),
+    ("a - pinned", "difference columns"), ("B - Current", "difference columns"),
+])
+def test_saved_names_refuse_format_characters_and_column_collisions(name, needle):
+    from planner.export.share import ShareError, decode_set, encode_set, saved_name_problem
+    assert needle in saved_name_problem(name)
+    with pytest.raises(ShareError, match=needle):          # a link cannot bring one either
+        decode_set(encode_set(None, {name: Scenario()}))
+    assert saved_name_problem("a-pinned") is None and saved_name_problem("café ☕") is None
+
+
+def test_ids_and_names_are_plotted_as_categories():
+    # "2024-01-01" or "1e3" turned plotly's axis temporal or numeric and dropped "current" and "pinned"
+    from planner import figures
+    from planner.plan import plan
+    p = plan(Scenario())
+    for fig in (figures.storage_by_component(p), figures.rows_vs_bytes(p),
+                figures.cost_breakdown({"current": p, "2024-01-01": p, "1e3": p})):
+        assert fig.layout.xaxis.type == "category"
