@@ -13,7 +13,8 @@ import streamlit as st
 from planner.export.commands import speculators_commands
 from planner.ids import FAMILIES
 from planner.errors import PlannerInputError
-from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest
+from planner.export.manifest import (MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest,
+                                     source_notes)
 from planner.plan import Plan, plan
 from planner.catalog.profile import ProfileError
 from planner.scenario import Scenario
@@ -85,7 +86,7 @@ def import_panel(catalog) -> None:
                            "manifest"))
         return
     try:
-        m = parse_manifest(up.getvalue(), up.name)
+        m = parse_manifest(up.getvalue(), up.name, catalog=catalog)   # the session's: its own uploads resolve
         plan(m.scenario, catalog if m.scenario.uniform is None else None)   # every id resolves
     except ManifestError as exc:
         st.error(md_text(f"Manifest not imported, the current scenario is unchanged. {exc}"))
@@ -94,7 +95,8 @@ def import_panel(catalog) -> None:
         st.error(md_text(f"Manifest not imported, the current scenario is unchanged. scenario.{exc}"))
         return
     st.session_state["_imported_id"] = up.file_id
-    request_scenario(m.scenario, notice=f"Imported {up.name}")
+    replaced = source_notes(m)
+    request_scenario(m.scenario, notice=f"Imported {up.name}" + (f" ({'; '.join(replaced)})" if replaced else ""))
 
 
 def profile_panel(catalog) -> None:

@@ -379,3 +379,40 @@ def test_ids_and_names_are_plotted_as_categories():
     for fig in (figures.storage_by_component(p), figures.rows_vs_bytes(p),
                 figures.cost_breakdown({"current": p, "2024-01-01": p, "1e3": p})):
         assert fig.layout.xaxis.type == "category"
+
+
+# ---------------------------------------------------------------- received manifests and the catalog
+def test_a_shipped_component_keeps_the_catalogs_hub_source(mixdir, capsys):
+    import yaml
+    folder, _ = mixdir
+    m = build_manifest(Scenario(mix=[{"id": "openorca", "rows": 100}]))
+    obj = yaml.safe_load(dump_manifest(m))
+    obj["components"][0]["hf_repo"] = "evil-org/not-openorca"
+    path = folder / "evil.yaml"
+    path.write_text(yaml.safe_dump(obj, sort_keys=False))
+    assert main(["export", str(path), "--format", "speculators"]) == 0
+    out, err = capsys.readouterr()
+    assert "evil-org" not in out and "hf:Open-Orca/OpenOrca" in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("planner: warning: ") and "evil-org/not-openorca" in lines[0]
+
+
+def test_a_manifest_is_checked_against_the_sessions_catalog(tmp_path, monkeypatch):
+    # the dashboard re-imports what it exported with the session's own upload, and an unknown id's
+    # message lists the session's ids, never the server's shared user catalog
+    from planner.catalog.stats import get_catalog
+    from planner.export.manifest import ManifestError, parse_manifest
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"instruction": f"q{i}", "output": "a"}) + "\n" for i in range(4)))
+    profile_file(data, "other_visitor_secret")                    # the server's shared user catalog
+    session_file = tmp_path / "session" / "user_catalog.json"
+    session_file.parent.mkdir()
+    profile_file(data, "my_upload", user_catalog=session_file)
+    session = get_catalog(user_catalog=session_file)
+    text = dump_manifest(build_manifest(Scenario(mix=[{"id": "my_upload", "rows": 4}]), catalog=session,
+                                        local_paths=False))
+    assert parse_manifest(text, "m.yaml", catalog=session).scenario.mix[0].id == "my_upload"
+    with pytest.raises(ManifestError) as e:
+        parse_manifest(text.replace("my_upload", "nope"), "m.yaml", catalog=session)
+    assert "nope" in str(e.value) and "other_visitor_secret" not in str(e.value)

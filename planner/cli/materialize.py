@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from planner.cli._common import check_replaceable
+from planner.cli._common import check_replaceable, warn_sources
 from planner.errors import PlannerInputError
 from planner.ids import is_id
 from planner.safe_io import atomic_write
@@ -37,7 +37,7 @@ def cmd_materialize(a: argparse.Namespace) -> int:
     local = parse_local(a.local)
     if a.shards is not None:
         sharding.check_count(a.shards, "--shards")
-    m = load_manifest(a.manifest)
+    m = warn_sources(load_manifest(a.manifest))
     # every output is checked against every input before any row is read or anything written
     inputs = [a.manifest, *input_files(local_sources(m, local))]
     outs = ([sharding.shard_path(a.out, r, a.shards) for r in range(a.shards)] if a.shards is not None
