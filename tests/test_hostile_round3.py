@@ -416,3 +416,22 @@ def test_a_manifest_is_checked_against_the_sessions_catalog(tmp_path, monkeypatc
     with pytest.raises(ManifestError) as e:
         parse_manifest(text.replace("my_upload", "nope"), "m.yaml", catalog=session)
     assert "nope" in str(e.value) and "other_visitor_secret" not in str(e.value)
+
+
+# ---------------------------------------------------------------- a shared custom model keeps its hub id and name
+def test_a_shared_custom_model_keeps_its_hf_id_and_name(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+    from planner.export.share import decode, encode
+    from tests.test_dashboard_hostile import CUSTOM
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    sent = CUSTOM.model_copy(update={"custom_model": CUSTOM.custom_model.model_copy(
+        update={"hf_id": "my-org/my-model", "name": "My model"})})
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    app.query_params["s"] = encode(sent)
+    app.run()
+    assert not app.exception, app.exception
+    got = decode(app.query_params["s"]).custom_model
+    assert (got.hf_id, got.name) == ("my-org/my-model", "My model")
+    app.number_input(key="w_cm_hidden").set_value(4096).run()      # an edit of another field keeps them too
+    got = decode(app.query_params["s"]).custom_model
+    assert (got.hidden_size, got.hf_id, got.name) == (4096, "my-org/my-model", "My model")
