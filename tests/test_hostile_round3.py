@@ -435,3 +435,22 @@ def test_a_shared_custom_model_keeps_its_hf_id_and_name(tmp_path, monkeypatch):
     app.number_input(key="w_cm_hidden").set_value(4096).run()      # an edit of another field keeps them too
     got = decode(app.query_params["s"]).custom_model
     assert (got.hidden_size, got.hf_id, got.name) == (4096, "my-org/my-model", "My model")
+
+
+# ---------------------------------------------------------------- the finding names the KV cache, not the weights
+def test_a_kv_cache_that_does_not_fit_is_named_as_such():
+    from planner.errors import PlannerInputError
+    from planner.plan import plan
+    from tests.test_dashboard_hostile import CUSTOM
+    d = CUSTOM.model_dump()
+    d["custom_model"].update(num_layers=1024, full_attention_layers=1024, linear_attention_layers=0,
+                             num_kv_heads=128, head_dim=512, linear_state_bytes_per_layer=0)
+    d["custom_gpu"].update(memory_gb=4)
+    d["mix"] = [{"id": "openorca", "rows": 100}]
+    with pytest.raises(PlannerInputError) as e:
+        plan(Scenario.model_validate(d))
+    text = str(e.value)
+    # K and V x 1024 layers x 128 heads x 512 dims x 2 bytes (bf16) = 268,435,456 bytes a token;
+    # 9e9 parameters x 2 bytes = 18 GB of weights, which 64 x 4 GB would hold
+    assert "KV cache" in text and "268,435,456 bytes a token in bf16" in text and "18 GB of weights" in text
+    assert "weights (" not in text and "do not fit" not in text
