@@ -484,3 +484,43 @@ def test_a_sessions_uploads_go_when_its_state_goes(tmp_path, monkeypatch):
     del app
     gc.collect()
     assert list(sessions.glob("*")) == []
+
+
+# ---------------------------------------------------------------- low: exports, I/O errors, catalog messages
+def test_bidi_controls_are_escaped_in_a_yaml_export(mixdir, capsys):
+    import yaml
+    folder, manifest = mixdir
+    obj = yaml.safe_load(manifest.read_text())
+    obj["components"][0]["name"] = "safe\u202etxt.exe"                  # shows as "safeexe.txt"
+    obj["notes"] = ["zero\u200bwidth \ufeff"]
+    path = folder / "bidi.yaml"
+    path.write_text(yaml.safe_dump(obj, allow_unicode=True, sort_keys=False))
+    assert main(["export", str(path), "--format", "yaml"]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\u202e\u200b\ufeff") and "\\u202E" in out
+    assert yaml.safe_load(out)["components"][0]["name"] == "safe\u202etxt.exe"     # the same value, escaped
+
+
+def test_an_io_error_names_the_file(mixdir, capsys, monkeypatch):
+    import errno
+    folder, manifest = mixdir
+    out = folder / "mix.jsonl"
+
+    def failing_fsync(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    line = refused_in_process(capsys, "materialize", str(manifest), "--out", str(out),
+                              needles=("--out", "mix.jsonl", "No space left"))
+    assert not out.exists() and not [p for p in folder.iterdir() if p.name.endswith(".tmp")], line
+
+
+def test_a_catalog_error_names_the_field_at_fault(tmp_path, monkeypatch):
+    from planner.catalog import user_catalog as uc
+    from planner.errors import PlannerInputError
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"instruction": "q", "output": "a"}) + "\n")
+    good = profile_file(data, "mine").component
+    with pytest.raises(PlannerInputError) as e:
+        uc.write_component(tmp_path / "u.json", dict(good, name="n" * 5000), replace=True)
+    assert e.value.field == "profiled component 'mine': name" and "--name" not in str(e.value)

@@ -402,9 +402,14 @@ def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> It
             _hash_file(f, hasher, field)
             rows = _iter_duckdb(f, ds.kind, progress and part, field)
         n = 0
-        for n, raw in rows:
-            if raw is not None:
-                yield Raw(offset + n, raw.payload, raw.error, name, n) if (offset or name) else raw
+        try:
+            for n, raw in rows:
+                if raw is not None:
+                    yield Raw(offset + n, raw.payload, raw.error, name, n) if (offset or name) else raw
+        except OSError as exc:   # an I/O error while reading names the file it came from
+            if not exc.filename:
+                exc.filename = str(f)
+            raise
         offset += n
         before += size
 

@@ -41,7 +41,7 @@ def _message(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
         return describe_validation_error(exc)
     if isinstance(exc, OSError):
-        return f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}"
+        return f"{getattr(exc, 'filename', '') or 'a file (unnamed by the system)'}: {exc.strerror or exc}"
     return str(exc)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -140,10 +141,16 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
 
 
 def dump_manifest(m: Manifest, fmt: str = "yaml") -> str:
+    """The manifest as YAML (UTF-8 text) or JSON (ASCII). A received manifest's text may hold
+    invisible format characters (Unicode Cf: bidi overrides, zero-width spaces) that would reorder
+    what a terminal or an editor shows: then the YAML escapes every non-ASCII character (\\u202e)."""
     data = m.model_dump(mode="json", exclude_none=False)
     if fmt == "json":
         return json.dumps(data, indent=2) + "\n"
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    if any(unicodedata.category(ch) == "Cf" for ch in text if not ch.isascii()):
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False)
+    return text
 
 
 # ---------------------------------------------------------------- defensive loading
