@@ -524,3 +524,18 @@ def test_a_catalog_error_names_the_field_at_fault(tmp_path, monkeypatch):
     with pytest.raises(PlannerInputError) as e:
         uc.write_component(tmp_path / "u.json", dict(good, name="n" * 5000), replace=True)
     assert e.value.field == "profiled component 'mine': name" and "--name" not in str(e.value)
+
+
+def test_a_parquet_bomb_upload_is_refused_on_the_page(tmp_path, monkeypatch):
+    # the same bound behind the dashboard's uploader (its 200 MB cap passes a 1 KB file)
+    from tests.test_dashboard_hostile import _app
+    bomb = _bomb(tmp_path / "bomb.parquet", False)
+    app = _app(tmp_path, monkeypatch)
+    app.file_uploader(key="w_profile_file").set_value(("bomb.parquet", bomb.read_bytes(),
+                                                       "application/octet-stream")).run()
+    app.text_input(key="w_profile_name").input("bomb").run()
+    app.button(key="w_profile_go").click().run()
+    assert not app.exception, app.exception
+    errors = [e.value for e in app.error if "Not profiled" in e.value]
+    assert len(errors) == 1 and "compression bomb" in errors[0] and "/sessions/" not in errors[0]
+    assert list((tmp_path / "home" / "sessions").glob("*/uploads/*")) == []
