@@ -102,23 +102,24 @@ def test_shards_never_overwrite_the_shards_they_read(mixdir, capsys, spelling):
 
 
 def test_sigterm_leaves_no_temp_file(mixdir):
-    # scancel / timeout / systemd send SIGTERM: the temp file beside --out is removed on the way out
+    # scancel / timeout / systemd send SIGTERM: the temp file beside --out is removed on the way out.
+    # PLANNER_FAULT parks materialize while its temp file is open (user_catalog._fault_point)
     folder, manifest = mixdir
-    big = folder / "big.jsonl"           # ~40 MB read twice: long enough to be caught mid-way
-    row = (json.dumps({"instruction": "q" * 200, "output": "a" * 200}) + "\n").encode()
-    big.write_bytes(row * 100_000)
     out = folder / "out" / "mix.jsonl"
     out.parent.mkdir()
-    p = subprocess.Popen([sys.executable, "-m", "planner", "materialize", str(manifest), "--out", str(out),
-                          "--local", f"mine={big}"], env=dict(os.environ), cwd=ROOT, stderr=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "planner", "materialize", str(manifest), "--out", str(out)],
+                         env=dict(os.environ, PLANNER_FAULT="materialize-writing"), cwd=ROOT, stderr=subprocess.PIPE,
                          text=True)
-    deadline = time.monotonic() + 30
-    while not any(f.name.endswith(".tmp") for f in out.parent.iterdir()):
-        assert p.poll() is None and time.monotonic() < deadline, "no temp file seen"
-        time.sleep(0.005)
-    p.send_signal(signal.SIGTERM)
-    err = p.communicate(timeout=30)[1]
+    try:
+        assert p.stderr.readline().startswith("FAULT-POINT materialize-writing")
+        assert [f.name.endswith(".tmp") for f in out.parent.iterdir()] == [True]
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=30)[1]
+    finally:
+        if p.poll() is None:
+            p.kill()
     assert p.returncode == 143, err[-500:]
+    assert err.strip().splitlines() == ["planner: terminated; nothing was written"]
     assert list(out.parent.iterdir()) == []
 
 

@@ -113,6 +113,7 @@ def _check_digest(cid: str, field: str, file: str, expected: str | None, digest)
 
 def _write_local(m: Manifest, sources: dict, write, written: dict, starts: dict | None = None) -> None:
     """Every selected row of the local components, in the materialized order: write(position, line)."""
+    uc._fault_point("materialize-writing")   # the data-safety tests stop the command here (SIGTERM)
     for c in m.components:
         if c.id not in sources:
             continue
