@@ -540,3 +540,23 @@ def test_a_parquet_bomb_upload_is_refused_on_the_page(tmp_path, monkeypatch):
     errors = [e.value for e in app.error if "Not profiled" in e.value]
     assert len(errors) == 1 and "compression bomb" in errors[0] and "/sessions/" not in errors[0]
     assert list((tmp_path / "home" / "sessions").glob("*/uploads/*")) == []
+
+
+def test_the_hub_script_marks_its_rows_too(mixdir, tmp_path):
+    # rows the hub script appends carry the same mark: the whole file stays replaceable by materialize
+    # (and one JSON schema for the datasets loader of speculators/SpecForge/Model-Optimizer)
+    from tests.test_sharded_export import FAKE_DATASETS
+    folder, _ = mixdir
+    manifest = folder / "h.yaml"
+    manifest.write_text(dump_manifest(build_manifest(Scenario(mix=[{"id": "openorca", "rows": 3},
+                                                                   {"id": "mine", "rows": 2}]))))
+    out, script = folder / "mix.jsonl", folder / "hub.py"
+    assert main(["materialize", str(manifest), "--out", str(out), "--hub-script", str(script)]) == 0
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "datasets.py").write_text(FAKE_DATASETS)
+    subprocess.run([sys.executable, str(script), "--out", str(out), "--append"], check=True, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(tmp_path / "fake")}, timeout=60)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 5 and {r["materialized_by"] for r in rows} == {"drafter-planner"}
+    assert {tuple(sorted(r)) for r in rows} == {("conversation_id", "conversations", "id", "materialized_by")}
+    assert main(["materialize", str(manifest), "--out", str(out)]) == 0      # its own file: replaced
