@@ -306,7 +306,7 @@ def test_a_parquet_file_within_the_cap_still_profiles(tmp_path):
     bomb = _bomb(tmp_path / "ok.parquet", False, rows=30)
     r = subprocess.run([sys.executable, "-m", "planner", "profile", str(bomb), "--name", "ok"], capture_output=True,
                        text=True, cwd=ROOT, timeout=60, env=dict(os.environ, PLANNER_HOME=str(tmp_path / "home"),
-                                                                 PLANNER_MIN_EXPANDED_CHARS=str(40 * 10**6)))
+                                                                 PLANNER_MIN_EXPANDED_BYTES=str(40 * 10**6)))
     assert r.returncode == 0, r.stderr[-800:]
     assert "ok: 30 conversations" in r.stdout
 

@@ -39,14 +39,13 @@ DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 MAX_DATASET_FILES = 100_000       # files of one dataset (a directory or a glob); more is refused
 GLOB_CHARS = re.compile(r"[*?[]")
 # What a JSON/Parquet file may expand to: Parquet's dictionary and run-length encodings under zstd
-# turn 1.5 KB into 3 GB of text. Rows are fetched from DuckDB in batches of about FETCH_CHARS
-# characters, a row over MAX_LINE_BYTES characters is a bad row (as a JSONL line is), and a file
-# whose text passes max(MIN_EXPANDED_CHARS, EXPANSION_RATIO x its bytes) is refused (real text
-# compresses 3-10x). DuckDB itself works within DUCKDB_MEMORY. PLANNER_MIN_EXPANDED_CHARS overrides
-# the floor (tests).
-FETCH_CHARS = 2**26
+# turn 788 bytes into 3 GB of text. Before any row is materialized, the bytes of text the file holds
+# are summed in SQL on the encoded columns (strlen does not expand a dictionary), and a file over
+# max(MIN_EXPANDED_BYTES, EXPANSION_RATIO x its size) is refused (real text compresses 3-10x).
+# Rows then stream in Arrow batches; a row over MAX_LINE_BYTES of text is a bad row (as a JSONL line
+# is); DuckDB works within DUCKDB_MEMORY. PLANNER_MIN_EXPANDED_BYTES overrides the floor (tests).
 EXPANSION_RATIO = 100
-MIN_EXPANDED_CHARS = int(os.environ.get("PLANNER_MIN_EXPANDED_CHARS") or 2**28)
+MIN_EXPANDED_BYTES = int(os.environ.get("PLANNER_MIN_EXPANDED_BYTES") or 2**28)
 DUCKDB_MEMORY = "1GB"
 DUCKDB_READERS = {"parquet": "read_parquet(?{union})",
                   "json": "read_json(?, format='array', maximum_object_size=67108864{union})"}
@@ -503,7 +502,7 @@ def _quoted(name: str) -> str:
 
 
 def _size_sql(expr: str, t, depth: int = 0) -> str:
-    """SQL for the characters of text in `expr` of DuckDB type `t`, computed on the encoded column
+    """SQL for the bytes of text in `expr` of DuckDB type `t` (UTF-8), computed on the encoded column
     (strlen of a dictionary-encoded string does not expand it)."""
     kind = t.id
     if kind == "varchar":
@@ -525,7 +524,7 @@ def _check_expansion(con, reader: str, arg, files: list[Path], field: str) -> No
     rel = con.sql(f"SELECT * FROM {reader} LIMIT 0", params=[arg])
     expr = " + ".join(_size_sql(_quoted(name), t) for name, t in zip(rel.columns, rel.types)) or "0"
     size = sum(os.stat(f).st_size for f in files)
-    cap = max(MIN_EXPANDED_CHARS, EXPANSION_RATIO * size)
+    cap = max(MIN_EXPANDED_BYTES, EXPANSION_RATIO * size)
     shown = str(files[0]) if len(files) == 1 else f"{files[0].parent}/..."
     try:
         total = con.execute(f"SELECT coalesce(sum({expr}), 0) FROM {reader}", [arg]).fetchall()[0][0]
@@ -533,9 +532,9 @@ def _check_expansion(con, reader: str, arg, files: list[Path], field: str) -> No
         raise PlannerInputError(field, shown, f"reading it needs more memory than the {DUCKDB_MEMORY} it may use "
                                               "(a compression bomb?)")
     if total > cap:
-        raise PlannerInputError(field, shown, f"its {size:,} bytes expand to {int(total):,} characters of text (a "
+        raise PlannerInputError(field, shown, f"its {size:,} bytes expand to {int(total):,} bytes of text (a "
                                               f"compression bomb?); at most {EXPANSION_RATIO}x its size or "
-                                              f"{MIN_EXPANDED_CHARS:,} characters are read")
+                                              f"{MIN_EXPANDED_BYTES:,} bytes are read")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -549,7 +548,7 @@ def _stream(con, query: str, arg) -> Iterator[tuple[dict | None, str | None]]:
     for batch in con.sql(query, params=[arg]).to_arrow_reader(256):
         for row in batch.to_pylist():
             yield ((None, f"row longer than {MAX_LINE_BYTES // 2**20} MiB of text")
-                   if _text_chars(row) > MAX_LINE_BYTES else (row, None))
+                   if _text_chars(row) > MAX_LINE_BYTES else (row, None))   # characters: at most its bytes
 
 
 def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterator[tuple[int, Raw]]:
