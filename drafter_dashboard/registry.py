@@ -309,6 +309,10 @@ def from_widgets(values: dict, previous: dict | None = None) -> dict:
         cm["linear_attention_layers"] = cm["num_layers"] - cm["full_attention_layers"]
         cm["active_params"] = min(cm["active_params"], cm["params"])
         cm.update(CUSTOM_MODEL_FIXED)
+        # no widget edits the model's name and hub id: they stay what the scenario (a link, an import) said
+        before = _get(previous, ("custom_model",))
+        if isinstance(before, dict):
+            cm.update({k: before[k] for k in ("name", "hf_id") if before.get(k) is not None})
     if custom_gpu:
         data["custom_gpu"].update(CUSTOM_GPU_FIXED)
     return data

@@ -4,7 +4,9 @@ fall back to the shared catalog (see `_accepts`)."""
 from __future__ import annotations
 
 import inspect
+import shutil
 import uuid
+import weakref
 from pathlib import Path
 
 import streamlit as st
@@ -14,6 +16,17 @@ from planner.catalog.profile import profile_file
 from planner.catalog.stats import get_catalog
 
 SESSION_ID = "_session_id"
+REAPER = "_session_reaper"
+
+
+class _Reaper:
+    """Kept in a session's state: when the state is collected (the session ended and Streamlit let it
+    go) or the server exits, the session's folder (its uploads and user catalog) is removed. Best
+    effort: a server killed with SIGKILL leaves the folders behind."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        weakref.finalize(self, shutil.rmtree, str(path), True)
 
 
 def _accepts(fn, name: str) -> bool:
@@ -29,6 +42,8 @@ def folder(create: bool = True) -> Path:
     path = planner_home() / "sessions" / sid
     if create:
         (path / "uploads").mkdir(parents=True, exist_ok=True)
+        if REAPER not in st.session_state:
+            st.session_state[REAPER] = _Reaper(path)
     return path
 
 

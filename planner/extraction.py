@@ -237,6 +237,15 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     seq_bytes = model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
     tp = tensor_parallel_needed(weights, seq_bytes, gpu)
     if tp is None:
+        room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
+        if weights <= room:   # the weights fit: one sequence's KV cache (and state) is what does not
+            raise PlannerInputError(
+                "extraction_gpu", gpu.id,
+                f"one sequence's KV cache does not fit beside {model.id}'s weights even on {TP_DEGREES[-1]} x "
+                f"{gpu.id} ({gpu.memory_gb:g} GB each): {seq_tokens:,.0f} tokens x "
+                f"{model.kv_bytes_per_token(kv_dtype):,.0f} bytes a token in {kv_dtype} is {seq_bytes / 1e9:,.0f} GB "
+                f"beside {weights / 1e9:,.0f} GB of weights in {weight_dtype}; cap the sequence length, use an fp8 KV "
+                f"cache, or a larger GPU")
         raise PlannerInputError(
             "extraction_gpu", gpu.id,
             f"{model.id} weights ({weights / 1e9:,.0f} GB in {weight_dtype}) do not fit even on {TP_DEGREES[-1]} "

@@ -26,8 +26,8 @@ def storage_by_component(p: Plan, binary: bool = False) -> go.Figure:
                     name=fam, marker_color=FAMILY_COLOURS.get(fam, "#999"),
                     hovertemplate="%{x}: %{y:,.2f} " + unit + "<extra>" + fam + "</extra>")
     fig.update_layout(title=f"Hidden-state storage by component ({unit})", barmode="stack",
-                      xaxis=dict(categoryorder="array", categoryarray=[c.id for c in comps], tickangle=-35,
-                                 automargin=True), **LAYOUT)
+                      xaxis=dict(type="category", categoryorder="array", categoryarray=[c.id for c in comps],
+                                 tickangle=-35, automargin=True), **LAYOUT)
     return fig
 
 
@@ -39,7 +39,7 @@ def rows_vs_bytes(p: Plan) -> go.Figure:
     fig.add_bar(x=[c.id for c in comps], y=[100 * c.share_of_bytes for c in comps], name="share of bytes",
                 marker_color="#e6550d")
     fig.update_layout(title="Share of rows against share of bytes (%)", barmode="group",
-                      xaxis=dict(tickangle=-35, automargin=True), **LAYOUT)
+                      xaxis=dict(type="category", tickangle=-35, automargin=True), **LAYOUT)
     return fig
 
 
@@ -192,6 +192,8 @@ def cost_breakdown(plans: dict[str, Plan]) -> go.Figure:
         fig.add_bar(x=shown, y=[value[part](plans[n].cost_usd) for n in names], name=f"{mode}: {part}",
                     offsetgroup=mode, marker_color=colour,
                     hovertemplate=f"%{{x}} {mode}, {part}: $%{{y:,.0f}}<extra></extra>")
+    # ids and names as categories: "2024-01-01" or "1e3" must not turn the axis into dates or numbers
+    # (which drops the bars of "current" and "pinned")
     fig.update_layout(title="Dollars by phase: offline (left) and online (right) per scenario", barmode="relative",
-                      yaxis_title="USD", **LAYOUT)
+                      yaxis_title="USD", xaxis=dict(type="category"), **LAYOUT)
     return fig

@@ -13,8 +13,9 @@ ID_PATTERN = r"[a-z0-9][a-z0-9_.\-]{0,63}"
 HUB_NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._\-]{0,95}/[A-Za-z0-9][A-Za-z0-9._\-]{0,95}"
 # A hub subset or split: letters, digits, '_', '.', '-', '+'; 1-128 chars.
 HUB_PART_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,127}"
-# A local path a custom model may name instead of a hub name: safe characters only, no '..' part.
-LOCAL_PATH_PATTERN = r"(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./\-+@]{1,255}"
+# A local path a custom model may name instead of a hub name: safe characters only, no '..' part,
+# not starting with '-' (a command would read "--trust-remote-code" as a flag: write ./-name).
+LOCAL_PATH_PATTERN = r"(?!-)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./\-+@]{1,255}"
 
 # The catalog's families: the domains of the quality model, the serving workload and `profile --family`.
 FAMILIES = ("general", "code", "tool", "agentic", "math")

@@ -156,7 +156,9 @@ def atomic_writer(path: str | os.PathLike, *, field: str, inputs: Iterable[str |
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not exc.filename:   # a full disk, an I/O error: name the file
+            raise PlannerInputError(field, os.fspath(path), f"it cannot be written: {exc.strerror or exc}") from exc
         raise

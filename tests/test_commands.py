@@ -12,6 +12,7 @@ import yaml
 
 from planner.cli.main import build_parser
 from planner.export.commands import EXPORT_FORMATS, quote, speculators_commands
+from planner.export.commands import value as as_value
 from planner.export.manifest import Manifest, ManifestComponent, PredictedTotals, build_manifest
 from planner.scenario import Scenario
 from planner.specs import ModelSpec
@@ -130,12 +131,14 @@ def test_every_export_format_is_safe(fmt, value, tmp_path):
     assert r.stderr == b"", r.stderr           # nothing else ran: not even a `command not found`
     assert len(calls) == starts >= 3
     for argv in calls:
-        assert "--flag-looking=1" not in argv or value == "--flag-looking=1"
+        # no value lands where a flag would be read (issue 21: argument injection): a value that starts
+        # with '-' is written as the path ./-value, the same file
+        assert not any(a.startswith("--flag-looking") for a in argv)
         if "materialize" in argv and argv[1] == "-m":
-            assert argv[:5] == ["python", "-m", "planner", "materialize", manifest_path]
+            assert argv[:5] == ["python", "-m", "planner", "materialize", as_value(manifest_path)]
         for flag in EXPORT_FORMATS[fmt].model_flags:
             if flag in argv:
-                assert argv[argv.index(flag) + 1] == value
+                assert argv[argv.index(flag) + 1] == as_value(value)
     if EXPORT_FORMATS[fmt].model_flags:
         assert sum(flag in argv for argv in calls for flag in EXPORT_FORMATS[fmt].model_flags) >= 1
     # the commented "direct form" is a command too: uncommented, it passes every source intact
@@ -145,8 +148,8 @@ def test_every_export_format_is_safe(fmt, value, tmp_path):
         assert r.returncode == 0 and r.stderr == b""
         argv = calls[0]
         data = [argv[i + 1] for i, a in enumerate(argv) if a == "--data"]
-        assert data == [f"hf:{value}:{value}:{value}", value]
-        assert argv[argv.index("--model") + 1] == value
+        assert data == [f"hf:{value}:{value}:{value}", as_value(value)]
+        assert argv[argv.index("--model") + 1] == as_value(value)
 
 
 def test_valid_manifest_commands_are_unchanged_by_quoting():

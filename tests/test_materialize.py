@@ -109,7 +109,7 @@ def test_local_names_a_file_for_a_component(setup):
 def test_a_changed_profiled_file_is_refused(setup):
     folder, data, secret, manifest = setup
     out = folder / "mix.jsonl"
-    previous = '{"id": "mine-1", "conversations": []}\n'      # an earlier materialize, replaceable
+    previous = '{"id": "mine-1", "conversations": [], "materialized_by": "drafter-planner"}\n'   # an earlier materialize
     out.write_text(previous)
     with open(data, "a") as fh:
         fh.write(json.dumps({"instruction": "added later", "output": "x"}) + "\n")

@@ -33,6 +33,7 @@ from planner.cli.main import main as cli_main
 from planner.export import sharding, slurm
 from planner.export.manifest import build_manifest, dump_manifest, load_manifest
 from planner.export.materialize import hub_script
+from planner.export.commands import value as as_value
 from planner.scenario import Scenario
 from tests.test_commands import HOSTILE, STUB, hostile_manifest, run_bash
 from tests.test_exports import accepted, script_and_flags
@@ -343,7 +344,7 @@ def test_hostile_values_never_run(fmt, value, tmp_path, monkeypatch):
     assert r.returncode == 0 and r.stderr == b""
     models = [a[a.index(f) + 1] for a in argvs for f in ("--model", "--target-model-path") if f in a]
     models += [a[2] for a in argvs if a[1:2] == ["scripts/launch_vllm.py"]]
-    assert models and set(models) == {value}
+    assert models and set(models) == {as_value(value)}     # a value starting with '-' lands as ./value (issue 21)
     assert any(a[:5] == ["python", "-m", "planner", "materialize", manifest_path] for a in argvs)
     # the Slurm script, dry run and real run (sh stand-ins), in a folder holding its inputs
     env = stand_ins(tmp_path, shell_stub=True)
@@ -360,7 +361,7 @@ def test_hostile_values_never_run(fmt, value, tmp_path, monkeypatch):
     recorded = [x.split(b"\0")[:-1] for x in open(env["STUB_LOG"], "rb").read().split(b"\x1e\0") if x]
     assert recorded                 # (the speculators server, in the background, may be stopped before it logs)
     if fmt != "speculators":
-        assert any(value.encode("utf-8", "surrogateescape") in a for a in recorded)
+        assert any(as_value(value).encode("utf-8", "surrogateescape") in a for a in recorded)
     assert not (data / "PWNED").exists() and not (tmp_path / "PWNED").exists()
     assert sorted(p.name for p in data.iterdir()) == ["mix-00000-of-00002.jsonl", "mix-00001-of-00002.jsonl",
                                                       "mix.jsonl", "prepared"]

@@ -38,6 +38,15 @@ SURROGATE = re.compile(r"[\ud800-\udfff]")
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 MAX_DATASET_FILES = 100_000       # files of one dataset (a directory or a glob); more is refused
 GLOB_CHARS = re.compile(r"[*?[]")
+# What a JSON/Parquet file may expand to: Parquet's dictionary and run-length encodings under zstd
+# turn 788 bytes into 3 GB of text. Before any row is materialized, the bytes of text the file holds
+# are summed in SQL on the encoded columns (strlen does not expand a dictionary), and a file over
+# max(MIN_EXPANDED_BYTES, EXPANSION_RATIO x its size) is refused (real text compresses 3-10x).
+# Rows then stream in Arrow batches; a row over MAX_LINE_BYTES of text is a bad row (as a JSONL line
+# is); DuckDB works within DUCKDB_MEMORY. PLANNER_MIN_EXPANDED_BYTES overrides the floor (tests).
+EXPANSION_RATIO = 100
+MIN_EXPANDED_BYTES = int(os.environ.get("PLANNER_MIN_EXPANDED_BYTES") or 2**28)
+DUCKDB_MEMORY = "1GB"
 DUCKDB_READERS = {"parquet": "read_parquet(?{union})",
                   "json": "read_json(?, format='array', maximum_object_size=67108864{union})"}
 
@@ -97,7 +106,8 @@ def _text(content) -> str:
         return "".join(parts)
     if isinstance(content, dict):
         return json.dumps(content, ensure_ascii=False)
-    return str(content)
+    # a number (42, NaN, true) is not text a pipeline tokenizes: a bad line, as the threat model says
+    raise RecordError(f"a content is {type(content).__name__} ({str(content)[:20]}), not text")
 
 
 def detect_format(obj: dict) -> str:
@@ -271,6 +281,7 @@ def dataset_files(path: str | os.PathLike, field: str = "PATH") -> Dataset:
     else:
         check_regular(text, field)
         return Dataset(text, (Path(text),), file_kind(Path(text), field))
+    files = _once_each(files)
     kinds = []
     for f in files:
         check_regular(f, field)
@@ -281,10 +292,41 @@ def dataset_files(path: str | os.PathLike, field: str = "PATH") -> Dataset:
     return Dataset(text, tuple(files), kinds[0])
 
 
+def _once_each(files: list[Path]) -> list[Path]:
+    """Each file once (by device and inode: a symlink or a hard link to a file already listed, or a
+    path through a symlink loop, adds nothing), in order; a path that cannot be stat()ed stays (it is
+    refused by name later)."""
+    seen, out = set(), []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append(f)
+            continue
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            out.append(f)
+    return out
+
+
+def _through_symlinked_dir(match: str, root: str) -> bool:
+    """Whether a glob match lies below a symlink to a directory under the pattern's fixed part
+    (`**` never descends through one: a loop would list the same files forty times)."""
+    parent = Path(match).parent
+    stop = Path(root)
+    while parent != stop and parent != parent.parent and len(parent.parts) > len(stop.parts):
+        if parent.is_symlink():
+            return True
+        parent = parent.parent
+    return False
+
+
 def _directory_files(text: str, field: str) -> list[Path]:
     names = []
     with os.scandir(text) as it:
         for entry in it:
+            if entry.is_dir():   # a subdirectory (or a symlink to one) named x.jsonl is not read
+                continue
             if not entry.name.startswith(".") and entry.name.lower().endswith(DATA_SUFFIXES):
                 names.append(entry.name)
                 if len(names) > MAX_DATASET_FILES:
@@ -298,7 +340,10 @@ def _directory_files(text: str, field: str) -> list[Path]:
 
 def _glob_files(text: str, field: str) -> list[Path]:
     found = []
+    root = text[:GLOB_CHARS.search(text).start()].rpartition("/")[0] or "."
     for match in glob.iglob(text, recursive=True):
+        if os.path.isdir(match) or _through_symlinked_dir(match, root):
+            continue
         found.append(match)
         if len(found) > MAX_DATASET_FILES:
             raise PlannerInputError(field, text, f"the pattern matches more than {MAX_DATASET_FILES:,} files; "
@@ -354,11 +399,16 @@ def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> It
             rows = _iter_jsonl(f, progress and part, hasher, field)
         else:
             _hash_file(f, hasher, field)
-            rows = _iter_duckdb(f, ds.kind, progress and part)
+            rows = _iter_duckdb(f, ds.kind, progress and part, field)
         n = 0
-        for n, raw in rows:
-            if raw is not None:
-                yield Raw(offset + n, raw.payload, raw.error, name, n) if (offset or name) else raw
+        try:
+            for n, raw in rows:
+                if raw is not None:
+                    yield Raw(offset + n, raw.payload, raw.error, name, n) if (offset or name) else raw
+        except OSError as exc:   # an I/O error while reading names the file it came from
+            if not exc.filename:
+                exc.filename = str(f)
+            raise
         offset += n
         before += size
 
@@ -429,26 +479,99 @@ def _reader(kind: str, several: bool) -> str:
     return DUCKDB_READERS[kind].format(union=", union_by_name=true" if several else "")
 
 
-def _iter_duckdb(path: Path, kind: str, progress) -> Iterator[tuple[int, Raw]]:
+def _text_chars(value) -> int:
+    """Characters of text a row holds (its strings, nested ones too; 8 for any other value)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(k) + _text_chars(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(_text_chars(v) for v in value)
+    return 8
+
+
+def _connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
+    con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+    con.execute("SET enable_progress_bar = false")   # the CLI draws its own
+    return con
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _size_sql(expr: str, t, depth: int = 0) -> str:
+    """SQL for the bytes of text in `expr` of DuckDB type `t` (UTF-8), computed on the encoded column
+    (strlen of a dictionary-encoded string does not expand it)."""
+    kind = t.id
+    if kind == "varchar":
+        return f"coalesce(strlen({expr}), 0)"
+    if kind == "struct":
+        parts = [_size_sql(f"struct_extract({expr}, '{name.replace(chr(39), chr(39) * 2)}')", ct, depth + 1)
+                 for name, ct in t.children]
+        return "(" + " + ".join(parts) + ")" if parts else "0"
+    if kind == "list":
+        x = f"x{depth}"
+        return f"coalesce(list_sum(list_transform({expr}, lambda {x}: {_size_sql(x, t.children[0][1], depth + 1)})), 0)"
+    if kind in ("map", "union", "json"):
+        return f"coalesce(strlen(CAST({expr} AS VARCHAR)), 0)"
+    return "8"
+
+
+def _check_expansion(con, reader: str, arg, files: list[Path], field: str) -> None:
+    """Refuse files whose text would pass the expansion cap, before any row is materialized."""
+    rel = con.sql(f"SELECT * FROM {reader} LIMIT 0", params=[arg])
+    expr = " + ".join(_size_sql(_quoted(name), t) for name, t in zip(rel.columns, rel.types)) or "0"
+    size = sum(os.stat(f).st_size for f in files)
+    cap = max(MIN_EXPANDED_BYTES, EXPANSION_RATIO * size)
+    shown = str(files[0]) if len(files) == 1 else f"{files[0].parent}/..."
+    try:
+        total = con.execute(f"SELECT coalesce(sum({expr}), 0) FROM {reader}", [arg]).fetchall()[0][0]
+    except duckdb.OutOfMemoryException:
+        raise PlannerInputError(field, shown, f"reading it needs more memory than the {DUCKDB_MEMORY} it may use "
+                                              "(a compression bomb?)")
+    if total > cap:
+        raise PlannerInputError(field, shown, f"its {size:,} bytes expand to {int(total):,} bytes of text (a "
+                                              f"compression bomb?); at most {EXPANSION_RATIO}x its size or "
+                                              f"{MIN_EXPANDED_BYTES:,} bytes are read")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).replace("\\n", "\n").strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _stream(con, query: str, arg) -> Iterator[tuple[dict | None, str | None]]:
+    """(row, None) or (None, why it is a bad row) for every row, streamed in Arrow batches of 256
+    rows (DuckDB's execute() would hold the whole result)."""
+    for batch in con.sql(query, params=[arg]).to_arrow_reader(256):
+        for row in batch.to_pylist():
+            yield ((None, f"row longer than {MAX_LINE_BYTES // 2**20} MiB of text")
+                   if _text_chars(row) > MAX_LINE_BYTES else (row, None))   # characters: at most its bytes
+
+
+def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterator[tuple[int, Raw]]:
+    con = _connect()
     try:
         reader = _reader(kind, False)
         try:
-            total = con.execute(f"SELECT count(*) FROM {reader}", [str(path)]).fetchone()[0]
-            rel = con.execute(f"SELECT * FROM {reader}", [str(path)])
+            total = con.execute(f"SELECT count(*) FROM {reader}", [str(path)]).fetchall()[0][0]
+            _check_expansion(con, reader, str(path), [path], field)
+            rows = _stream(con, f"SELECT * FROM {reader}", str(path))
         except duckdb.Error as exc:
             raise RecordError(f"{path.name}: cannot be read as {kind}: {str(exc).splitlines()[0]}")
-        cols = [d[0] for d in rel.description]
         n = 0
-        while True:
-            rows = rel.fetchmany(5000)
-            if not rows:
-                break
-            for row in rows:
+        try:
+            for row, error in rows:
                 n += 1
-                yield n, Raw(n, dict(zip(cols, row)), None, None, n)
-            if progress:
-                progress(n / max(total, 1))
+                yield n, Raw(n, row, error, None, n)
+                if progress and n % 5000 == 0:
+                    progress(n / max(total, 1))
+        except (duckdb.Error, OSError, MemoryError) as exc:   # Arrow's stream reports DuckDB's errors as OSError
+            raise RecordError(f"{path.name}: cannot be read as {kind}: {_first_line(exc)}")
+        if progress:
+            progress(1.0)
     finally:
         con.close()
 
@@ -459,7 +582,7 @@ def sample_duckdb(ds: Dataset, k: int, seed: int, hasher=None, field: str = "PAT
     the files' metadata). Rows are numbered in sample order. `hasher` sees every byte of every file,
     in a thread of its own while DuckDB samples (both release the GIL)."""
     with _hashing(ds, hasher, field):
-        return _sample_rows(ds, k, seed)
+        return _sample_rows(ds, k, seed, field)
 
 
 @contextlib.contextmanager
@@ -484,24 +607,20 @@ def _hashing(ds: Dataset, hasher, field: str):
         raise failed[0]
 
 
-def _sample_rows(ds: Dataset, k: int, seed: int) -> tuple[list[Raw], int]:
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")   # the CLI draws its own
+def _sample_rows(ds: Dataset, k: int, seed: int, field: str = "PATH") -> tuple[list[Raw], int]:
+    con = _connect()
     files = [str(f) for f in ds.files] if ds.several else str(ds.files[0])
     reader = _reader(ds.kind, ds.several)
     try:
         try:
-            total = con.execute(f"SELECT count(*) FROM {reader}", [files]).fetchone()[0]
-            rel = con.execute(f"SELECT * FROM {reader} USING SAMPLE reservoir({int(k)} ROWS) "
-                              f"REPEATABLE ({int(seed)})", [files])
-        except duckdb.Error as exc:
+            total = con.execute(f"SELECT count(*) FROM {reader}", [files]).fetchall()[0][0]
+            _check_expansion(con, reader, files, list(ds.files), field)
+            rows = list(_stream(con, f"SELECT * FROM {reader} USING SAMPLE reservoir({int(k)} ROWS) "
+                                     f"REPEATABLE ({int(seed)})", files))
+        except (duckdb.Error, OSError, MemoryError) as exc:
             raise RecordError(f"{ds.files[0].name if not ds.several else ds.path}: cannot be read as {ds.kind}: "
-                              f"{str(exc).splitlines()[0]}")
-        cols = [d[0] for d in rel.description]
-        out = []
-        while rows := rel.fetchmany(5000):
-            for row in rows:
-                out.append(Raw(len(out) + 1, dict(zip(cols, row)), None, None, len(out) + 1))
+                              f"{_first_line(exc)}")
+        out = [Raw(i, row, error, None, i) for i, (row, error) in enumerate(rows, start=1)]
     finally:
         con.close()
     return out, int(total)

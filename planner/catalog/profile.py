@@ -48,10 +48,19 @@ MAX_BAD_REPORTED = 20
 BUILTIN_TOKENIZERS = {"qwen3.6": "qwen3.6-27b", "qwen3.6-27b": "qwen3.6-27b", "qwen3.5": "qwen3.5-27b"}
 BATCH = 2048
 MAX_WORKERS = 1024
+# Characters handed to an HF tokenizer in one call: its encodings take ~30x the text, so a batch of
+# 2,048 lines of 16 MiB would need ~1 TB. Batches are split to this size and a longer text is
+# counted in pieces cut at whitespace (a token across a cut may count as two: within a few tokens
+# per MiB). PLANNER_TOKENIZE_CHARS overrides it (tests).
+TOKENIZE_CHARS = int(os.environ.get("PLANNER_TOKENIZE_CHARS") or 2**22)
 MAX_SEED = 2**63 - 1
 PARALLEL_MIN_BYTES = 32 * 2**20         # a full scan smaller than this runs in this process (a pool costs ~1 s)
 PARALLEL_MIN_ROWS = 20_000              # likewise a sample with fewer rows
 MAX_TEMPLATE_ROLES = 256                # longer conversations fall back to the flat estimate
+# Template tokens one message may add (its own text around the content: specials, role, a default
+# system prompt). A real template adds a few, a default system prompt a few hundred; more is a
+# template counting its own output as data (a 7-token conversation counted as 100,007).
+MAX_TEMPLATE_TOKENS_PER_MESSAGE = 4096
 TEMPLATE_CACHE = 4096                   # role sequences whose rendered template tokens are kept
 ESTIMATE_LABEL = f"estimate: {CHAT_TEMPLATE_TOKENS_PER_MESSAGE} tokens per message"
 MARK = "\ue000{}\ue001"                  # stands in for a message's content while a template renders
@@ -97,7 +106,45 @@ class Counter:
             return [len(enc(t)) for t in texts]   # a plain loop beats tiktoken's threaded batch here
         if self.tok is None:
             return [math.ceil(len(t.encode("utf-8")) / APPROX_BYTES_PER_TOKEN) for t in texts]
-        return [len(e.ids) for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
+        return _count_bounded(texts, lambda batch: [len(e.ids) for e in
+                                                    self.tok.encode_batch_fast(batch, add_special_tokens=False)])
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    """`text` cut into pieces of at most `size` characters, each cut at a whitespace where there is one."""
+    out, start = [], 0
+    while len(text) - start > size:
+        cut = text.rfind(" ", start + size // 2, start + size)
+        cut = cut if cut > start else start + size
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
+
+
+def _count_bounded(texts: list[str], encode, limit: int | None = None) -> list[int]:
+    """encode() over `texts` with at most `limit` characters a call (TOKENIZE_CHARS): the memory of
+    a batch is bounded whatever its lines hold."""
+    limit = limit or TOKENIZE_CHARS
+    counts = [0] * len(texts)
+    batch: list[tuple[int, str]] = []
+    size = 0
+
+    def flush():
+        nonlocal batch, size
+        if batch:
+            for (k, _), n in zip(batch, encode([t for _, t in batch])):
+                counts[k] += n
+        batch, size = [], 0
+
+    for k, text in enumerate(texts):
+        for piece in (_pieces(text, limit) if len(text) > limit else (text,)):
+            if size + len(piece) > limit:
+                flush()
+            batch.append((k, piece))
+            size += len(piece)
+    flush()
+    return counts
 
 
 @functools.lru_cache(maxsize=4)
@@ -117,8 +164,8 @@ class FlatTemplate:
     def texts(self, turns: list[tuple[str, str]]) -> list[str]:
         return [t for _, t in turns]
 
-    def overhead(self, turns: list[tuple[str, str]]) -> tuple[list[int], bool]:
-        """Template tokens each message adds, and whether the estimate stood in for the template."""
+    def overhead(self, turns: list[tuple[str, str]]) -> tuple[list[int], str | bool]:
+        """Template tokens each message adds, and False, or why the estimate stood in for the template."""
         return [CHAT_TEMPLATE_TOKENS_PER_MESSAGE] * len(turns), False
 
 
@@ -140,56 +187,57 @@ class ChatMLTemplate(FlatTemplate):
 
 class JinjaTemplate(FlatTemplate):
     """A Hugging Face chat template (tokenizer_config.json's Jinja `chat_template`), rendered in a
-    sandbox. The template's own text is measured once per sequence of roles: each prefix of the
+    sandbox in a bounded child process (template_render.py: memory, CPU time, a timeout, an output
+    budget). The template's own text is measured once per sequence of roles: each prefix of the
     conversation is rendered with markers for the contents, and the tokens of the text around them
     (specials, roles, separators, a default system prompt) are its tokens. Message i adds the
     difference between the prefix through it and the one before, so the row of a turn is the
-    prefix rendered alone. A template that refuses the roles (raise_exception) or drops a content
-    falls back to the flat estimate for that conversation."""
+    prefix rendered alone. A template that refuses the roles (raise_exception), fails, or drops a
+    content falls back to the flat estimate for that conversation; one that hits a bound falls back
+    for every later conversation. Each fallback carries its reason."""
 
     def __init__(self, source: str, special: dict, counter: Counter, label: str):
         super().__init__(label)
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                            extensions=["jinja2.ext.loopcontrols"])
-        env.filters["tojson"] = lambda x, indent=None, ensure_ascii=False, **_: json.dumps(
-            x, indent=indent, ensure_ascii=ensure_ascii, default=str)
-        env.globals["raise_exception"] = _template_refuses
-        env.globals["strftime_now"] = lambda f: dt.datetime.now().strftime(f)
-        self.template = env.from_string(source)
-        self.special = special
+        from planner.catalog.template_render import Renderer
+        self.renderer = Renderer(source, special)   # TemplateCompileError when it does not compile
         self.counter = counter
-        self.cache: collections.OrderedDict[tuple, list[int] | None] = collections.OrderedDict()
+        self.stopped: str | None = None              # the bound that stopped the template, once one has
+        self.cache: collections.OrderedDict[tuple, list[int] | str] = collections.OrderedDict()
 
     def overhead(self, turns):
         roles = tuple(r for r, _ in turns)
+        if self.stopped is not None:
+            return super().overhead(turns)[0], self.stopped
         if roles not in self.cache:
-            self.cache[roles] = self._measure(roles) if len(roles) <= MAX_TEMPLATE_ROLES else None
+            self.cache[roles] = self._measure(roles) if len(roles) <= MAX_TEMPLATE_ROLES else \
+                f"over {MAX_TEMPLATE_ROLES} messages (not rendered)"
             if len(self.cache) > TEMPLATE_CACHE:
                 self.cache.popitem(last=False)
         got = self.cache[roles]
-        if got is None:
-            return super().overhead(turns)[0], True
+        if isinstance(got, str):
+            return super().overhead(turns)[0], got
         return got, False
 
-    def _measure(self, roles: tuple) -> list[int] | None:
+    def _measure(self, roles: tuple) -> list[int] | str:
+        """The template tokens each message adds, or why the estimate stands in."""
+        from planner.catalog.template_render import TemplateBound, TemplateRefused
+        try:
+            texts = self.renderer.render(roles)
+        except TemplateBound as exc:
+            self.stopped = f"the chat template was stopped: {exc}"
+            return self.stopped
+        except TemplateRefused as exc:
+            return f"the chat template {exc}"
         through = []
-        for i in range(len(roles)):
-            msgs = [{"role": r, "content": MARK.format(j)} for j, r in enumerate(roles[:i + 1])]
-            try:
-                text = self.template.render(messages=msgs, add_generation_prompt=False, tools=None,
-                                            documents=None, **self.special)
-            except Exception:   # TemplateError, a sandbox SecurityError, a template's own TypeError
-                return None
+        for i, text in enumerate(texts):
             if [int(x) for x in MARK_RE.findall(text)] != list(range(i + 1)):
-                return None
+                return "the chat template leaves out or repeats a message's content"
             through.append(sum(self.counter.count([p for p in MARK_RE.split(text)[::2] if p])))
-        return [through[0]] + [b - a for a, b in zip(through, through[1:])]
-
-
-def _template_refuses(message):
-    from jinja2.exceptions import TemplateError
-    raise TemplateError(str(message))
+        added = [through[0]] + [b - a for a, b in zip(through, through[1:])]
+        if max(added) > MAX_TEMPLATE_TOKENS_PER_MESSAGE:
+            return (f"the chat template adds {max(added):,} tokens of its own to one message (over "
+                    f"{MAX_TEMPLATE_TOKENS_PER_MESSAGE:,}: its output is not counted as the data's)")
+        return added
 
 
 def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
@@ -218,10 +266,13 @@ def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
     except ImportError:
         return FlatTemplate(f"{ESTIMATE_LABEL} (jinja2 is not installed)")
     special = {k: _token_text(cfg.get(k)) for k in ("bos_token", "eos_token", "unk_token", "pad_token")}
+    from planner.catalog.template_render import TemplateBound, TemplateCompileError
     try:
         return JinjaTemplate(source, {k: v for k, v in special.items() if v is not None}, counter,
                              "rendered (tokenizer_config.json)")
-    except Exception as exc:   # jinja2.TemplateSyntaxError and kin
+    except TemplateBound as exc:
+        return FlatTemplate(f"{ESTIMATE_LABEL} (the chat_template was stopped while compiling: {exc})")
+    except TemplateCompileError as exc:   # jinja2.TemplateSyntaxError and kin, in the renderer
         reason = printable(str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__)
         return FlatTemplate(f"{ESTIMATE_LABEL} (the chat_template does not compile: {reason})")
 
@@ -242,6 +293,7 @@ class Batch:
     bad: list = field(default_factory=list)   # (index in the batch, why)
     blank: int = 0
     fallbacks: int = 0              # conversations counted with the estimate for want of the template
+    fallback_reasons: dict = field(default_factory=dict)   # why: conversations
 
 
 def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) -> Batch:
@@ -260,9 +312,12 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
     counts = counter.count([t for turns in convs for t in template.texts(turns)])
     conv, per_turn, turn_sum = ([], [], []), ([], [], []), []
     i = fallbacks = 0
+    reasons: dict[str, int] = {}
     for turns in convs:
         extra, fell_back = template.overhead(turns)
-        fallbacks += fell_back
+        if fell_back:
+            fallbacks += 1
+            reasons[fell_back] = reasons.get(fell_back, 0) + 1
         total = resp = k = through = 0
         for (role, _), add in zip(turns, extra):
             c = counts[i] + add
@@ -277,7 +332,7 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
         for col, v in zip(conv, (total, resp, k)):
             col.append(v)
         turn_sum.append(through)
-    return Batch(conv, per_turn, tuple(turn_sum), bad, blank, fallbacks)
+    return Batch(conv, per_turn, tuple(turn_sum), bad, blank, fallbacks, reasons)
 
 
 _WORKER: dict = {}
@@ -294,13 +349,16 @@ def _work(payloads: list) -> Batch:
 
 
 def _batches(raws, size: int | None = None):
+    """Batches of at most `size` lines or rows and about TOKENIZE_CHARS bytes of JSONL lines (a
+    batch of 16 MiB lines is a few lines, not 2,048)."""
     size = size or BATCH
-    batch = []
+    batch, held = [], 0
     for r in raws:
         batch.append(r)
-        if len(batch) >= size:
+        held += len(r.payload) if isinstance(r.payload, bytes) else 0
+        if len(batch) >= size or held >= TOKENIZE_CHARS:
             yield batch
-            batch = []
+            batch, held = [], 0
     if batch:
         yield batch
 
@@ -319,6 +377,7 @@ class Tally:
     def __init__(self, shown: str, strict: bool, keep_values: bool, row_word: str = "line"):
         self.conv_h, self.turn_h = Histogram(), Histogram()
         self.n = self.bad_count = self.blank = self.fallbacks = 0
+        self.fallback_reasons: dict[str, int] = {}
         self.bad: list[tuple[int, str]] = []
         self.shown, self.strict, self.row_word = shown, strict, row_word
         self.values = ([], [], []) if keep_values else None   # tokens, turn-row tokens, turns
@@ -338,6 +397,8 @@ class Tally:
         self.n += len(b.conv[0])
         self.blank += b.blank
         self.fallbacks += b.fallbacks
+        for why, k in b.fallback_reasons.items():
+            self.fallback_reasons[why] = self.fallback_reasons.get(why, 0) + k
         if self.values is not None:
             for col, v in zip(self.values, (b.conv[0], b.turn_sum, b.conv[2])):
                 col.extend(v)
@@ -412,6 +473,7 @@ class ProfileResult:
     files: int = 1
     workers: int = 1
     template_fallbacks: int = 0
+    fallback_reasons: dict = field(default_factory=dict)   # why the estimate stood in: conversations
 
 
 def _check_options(sample, seed, workers) -> None:
@@ -492,7 +554,7 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     assert target.resolve() != SHIPPED_CATALOG.resolve()
     uc.write_component(target, component, replace=replace)
     return ProfileResult(component, rows, tally.bad_count, tally.bad, counter.label, template.label, sampled,
-                         len(ds.files), used, tally.fallbacks)
+                         len(ds.files), used, tally.fallbacks, tally.fallback_reasons)
 
 
 def _is_pattern(text: str) -> bool:

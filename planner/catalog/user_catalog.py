@@ -234,7 +234,11 @@ def write_component(path: Path, component: dict, replace: bool = False) -> UserC
     try:
         entry = UserComponent.model_validate(component)
     except ValidationError as exc:
-        raise PlannerInputError("--name", component.get("id"), describe_validation_error(exc))
+        # the field at fault, not --name: a too-long display name or a bad measured value is named as such
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"]) or "id"
+        raise PlannerInputError(f"profiled component {component.get('id')!r}: {loc}",
+                                "(missing)" if first["type"] == "missing" else first.get("input"), first["msg"])
     try:
         with lock(path):
             raw, cat, problem = _read(path)

@@ -11,6 +11,7 @@ import argparse
 import functools
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -19,6 +20,7 @@ from pydantic import ValidationError
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
 from planner.scenario import PRESETS, Scenario
+from planner.text import printable
 from planner.trim import STRATEGIES
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
@@ -453,7 +455,15 @@ def read_manifest(path: str, field: str):
         raise CliError(f"{field}: {shown(path)} cannot be read: {exc.allowed}")
     if len(data) > cap:
         raise CliError(f"{field}: {shown(path)} is over the {cap:,}-byte limit for a manifest")
-    return parse_manifest(data, os.path.basename(path))
+    return warn_sources(parse_manifest(data, os.path.basename(path)))
+
+
+def warn_sources(m):
+    """Say on stderr where a received manifest's hub source was replaced by the catalog's."""
+    from planner.export.manifest import source_notes
+    for note in source_notes(m):
+        print(f"planner: warning: {printable(note)}", file=sys.stderr)
+    return m
 
 
 def _dropped(data: dict, names: list[str]) -> list[dict]:

@@ -5,8 +5,11 @@ the flag and the value; no traceback.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 
 from pydantic import ValidationError
 
@@ -41,14 +44,39 @@ def _message(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
         return describe_validation_error(exc)
     if isinstance(exc, OSError):
-        return f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}"
+        return f"{getattr(exc, 'filename', '') or 'a file (unnamed by the system)'}: {exc.strerror or exc}"
     return str(exc)
+
+
+class Terminated(BaseException):
+    """SIGTERM (scancel, timeout, systemd) raised as an exception, so every temp file is removed on
+    the way out as on any error (safe_io.atomic_writer, sharding.ShardWriter)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
-        return args.func(args)
+        with _sigterm_raises():
+            args = build_parser().parse_args(argv)
+            return args.func(args)
+    except Terminated:
+        print("planner: terminated; nothing was written", file=sys.stderr)
+        return 143
     except BrokenPipeError:   # `planner ... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

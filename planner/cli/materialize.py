@@ -2,24 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
-from planner.cli._common import check_replaceable
+from planner.cli._common import check_replaceable, warn_sources
 from planner.errors import PlannerInputError
 from planner.ids import is_id
 from planner.safe_io import atomic_write
 from planner.text import printable
-
-
-def _is_mix(head: bytes) -> bool:
-    """A JSONL file whose first row is one materialize writes: {"id", "conversation_id", "conversations"}
-    (or {"id", "conversations"}, as it wrote before conversation_id)."""
-    try:
-        first = json.loads(head.split(b"\n", 1)[0])
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(first, dict) and set(first) in ({"id", "conversations"}, {"id", "conversation_id", "conversations"})
 
 
 def _is_hub_script(head: bytes) -> bool:
@@ -42,19 +31,20 @@ def parse_local(items: list[str]) -> dict[str, str]:
 
 def cmd_materialize(a: argparse.Namespace) -> int:
     from planner.export.commands import join
-    from planner.export.materialize import hub_script, local_sources, materialize_local
+    from planner.export.materialize import hub_script, input_files, is_ours, local_sources, materialize_local
     from planner.export.manifest import load_manifest
     from planner.export import sharding
     local = parse_local(a.local)
     if a.shards is not None:
         sharding.check_count(a.shards, "--shards")
-    m = load_manifest(a.manifest)
+    m = warn_sources(load_manifest(a.manifest))
     # every output is checked against every input before any row is read or anything written
-    inputs = [a.manifest, *(file for _, file, _ in local_sources(m, local).values())]
+    inputs = [a.manifest, *input_files(local_sources(m, local))]
     outs = ([sharding.shard_path(a.out, r, a.shards) for r in range(a.shards)] if a.shards is not None
             else [a.out])
     for out in outs:
-        check_replaceable(out, "--out", inputs, a.force, _is_mix, "rows materialize wrote")
+        check_replaceable(out, "--out", inputs, a.force, is_ours, "rows materialize wrote (each head row "
+                          "marked \"materialized_by\": \"drafter-planner\")")
     if a.hub_script:
         check_replaceable(a.hub_script, "--hub-script", inputs, a.force, _is_hub_script,
                           "a script materialize wrote")

@@ -43,7 +43,8 @@ def cmd_profile(a: argparse.Namespace) -> int:
                "bad_examples": [{"line": ln, "error": e} for ln, e in r.bad_examples],
                "mean_tokens": c["mean_tokens"], "median_tokens": c["median_tokens"], "turns": c["turns"],
                "assistant_share": c["assistant_share"], "tokenizer": r.tokenizer, "template": r.template,
-               "template_fallbacks": r.template_fallbacks, "files": r.files, "workers": r.workers,
+               "template_fallbacks": r.template_fallbacks,
+               "template_fallback_reasons": r.fallback_reasons, "files": r.files, "workers": r.workers,
                "sampled": r.sampled, "provenance": "measured"}
     if a.json:
         print(json.dumps(summary, indent=2))
@@ -68,8 +69,8 @@ def _print_text(r) -> None:
               f"of mean tokens per conversation {_interval(s['mean_tokens_ci'])}, per turn "
               f"{_interval(s['mean_turn_tokens_ci'])}")
     if r.template_fallbacks:
-        print(f"{r.template_fallbacks:,} conversation(s) counted with the 4-token estimate: the chat template "
-              f"refused their roles")
+        for why, k in sorted(r.fallback_reasons.items(), key=lambda x: -x[1]):
+            print(f"{k:,} conversation(s) counted with the 4-token estimate: {printable(why)}")
     if r.bad_lines:
         print(f"skipped {r.bad_lines:,} bad line(s){' in the sample' if r.sampled else ''}:")
         for ln, e in r.bad_examples:

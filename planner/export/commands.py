@@ -42,6 +42,14 @@ def join(argv: list[object]) -> str:
     return " ".join(quote(a) for a in argv)
 
 
+def value(v: object) -> str:
+    """A value where a command expects one: never starting with '-', which the pipeline's argparse
+    would read as a flag (argument injection, which shell quoting does not stop); a path that does
+    is written ./-name, the same file."""
+    text = str(v)
+    return "./" + text if text.startswith("-") else text
+
+
 def _command(*groups: list[object]) -> str:
     """A command written over several lines: each group of arguments on its own line."""
     return " \\\n    ".join(join(g) for g in groups)
@@ -50,9 +58,9 @@ def _command(*groups: list[object]) -> str:
 def _model_path(m: Manifest) -> str:
     s = m.scenario
     if s.model == "custom" and s.custom_model is not None:
-        return s.custom_model.hf_id or "<path-to-your-model>"
+        return value(s.custom_model.hf_id or "<path-to-your-model>")
     spec = model_presets().get(s.model)
-    return (spec.hf_id if spec and spec.hf_id else s.model)
+    return value(spec.hf_id if spec and spec.hf_id else s.model)
 
 
 @functools.cache
@@ -86,6 +94,7 @@ def _split_last(m: Manifest) -> tuple[list[int], bool]:
 
 
 def _materialize(manifest_path: str) -> list[str]:
+    manifest_path = value(manifest_path)
     return [
         "# The exact rows of this manifest, one component after another (per-source counts cannot be",
         "# expressed with --max-samples / --num-samples of the pipelines, which cap the whole input):",
@@ -116,7 +125,7 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
     for c in m.components:
         if c.rows_selected == 0:
             continue
-        source = c.local_path if c.local_path else f"hf:{c.hf_repo}:{c.subset or 'default'}:{c.split or 'train'}"
+        source = value(c.local_path) if c.local_path else f"hf:{c.hf_repo}:{c.subset or 'default'}:{c.split or 'train'}"
         data_args += ["--data", source]
     total = sum(c.rows_selected for c in m.components)
     per_source = ", ".join(f"{quote(c.id)}={c.rows_selected:,}" for c in m.components if c.rows_selected)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -26,6 +27,7 @@ from planner.safe_io import read_capped
 
 SCHEMA_VERSION = CURRENT
 MAX_MANIFEST_BYTES = 1_000_000
+SOURCE_NOTE = "hub source replaced: "    # the note a received manifest's changed hub source leaves
 NOTE_CODES = ("overlap", "licence")     # the findings a manifest carries as notes (planner/findings.py)
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "manifest.schema.json"
 
@@ -139,10 +141,16 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
 
 
 def dump_manifest(m: Manifest, fmt: str = "yaml") -> str:
+    """The manifest as YAML (UTF-8 text) or JSON (ASCII). A received manifest's text may hold
+    invisible format characters (Unicode Cf: bidi overrides, zero-width spaces) that would reorder
+    what a terminal or an editor shows: then the YAML escapes every non-ASCII character (\\u202e)."""
     data = m.model_dump(mode="json", exclude_none=False)
     if fmt == "json":
         return json.dumps(data, indent=2) + "\n"
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    if any(unicodedata.category(ch) == "Cf" for ch in text if not ch.isascii()):
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False)
+    return text
 
 
 # ---------------------------------------------------------------- defensive loading
@@ -185,7 +193,11 @@ def _no_constants(name):
     raise ManifestError(f"{name} is not a number a manifest may hold")
 
 
-def parse_manifest(data: bytes | str, name: str = "manifest") -> Manifest:
+def parse_manifest(data: bytes | str, name: str = "manifest", catalog: StatsCatalog | None = None) -> Manifest:
+    """A manifest from its text, checked against `catalog` (default: the shipped catalog and this
+    user's; the dashboard passes the session's, so a visitor's own upload resolves and no other
+    visitor's id is ever named). A shipped component's hub source is the catalog's, whatever the
+    manifest says: a different one is replaced and noted in `notes`."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if len(raw) > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{name}: {len(raw):,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a manifest")
@@ -226,15 +238,14 @@ def parse_manifest(data: bytes | str, name: str = "manifest") -> Manifest:
         raise ManifestError(describe_validation_error(exc))
     except RecursionError:
         raise ManifestError(f"{name}: nested too deeply")
-    _check_against_catalog(m)
-    return m
+    return _check_against_catalog(m, catalog)
 
 
-def _check_against_catalog(m: Manifest) -> None:
+def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Manifest:
     s = m.scenario
     if s.uniform is not None:
-        return
-    cat = get_catalog()
+        return m
+    cat = cat if cat is not None else get_catalog()
     for i, item in enumerate(s.mix or []):
         if item.id not in cat.components:
             raise ManifestError(f"scenario.mix.{i}.id: {item.id!r} is not allowed; unknown component (known: "
@@ -245,6 +256,18 @@ def _check_against_catalog(m: Manifest) -> None:
         if c is not None and c.rows_selected != item.rows:
             raise ManifestError(f"components.{item.id}.rows_selected: {c.rows_selected} does not match "
                                 f"scenario.mix.{i}.rows ({item.rows})")
+    # a catalog component is read from the catalog's hub source: a received manifest cannot point
+    # `openorca` at another repository (the difference is replaced and noted)
+    comps, notes = [], []
+    for c in m.components:
+        known = cat.components.get(c.id)
+        source = (known.hf_repo, known.subset, known.split) if known is not None and known.hf_repo else None
+        if source is not None and (c.hf_repo, c.subset, c.split) != source:
+            notes.append(f"{SOURCE_NOTE}components.{c.id} named {c.hf_repo} ({c.subset}, {c.split}); the "
+                         f"catalog's {source[0]} ({source[1]}, {source[2]}) is used")
+            c = c.model_copy(update=dict(zip(("hf_repo", "subset", "split"), source)))
+        comps.append(c)
+    return m.model_copy(update={"components": comps, "notes": [*m.notes, *notes]}) if notes else m
 
 
 def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:
@@ -254,6 +277,11 @@ def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:
     except PlannerInputError as exc:
         raise ManifestError(str(exc))
     return parse_manifest(data, Path(path).name)
+
+
+def source_notes(m: Manifest) -> list[str]:
+    """The notes saying a component's hub source was replaced by the catalog's (to show the user)."""
+    return [n for n in m.notes if n.startswith(SOURCE_NOTE)]
 
 
 def json_schema() -> dict:

@@ -1,5 +1,14 @@
-"""The exact selected rows of a manifest as JSONL ({"id", "conversation_id", "conversations": [{"role", "content"}]}),
-locally for profiled components, and a `datasets` script for hub components.
+"""The exact selected rows of a manifest as JSONL ({"id", "conversation_id", "conversations": [{"role", "content"}],
+"materialized_by": "drafter-planner"}), locally for profiled components, and a `datasets` script for hub components.
+
+`materialized_by` is the positive mark of a file materialize wrote: an existing --out is replaced
+without --force only when its head rows carry it (a ShareGPT row's own {"id", "conversations"} is
+not enough: that is the user's data). The pipelines ignore the extra key: speculators and SpecForge
+drop every original column after their tokenizing map (speculators@c05b95b3:
+src/speculators/data_generation/preprocessing.py:551,585; SpecForge@a6b6b023:
+specforge/data/preprocessing.py:233,323), Model-Optimizer reads only `conversations` and
+`conversation_id` by name (Model-Optimizer@a2fbac7bad8a:
+examples/speculative_decoding/collect_hidden_states/compute_hidden_states_hf.py:130).
 
 A manifest may come from anyone, so it never chooses which local file is read: a component is read
 from the file the user profiled under that id (the user catalog's path, checked against the
@@ -20,6 +29,34 @@ from planner.errors import PlannerInputError
 from planner.export import sharding
 from planner.export.manifest import Manifest
 from planner.safe_io import atomic_writer
+
+MARK_KEY, MARK_VALUE = "materialized_by", "drafter-planner"
+HEAD_ROWS = 8                      # rows of an existing --out that must carry the mark
+
+
+def is_ours(head: bytes) -> bool:
+    """Whether the first rows of a file (up to HEAD_ROWS complete lines of `head`) are all rows
+    materialize wrote: each a JSON object whose MARK_KEY is MARK_VALUE."""
+    lines = [ln for ln in head.split(b"\n")[:-1] if ln.strip()][:HEAD_ROWS] if b"\n" in head else [head]
+    if not lines:
+        return False
+    for ln in lines:
+        try:
+            row = json.loads(ln)
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(row, dict) or row.get(MARK_KEY) != MARK_VALUE:
+            return False
+    return True
+
+
+def input_files(sources: dict) -> list[str]:
+    """Every file the local components read: each file of a directory or a glob, not the
+    directory (an output compared with a directory's inode would pass over its shards)."""
+    out = []
+    for field, file, _ in sources.values():
+        out.extend(str(f) for f in formats.dataset_files(file, field).files)
+    return out
 
 
 def selected_indices(n_total: int, n: int, selection: str, seed: int, lengths: list[int] | None = None) -> list[int]:
@@ -76,6 +113,7 @@ def _check_digest(cid: str, field: str, file: str, expected: str | None, digest)
 
 def _write_local(m: Manifest, sources: dict, write, written: dict, starts: dict | None = None) -> None:
     """Every selected row of the local components, in the materialized order: write(position, line)."""
+    uc._fault_point("materialize-writing")   # the data-safety tests stop the command here (SIGTERM)
     for c in m.components:
         if c.id not in sources:
             continue
@@ -100,7 +138,8 @@ def _write_local(m: Manifest, sources: dict, write, written: dict, starts: dict 
                 # conversation_id: Model-Optimizer's compute_hidden_states_hf.py asserts a row has one
                 # (a2fbac7bad8a, lines 130-131); the other pipelines read `conversations` and ignore it
                 write(start + n, json.dumps({"id": rid, "conversation_id": rid, "conversations": [
-                    {"role": role, "content": text} for role, text in r.turns]}, ensure_ascii=False) + "\n")
+                    {"role": role, "content": text} for role, text in r.turns], MARK_KEY: MARK_VALUE},
+                    ensure_ascii=False) + "\n")
                 n += 1
         _check_digest(c.id, field, file, expected, digest)   # unchanged between the two passes
         written[c.id] = n
@@ -116,7 +155,7 @@ def materialize_local(m: Manifest, out: str | Path, local: dict[str, str] | None
     sources = local_sources(m, local, user_catalog)
     hub = [c.id for c in m.components if c.rows_selected and c.id not in sources]
     written = {}
-    files = [file for _, file, _ in sources.values()]
+    files = input_files(sources)
     if shards is None:
         with atomic_writer(out, field="--out", inputs=[*inputs, *files]) as fh:
             _write_local(m, sources, lambda _pos, text: fh.write(text), written)
@@ -157,6 +196,7 @@ import re
 
 COMPONENTS = json.loads({components})
 TOTAL = {total}
+MARK_KEY, MARK_VALUE = {mark}
 '''
 
 HUB_SCRIPT_MAIN = '''
@@ -209,7 +249,7 @@ def main():
                 except RecordError:
                     continue
                 fh.write(json.dumps({"id": f"{c['id']}-{i}", "conversation_id": f"{c['id']}-{i}", "conversations": [
-                    {"role": r, "content": t} for r, t in turns]}, ensure_ascii=False) + "\\n")
+                    {"role": r, "content": t} for r, t in turns], MARK_KEY: MARK_VALUE}, ensure_ascii=False) + "\\n")
                 written += 1
             print(f"{c['id']}: {written} rows")
 
@@ -228,7 +268,7 @@ def hub_script(m: Manifest, ids: list[str] | None = None) -> str:
     comps = [{"id": c.id, "hf_repo": c.hf_repo, "subset": c.subset, "split": c.split, "rows": c.rows_selected,
               "selection": c.selection, "seed": c.seed, "format": c.format, "start": start[c.id]} for c in hub]
     parts = [HUB_SCRIPT_HEAD.replace("{version}", __version__).replace("{components}", repr(json.dumps(comps)))
-             .replace("{total}", str(int(total)))]
+             .replace("{total}", str(int(total))).replace("{mark}", repr((MARK_KEY, MARK_VALUE)))]
     for name in ("ROLE_MAP", "PROMPT_KEYS", "RESPONSE_KEYS"):
         parts.append(f"{name} = {getattr(formats, name)!r}\n")
     parts.append(f"GLAIVE_SPLIT = re.compile({formats.GLAIVE_SPLIT.pattern!r})\n")

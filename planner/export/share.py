@@ -79,6 +79,8 @@ def decode(text: str) -> Scenario:
         return Scenario.model_validate(migrate_link(obj, version))
     except ValidationError as exc:
         raise ShareError(describe_validation_error(exc, prefix="scenario"))
+    except VersionError as exc:   # a field an old version's migration reads, refused before it computes
+        raise ShareError(str(exc))
     except RecursionError:
         raise ShareError("the link's scenario is nested too deeply")
 
@@ -90,11 +92,17 @@ RESERVED_NAMES = ("current", "pinned")   # the Compare view's own columns
 
 def saved_name_problem(name) -> str | None:
     """Why `name` cannot name a saved scenario (the session's and a link's rule), or None."""
+    import unicodedata
     from planner.ids import has_control
-    if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME or has_control(name):
-        return f"a saved scenario's name must be 1-{MAX_NAME} characters without control characters"
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME or has_control(name) \
+            or any(unicodedata.category(ch) == "Cf" for ch in name):
+        return (f"a saved scenario's name must be 1-{MAX_NAME} characters without control characters or "
+                f"invisible format characters (zero-width spaces, byte-order marks, direction overrides)")
     if name.strip().lower() in RESERVED_NAMES:
         return f"a saved scenario cannot be named {name.strip()!r}: the Compare view uses that name"
+    if any(name.strip().lower().endswith(f" - {r}") for r in RESERVED_NAMES):
+        return (f"a saved scenario cannot be named {name.strip()!r}: the Compare view names its difference "
+                f"columns 'NAME - pinned' and 'NAME - current'")
     return None
 
 
@@ -118,6 +126,8 @@ def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
             return Scenario.model_validate(migrate_link(d, version))
         except ValidationError as exc:
             raise ShareError(f"{where}: " + describe_validation_error(exc, prefix="scenario"))
+        except VersionError as exc:
+            raise ShareError(f"{where}: {exc}")
         except RecursionError:
             raise ShareError(f"{where} is nested too deeply")
     saved = {}

@@ -95,6 +95,83 @@ def _manifest_1_to_2(m: dict) -> dict:
     return m
 
 
+# ---------------------------------------------------------------- what a migration reads, checked first
+def _bounds(model: str, name: str) -> tuple[float | None, float | None]:
+    """The ge/gt and le/lt bounds of a pydantic field (the model's own, not a copy)."""
+    if model == "Scenario":
+        from planner.scenario import Scenario as cls
+    else:
+        from planner.specs import ModelSpec as cls
+    lo = hi = None
+    for meta in cls.model_fields[name].metadata:
+        if getattr(meta, "ge", None) is not None:
+            lo = meta.ge
+        elif getattr(meta, "gt", None) is not None:
+            lo = meta.gt + 1                   # integer fields: gt=0 is from 1
+        hi = getattr(meta, "le", None) if getattr(meta, "le", None) is not None else hi
+    return lo, hi
+
+
+def _refuse(where: str, value, allowed: str) -> None:
+    shown = repr(value)
+    raise VersionError(f"{where}: {shown[:60] + '...' if len(shown) > 60 else shown} is not allowed; {allowed} "
+                       f"(checked before the old version is migrated)")
+
+
+def _check_kind(s: dict, key: str, kinds: tuple, what: str, where: str = "scenario") -> None:
+    v = s.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, kinds)):
+        _refuse(f"{where}.{key}", v, f"{what} or null")
+
+
+def _check_int(s: dict, key: str, model: str, field: str, where: str = "scenario") -> None:
+    """An integer within the pydantic field's bounds (checked before any migration computes with it)."""
+    v = s.get(key)
+    lo, hi = _bounds(model, field)
+    if v is None:
+        return
+    if isinstance(v, bool) or not isinstance(v, int) or (lo is not None and v < lo) or (hi is not None and v > hi):
+        _refuse(f"{where}.{key}", v, f"a whole number from {lo} to {hi}")
+
+
+def check_migrated_fields(s: dict) -> None:
+    """Type and bound of every field a migration step reads, before any step computes with it: a
+    link's 75 characters must not build a list of 10^8 layers, nor a list stand where a name does."""
+    for key in ("model", "layout", "extraction_gpu"):
+        _check_kind(s, key, (str,), "a name")
+    for key in ("custom_model", "custom_gpu", "throughput"):
+        _check_kind(s, key, (dict,), "a mapping")
+    _check_kind(s, "layers", (list,), "a list of layer numbers")
+    _check_int(s, "layer_count", "Scenario", "layer_count")
+    if isinstance(s.get("custom_model"), dict):
+        _check_int(s["custom_model"], "num_layers", "ModelSpec", "num_layers", "scenario.custom_model")
+    for key in ("custom_gpu", "throughput"):
+        if isinstance(s.get(key), dict):
+            for k in ("prefill_mfu", "decode_mfu"):
+                _check_kind(s[key], k, (int, float), "a number", f"scenario.{key}")
+    # extraction_gpus and disk_capacity_tb go through _as_number, which reads any value safely
+
+
+def _checked(step: Callable[[dict], dict]) -> Callable[[dict], dict]:
+    @functools.wraps(step)
+    def run(s: dict) -> dict:
+        check_migrated_fields(s)
+        return step(s)
+    return run
+
+
+def _migrating(version: int, step: Callable, obj: dict) -> dict:
+    """One step; whatever it raises is one VersionError (a RecursionError stays itself)."""
+    try:
+        return step(obj)
+    except (VersionError, RecursionError):
+        raise
+    except Exception as exc:   # noqa: BLE001 - a migration of hostile JSON: any failure is a refusal
+        raise VersionError(f"the version-{version} scenario cannot be read ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0][:100] if str(exc) else 'no detail'})")
+
+
+@_checked
 def _scenario_2_to_3(s: dict) -> dict:
     s = fill_scenario_defaults(s, 1)        # version 2 kept version 1's defaults
     if s.get("max_seq_len") is None:
@@ -113,6 +190,7 @@ def _scenario_2_to_3(s: dict) -> dict:
     return s
 
 
+@_checked
 def _scenario_3_to_4(s: dict) -> dict:
     s = fill_scenario_defaults(s, 3)
     t = s.get("throughput")
@@ -132,6 +210,7 @@ def _scenario_3_to_4(s: dict) -> dict:
     return s
 
 
+@_checked
 def _scenario_4_to_5(s: dict) -> dict:
     s = fill_scenario_defaults(s, 4)
     gpus, cap = _as_number(s.get("extraction_gpus")), _as_number(s.get("disk_capacity_tb"))
@@ -147,7 +226,7 @@ def _as_number(v) -> float | None:
         return None
     try:
         x = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return x if x == x and abs(x) != float("inf") else None
 
@@ -177,11 +256,12 @@ def migrate_manifest(m: dict) -> dict:
                                                         if isinstance(v, int) and not isinstance(v, bool)
                                                         and v > CURRENT else ""))
     while m["schema_version"] < CURRENT:
-        m = MANIFEST_STEPS[m["schema_version"]](m)
+        m = _migrating(m["schema_version"], MANIFEST_STEPS[m["schema_version"]], m)
     return m
 
 
 # ---------------------------------------------------------------- links
+@_checked
 def _link_1_to_2(s: dict) -> dict:
     return fill_scenario_defaults(s, 1)
 
@@ -193,7 +273,7 @@ LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2, 2: _scenario_2
 def link_version(text: str) -> int:
     """The version named by a link's `vN.` prefix."""
     head, dot, _ = text.partition(".")
-    if dot and head[:1] == "v" and head[1:].isdigit() and len(head) <= 4:
+    if dot and head[:1] == "v" and head[1:].isascii() and head[1:].isdigit() and len(head) <= 4:
         v = int(head[1:])
         if OLDEST <= v <= CURRENT:
             return v
@@ -204,5 +284,5 @@ def link_version(text: str) -> int:
 
 def migrate_link(scenario: dict, version: int) -> dict:
     for v in range(version, CURRENT):
-        scenario = LINK_STEPS[v](scenario)
+        scenario = _migrating(v, LINK_STEPS[v], scenario)
     return scenario
