@@ -17,8 +17,9 @@ from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set
 from planner.scenario import default_scenario  # noqa: E402
 from drafter_dashboard.safe_text import md_text  # noqa: E402
 from drafter_dashboard import budget, charts, compare, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
-from drafter_dashboard.state import (EXTERNAL, LAST, NOTICE, PENDING, PINNED, SAVED, apply_pending,  # noqa: E402
-                                     ensure_initialised, remember, restore_hidden_widgets, scenario_from_widgets)
+from drafter_dashboard.state import (EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,  # noqa: E402
+                                     apply_pending, ensure_initialised, history_id, remember, restore_hidden_widgets,
+                                     restore_history, scenario_from_widgets)
 
 st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
 log = logging.getLogger("drafter_dashboard")
@@ -49,6 +50,7 @@ def _load_link(catalog) -> None:
             initial, problem = None, str(exc)
     ensure_initialised(catalog, initial)
     st.session_state[EXTERNAL] = initial is not None
+    restore_history(st.query_params.get("h"))   # a reload: the undo history kept under the link's h=
     if problem:
         st.session_state[NOTICE] = ("warning", f"The shared link could not be used ({problem}); "
                                                "showing the defaults instead.")
@@ -173,10 +175,17 @@ def findings_list(p) -> None:
 
 
 def _write_link(scenario: Scenario) -> None:
-    """The URL carries the scenario (s) and, if they fit, the pinned and saved ones (c)."""
+    """The URL carries the scenario (s), the key of this session's undo history on the server (h, see
+    drafter_dashboard/history.py) and, if they fit, the pinned and saved ones (c)."""
     link = encode(scenario)
     if st.query_params.get("s") != link:
         st.query_params["s"] = link
+    hid = history_id() if st.session_state.get(UNDO) or st.session_state.get(REDO) else None
+    if st.query_params.get("h") != hid:
+        if hid is None:
+            del st.query_params["h"]
+        else:
+            st.query_params["h"] = hid
     pinned, saved = st.session_state.get(PINNED), st.session_state.get(SAVED, {})
     if pinned is None and not saved:
         if "c" in st.query_params:
