@@ -16,8 +16,9 @@ from planner.errors import describe_validation_error  # noqa: E402
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
 from drafter_dashboard.safe_text import md_text  # noqa: E402
-from drafter_dashboard import budget, charts, compare, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
-from drafter_dashboard.state import (EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,  # noqa: E402
+from drafter_dashboard import (budget, charts, compare, io_panel, metrics, mix_editor, report, session,  # noqa: E402
+                               sidebar)
+from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,  # noqa: E402
                                      apply_pending, ensure_initialised, history_id, remember, restore_hidden_widgets,
                                      restore_history, scenario_from_widgets)
 
@@ -91,14 +92,7 @@ def main() -> None:
     remember(scenario)
     with history:
         compare.controls(scenario, history)
-    pinned = st.session_state.get(PINNED)
-    if pinned is not None:
-        base, against = plan(pinned, catalog if pinned.uniform is None else None), "the pinned scenario"
-    elif scenario.uniform is None:
-        base, against = _baseline(_settings_json(scenario), str(catalog.path), catalog), \
-            "the full 913,786-sample mix with the same settings"
-    else:
-        base, against = None, ""
+    base, against = _delta_base(scenario, catalog)
     for f in p.findings:
         if f.severity == "blocks":
             st.error(md_text(f"{f.text}. To fix: {f.fix}."))
@@ -106,6 +100,7 @@ def main() -> None:
     findings_list(p)
 
     # the charts and the compare view run only when their tab is open: the first screen needs no plotly.js
+    link = _link_params(scenario)
     tab_mix, tab_charts, tab_budget, tab_compare, tab_article, tab_io, tab_assume = st.tabs(
         ["Mix", "Charts", "Budget", "Compare", "Against the article", "Export / import / profile", "Assumptions"],
         key="w_tab", on_change="rerun")
@@ -130,7 +125,8 @@ def main() -> None:
         metrics.article_panel(p)
     with tab_io:
         st.subheader("Export")
-        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog)
+        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
+                              _report_html(p, catalog), link)
         st.subheader("Import")
         io_panel.import_panel(catalog)
         st.subheader("Profile your own dataset")
@@ -138,8 +134,56 @@ def main() -> None:
     with tab_assume:
         st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
 
-    _write_link(scenario)
+    _write_link(link)
     st.session_state[EXTERNAL] = False
+
+
+DELTA_MODES = {"since": "since my last change", "pin": "against the pin", "full": "against the full mix"}
+
+
+def _plan_of(s: Scenario, catalog):
+    return plan(s, catalog if s.uniform is None else None)
+
+
+def _delta_base(scenario: Scenario, catalog):
+    """The plan every delta is taken against, by the mode picked above the metrics: the scenario before
+    the last change, the pinned one, or the full mix with the same settings (a sidebar change moves
+    the full mix too, so it shows no delta there)."""
+    ss = st.session_state
+    ss.setdefault(DELTA, "pin" if ss.get(PINNED) is not None else "full")
+    mode = st.radio("Deltas", list(DELTA_MODES), key=DELTA, horizontal=True, format_func=DELTA_MODES.get,
+                    help="what each metric's small figure is the difference from")
+    pinned, undo = ss.get(PINNED), ss.get(UNDO)
+    if mode == "since" and undo:
+        return _plan_of(undo[-1], catalog), "the scenario before the last change"
+    if mode == "pin" and pinned is not None:
+        return _plan_of(pinned, catalog), "the pinned scenario"
+    if scenario.uniform is None:
+        why = {"since": " (nothing changed yet)", "pin": " (nothing is pinned)"}.get(mode, "")
+        return _baseline(_settings_json(scenario), str(catalog.path), catalog), \
+            "the full 913,786-sample mix with the same settings" + why
+    return None, ""
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _report_cached(key: str, _p, _others: dict) -> str:
+    return report.build(_p, _others)
+
+
+def _report_html(p, catalog) -> str:
+    """The report of this plan with the pinned and saved ones, built once per set of scenarios."""
+    ss = st.session_state
+    pinned, saved = ss.get(PINNED), ss.get(SAVED, {})
+    scenarios = ({"pinned": pinned} if pinned is not None else {}) | dict(saved)
+    key = json.dumps([p.scenario.model_dump_json(), str(catalog.path)]
+                     + [[k, s.model_dump_json()] for k, s in scenarios.items()])
+    others = {}
+    for name, s in scenarios.items():
+        try:
+            others[name] = _plan_of(s, catalog)
+        except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
+            pass
+    return _report_cached(key, p, others)
 
 
 def _current(catalog) -> tuple[Scenario, object]:
@@ -174,31 +218,30 @@ def findings_list(p) -> None:
                     st.markdown(f"- {md_text(f.text)}" + (f" (fix: {md_text(f.fix)})" if f.fix else ""))
 
 
-def _write_link(scenario: Scenario) -> None:
+def _link_params(scenario: Scenario) -> dict:
+    """s: the scenario; c: the pinned and saved ones, "" when there are none or they do not fit the
+    link's size limit (then `c_left_out` is their length)."""
+    link = encode(scenario)
+    pinned, saved = st.session_state.get(PINNED), st.session_state.get(SAVED, {})
+    kept = encode_set(pinned, saved) if pinned is not None or saved else ""
+    if len(kept) + len(link) > MAX_PARAM_CHARS:
+        return {"s": link, "c": "", "c_left_out": len(kept)}
+    return {"s": link, "c": kept}
+
+
+def _write_link(params: dict) -> None:
     """The URL carries the scenario (s), the key of this session's undo history on the server (h, see
     drafter_dashboard/history.py) and, if they fit, the pinned and saved ones (c)."""
-    link = encode(scenario)
-    if st.query_params.get("s") != link:
-        st.query_params["s"] = link
     hid = history_id() if st.session_state.get(UNDO) or st.session_state.get(REDO) else None
-    if st.query_params.get("h") != hid:
-        if hid is None:
-            del st.query_params["h"]
-        else:
-            st.query_params["h"] = hid
-    pinned, saved = st.session_state.get(PINNED), st.session_state.get(SAVED, {})
-    if pinned is None and not saved:
-        if "c" in st.query_params:
-            del st.query_params["c"]
-        return
-    kept = encode_set(pinned, saved)
-    if len(kept) + len(link) > MAX_PARAM_CHARS:
-        if "c" in st.query_params:
-            del st.query_params["c"]
-        st.caption(f"The link carries the current scenario; the pinned and saved ones ({len(kept):,} characters) "
-                   "do not fit its size limit and were left out.")
-    elif st.query_params.get("c") != kept:
-        st.query_params["c"] = kept
+    for key, value in (("s", params["s"]), ("h", hid), ("c", params["c"] or None)):
+        if st.query_params.get(key) != value:
+            if value is None:
+                del st.query_params[key]
+            else:
+                st.query_params[key] = value
+    if params.get("c_left_out"):
+        st.caption(f"The link carries the current scenario; the pinned and saved ones ({params['c_left_out']:,} "
+                   "characters) do not fit its size limit and were left out.")
 
 
 def _failed(exc: Exception) -> None:

@@ -23,6 +23,7 @@ REDO = "_redo"
 REPLAYING = "_replaying"           # the next remember() comes from undo/redo: no new history entry
 PINNED = "_pinned"                 # the baseline the deltas are taken against (a Scenario), or absent
 SAVED = "_saved"                   # name -> Scenario, at most MAX_SAVED
+DELTA = "w_delta_mode"             # what the metrics' deltas are against (app.py DELTA_MODES)
 HISTORY_ID = "_history_id"         # this session's key in drafter_dashboard.history (the link's h=)
 HISTORY = 50
 
@@ -185,6 +186,7 @@ def pin(s: Scenario | None) -> None:
         st.session_state.pop(PINNED, None)
     else:
         st.session_state[PINNED] = s
+    st.session_state[DELTA] = "full" if s is None else "pin"
 
 
 def save(name: str, s: Scenario) -> str | None:

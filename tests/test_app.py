@@ -197,7 +197,11 @@ def test_export_import_round_trip_through_the_ui(at, tmp_path):
         {"id": "hermes_fc", "rows": 500, "include": True, "selection": "uniform", "seed": 0}]
     assert exported["scenario"]["extraction_gpus"] == 2 and exported["scenario"]["compression"] == 1.1
     assert exported["predicted"]["storage_bytes"] == pytest.approx(plan(s).storage_bytes)
-    assert len(at.download_button) == 4
+    # issue 20: besides the manifest (2), the CSV and the report, every pipeline export of the CLI: the
+    # layout's own (SpecForge) commands, its per-rank commands and its Slurm script
+    assert [b.label for b in at.download_button] == [
+        "Manifest (YAML)", "Manifest (JSON)", "Component table (CSV)", "Report (HTML)", "specforge commands",
+        "Per-rank commands (1 node)", "Slurm script"]
 
 
 @pytest.mark.parametrize("content, message", [

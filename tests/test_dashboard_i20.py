@@ -72,3 +72,97 @@ def test_the_history_survives_a_reload_as_a_copy(at, tmp_path, monkeypatch):
     bad.query_params["h"] = "../../etc/passwd"
     bad.run()
     assert not bad.exception and bad.button(key="w_undo").disabled
+
+
+@pytest.fixture()
+def files(monkeypatch):
+    """What each download button hands the browser, by file name (AppTest keeps media in memory)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    seen, real = {}, MemoryMediaFileStorage.load_and_get_id
+
+    def spy(self, path_or_data, mimetype, kind, filename=None):
+        seen[filename] = path_or_data.decode() if isinstance(path_or_data, bytes) else path_or_data
+        return real(self, path_or_data, mimetype, kind, filename)
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
+    return seen
+
+
+def test_the_export_panel_offers_specforge_commands_and_the_slurm_script_for_a_specforge_plan(at, files):
+    at.run()
+    # the default layout is SpecForge's DFlash: its pipeline comes first and is the one exported
+    assert at.selectbox(key="w_x_format").options[0] == "specforge (this layout's)"
+    labels = [b.label for b in at.download_button]
+    assert "specforge commands" in labels and "Slurm script" in labels
+    spec = files["specforge.sh"]
+    # SpecForge's capture, with the layout's batch of 32 and cap of 2,048 (planner/presets/layouts.yaml)
+    assert "scripts/prepare_hidden_states.py" in spec and "--batch-size 32" in spec and "--max-length 2048" in spec
+    script = files["specforge-slurm.sh"]
+    # 8 GPUs, 8 per node: one node, so one array task (0-0)
+    assert script.startswith("#!/bin/bash\n# drafter planner: a Slurm array for specforge")
+    assert "#SBATCH --array=0-0" in script
+    at.number_input(key="w_x_nodes").set_value(4).run()
+    assert "#SBATCH --array=0-3" in files["specforge-slurm.sh"]
+    assert files["specforge-ranks.sh"].startswith("# specforge: capture on 4 nodes")
+    # every other pipeline of the CLI is offered too
+    assert set(at.selectbox(key="w_x_format").options) == {
+        "specforge (this layout's)", "speculators", "modelopt", "nemo-automodel", "deepspec"}
+    at.selectbox(key="w_x_format").set_value("deepspec").run()
+    assert "prepare_target_cache.py" in files["deepspec.sh"] and "Slurm script" not in [
+        b.label for b in at.download_button]
+    # the speculators layout puts speculators first
+    at.selectbox(key="w_layout").set_value("speculators").run()
+    assert at.selectbox(key="w_x_format").options[0] == "speculators (this layout's)"
+    # the link to copy carries the scenario but not the undo history
+    link = next(c.value for c in at.code if "?s=" in c.value)
+    assert "h=" not in link and at.query_params["h"]
+
+
+def test_the_report_is_one_escaped_file_without_external_assets(at, files):
+    evil = "<script>alert(1)</script>"
+    at.number_input(key="w_ex_gpus").set_value(4).run()
+    at.text_input(key="w_save_name").input(evil).run()
+    at.button(key="w_save").click().run()
+    at.number_input(key="w_ex_gpus").set_value(8).run()
+    html = files["drafter-plan.html"]
+    assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    low = html.lower()
+    assert "<script" not in low and "src=" not in low and "href=" not in low and "@import" not in low
+    for part in ("Headline figures", "Compare", "Inputs that differ", "extraction_gpus", "Assumptions", "@media print"):
+        assert part in html, part
+    # the saved scenario had 4 GPUs, the current one 8: the input differences table says so
+    assert "<td>extraction_gpus</td><td>8</td><td>4</td>" in html
+
+
+def test_compare_shows_input_differences_bands_and_the_online_wall_clock(at):
+    at.number_input(key="w_ex_gpus").set_value(4).run()
+    at.button(key="w_pin").click().run()
+    at.number_input(key="w_ex_gpus").set_value(8).run()
+    open_tab(at, "Compare")
+    frames = [df.value for df in at.dataframe]
+    figures = next(f for f in frames if "figure" in f.columns)
+    inputs = next(f for f in frames if "input" in f.columns)
+    # only the inputs that differ: the GPU count (the nodes follow it)
+    assert set(inputs["input"]) == {"extraction_gpus"}
+    assert inputs.iloc[0].tolist() == ["extraction_gpus", "8", "4"]
+    names = set(figures["figure"])
+    assert {"Wall-clock online (days)", "Acceptance length (tau), 95% band low",
+            "Acceptance length (tau), 95% band high"} <= names
+    usd = figures[figures["figure"] == "Total offline (USD)"].iloc[0]
+    assert usd["current"] == round(usd["current"])           # whole dollars, not $5,750.123
+    tau = figures[figures["figure"] == "Acceptance length (tau)"].iloc[0]["current"]
+    low = figures[figures["figure"] == "Acceptance length (tau), 95% band low"].iloc[0]["current"]
+    high = figures[figures["figure"] == "Acceptance length (tau), 95% band high"].iloc[0]["current"]
+    assert low < tau < high
+
+
+def test_deltas_since_my_last_change(at):
+    # against the full mix a sidebar change moves the baseline too: no delta on extraction days
+    at.number_input(key="w_ex_gpus").set_value(16).run()
+    ex = next(m for m in at.metric if m.label.startswith("Extraction (days)"))
+    assert not ex.delta
+    # since my last change: 8 -> 16 GPUs halves the extraction days, so the delta is minus half of the
+    # 8-GPU figure (the value shown now)
+    at.radio(key="w_delta_mode").set_value("since").run()
+    ex = next(m for m in at.metric if m.label.startswith("Extraction (days)"))
+    assert ex.delta.startswith("-") and float(ex.delta[1:]) == pytest.approx(float(ex.value), abs=0.03)
+    assert any("the scenario before the last change" in c.value for c in at.caption)
