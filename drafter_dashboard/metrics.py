@@ -10,7 +10,15 @@ from drafter_dashboard.safe_text import md_text
 from planner.units import fmt_hours
 
 
-COLUMNS = 5
+METRIC_WIDTH = 172     # px: the grid wraps (5 a row at 1280 px, 3 at 1024) and no value or label is cut
+# a label longer than its metric wraps onto a second line instead of ending in "..."; every label takes
+# two lines, so the values of a row stay level (a fixed rule of this page, no user text in it)
+GRID_CSS = """<style>
+.st-key-headline [data-testid="stMetricLabel"] { min-height: 2.7em; align-items: flex-start; }
+.st-key-headline [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] { white-space: normal;
+  overflow: visible; text-overflow: clip; }
+.st-key-headline [data-testid="stMetricLabel"] p { white-space: normal; }
+</style>"""
 
 
 def _num(x: float) -> str:
@@ -74,17 +82,6 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          f"on disk; raw {p.storage_bytes / div:,.2f} {unit}" + help_s, lambda x: x.storage_bytes_compressed / div,
          "inverse"),
     ]
-    if n.placement == "local" and n.extraction_nodes > 1:
-        items.append((f"Per node ({unit})", p.storage_per_node_bytes / div, lambda v: f"{v:,.2f}",
-                      f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
-                      lambda x: x.storage_per_node_bytes / div, "inverse"))
-    if p.gather_hours:
-        items.append(("Gather (h)", p.gather_hours, lambda v: f"{v:,.1f}",
-                      f"{n.gather_note}; {n.gather_bytes_per_s / 1e9:,.1f} GB/s, limited by the {n.gather_bound}",
-                      lambda x: x.gather_hours, "inverse"))
-    if comp != 1:
-        items.append((f"Raw storage ({unit})", p.storage_bytes / div, lambda v: f"{v:,.2f}",
-                      "before compression", lambda x: x.storage_bytes / div, "inverse"))
     items += [
         ("Extraction (GPU-days)", e.gpu_hours / 24, lambda v: f"{v:,.2f}",
          f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", lambda x: x.extraction.gpu_hours / 24,
@@ -102,19 +99,24 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         ("Train online (GPU-days)", t.online_gpu_hours / 24, lambda v: f"{v:,.2f}",
          "target forward pass rerun every epoch; no hidden-state storage",
          lambda x: x.training.online_gpu_hours / 24, "inverse"),
-        ("Total USD offline", c.total_offline, lambda v: f"${v:,.0f}",
-         f"extraction ${c.extraction:,.0f} + storage rent ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
+        ("Offline: store, train ($)", c.total_offline, lambda v: f"${v:,.0f}",
+         f"extraction ${c.extraction:,.0f} + storage ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
          f"training ${c.training_offline:,.0f}", lambda x: x.cost_usd.total_offline, "inverse"),
-        ("Total USD online", c.total_online, lambda v: f"${v:,.0f}",
+        ("Online: no storage ($)", c.total_online, lambda v: f"${v:,.0f}",
          f"regeneration ${c.regeneration:,.0f} + training ${c.training_online:,.0f}; offline cheaper after "
          + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"),
          lambda x: x.cost_usd.total_online, "inverse"),
+        ("Disaggregated ($)", c.total_disaggregated, lambda v: f"${v:,.0f}",
+         f"{t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs streaming every epoch, "
+         f"{p.wall_days_disaggregated:,.2f} days, limited by {t.disaggregated_bound}; offline cheaper after "
+         + ("never" if t.breakeven_epochs_disaggregated is None else f"{t.breakeven_epochs_disaggregated:,.1f} epochs"),
+         lambda x: x.cost_usd.total_disaggregated, "inverse"),
         ("Offline, wall (days)", p.wall_days_offline, lambda v: f"{v:,.2f}",
          "extraction + gather + transfer + offline training, one after the other", lambda x: x.wall_days_offline,
          "inverse"),
         ("Online, wall (days)", p.wall_days_online, lambda v: f"{v:,.2f}",
          "regeneration + online training", lambda x: x.wall_days_online, "inverse"),
-        ("Acceptance length", q.acceptance_length, lambda v: f"{v:,.2f}",
+        (f"Acceptance length ({q.acceptance_low:.2f}-{q.acceptance_high:.2f})", q.acceptance_length, lambda v: f"{v:,.2f}",
          f"expected tau of the {q.drafter} drafter for the serving workload: {q.acceptance_low:.2f}-"
          f"{q.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
          + (" - outside the published points: wide band" if q.extrapolated else ""),
@@ -123,19 +125,27 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1"
          + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
             if q.payback_days is not None else ""), lambda x: x.quality.speedup, "normal"),
-        ("USD disaggregated", c.total_disaggregated, lambda v: f"${v:,.0f}",
-         f"{t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs streaming every epoch, "
-         f"{p.wall_days_disaggregated:,.2f} days, limited by {t.disaggregated_bound}; offline cheaper after "
-         + ("never" if t.breakeven_epochs_disaggregated is None else f"{t.breakeven_epochs_disaggregated:,.1f} epochs"),
-         lambda x: x.cost_usd.total_disaggregated, "inverse"),
     ]
-    cols = st.columns(COLUMNS)
-    for i, (label, value, fmt, help_text, getter, colour) in enumerate(items):
+    # the figures only some scenarios have come last: the grid above them never moves
+    if n.placement == "local" and n.extraction_nodes > 1:
+        items.append((f"Per node ({unit})", p.storage_per_node_bytes / div, lambda v: f"{v:,.2f}",
+                      f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
+                      lambda x: x.storage_per_node_bytes / div, "inverse"))
+    if p.gather_hours:
+        items.append(("Gather (h)", p.gather_hours, lambda v: f"{v:,.1f}",
+                      f"{n.gather_note}; {n.gather_bytes_per_s / 1e9:,.1f} GB/s, limited by the {n.gather_bound}",
+                      lambda x: x.gather_hours, "inverse"))
+    if comp != 1:
+        items.append((f"Raw storage ({unit})", p.storage_bytes / div, lambda v: f"{v:,.2f}",
+                      "before compression", lambda x: x.storage_bytes / div, "inverse"))
+    st.html(GRID_CSS)
+    grid = st.container(horizontal=True, wrap=True, gap="small", key="headline")
+    for label, value, fmt, help_text, getter, colour in items:
         delta = _signed(fmt, value - getter(base)) if base is not None else None
-        cols[i % COLUMNS].metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text))
-    caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage rent "
-               f"${c.storage:,.0f} ({p.scenario.costs.storage_months:g} months), transfer ${c.transfer:,.0f}, "
-               f"training ${c.training_offline:,.0f}.")
+        grid.metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text), width=METRIC_WIDTH)
+    caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage "
+               f"${c.storage:,.0f} ({c.storage_preset} at ${c.storage_usd_per_tb_month:,.2f}/TB-month for "
+               f"{c.storage_days_held:,.1f} days), transfer ${c.transfer:,.0f}, training ${c.training_offline:,.0f}.")
     if base is not None and against:
         caption += f" Deltas: against {against}."
     st.caption(md_text(caption))

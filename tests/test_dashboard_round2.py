@@ -30,7 +30,7 @@ CUT = """() => {
 def _open(browser, server, width=1500, height=1100):
     page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=True)
     page.goto(server)
-    page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+    page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
     wait_idle(page)
     return page
 
