@@ -15,6 +15,7 @@ from planner import PlannerInputError, Scenario, plan  # noqa: E402
 from planner.errors import describe_validation_error  # noqa: E402
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
+from planner.verdict import verdict  # noqa: E402
 from drafter_dashboard.safe_text import md_text  # noqa: E402
 from drafter_dashboard import (budget, charts, compare, io_panel, metrics, mix_editor, report, session,  # noqa: E402
                                sidebar)
@@ -90,6 +91,8 @@ def main() -> None:
 
     scenario, p = _current(catalog)
     remember(scenario)
+    v = verdict_of(p, catalog)
+    st.info(md_text(v.sentence), icon=":material/balance:")
     with history:
         compare.controls(scenario, history)
     base, against = _delta_base(scenario, catalog)
@@ -98,6 +101,7 @@ def main() -> None:
             st.error(md_text(f"{f.text}. To fix: {f.fix}."))
     metrics.headline(p, base, unit, against)
     findings_list(p)
+    metrics.nodes_panel(p, unit)
 
     # the charts and the compare view run only when their tab is open: the first screen needs no plotly.js
     link = _link_params(scenario)
@@ -126,7 +130,7 @@ def main() -> None:
     with tab_io:
         st.subheader("Export")
         io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
-                              _report_html(p, catalog), link)
+                              _report_html(p, catalog, v), link)
         st.subheader("Import")
         io_panel.import_panel(catalog)
         st.subheader("Profile your own dataset")
@@ -166,11 +170,21 @@ def _delta_base(scenario: Scenario, catalog):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _report_cached(key: str, _p, _others: dict) -> str:
-    return report.build(_p, _others)
+def _report_cached(key: str, _p, _others: dict, _verdict) -> str:
+    return report.build(_p, _others, _verdict)
 
 
-def _report_html(p, catalog) -> str:
+@st.cache_data(max_entries=64, show_spinner=False)
+def _verdict_cached(scenario_json: str, catalog_key: str, _p, _catalog):
+    """planner.verdict for this scenario: its break-evens re-plan the scenario many times, so once per scenario."""
+    return verdict(_p, _catalog if _p.scenario.uniform is None else None)
+
+
+def verdict_of(p, catalog):
+    return _verdict_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
+
+
+def _report_html(p, catalog, v) -> str:
     """The report of this plan with the pinned and saved ones, built once per set of scenarios."""
     ss = st.session_state
     pinned, saved = ss.get(PINNED), ss.get(SAVED, {})
@@ -183,7 +197,7 @@ def _report_html(p, catalog) -> str:
             others[name] = _plan_of(s, catalog)
         except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
             pass
-    return _report_cached(key, p, others)
+    return _report_cached(key, p, others, v)
 
 
 def _current(catalog) -> tuple[Scenario, object]:

@@ -154,3 +154,40 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
 def article_panel(p: Plan) -> None:
     st.markdown("**The seed article's estimate beside this plan**")
     st.table(pd.DataFrame(article_comparison(p)).set_index("metric"))   # a table wraps the long "why"
+
+
+def _holds(per_node: float, cap_tb: float | None, div: float, unit: str) -> tuple[str, bool]:
+    """'20.53 TB of 30.72' and whether it is over the disk (no disk size given: never over)."""
+    if cap_tb is None:
+        return f"{per_node / div:,.2f} {unit} (disk size not given)", False
+    return f"{per_node / div:,.2f} of {cap_tb * 1e12 / div:,.2f} {unit}", per_node > cap_tb * 1e12
+
+
+def nodes_panel(p: Plan, unit: str) -> None:
+    """Where the states sit, node by node: each extraction node's shard and each training node's share
+    against its disk, whatever the transfer (the planner's finding checks the training disks only when
+    the states are gathered on one site), and the gather."""
+    div = 2**40 if unit == "TiB" else 1e12
+    n, s = p.nodes, p.scenario
+    if n.placement == "shared":
+        cap = s.shared_capacity_tb
+        text, over = _holds(p.storage_bytes_compressed, cap, div, unit)
+        rows = [{"where": "shared filesystem", "nodes": 1, "holds": text, "over its disk": over,
+                 "how": n.gather_note}]
+    else:
+        ex_text, ex_over = _holds(n.storage_per_node_bytes, s.disk_capacity_tb, div, unit)
+        tr_text, tr_over = _holds(n.training_storage_per_node_bytes, s.training.disk_capacity_tb, div, unit)
+        arrive = ("the gather" if n.gather_bytes else f"the transfer ({p.transfer_method})"
+                  if p.transfer_method != "none" else "capture, in place")
+        rows = [{"where": "each extraction node", "nodes": n.writing_nodes, "holds": ex_text, "over its disk": ex_over,
+                 "how": "its shard, written by capture"},
+                {"where": "each training node", "nodes": n.training_nodes, "holds": tr_text, "over its disk": tr_over,
+                 "how": f"1/{n.training_nodes} of the states, after {arrive}"}]
+    over = [r["where"] for r in rows if r["over its disk"]]
+    gather = (f"gather {n.gather_bytes / div:,.2f} {unit} in {fmt_hours(n.gather_hours)} at "
+              f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s ({n.gather_bound})" if n.gather_bytes else "no gather")
+    label = (f"Nodes: {n.extraction_nodes} extraction, {n.training_nodes} training; {gather}"
+             + (f"; over the disk: {', '.join(over)}" if over else ""))
+    with st.expander(label, expanded=bool(over)):
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.caption(md_text(n.gather_note))

@@ -37,14 +37,15 @@ def _table(header: list[str], rows: list[list[object]], numeric: set[int] = froz
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _verdict(p: Plan) -> str:
-    v = getattr(p, "verdict", None)
+def _verdict(v) -> str:
+    """The verdict (planner.verdict.Verdict) and its break-evens."""
     if v is None:
         return ""
     out = f'<h2>Verdict</h2><p class="verdict">{_e(v.sentence)}</p>'
-    be = v.breakeven.model_dump() if hasattr(v.breakeven, "model_dump") else dict(v.breakeven or {})
-    rows = [[k.replace("_", " "), "no value flips it" if val is None else f"{val:,.4g}"] for k, val in be.items()]
-    return out + _table(["break-even (the value at which the totals cross)", "value"], rows, {1})
+    rows = [[k.replace("_", " "), "no value inside its bounds" if val is None else f"{val:,.4g}",
+             v.flips_to.get(k) or ""] for k, val in v.breakeven.items()]
+    return out + _table(["break-even: the input", "the value at which the cheapest way changes", "then cheapest"],
+                        rows, {1})
 
 
 def _waterfall(p: Plan) -> str:
@@ -73,8 +74,8 @@ def _bands(p: Plan) -> dict[str, tuple[float, float]]:
     return out
 
 
-def build(current: Plan, others: dict[str, Plan]) -> str:
-    """The report of plan `current`, compared with `others` (the pinned and saved scenarios)."""
+def build(current: Plan, others: dict[str, Plan], verdict=None) -> str:
+    """The report of plan `current` with its verdict, compared with `others` (the pinned and saved scenarios)."""
     plans = {"current": current, **others}
     bands = _bands(current)
     head_rows = []
@@ -98,7 +99,7 @@ def build(current: Plan, others: dict[str, Plan]) -> str:
         "<h1>Drafter data plan</h1>",
         f'<p class="muted">drafter data planner {_e(__version__)}; layout {_e(s.layout)}, target {_e(s.model)}, '
         f"{current.samples:,} training rows. Every number is an estimate with its source (Assumptions).</p>",
-        _verdict(current), _waterfall(current),
+        _verdict(verdict), _waterfall(current),
         "<h2>Headline figures</h2>", _table(["figure", "this plan", "95% band"], head_rows, {1, 2}),
         compare,
         "<h2>Against the article</h2>",

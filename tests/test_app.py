@@ -106,11 +106,13 @@ CONTROLS = [
     ("number_input", "w_tr_gpus", 16, "Online, wall (days)", -1),
     ("selectbox", "w_tr_gpu", "h100-sxm", "Train online (GPU-days)", +1),
     ("number_input", "w_tr_mfu", 0.7, "Train online (GPU-days)", -1),   # offline is disk-bound here
-    ("number_input", "w_months", 3.0, "Offline: store, train ($)", +1),
-    ("number_input", "w_tb_price", 10.0, "Offline: store, train ($)", -1),
+    # issue 20: the default storage is where the placement puts the states, the nodes' own disks, with no
+    # rent beyond the node price ($0): the months held move nothing there, a price of $10 adds rent
+    ("number_input", "w_months", 3.0, "Offline: store, train ($)", 0),
+    ("number_input", "w_tb_price", 10.0, "Offline: store, train ($)", +1),
     ("number_input", "w_ex_price", 5.0, "Offline: store, train ($)", +1),
     ("number_input", "w_tr_price", 1.0, "Online: no storage ($)", -1),
-    ("selectbox", "w_storage", "wasabi", "Offline: store, train ($)", -1),
+    ("selectbox", "w_storage", "wasabi", "Offline: store, train ($)", +1),
     ("selectbox", "w_tr_disk", "nvme-gen4", "Train offline (GPU-days)", +1),
 ]
 

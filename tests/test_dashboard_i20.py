@@ -166,3 +166,44 @@ def test_deltas_since_my_last_change(at):
     ex = next(m for m in at.metric if m.label.startswith("Extraction (days)"))
     assert ex.delta.startswith("-") and float(ex.delta[1:]) == pytest.approx(float(ex.value), abs=0.03)
     assert any("the scenario before the last change" in c.value for c in at.caption)
+
+
+def test_nodes_show_each_training_nodes_share_against_its_disk_whatever_the_transfer(at):
+    # 4 extraction nodes of 8 GPUs: each holds 82.11 / 4 = 20.53 TB, under its 30.72 TB disk; then a network
+    # link to the training site (no gather is counted beside a transfer) and one training node with a 30 TB
+    # disk: it receives all 82.11 TB, over its disk. The planner's finding checks the training disks only
+    # without a transfer; the page shows it either way.
+    at.number_input(key="w_ex_nodes").set_value(4).run()
+    at.selectbox(key="w_transfer").set_value("link").run()
+    at.number_input(key="w_tr_disk_cap").set_value(30.0).run()
+    label = next(e.label for e in at.expander if e.label.startswith("Nodes:"))
+    assert label.startswith("Nodes: 4 extraction, 1 training; no gather") and "over the disk: each training node" in label
+    table = next(df.value for df in at.dataframe if "where" in df.value.columns)
+    rows = table.set_index("where")
+    assert rows.loc["each extraction node", "holds"] == "20.53 of 30.72 TB"
+    assert not rows.loc["each extraction node", "over its disk"]
+    assert rows.loc["each training node", "holds"] == "82.11 of 30.00 TB" and rows.loc["each training node", "over its disk"]
+    assert "the transfer (link)" in rows.loc["each training node", "how"]
+    # without a transfer the same bytes are gathered onto the training node, and the label says how long
+    at.selectbox(key="w_transfer").set_value("none").run()
+    label = next(e.label for e in at.expander if e.label.startswith("Nodes:"))
+    assert "gather 82.11 TB in" in label and "over the disk: each training node" in label
+
+
+def test_the_verdict_changes_where_the_storage_price_crosses_its_break_even(at):
+    # default plan on the nodes' own disks (no rent): offline $823 against $946 online. Rent at $x per
+    # TB-month on 82.11 TB held ~2.9 days (the timeline) costs 82.11 x 2.9 / 30.44 = 7.8 TB-months x $x, so
+    # online becomes cheaper past $123 / 7.8 = ~$15.7 per TB-month
+    assert at.info[0].value.startswith("Offline is cheapest")
+    assert "storage at $15." in at.info[0].value.replace("\\", "")
+    at.number_input(key="w_tb_price").set_value(15.0).run()
+    assert at.info[0].value.startswith("Offline is cheapest")
+    at.number_input(key="w_tb_price").set_value(16.5).run()
+    assert at.info[0].value.startswith("Online is cheapest")
+
+
+def test_a_priced_store_charges_for_the_months_held(at):
+    at.selectbox(key="w_storage").set_value("wasabi").run()
+    before = metric(at, "Offline: store, train ($)")
+    at.number_input(key="w_months").set_value(3.0).run()      # ~2.9 days of the timeline -> 3 months
+    assert metric(at, "Offline: store, train ($)") > before
