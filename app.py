@@ -15,6 +15,7 @@ from planner import PlannerInputError, Scenario, plan  # noqa: E402
 from planner.errors import describe_validation_error  # noqa: E402
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
+from planner.report import article_hours_steps, article_steps  # noqa: E402
 from planner.verdict import verdict  # noqa: E402
 from drafter_dashboard.safe_text import md_text  # noqa: E402
 from drafter_dashboard import (budget, charts, compare, io_panel, metrics, mix_editor, report, session,  # noqa: E402
@@ -126,6 +127,8 @@ def main() -> None:
         with tab_compare:
             compare.view(p, catalog, unit)
     with tab_article:
+        if tab_article.open:          # the waterfalls are plotly charts: drawn when the tab is open
+            charts.article_road(p, *_road(p, catalog), unit)
         metrics.article_panel(p)
     with tab_io:
         st.subheader("Export")
@@ -170,8 +173,18 @@ def _delta_base(scenario: Scenario, catalog):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _report_cached(key: str, _p, _others: dict, _verdict) -> str:
-    return report.build(_p, _others, _verdict)
+def _report_cached(key: str, _p, _others: dict, _verdict, _steps, _hours) -> str:
+    return report.build(_p, _others, _verdict, _steps, _hours)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _road_cached(scenario_json: str, catalog_key: str, _p, _catalog):
+    return article_steps(_p, _catalog if _p.scenario.uniform is None else None), article_hours_steps(_p)
+
+
+def _road(p, catalog):
+    """The article's storage and extraction hours, step by step to this plan's (planner.report)."""
+    return _road_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -197,7 +210,7 @@ def _report_html(p, catalog, v) -> str:
             others[name] = _plan_of(s, catalog)
         except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
             pass
-    return _report_cached(key, p, others, v)
+    return _report_cached(key, p, others, v, *_road(p, catalog))
 
 
 def _current(catalog) -> tuple[Scenario, object]:

@@ -1,6 +1,7 @@
 """Charts: two always shown, the others one at a time (each figure costs milliseconds to build)."""
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from planner import figures
@@ -54,3 +55,32 @@ def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base:
         else:
             fig = figures.storage_vs_rows(p, binary, budget_bytes)
         st.plotly_chart(fig, width="stretch", key="fig_more")
+
+
+def waterfall(steps: list[tuple[str, float, str]], unit: str, title: str) -> go.Figure:
+    """(step, value after it, why) from the article's figure to this plan's: the first and the last bars
+    whole, each step between them the change its cause makes (a step that changes nothing stays flat)."""
+    names = [name for name, _, _ in steps]
+    values = [v for _, v, _ in steps]
+    measure = ["absolute"] + ["relative"] * (len(steps) - 2) + ["total"]
+    y = [values[0]] + [b - a for a, b in zip(values, values[1:])][:-1] + [values[-1]]
+    fig = go.Figure(go.Waterfall(x=names, y=y, measure=measure, text=[f"{v:,.1f}" for v in values],
+                                 textposition="outside", cliponaxis=False, customdata=[w for _, _, w in steps],
+                                 hovertemplate="%{x}: %{text} " + unit + "<br>%{customdata}<extra></extra>",
+                                 increasing=dict(marker_color="#e6550d"), decreasing=dict(marker_color="#31a354"),
+                                 totals=dict(marker_color="#3182bd")))
+    fig.update_layout(title=title, yaxis_title=unit, showlegend=False, **{**figures.LAYOUT, "height": 380})
+    fig.update_xaxes(tickangle=-30)
+    return fig
+
+
+def article_road(p: Plan, storage_steps, hours_steps, unit: str) -> None:
+    """The Against-the-article tab: the storage and extraction-hours waterfalls and the steps' reasons."""
+    div = 2**40 if unit == "TiB" else 1e12
+    left, right = st.columns(2)
+    left.plotly_chart(waterfall([(x.step, x.storage_bytes / div, x.why) for x in storage_steps], unit,
+                                f"Storage: the article's {storage_steps[0].storage_bytes / div:,.1f} {unit} to this "
+                                f"plan's {storage_steps[-1].storage_bytes / div:,.1f}"), width="stretch", key="fig_road")
+    right.plotly_chart(waterfall([(x.step, x.hours, x.why) for x in hours_steps], "h",
+                                 f"Extraction: the article's {hours_steps[0].hours:,.0f} h to this plan's "
+                                 f"{hours_steps[-1].hours:,.1f} h"), width="stretch", key="fig_road_hours")

@@ -48,17 +48,17 @@ def _verdict(v) -> str:
                         rows, {1})
 
 
-def _waterfall(p: Plan) -> str:
-    steps = getattr(getattr(p, "against_article", None), "steps", None)
+def _waterfall(title: str, steps: list[tuple[str, float, str]], unit: str) -> str:
+    """A printable waterfall: each step's figure, a bar of its size and why (planner.report's steps)."""
     if not steps:
         return ""
-    top = max(max(s.storage_bytes for s in steps), 1)
+    top = max(max(v for _, v, _ in steps), 1e-9)
     rows = "".join(
-        f'<tr><td>{_e(s.step)}</td><td class="n">{s.storage_bytes / 1e12:,.2f} TB</td>'
-        f'<td><span class="bar" style="width:{12 * s.storage_bytes / top:.2f}em"></span></td><td>{_e(s.why)}</td></tr>'
-        for s in steps)
-    return ("<h2>From the article's 37.4 TB to this plan</h2><table><thead><tr><th>step</th><th>storage</th><th></th>"
-            f"<th>why</th></tr></thead><tbody>{rows}</tbody></table>")
+        f'<tr><td>{_e(name)}</td><td class="n">{v:,.2f} {_e(unit)}</td>'
+        f'<td><span class="bar" style="width:{12 * v / top:.2f}em"></span></td><td>{_e(why)}</td></tr>'
+        for name, v, why in steps)
+    return (f"<h2>{_e(title)}</h2><table><thead><tr><th>step</th><th>after it</th><th></th><th>why</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
 
 
 def _bands(p: Plan) -> dict[str, tuple[float, float]]:
@@ -74,7 +74,7 @@ def _bands(p: Plan) -> dict[str, tuple[float, float]]:
     return out
 
 
-def build(current: Plan, others: dict[str, Plan], verdict=None) -> str:
+def build(current: Plan, others: dict[str, Plan], verdict=None, steps=(), hours_steps=()) -> str:
     """The report of plan `current` with its verdict, compared with `others` (the pinned and saved scenarios)."""
     plans = {"current": current, **others}
     bands = _bands(current)
@@ -99,7 +99,11 @@ def build(current: Plan, others: dict[str, Plan], verdict=None) -> str:
         "<h1>Drafter data plan</h1>",
         f'<p class="muted">drafter data planner {_e(__version__)}; layout {_e(s.layout)}, target {_e(s.model)}, '
         f"{current.samples:,} training rows. Every number is an estimate with its source (Assumptions).</p>",
-        _verdict(verdict), _waterfall(current),
+        _verdict(verdict),
+        _waterfall("From the article's storage to this plan's", [(x.step, x.storage_bytes / 1e12, x.why)
+                                                                  for x in steps], "TB"),
+        _waterfall("From the article's extraction hours to this plan's", [(x.step, x.hours, x.why)
+                                                                          for x in hours_steps], "h"),
         "<h2>Headline figures</h2>", _table(["figure", "this plan", "95% band"], head_rows, {1, 2}),
         compare,
         "<h2>Against the article</h2>",

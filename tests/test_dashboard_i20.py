@@ -207,3 +207,22 @@ def test_a_priced_store_charges_for_the_months_held(at):
     before = metric(at, "Offline: store, train ($)")
     at.number_input(key="w_months").set_value(3.0).run()      # ~2.9 days of the timeline -> 3 months
     assert metric(at, "Offline: store, train ($)") > before
+
+
+def test_the_article_tab_draws_both_waterfalls_ending_at_this_plan(at, files):
+    open_tab(at, "Against the article")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    import json
+    storage = json.loads(charts[0].proto.spec)["data"][0]
+    # a waterfall: the article's 37.43 TB whole, then the causes, then this plan's 82.11 TB whole
+    assert storage["measure"][0] == "absolute" and storage["measure"][-1] == "total"
+    assert storage["y"][0] == pytest.approx(37.4316, abs=1e-3) and storage["y"][-1] == pytest.approx(
+        metric(at, "Storage (TB)"), abs=0.006)
+    # the steps between add up: the article + every change = this plan
+    assert sum(storage["y"][:-1]) == pytest.approx(storage["y"][-1], rel=1e-9)
+    hours = json.loads(charts[1].proto.spec)["data"][0]
+    assert hours["y"][0] == pytest.approx(264.4, abs=0.1)    # 456,893,000 tokens / 480 tok/s / 3600
+    # the report carries both, as printable tables
+    html = files["drafter-plan.html"]
+    assert "From the article&#x27;s storage to this plan&#x27;s" in html and "batch padding" in html
