@@ -226,3 +226,22 @@ def test_the_article_tab_draws_both_waterfalls_ending_at_this_plan(at, files):
     # the report carries both, as printable tables
     html = files["drafter-plan.html"]
     assert "From the article&#x27;s storage to this plan&#x27;s" in html and "batch padding" in html
+
+
+def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_off_the_names():
+    from planner import figures
+    from drafter_dashboard.charts import readable_frontier, readable_sensitivity
+    # three strategies that all meet a 10 TB budget: one spot, three labels written over each other before
+    pts = [("proportional", 10e12, 2.2, 1.1, 3.3), ("quality", 10e12, 2.6, 1.5, 3.5), ("full mix", 82e12, 3.9, 3.2, 4.1)]
+    fig = readable_frontier(figures.quality_frontier(pts))
+    assert all(tr.mode == "markers" and tr.showlegend for tr in fig.data)
+    assert len({tr.marker.symbol for tr in fig.data}) == 3
+    xs = [tr.x[0] for tr in fig.data]
+    assert xs[0] != xs[1] and abs(xs[1] - xs[0]) < 0.5       # spread a little, still at ~10 TB
+    from planner.sensitivity import Swing
+    swing = Swing(assumption="compression", low_label="1.0x", high_label="2.0x", base={"storage_tb": 1.0},
+                  low={"storage_tb": 1.0}, high={"storage_tb": 0.5})
+    fig = readable_sensitivity(figures.sensitivity_chart([swing], "storage_tb"))
+    low, high = fig.data
+    assert low.text[0] == ""                                  # the end that moves nothing says nothing
+    assert fig.layout.xaxis.range[0] <= -2 * 50               # room for the -50% label left of its bar
