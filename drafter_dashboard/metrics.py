@@ -121,8 +121,9 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          f"{q.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
          + (" - outside the published points: wide band" if q.extrapolated else ""),
          lambda x: x.quality.acceptance_length, "normal"),
-        ("Speedup", q.speedup, lambda v: f"{v:,.2f}x",
-         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1"
+        ("Speedup" if q.speedup >= 1 else "Slowdown (below 1x)", q.speedup, lambda v: f"{v:,.2f}x",
+         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1 (below 1: the drafter "
+         "slows decoding down)"
          + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
             if q.payback_days is not None else ""), lambda x: x.quality.speedup, "normal"),
     ]

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 from planner import default_scenario
 from planner.export.manifest import build_manifest, dump_manifest
 
-from tests.test_app import APP, at, metric, open_tab  # noqa: F401 (the fixture)
+from tests.test_app import APP, at, metric, open_tab, plain  # noqa: F401 (the fixture)
 
 
 def _rows(app) -> dict:
@@ -245,3 +245,26 @@ def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_
     low, high = fig.data
     assert low.text[0] == ""                                  # the end that moves nothing says nothing
     assert fig.layout.xaxis.range[0] <= -2 * 50               # room for the -50% label left of its bar
+
+
+def test_a_proposals_tau_is_the_strategy_tables_and_the_headlines_after_apply(at):
+    # one serving workload (the full mix's shares, fixed): the proposal, the table of every strategy and
+    # the headline after Apply score the trimmed mix on the same workload, so they quote one number
+    at.number_input(key="w_b_storage").set_value(10.0).run()
+    at.selectbox(key="w_b_strategy").set_value("quality").run()
+    at.button(key="w_b_trim").click().run()
+    tau = at.session_state["_trim_result"][1].quality_after
+    table = next(df.value for df in at.dataframe if "strategy" in df.value.columns)
+    assert table.set_index("strategy").loc["quality", "acceptance length"] == pytest.approx(tau, abs=1e-9)
+    at.button(key="w_b_apply").click().run()
+    assert metric(at, "Acceptance length") == pytest.approx(round(tau, 2), abs=1e-9)
+
+
+def test_a_budget_that_gives_a_slowdown_calls_it_one(at):
+    # $10 buys almost no rows: the trimmed drafter is expected to slow decoding down (speedup < 1)
+    at.number_input(key="w_b_usd").set_value(10.0).run()
+    at.button(key="w_b_trim").click().run()
+    r = at.session_state["_trim_result"][1]
+    assert r.speedup_after < 1
+    shown = plain(" ".join(m.value for m in at.markdown) + " ".join(w.value for w in at.warning))
+    assert "slowdown" in shown.lower() and f"speedup {r.speedup_after:.2f}x" not in shown
