@@ -267,4 +267,6 @@ def test_a_budget_that_gives_a_slowdown_calls_it_one(at):
     r = at.session_state["_trim_result"][1]
     assert r.speedup_after < 1
     shown = plain(" ".join(m.value for m in at.markdown) + " ".join(w.value for w in at.warning))
-    assert "slowdown" in shown.lower() and f"speedup {r.speedup_after:.2f}x" not in shown
+    assert f"slowdown: {r.speedup_after:.2f}x the speed without a drafter" in shown     # the proposal's totals
+    table = next(df.value for df in at.dataframe if "strategy" in df.value.columns).set_index("strategy")
+    assert table.loc["proportional", "speedup"].startswith("slowdown")
