@@ -9,7 +9,7 @@ from planner import __version__
 from planner.plan import Plan
 from planner.report import article_comparison
 
-from drafter_dashboard.compare import FIGURES, fmt_figure, input_differences
+from drafter_dashboard.compare import BANDS, FIGURES, fmt_figure, input_differences
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111; margin: 2em auto;
@@ -61,26 +61,13 @@ def _waterfall(title: str, steps: list[tuple[str, float, str]], unit: str) -> st
             f"<tbody>{rows}</tbody></table>")
 
 
-def _bands(p: Plan) -> dict[str, tuple[float, float]]:
-    """The 95% bands a figure has (a sampled profile's storage and extraction time; tau and speedup)."""
-    q, e, out = p.quality, p.extraction, {}
-    if p.storage_bytes_low is not None:
-        c = p.scenario.compression
-        out["Storage"] = (p.storage_bytes_low / c / 1e12, p.storage_bytes_high / c / 1e12)
-    if e.wall_hours_low is not None:
-        out["Extraction (days)"] = (e.wall_hours_low / 24, e.wall_hours_high / 24)
-    out["Acceptance length"] = (q.acceptance_low, q.acceptance_high)
-    out["Speedup"] = (q.speedup_low, q.speedup_high)
-    return out
-
-
 def build(current: Plan, others: dict[str, Plan], verdict=None, steps=(), hours_steps=()) -> str:
     """The report of plan `current` with its verdict, compared with `others` (the pinned and saved scenarios)."""
     plans = {"current": current, **others}
-    bands = _bands(current)
+    bands = {(label, unit): get(current) for label, unit, get in BANDS}
     head_rows = []
     for label, unit, get in FIGURES:
-        band = bands.get(label) or bands.get(f"{label} ({unit})")
+        band = bands.get((label, unit))
         head_rows.append([f"{label} ({unit})" if unit else label, fmt_figure(unit, get(current)),
                           "" if band is None else f"{fmt_figure(unit, band[0])} - {fmt_figure(unit, band[1])}"])
     compare = ""

@@ -270,3 +270,16 @@ def test_a_budget_that_gives_a_slowdown_calls_it_one(at):
     assert f"slowdown: {r.speedup_after:.2f}x the speed without a drafter" in shown     # the proposal's totals
     table = next(df.value for df in at.dataframe if "strategy" in df.value.columns).set_index("strategy")
     assert table.loc["proportional", "speedup"].startswith("slowdown")
+
+
+def test_the_reports_headline_table_carries_the_tau_band():
+    from planner import plan
+    from drafter_dashboard import report
+    p = plan(default_scenario())
+    q = p.quality
+    html = report.build(p, {})
+    # the acceptance length row: the figure, then its band low - high, each to 0.01
+    row = f"<td>Acceptance length (tau)</td><td class=\"n\">{q.acceptance_length:.2f}</td>" \
+          f"<td class=\"n\">{q.acceptance_low:.2f} - {q.acceptance_high:.2f}</td>"
+    assert row in html
+    assert "<h2>Compare</h2>" not in html          # nothing pinned or saved: no compare section
