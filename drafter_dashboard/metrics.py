@@ -190,5 +190,5 @@ def nodes_panel(p: Plan, unit: str) -> None:
     label = (f"Nodes: {n.extraction_nodes} extraction, {n.training_nodes} training; {gather}"
              + (f"; over the disk: {', '.join(over)}" if over else ""))
     with st.expander(label, expanded=bool(over)):
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.table(pd.DataFrame(rows).set_index("where"))   # plain HTML: no grid above the mix editor's
         st.caption(md_text(n.gather_note))

@@ -178,8 +178,7 @@ def test_nodes_show_each_training_nodes_share_against_its_disk_whatever_the_tran
     at.number_input(key="w_tr_disk_cap").set_value(30.0).run()
     label = next(e.label for e in at.expander if e.label.startswith("Nodes:"))
     assert label.startswith("Nodes: 4 extraction, 1 training; no gather") and "over the disk: each training node" in label
-    table = next(df.value for df in at.dataframe if "where" in df.value.columns)
-    rows = table.set_index("where")
+    rows = next(t.value for t in at.table if t.value.index.name == "where")
     assert rows.loc["each extraction node", "holds"] == "20.53 of 30.72 TB"
     assert not rows.loc["each extraction node", "over its disk"]
     assert rows.loc["each training node", "holds"] == "82.11 of 30.00 TB" and rows.loc["each training node", "over its disk"]
