@@ -157,11 +157,11 @@ def article_panel(p: Plan) -> None:
     st.table(pd.DataFrame(article_comparison(p)).set_index("metric"))   # a table wraps the long "why"
 
 
-def _holds(per_node: float, cap_tb: float | None, div: float, unit: str) -> tuple[str, bool]:
-    """'20.53 TB of 30.72' and whether it is over the disk (no disk size given: never over)."""
+def _holds(per_node: float, cap_tb: float | None, div: float, unit: str) -> tuple[str, str]:
+    """('20.53 of 30.72 TB', 'fits' | 'over' | 'not checked': no disk size given)."""
     if cap_tb is None:
-        return f"{per_node / div:,.2f} {unit} (disk size not given)", False
-    return f"{per_node / div:,.2f} of {cap_tb * 1e12 / div:,.2f} {unit}", per_node > cap_tb * 1e12
+        return f"{per_node / div:,.2f} {unit}", "not checked"
+    return f"{per_node / div:,.2f} of {cap_tb * 1e12 / div:,.2f} {unit}", "over" if per_node > cap_tb * 1e12 else "fits"
 
 
 def nodes_panel(p: Plan, unit: str) -> None:
@@ -173,18 +173,18 @@ def nodes_panel(p: Plan, unit: str) -> None:
     if n.placement == "shared":
         cap = s.shared_capacity_tb
         text, over = _holds(p.storage_bytes_compressed, cap, div, unit)
-        rows = [{"where": "shared filesystem", "nodes": 1, "holds": text, "over its disk": over,
+        rows = [{"where": "shared filesystem", "nodes": 1, "holds": text, "disk": over,
                  "how": n.gather_note}]
     else:
         ex_text, ex_over = _holds(n.storage_per_node_bytes, s.disk_capacity_tb, div, unit)
         tr_text, tr_over = _holds(n.training_storage_per_node_bytes, s.training.disk_capacity_tb, div, unit)
         arrive = ("the gather" if n.gather_bytes else f"the transfer ({p.transfer_method})"
                   if p.transfer_method != "none" else "capture, in place")
-        rows = [{"where": "each extraction node", "nodes": n.writing_nodes, "holds": ex_text, "over its disk": ex_over,
+        rows = [{"where": "each extraction node", "nodes": n.writing_nodes, "holds": ex_text, "disk": ex_over,
                  "how": "its shard, written by capture"},
-                {"where": "each training node", "nodes": n.training_nodes, "holds": tr_text, "over its disk": tr_over,
+                {"where": "each training node", "nodes": n.training_nodes, "holds": tr_text, "disk": tr_over,
                  "how": f"1/{n.training_nodes} of the states, after {arrive}"}]
-    over = [r["where"] for r in rows if r["over its disk"]]
+    over = [r["where"] for r in rows if r["disk"] == "over"]
     gather = (f"gather {n.gather_bytes / div:,.2f} {unit} in {fmt_hours(n.gather_hours)} at "
               f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s ({n.gather_bound})" if n.gather_bytes else "no gather")
     label = (f"Nodes: {n.extraction_nodes} extraction, {n.training_nodes} training; {gather}"

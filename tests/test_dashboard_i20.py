@@ -180,8 +180,8 @@ def test_nodes_show_each_training_nodes_share_against_its_disk_whatever_the_tran
     assert label.startswith("Nodes: 4 extraction, 1 training; no gather") and "over the disk: each training node" in label
     rows = next(t.value for t in at.table if t.value.index.name == "where")
     assert rows.loc["each extraction node", "holds"] == "20.53 of 30.72 TB"
-    assert not rows.loc["each extraction node", "over its disk"]
-    assert rows.loc["each training node", "holds"] == "82.11 of 30.00 TB" and rows.loc["each training node", "over its disk"]
+    assert rows.loc["each extraction node", "disk"] == "fits"
+    assert rows.loc["each training node", "holds"] == "82.11 of 30.00 TB" and rows.loc["each training node", "disk"] == "over"
     assert "the transfer (link)" in rows.loc["each training node", "how"]
     # without a transfer the same bytes are gathered onto the training node, and the label says how long
     at.selectbox(key="w_transfer").set_value("none").run()
