@@ -45,7 +45,7 @@ def component_csv(df: pd.DataFrame) -> str:
     return buf.getvalue()
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)   # shared, never changed: no copy on every run
 def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str, str, Manifest]:
     """The manifest as YAML and JSON and as the object every pipeline export reads, built once per
     scenario (not on every run of the page)."""

@@ -190,5 +190,8 @@ def nodes_panel(p: Plan, unit: str) -> None:
     label = (f"Nodes: {n.extraction_nodes} extraction, {n.training_nodes} training; {gather}"
              + (f"; over the disk: {', '.join(over)}" if over else ""))
     with st.expander(label, expanded=bool(over)):
-        st.table(pd.DataFrame(rows).set_index("where"))   # plain HTML: no grid above the mix editor's
+        # a markdown table: plain HTML (no grid above the mix editor's) and cheap to draw on every run
+        cols = list(rows[0])
+        st.markdown("\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+                              + ["| " + " | ".join(md_text(str(r[c])) for c in cols) + " |" for r in rows]))
         st.caption(md_text(n.gather_note))
