@@ -3,27 +3,14 @@ nothing cut at 1024, 1280 and 1600 px; the verdict changes where the storage pri
 break-even; Undo after Apply in a fresh session restores the mix, and again after a reload."""
 import pytest
 
-from tests.browser_util import (browser, metric_text, open_tab, require_chromium, server, wait_for_change,  # noqa: F401
+from tests.browser_util import (CUT_JS, browser, metric_text, open_tab, require_chromium, server, wait_for_change,  # noqa: F401
                                 wait_idle)
 
 pytestmark = pytest.mark.browser
 require_chromium()
 
 READY = "Offline: store, train ($)"
-# Every element of a metric (its label, value and their text boxes) and every select: a box whose text
-# is wider than the box is cut (ellipsis or clipped). The label's text box is the markdown container
-# inside stMetricLabel, which is where Streamlit puts its "..." (not the <p>, which is inline).
-CUT = """() => {
-  const cut = [];
-  const visible = el => el.offsetParent !== null && el.clientWidth > 0;
-  for (const el of document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, '
-                                             + '[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *'))
-    if (visible(el) && el.scrollWidth > el.clientWidth + 1)
-      cut.push(`metric "${el.closest('[data-testid="stMetric"]').innerText.split('\\n')[0]}": ${el.scrollWidth} > ${el.clientWidth}`);
-  for (const el of document.querySelectorAll('[data-testid="stSelectbox"] input'))
-    if (visible(el) && el.scrollWidth > el.clientWidth + 1) cut.push(`select "${el.value}"`);
-  return cut;
-}"""
+CUT = CUT_JS
 
 
 def _open(browser, url, width=1280, height=900):
