@@ -5,8 +5,9 @@ back from the link (`s=`), but 50 earlier scenarios do not fit the link's 8,000 
 history is kept on the server, in this process's memory, under a random id that the link carries
 (`h=`). A session that opens a link with `h=` gets a *copy* of that history under a new id of its
 own: two tabs (or a link sent to someone else) never write into one history. The store is bounded
-(MAX_HISTORIES, least recently used dropped first) and is lost when the server restarts, which
-loses nothing else: the scenario, the pinned and the saved ones are in the link.
+(MAX_SCENARIOS scenarios in all, about 10 KB each: the least recently used histories are dropped
+first) and is lost when the server restarts, which loses nothing else: the scenario, the pinned and
+the saved ones are in the link.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import threading
 import uuid
 from collections import OrderedDict
 
-MAX_HISTORIES = 200                 # sessions whose history is kept (each at most 2 x HISTORY scenarios)
+MAX_SCENARIOS = 2_000               # scenarios kept over every history (~10 KB each: ~20 MB at most)
 _ID = re.compile(r"^[0-9a-f]{32}$")
 _store: OrderedDict[str, tuple[list, list]] = OrderedDict()
 _lock = threading.Lock()
@@ -30,8 +31,10 @@ def save(hid: str, undo: list, redo: list) -> None:
     with _lock:
         _store[hid] = (list(undo), list(redo))
         _store.move_to_end(hid)
-        while len(_store) > MAX_HISTORIES:
-            _store.popitem(last=False)
+        total = sum(len(u) + len(r) for u, r in _store.values())
+        while total > MAX_SCENARIOS and len(_store) > 1:
+            _, (u, r) = _store.popitem(last=False)
+            total -= len(u) + len(r)
 
 
 def load(hid: object) -> tuple[list, list] | None:
