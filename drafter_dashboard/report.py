@@ -42,7 +42,8 @@ def _verdict(v) -> str:
     if v is None:
         return ""
     out = f'<h2>Verdict</h2><p class="verdict">{_e(v.sentence)}</p>'
-    rows = [[k.replace("_", " "), "no value inside its bounds" if val is None else f"{val:,.4g}",
+    rows = [[k.replace("_", " "), "no value inside its bounds" if val is None else
+             f"${val:,.2f}" if "usd" in k else f"{val:,.3g}",
              v.flips_to.get(k) or ""] for k, val in v.breakeven.items()]
     return out + _table(["break-even: the input", "the value at which the cheapest way changes", "then cheapest"],
                         rows, {1})
@@ -85,7 +86,7 @@ def build(current: Plan, others: dict[str, Plan], verdict=None, steps=(), hours_
         "<title>Drafter data plan</title>", f"<style>{CSS}</style></head><body>",
         "<h1>Drafter data plan</h1>",
         f'<p class="muted">drafter data planner {_e(__version__)}; layout {_e(s.layout)}, target {_e(s.model)}, '
-        f"{current.samples:,} training rows. Every number is an estimate with its source (Assumptions).</p>",
+        f"{current.samples:,.0f} training rows. Every number is an estimate with its source (Assumptions).</p>",
         _verdict(verdict),
         _waterfall("From the article's storage to this plan's", [(x.step, x.storage_bytes / 1e12, x.why)
                                                                   for x in steps], "TB"),
