@@ -161,12 +161,15 @@ def _delta_base(scenario: Scenario, catalog):
     mode = st.radio("Deltas", list(DELTA_MODES), key=DELTA, horizontal=True, format_func=DELTA_MODES.get,
                     help="what each metric's small figure is the difference from")
     pinned, undo = ss.get(PINNED), ss.get(UNDO)
-    if mode == "since" and undo:
-        return _plan_of(undo[-1], catalog), "the scenario before the last change"
-    if mode == "pin" and pinned is not None:
-        return _plan_of(pinned, catalog), "the pinned scenario"
+    why = {"since": " (nothing changed yet)", "pin": " (nothing is pinned)"}.get(mode, "")
+    other = {"since": (undo[-1] if undo else None, "the scenario before the last change"),
+             "pin": (pinned, "the pinned scenario")}.get(mode)
+    if other and other[0] is not None:
+        try:
+            return _plan_of(other[0], catalog), other[1]
+        except PlannerInputError:       # e.g. it named an upload this catalog no longer has
+            why = f" ({other[1]} cannot be planned any more)"
     if scenario.uniform is None:
-        why = {"since": " (nothing changed yet)", "pin": " (nothing is pinned)"}.get(mode, "")
         return _baseline(_settings_json(scenario), str(catalog.path), catalog), \
             "the full 913,786-sample mix with the same settings" + why
     return None, ""
