@@ -176,8 +176,15 @@ def _delta_base(scenario: Scenario, catalog):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _report_cached(key: str, _p, _others: dict, _verdict, _steps, _hours) -> str:
-    return report.build(_p, _others, _verdict, _steps, _hours)
+def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _hours) -> str:
+    """The report of this plan with the pinned and saved ones (planned here, once per set of scenarios)."""
+    others = {}
+    for name, s in _scenarios.items():
+        try:
+            others[name] = _plan_of(s, _catalog)
+        except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
+            pass
+    return report.build(_p, others, _verdict, _steps, _hours)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -207,13 +214,7 @@ def _report_html(p, catalog, v) -> str:
     scenarios = ({"pinned": pinned} if pinned is not None else {}) | dict(saved)
     key = json.dumps([p.scenario.model_dump_json(), str(catalog.path)]
                      + [[k, s.model_dump_json()] for k, s in scenarios.items()])
-    others = {}
-    for name, s in scenarios.items():
-        try:
-            others[name] = _plan_of(s, catalog)
-        except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
-            pass
-    return _report_cached(key, p, others, v, *_road(p, catalog))
+    return _report_cached(key, p, scenarios, catalog, v, *_road(p, catalog))
 
 
 def _current(catalog) -> tuple[Scenario, object]:
