@@ -15,11 +15,14 @@ from planner import PlannerInputError, Scenario, plan  # noqa: E402
 from planner.errors import describe_validation_error  # noqa: E402
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
+from planner.report import article_hours_steps, article_steps  # noqa: E402
+from planner.verdict import verdict  # noqa: E402
 from drafter_dashboard.safe_text import md_text  # noqa: E402
-from drafter_dashboard import budget, charts, compare, io_panel, metrics, mix_editor, session, sidebar  # noqa: E402
-from drafter_dashboard import calibration_panel  # noqa: E402
-from drafter_dashboard.state import (EXTERNAL, LAST, NOTICE, PENDING, PINNED, SAVED, apply_pending,  # noqa: E402
-                                     ensure_initialised, remember, restore_hidden_widgets, scenario_from_widgets)
+from drafter_dashboard import (budget, calibration_panel, charts, compare, io_panel, metrics, mix_editor,  # noqa: E402
+                               report, session, sidebar)
+from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,  # noqa: E402
+                                     apply_pending, ensure_initialised, history_id, remember, restore_hidden_widgets,
+                                     restore_history, scenario_from_widgets)
 
 st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
 log = logging.getLogger("drafter_dashboard")
@@ -50,6 +53,7 @@ def _load_link(catalog) -> None:
             initial, problem = None, str(exc)
     ensure_initialised(catalog, initial)
     st.session_state[EXTERNAL] = initial is not None
+    restore_history(st.query_params.get("h"))   # a reload: the undo history kept under the link's h=
     if problem:
         st.session_state[NOTICE] = ("warning", f"The shared link could not be used ({problem}); "
                                                "showing the defaults instead.")
@@ -110,23 +114,20 @@ def main() -> None:
 
     scenario, p = _current(catalog)
     remember(scenario)
+    v = verdict_of(p, catalog)
+    st.info(md_text(v.sentence), icon=":material/balance:")
     with history:
         compare.controls(scenario, history)
-    pinned = st.session_state.get(PINNED)
-    if pinned is not None:
-        base, against = plan(pinned, catalog if pinned.uniform is None else None), "the pinned scenario"
-    elif scenario.uniform is None:
-        base, against = _baseline(_settings_json(scenario), str(catalog.path), catalog), \
-            "the full 913,786-sample mix with the same settings"
-    else:
-        base, against = None, ""
+    base, against = _delta_base(scenario, catalog)
     for f in p.findings:
         if f.severity == "blocks":
             st.error(md_text(f"{f.text}. To fix: {f.fix}."))
     metrics.headline(p, base, unit, against)
     findings_list(p)
+    metrics.nodes_panel(p, unit)
 
     # the charts and the compare view run only when their tab is open: the first screen needs no plotly.js
+    link = _link_params(scenario)
     tab_mix, tab_charts, tab_budget, tab_compare, tab_article, tab_io, tab_assume = st.tabs(
         ["Mix", "Charts", "Budget", "Compare", "Against the article", "Export / import / profile", "Assumptions"],
         key="w_tab", on_change="rerun")
@@ -149,10 +150,13 @@ def main() -> None:
             compare.view(p, catalog, unit)
             calibration_panel.render(scenario, p, catalog, unit)
     with tab_article:
+        if tab_article.open:          # the waterfalls are plotly charts: drawn when the tab is open
+            charts.article_road(p, *_road(p, catalog), unit)
         metrics.article_panel(p)
     with tab_io:
         st.subheader("Export")
-        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog)
+        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
+                              _report_html(p, catalog, v), link)
         st.subheader("Import")
         io_panel.import_panel(catalog)
         st.subheader("Profile your own dataset")
@@ -160,8 +164,80 @@ def main() -> None:
     with tab_assume:
         st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
 
-    _write_link(scenario)
+    _write_link(link)
     st.session_state[EXTERNAL] = False
+
+
+DELTA_MODES = {"since": "since my last change", "pin": "against the pin", "full": "against the full mix"}
+
+
+def _plan_of(s: Scenario, catalog):
+    return plan(s, catalog if s.uniform is None else None)
+
+
+def _delta_base(scenario: Scenario, catalog):
+    """The plan every delta is taken against, by the mode picked above the metrics: the scenario before
+    the last change, the pinned one, or the full mix with the same settings (a sidebar change moves
+    the full mix too, so it shows no delta there)."""
+    ss = st.session_state
+    ss.setdefault(DELTA, "pin" if ss.get(PINNED) is not None else "full")
+    mode = st.radio("Deltas", list(DELTA_MODES), key=DELTA, horizontal=True, format_func=DELTA_MODES.get,
+                    help="what each metric's small figure is the difference from")
+    pinned, undo = ss.get(PINNED), ss.get(UNDO)
+    why = {"since": " (nothing changed yet)", "pin": " (nothing is pinned)"}.get(mode, "")
+    other = {"since": (undo[-1] if undo else None, "the scenario before the last change"),
+             "pin": (pinned, "the pinned scenario")}.get(mode)
+    if other and other[0] is not None:
+        try:
+            return _plan_of(other[0], catalog), other[1]
+        except PlannerInputError:       # e.g. it named an upload this catalog no longer has
+            why = f" ({other[1]} cannot be planned any more)"
+    if scenario.uniform is None:
+        return _baseline(_settings_json(scenario), str(catalog.path), catalog), \
+            "the full 913,786-sample mix with the same settings" + why
+    return None, ""
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _hours) -> str:
+    """The report of this plan with the pinned and saved ones (planned here, once per set of scenarios)."""
+    others = {}
+    for name, s in _scenarios.items():
+        try:
+            others[name] = _plan_of(s, _catalog)
+        except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
+            pass
+    return report.build(_p, others, _verdict, _steps, _hours)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _road_cached(scenario_json: str, catalog_key: str, _p, _catalog):
+    return article_steps(_p, _catalog if _p.scenario.uniform is None else None), article_hours_steps(_p)
+
+
+def _road(p, catalog):
+    """The article's storage and extraction hours, step by step to this plan's (planner.report)."""
+    return _road_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _verdict_cached(scenario_json: str, catalog_key: str, _p, _catalog):
+    """planner.verdict for this scenario: its break-evens re-plan the scenario many times, so once per scenario."""
+    return verdict(_p, _catalog if _p.scenario.uniform is None else None)
+
+
+def verdict_of(p, catalog):
+    return _verdict_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
+
+
+def _report_html(p, catalog, v) -> str:
+    """The report of this plan with the pinned and saved ones, built once per set of scenarios."""
+    ss = st.session_state
+    pinned, saved = ss.get(PINNED), ss.get(SAVED, {})
+    scenarios = ({"pinned": pinned} if pinned is not None else {}) | dict(saved)
+    key = json.dumps([p.scenario.model_dump_json(), str(catalog.path)]
+                     + [[k, s.model_dump_json()] for k, s in scenarios.items()])
+    return _report_cached(key, p, scenarios, catalog, v, *_road(p, catalog))
 
 
 def _current(catalog) -> tuple[Scenario, object]:
@@ -196,24 +272,30 @@ def findings_list(p) -> None:
                     st.markdown(f"- {md_text(f.text)}" + (f" (fix: {md_text(f.fix)})" if f.fix else ""))
 
 
-def _write_link(scenario: Scenario) -> None:
-    """The URL carries the scenario (s) and, if they fit, the pinned and saved ones (c)."""
+def _link_params(scenario: Scenario) -> dict:
+    """s: the scenario; c: the pinned and saved ones, "" when there are none or they do not fit the
+    link's size limit (then `c_left_out` is their length)."""
     link = encode(scenario)
-    if st.query_params.get("s") != link:
-        st.query_params["s"] = link
     pinned, saved = st.session_state.get(PINNED), st.session_state.get(SAVED, {})
-    if pinned is None and not saved:
-        if "c" in st.query_params:
-            del st.query_params["c"]
-        return
-    kept = encode_set(pinned, saved)
+    kept = encode_set(pinned, saved) if pinned is not None or saved else ""
     if len(kept) + len(link) > MAX_PARAM_CHARS:
-        if "c" in st.query_params:
-            del st.query_params["c"]
-        st.caption(f"The link carries the current scenario; the pinned and saved ones ({len(kept):,} characters) "
-                   "do not fit its size limit and were left out.")
-    elif st.query_params.get("c") != kept:
-        st.query_params["c"] = kept
+        return {"s": link, "c": "", "c_left_out": len(kept)}
+    return {"s": link, "c": kept}
+
+
+def _write_link(params: dict) -> None:
+    """The URL carries the scenario (s), the key of this session's undo history on the server (h, see
+    drafter_dashboard/history.py) and, if they fit, the pinned and saved ones (c)."""
+    hid = history_id() if st.session_state.get(UNDO) or st.session_state.get(REDO) else None
+    for key, value in (("s", params["s"]), ("h", hid), ("c", params["c"] or None)):
+        if st.query_params.get(key) != value:
+            if value is None:
+                del st.query_params[key]
+            else:
+                st.query_params[key] = value
+    if params.get("c_left_out"):
+        st.caption(f"The link carries the current scenario; the pinned and saved ones ({params['c_left_out']:,} "
+                   "characters) do not fit its size limit and were left out.")
 
 
 def _failed(exc: Exception) -> None:

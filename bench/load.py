@@ -42,7 +42,7 @@ async def _session(browser, url: str, i: int, until: float, counts: list[int], o
     await asyncio.sleep(0.5 * i)   # sessions arrive one after another, not in one instant
     page = await browser.new_page(viewport={"width": 1400, "height": 1000})
     await page.goto(url)
-    await page.get_by_text("Total USD offline").wait_for(timeout=120_000)
+    await page.get_by_text("Offline: store, train ($)").wait_for(timeout=120_000)
     field = page.get_by_label("count", exact=True).first
     await field.wait_for(state="visible", timeout=120_000)
     value = page.locator('[data-testid="stMetric"]', has_text="Extraction (days)").first.locator(

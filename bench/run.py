@@ -162,7 +162,7 @@ def bench_browser(changes: int, sessions: int) -> dict:
             out["server_ready_s"] = round(time.perf_counter() - t0, 2)
             page = browser.new_page(viewport={"width": 1500, "height": 1300})
             page.goto(url)
-            page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+            page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
             out["cold_start_s"] = round(time.perf_counter() - t0, 2)
             page.get_by_role("tab", name="Charts").click()
             page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
@@ -170,7 +170,7 @@ def bench_browser(changes: int, sessions: int) -> dict:
             warm = browser.new_page(viewport={"width": 1500, "height": 1300})
             t1 = time.perf_counter()
             warm.goto(url)
-            warm.get_by_text("Total USD offline").wait_for(timeout=60_000)
+            warm.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
             out["warm_page_load_s"] = round(time.perf_counter() - t1, 2)
             warm.close()
             count = page.get_by_label("count", exact=True).first
@@ -188,7 +188,7 @@ def bench_browser(changes: int, sessions: int) -> dict:
             for _ in range(sessions):
                 p = browser.new_page()
                 p.goto(url)
-                p.get_by_text("Total USD offline").wait_for(timeout=60_000)
+                p.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
                 pages.append(p)
             time.sleep(1)
             out["session_rss_mb"] = round((rss_mb(proc.pid) - base) / sessions, 1)

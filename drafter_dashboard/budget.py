@@ -12,7 +12,7 @@ from planner.ids import FAMILIES
 from planner.plan import plan
 from planner.scenario import Scenario
 from drafter_dashboard.safe_text import md_text
-from planner.trim import STRATEGIES, Budget, trim
+from planner.trim import STRATEGIES, Budget, every_strategy, trim
 
 from drafter_dashboard.state import request_scenario
 
@@ -69,7 +69,8 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
             result = trim(s, budget, strategy, protect=protect, min_cap=min_cap, min_family_share=shares,
                           catalog=catalog)
             st.session_state[RESULT] = (made_for, result)
-            st.session_state[COMPARE] = (made_for, _compare(s, budget, protect, min_cap, shares, catalog))
+            st.session_state[COMPARE] = (made_for, every_strategy(s, budget, protect=protect, min_cap=min_cap,
+                                                                  min_family_share=shares, catalog=catalog))
         except ValidationError as exc:
             st.error(md_text(_budget_message(exc)))
         except PlannerInputError as exc:
@@ -80,6 +81,11 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
     if storage:
         return storage * (2**40 if unit == "TiB" else 1e12)
     return None
+
+
+def _speed(x: float) -> str:
+    """An expected speedup below 1 is a slowdown, and is called one."""
+    return f"speedup {x:.2f}x" if x >= 1 else f"slowdown: {x:.2f}x the speed without a drafter"
 
 
 def _budget_message(exc: ValidationError) -> str:
@@ -99,6 +105,8 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
     proposed = plan(result.scenario, catalog if result.scenario.uniform is None else None)
     by_id = {c.id: c for c in proposed.components}
     st.markdown(f"**Proposed mix ({md_text(result.strategy)})** {md_text(result.note)}")
+    for w in result.warnings:         # what the proposal gives up: components left empty, protected rows cut, a slowdown
+        st.warning(md_text(w))
     rows = []
     for ch in result.changes:
         pc = by_id.get(ch.id)
@@ -117,12 +125,12 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
         families[c.family] = families.get(c.family, 0.0) + c.share_of_rows
     if result.max_seq_len_after != result.max_seq_len_before:
         st.write(md_text(f"Maximum sequence length: {result.max_seq_len_before} -> {result.max_seq_len_after}"))
-    q = proposed.quality
     st.write(md_text(
         f"Totals: {proposed.storage_bytes_compressed / div:,.2f} {unit}, {proposed.extraction.gpu_hours / 24:,.2f} "
         f"extraction GPU-days, ${proposed.cost_usd.total_offline:,.0f} offline, {proposed.wall_days_offline:,.2f} days; "
         f"expected acceptance length {result.quality_after:.2f} ({result.quality_low_after:.2f}-"
-        f"{result.quality_high_after:.2f}, an estimate; {result.quality_before:.2f} before), speedup {q.speedup:.2f}x. "
+        f"{result.quality_high_after:.2f}, an estimate; {result.quality_before:.2f} before), "
+        f"{_speed(result.speedup_after)}. "
         "Families (share of rows): " + ", ".join(f"{f} {v:.0%}" for f, v in sorted(families.items()))))
     st.write(md_text(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets)))
     compare = current_compare(s)
@@ -130,7 +138,8 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
         st.markdown("**Every strategy for this budget**")
         st.dataframe(pd.DataFrame([{"strategy": k, f"storage {unit}": r.storage_bytes_after / div,
                                     "acceptance length": r.quality_after, "low": r.quality_low_after,
-                                    "high": r.quality_high_after, "note": r.note} if r is not None else
+                                    "high": r.quality_high_after, "speedup": _speed(r.speedup_after),
+                                    "note": "; ".join([r.note, *r.warnings])} if r is not None else
                                    {"strategy": k, "note": why} for k, (r, why) in compare.items()]),
                      hide_index=True, width="stretch",
                      column_config={f"storage {unit}": st.column_config.NumberColumn(format="%.2f"),
@@ -140,18 +149,3 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
     if st.button("Apply the proposed mix", key="w_b_apply"):
         st.session_state.pop(RESULT, None)
         request_scenario(result.scenario, notice="Applied the trimmed mix")
-
-
-def _compare(s: Scenario, budget: Budget, protect: list[str], min_cap, shares, catalog) -> dict:
-    """Every strategy on the same budget: strategy -> (result, None) or (None, why it could not)."""
-    out = {}
-    for k in STRATEGIES:
-        if k == "protect" and not protect:
-            out[k] = (None, "nothing to protect selected")
-            continue
-        try:
-            out[k] = (trim(s, budget, k, protect=protect if k == "protect" else None, min_cap=min_cap,
-                           min_family_share=shares, catalog=catalog), None)
-        except PlannerInputError as exc:
-            out[k] = (None, str(exc))
-    return out

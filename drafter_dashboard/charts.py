@@ -1,6 +1,7 @@
 """Charts: two always shown, the others one at a time (each figure costs milliseconds to build)."""
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from planner import figures
@@ -27,6 +28,38 @@ def frontier_points(p: Plan, base: Plan | None, proposals: dict | None) -> list[
     return points
 
 
+SYMBOLS = ["circle", "diamond", "square", "triangle-up", "x", "star", "cross", "pentagon"]
+
+
+def readable_frontier(fig: go.Figure) -> go.Figure:
+    """Points of the frontier often sit on one spot (every strategy meets the same storage budget): a
+    legend names them instead of labels written over each other, each with its own symbol, and the
+    points of one spot are spread a little sideways so that each error bar shows."""
+    spots: dict[float, int] = {}
+    for i, tr in enumerate(fig.data):
+        spot = round(float(tr.x[0]), 1)
+        k = spots[spot] = spots.get(spot, -1) + 1
+        tr.update(mode="markers", marker=dict(size=11, symbol=SYMBOLS[i % len(SYMBOLS)]), showlegend=True,
+                  x=[float(tr.x[0]) * (1 + 0.012 * k)])
+    fig.update_layout(showlegend=True, title=dict(text="Storage against expected acceptance length (estimate)",
+                                                  font=dict(size=13)),
+                      legend=dict(orientation="h", y=-0.25), height=400)
+    return fig
+
+
+def readable_sensitivity(fig: go.Figure) -> go.Figure:
+    """The swing labels inside a bar long enough to hold them, else beside it, with room either side so
+    that no label runs into the assumption names."""
+    span = max([abs(x) for tr in fig.data for x in tr.x] + [1.0])
+    for tr in fig.data:     # "no effect" and short bars keep their label outside; an end that moves nothing
+        # while the other end does says nothing (its "+0.0%" would sit on the other end's bar)
+        tr.update(textposition=["auto" if abs(x) > 0.4 * span else "outside" for x in tr.x], insidetextanchor="middle",
+                  text=["" if abs(x) < 0.05 and t != "no effect" else t for x, t in zip(tr.x, tr.text)])
+    fig.update_xaxes(range=[-2.2 * span, 2.2 * span])
+    fig.update_layout(title=dict(font=dict(size=13)))
+    return fig
+
+
 def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base: Plan | None = None,
            proposals: dict | None = None) -> None:
     binary = unit == "TiB"
@@ -46,11 +79,40 @@ def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base:
         elif pick == "Sensitivity":
             which = st.radio("Figure", list(METRICS), key="w_sens_metric", horizontal=True,
                              format_func=lambda k: METRICS[k][0])
-            fig = figures.sensitivity_chart(sensitivity(p.scenario, p, catalog), which)
+            fig = readable_sensitivity(figures.sensitivity_chart(sensitivity(p.scenario, p, catalog), which))
         elif pick == "Quality frontier":
-            fig = figures.quality_frontier(frontier_points(p, base, proposals), binary)
+            fig = readable_frontier(figures.quality_frontier(frontier_points(p, base, proposals), binary))
             if not proposals:
                 st.caption("Trim in the Budget tab to see each strategy's proposal here.")
         else:
             fig = figures.storage_vs_rows(p, binary, budget_bytes)
         st.plotly_chart(fig, width="stretch", key="fig_more")
+
+
+def waterfall(steps: list[tuple[str, float, str]], unit: str, title: str) -> go.Figure:
+    """(step, value after it, why) from the article's figure to this plan's: the first and the last bars
+    whole, each step between them the change its cause makes (a step that changes nothing stays flat)."""
+    names = [name for name, _, _ in steps]
+    values = [v for _, v, _ in steps]
+    measure = ["absolute"] + ["relative"] * (len(steps) - 2) + ["total"]
+    y = [values[0]] + [b - a for a, b in zip(values, values[1:])][:-1] + [values[-1]]
+    fig = go.Figure(go.Waterfall(x=names, y=y, measure=measure, text=[f"{v:,.1f}" for v in values],
+                                 textposition="outside", cliponaxis=False, customdata=[w for _, _, w in steps],
+                                 hovertemplate="%{x}: %{text} " + unit + "<br>%{customdata}<extra></extra>",
+                                 increasing=dict(marker_color="#e6550d"), decreasing=dict(marker_color="#31a354"),
+                                 totals=dict(marker_color="#3182bd")))
+    fig.update_layout(title=title, yaxis_title=unit, showlegend=False, **{**figures.LAYOUT, "height": 380})
+    fig.update_xaxes(tickangle=-30)
+    return fig
+
+
+def article_road(p: Plan, storage_steps, hours_steps, unit: str) -> None:
+    """The Against-the-article tab: the storage and extraction-hours waterfalls and the steps' reasons."""
+    div = 2**40 if unit == "TiB" else 1e12
+    left, right = st.columns(2)
+    left.plotly_chart(waterfall([(x.step, x.storage_bytes / div, x.why) for x in storage_steps], unit,
+                                f"Storage: the article's {storage_steps[0].storage_bytes / div:,.1f} {unit} to this "
+                                f"plan's {storage_steps[-1].storage_bytes / div:,.1f}"), width="stretch", key="fig_road")
+    right.plotly_chart(waterfall([(x.step, x.hours, x.why) for x in hours_steps], "h",
+                                 f"Extraction: the article's {hours_steps[0].hours:,.0f} h to this plan's "
+                                 f"{hours_steps[-1].hours:,.1f} h"), width="stretch", key="fig_road_hours")

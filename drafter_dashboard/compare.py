@@ -24,9 +24,53 @@ FIGURES = [
     ("Total online", "USD", lambda p: p.cost_usd.total_online),
     ("Total disaggregated", "USD", lambda p: p.cost_usd.total_disaggregated),
     ("Wall-clock offline", "days", lambda p: p.wall_days_offline),
+    ("Wall-clock online", "days", lambda p: p.wall_days_online),
     ("Acceptance length", "tau", lambda p: p.quality.acceptance_length),
     ("Speedup", "x", lambda p: p.quality.speedup),
 ]
+
+DECIMALS = {"": 0, "USD": 0, "TB": 2, "GPU-days": 1, "days": 2, "h": 1, "tau": 2, "x": 2}
+# the 95% bands compared beside their figure: label, unit, (low, high) getter or None (no band)
+BANDS = [
+    ("Storage", "TB", lambda p: None if p.storage_bytes_low is None else
+     (p.storage_bytes_low / p.scenario.compression / 1e12, p.storage_bytes_high / p.scenario.compression / 1e12)),
+    ("Extraction", "days", lambda p: None if p.extraction.wall_hours_low is None else
+     (p.extraction.wall_hours_low / 24, p.extraction.wall_hours_high / 24)),
+    ("Acceptance length", "tau", lambda p: (p.quality.acceptance_low, p.quality.acceptance_high)),
+    ("Speedup", "x", lambda p: (p.quality.speedup_low, p.quality.speedup_high)),
+]
+
+
+def fmt_figure(unit: str, v: float) -> str:
+    """A figure as text, rounded for its unit (whole dollars and rows, tau to 0.01)."""
+    text = f"{v:,.{DECIMALS.get(unit, 2)}f}"
+    return f"${text}" if unit == "USD" else f"{text}x" if unit == "x" else text
+
+
+def _flat(d: object, prefix: str = "") -> dict[str, str]:
+    """A scenario's fields as dotted names; a mix as one field per component (`mix.<id>`)."""
+    if isinstance(d, dict):
+        out = {}
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    if prefix == "mix." and isinstance(d, list):
+        return {f"mix.{m['id']}": f"{m['rows']:,} rows" + ("" if m.get("include", True) else ", unchecked")
+                + ("" if m.get("selection", "uniform") == "uniform" else f", {m['selection']}") for m in d}
+    return {prefix[:-1]: "" if d is None else str(d)}
+
+
+def input_differences(scenarios: dict[str, Scenario]) -> dict[str, list[str]]:
+    """The inputs (dotted scenario fields, a mix component each) whose values differ between the
+    scenarios: name -> the value in each, in order ('' when a scenario does not have it)."""
+    flat = {name: _flat(s.model_dump(mode="json")) for name, s in scenarios.items()}
+    keys = sorted(set().union(*flat.values()))
+    out = {}
+    for k in keys:
+        values = [f.get(k, "") for f in flat.values()]
+        if len(set(values)) > 1:
+            out[k] = values
+    return out
 
 
 def controls(s: Scenario, sb) -> None:
@@ -74,16 +118,29 @@ def view(current: Plan, catalog, unit: str) -> None:
     ref = "pinned" if "pinned" in plans else "current"
     rows = []
     for label, unit_, get in FIGURES:
+        d = DECIMALS.get(unit_, 2)
         row = {"figure": f"{label} ({unit_})" if unit_ else label}
         for name, p in plans.items():
-            row[name] = get(p)
+            row[name] = round(get(p), d)
         for name, p in plans.items():
             if name != ref:
-                row[f"{name} - {ref}"] = get(p) - get(plans[ref])
+                row[f"{name} - {ref}"] = round(row[name] - row[ref], d)   # the shown figures' difference
         rows.append(row)
+    for label, unit_, get in BANDS:       # each band as two rows under the figures: its low and high ends
+        bands = {name: get(p) for name, p in plans.items()}
+        if any(b is not None for b in bands.values()):
+            for end, i in (("low", 0), ("high", 1)):
+                rows.append({"figure": f"{label} ({unit_}), 95% band {end}",
+                             **{name: None if b is None else round(b[i], DECIMALS[unit_]) for name, b in bands.items()}})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="localized")
                                 for c in pd.DataFrame(rows).columns if c != "figure"})
+    diffs = input_differences({name: p.scenario for name, p in plans.items()}) if len(plans) > 1 else {}
+    if len(plans) > 1:
+        st.markdown("**Inputs that differ**" if diffs else "No input differs between these scenarios.")
+    if diffs:
+        st.dataframe(pd.DataFrame([{"input": k, **dict(zip(plans, v))} for k, v in diffs.items()]),
+                     hide_index=True, width="stretch")
     if saved:
         pick = st.selectbox("Remove a saved scenario", ["(keep all)"] + list(saved), key="w_forget")
         if pick != "(keep all)" and st.button("Remove", key="w_forget_go"):

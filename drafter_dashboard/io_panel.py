@@ -10,17 +10,17 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from planner.export.commands import speculators_commands
 from planner.ids import FAMILIES
 from planner.errors import PlannerInputError
-from planner.export.manifest import (MAX_MANIFEST_BYTES, ManifestError, build_manifest, dump_manifest, parse_manifest,
-                                     source_notes)
+from planner.export import sharding
+from planner.export.manifest import (MAX_MANIFEST_BYTES, Manifest, ManifestError, build_manifest, dump_manifest,
+                                     parse_manifest, source_notes)
 from planner.plan import Plan, plan
 from planner.catalog.profile import ProfileError
 from planner.scenario import Scenario
 from drafter_dashboard.safe_text import md_text
 
-from drafter_dashboard import session
+from drafter_dashboard import exports, session
 from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
 
 MAX_PROFILE_UPLOAD_MB = 200
@@ -45,32 +45,78 @@ def component_csv(df: pd.DataFrame) -> str:
     return buf.getvalue()
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str, str, str]:
-    """Manifest as YAML and JSON and the speculators commands, built once per scenario (not on
-    every run of the page)."""
+@st.cache_resource(max_entries=64, show_spinner=False)   # shared, never changed: no copy on every run
+def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str, str, Manifest]:
+    """The manifest as YAML and JSON and as the object every pipeline export reads, built once per
+    scenario (not on every run of the page)."""
     # uploads are named by id and content hash, never by their path on this server
     m = build_manifest(Scenario.model_validate_json(scenario_json), catalog=_catalog, local_paths=False)
-    return dump_manifest(m, "yaml"), dump_manifest(m, "json"), speculators_commands(m)
+    return dump_manifest(m, "yaml"), dump_manifest(m, "json"), m
 
 
-def export_panel(p: Plan, table: pd.DataFrame, catalog) -> None:
+@st.cache_data(max_entries=64, show_spinner=False)
+def _export_text(scenario_json: str, catalog_key: str, fmt: str, nodes: int | None, kind: str, _m: Manifest) -> str:
+    """One pipeline export of the scenario's manifest, built once per scenario and choice."""
+    return exports.commands(_m, fmt) if nodes is None else exports.sharded(_m, fmt, nodes, kind)
+
+
+def export_panel(p: Plan, table: pd.DataFrame, catalog, report_html: str, link_params: dict) -> None:
     """The files are built once per scenario (cached, about 7 ms for the default mix) and handed to
     the buttons as data, so a click is a plain download. Deferred data (a callable) was tried: its
     click is a round trip through the server whose file a finishing run may prune, and a download
-    was lost that way under CI."""
-    yaml_text, json_text, commands = _manifest_texts(p.scenario.model_dump_json(), str(catalog.path), catalog)
+    was lost that way under CI. Every format of the CLI's `export`: the manifest, the pipelines'
+    commands (this layout's pipeline first), the multi-node forms, the component table, the report."""
+    key = (p.scenario.model_dump_json(), str(catalog.path))
+    yaml_text, json_text, m = _manifest_texts(*key, catalog)
     c = st.columns(4)
-    c[0].download_button("Manifest (YAML)", yaml_text, file_name="manifest.yaml", mime="application/yaml",
+    c[0].download_button("Manifest (YAML)", yaml_text, file_name=exports.MANIFEST_PATH, mime="application/yaml",
                          key="dl_yaml", width="stretch")
     c[1].download_button("Manifest (JSON)", json_text, file_name="manifest.json",
                          mime="application/json", key="dl_json", width="stretch")
-    c[2].download_button("speculators commands", commands, file_name="speculators.sh",
-                         mime="text/x-shellscript", key="dl_spec", width="stretch")
-    c[3].download_button("Component table (CSV)", component_csv(table), file_name="components.csv",
+    c[2].download_button("Component table (CSV)", component_csv(table), file_name="components.csv",
                          mime="text/csv", key="dl_csv", width="stretch")
+    c[3].download_button("Report (HTML)", report_html, file_name="drafter-plan.html", mime="text/html",
+                         key="dl_report", width="stretch", help="the verdict, the road from the article, the "
+                         "figures with their bands, Compare and the assumptions: one file, readable printed")
     if st.toggle("Show the manifest", key="w_show_manifest"):
         st.code(yaml_text, language="yaml")
+
+    order = exports.pipeline_order(p.scenario.layout)
+    own = exports.own_pipeline(p.scenario.layout)
+    a, b = st.columns([2, 3])
+    fmt = a.selectbox("Pipeline", order, key="w_x_format",
+                      format_func=lambda k: f"{k} (this layout's)" if k == own else k,
+                      help="the commands that run this manifest with that pipeline (planner export --format); "
+                           "another pipeline than the layout's writes its own files, so its bytes differ from the plan")
+    text = _export_text(*key, fmt, None, "", m)
+    b.download_button(f"{fmt} commands", text, file_name=f"{fmt}.sh", mime="text/x-shellscript", key="dl_commands",
+                      width="stretch")
+    if fmt in sharding.SHARDED_FORMATS:
+        a, b, c = st.columns([2, 3, 3])
+        nodes = a.number_input("Nodes (one rank each)", min_value=1, max_value=sharding.MAX_SHARDS, value=None,
+                               key="w_x_nodes", placeholder=f"{p.scenario.extraction_node_count} (the plan's)",
+                               help="planner export --nodes N; blank = the scenario's extraction nodes")
+        nodes = int(nodes or p.scenario.extraction_node_count)
+        try:
+            ranks = _export_text(*key, fmt, nodes, "ranks", m)
+            script = _export_text(*key, fmt, nodes, "slurm", m)
+        except PlannerInputError as exc:
+            a.error(md_text(str(exc)))
+            ranks = script = None
+        if script is not None:
+            b.download_button(f"Per-rank commands ({nodes:,} node{'s' * (nodes > 1)})", ranks, file_name=f"{fmt}-ranks.sh",
+                              mime="text/x-shellscript", key="dl_ranks", width="stretch")
+            c.download_button("Slurm script", script, file_name=f"{fmt}-slurm.sh", mime="text/x-shellscript",
+                              key="dl_slurm", width="stretch", help="planner export --scheduler slurm: one array "
+                              "task per node, each checks its disk against its shard first")
+    else:
+        st.caption(md_text(f"Multi-node (per-rank and Slurm) exports are made for "
+                           f"{', '.join(sharding.SHARDED_FORMATS)}, not {fmt}."))
+    if st.toggle("Show the commands", key="w_show_commands"):
+        st.code(text, language="bash")
+    st.caption("The link to this page (the scenario, the pinned and the saved ones): the copy icon at its right "
+               "copies it.")
+    st.code(exports.share_link(st.context.url or "", link_params), language=None, wrap_lines=True)
 
 
 def import_panel(catalog) -> None:

@@ -10,7 +10,15 @@ from drafter_dashboard.safe_text import md_text
 from planner.units import fmt_hours
 
 
-COLUMNS = 5
+METRIC_WIDTH = 172     # px: the grid wraps (5 a row at 1280 px, 3 at 1024) and no value or label is cut
+# a label longer than its metric wraps onto a second line instead of ending in "..."; every label takes
+# two lines, so the values of a row stay level (a fixed rule of this page, no user text in it)
+GRID_CSS = """<style>
+.st-key-headline [data-testid="stMetricLabel"] { min-height: 2.7em; align-items: flex-start; }
+.st-key-headline [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] { white-space: normal;
+  overflow: visible; text-overflow: clip; }
+.st-key-headline [data-testid="stMetricLabel"] p { white-space: normal; }
+</style>"""
 
 
 def _num(x: float) -> str:
@@ -74,17 +82,6 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          f"on disk; raw {p.storage_bytes / div:,.2f} {unit}" + help_s, lambda x: x.storage_bytes_compressed / div,
          "inverse"),
     ]
-    if n.placement == "local" and n.extraction_nodes > 1:
-        items.append((f"Per node ({unit})", p.storage_per_node_bytes / div, lambda v: f"{v:,.2f}",
-                      f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
-                      lambda x: x.storage_per_node_bytes / div, "inverse"))
-    if p.gather_hours:
-        items.append(("Gather (h)", p.gather_hours, lambda v: f"{v:,.1f}",
-                      f"{n.gather_note}; {n.gather_bytes_per_s / 1e9:,.1f} GB/s, limited by the {n.gather_bound}",
-                      lambda x: x.gather_hours, "inverse"))
-    if comp != 1:
-        items.append((f"Raw storage ({unit})", p.storage_bytes / div, lambda v: f"{v:,.2f}",
-                      "before compression", lambda x: x.storage_bytes / div, "inverse"))
     items += [
         ("Extraction (GPU-days)", e.gpu_hours / 24, lambda v: f"{v:,.2f}",
          f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", lambda x: x.extraction.gpu_hours / 24,
@@ -102,40 +99,54 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         ("Train online (GPU-days)", t.online_gpu_hours / 24, lambda v: f"{v:,.2f}",
          "target forward pass rerun every epoch; no hidden-state storage",
          lambda x: x.training.online_gpu_hours / 24, "inverse"),
-        ("Total USD offline", c.total_offline, lambda v: f"${v:,.0f}",
-         f"extraction ${c.extraction:,.0f} + storage rent ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
+        ("Offline: store, train ($)", c.total_offline, lambda v: f"${v:,.0f}",
+         f"extraction ${c.extraction:,.0f} + storage ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
          f"training ${c.training_offline:,.0f}", lambda x: x.cost_usd.total_offline, "inverse"),
-        ("Total USD online", c.total_online, lambda v: f"${v:,.0f}",
+        ("Online: no storage ($)", c.total_online, lambda v: f"${v:,.0f}",
          f"regeneration ${c.regeneration:,.0f} + training ${c.training_online:,.0f}; offline cheaper after "
          + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"),
          lambda x: x.cost_usd.total_online, "inverse"),
+        ("Disaggregated ($)", c.total_disaggregated, lambda v: f"${v:,.0f}",
+         f"{t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs streaming every epoch, "
+         f"{p.wall_days_disaggregated:,.2f} days, limited by {t.disaggregated_bound}; offline cheaper after "
+         + ("never" if t.breakeven_epochs_disaggregated is None else f"{t.breakeven_epochs_disaggregated:,.1f} epochs"),
+         lambda x: x.cost_usd.total_disaggregated, "inverse"),
         ("Offline, wall (days)", p.wall_days_offline, lambda v: f"{v:,.2f}",
          "extraction + gather + transfer + offline training, one after the other", lambda x: x.wall_days_offline,
          "inverse"),
         ("Online, wall (days)", p.wall_days_online, lambda v: f"{v:,.2f}",
          "regeneration + online training", lambda x: x.wall_days_online, "inverse"),
-        ("Acceptance length", q.acceptance_length, lambda v: f"{v:,.2f}",
+        (f"Acceptance length ({q.acceptance_low:.2f}-{q.acceptance_high:.2f})", q.acceptance_length, lambda v: f"{v:,.2f}",
          f"expected tau of the {q.drafter} drafter for the serving workload: {q.acceptance_low:.2f}-"
          f"{q.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
          + (" - outside the published points: wide band" if q.extrapolated else ""),
          lambda x: x.quality.acceptance_length, "normal"),
-        ("Speedup", q.speedup, lambda v: f"{v:,.2f}x",
-         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1"
+        ("Speedup" if q.speedup >= 1 else "Slowdown (below 1x)", q.speedup, lambda v: f"{v:,.2f}x",
+         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1 (below 1: the drafter "
+         "slows decoding down)"
          + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
             if q.payback_days is not None else ""), lambda x: x.quality.speedup, "normal"),
-        ("USD disaggregated", c.total_disaggregated, lambda v: f"${v:,.0f}",
-         f"{t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs streaming every epoch, "
-         f"{p.wall_days_disaggregated:,.2f} days, limited by {t.disaggregated_bound}; offline cheaper after "
-         + ("never" if t.breakeven_epochs_disaggregated is None else f"{t.breakeven_epochs_disaggregated:,.1f} epochs"),
-         lambda x: x.cost_usd.total_disaggregated, "inverse"),
     ]
-    cols = st.columns(COLUMNS)
-    for i, (label, value, fmt, help_text, getter, colour) in enumerate(items):
+    # the figures only some scenarios have come last: the grid above them never moves
+    if n.placement == "local" and n.extraction_nodes > 1:
+        items.append((f"Per node ({unit})", p.storage_per_node_bytes / div, lambda v: f"{v:,.2f}",
+                      f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
+                      lambda x: x.storage_per_node_bytes / div, "inverse"))
+    if p.gather_hours:
+        items.append(("Gather (h)", p.gather_hours, lambda v: f"{v:,.1f}",
+                      f"{n.gather_note}; {n.gather_bytes_per_s / 1e9:,.1f} GB/s, limited by the {n.gather_bound}",
+                      lambda x: x.gather_hours, "inverse"))
+    if comp != 1:
+        items.append((f"Raw storage ({unit})", p.storage_bytes / div, lambda v: f"{v:,.2f}",
+                      "before compression", lambda x: x.storage_bytes / div, "inverse"))
+    st.html(GRID_CSS)
+    grid = st.container(horizontal=True, wrap=True, gap="small", key="headline")
+    for label, value, fmt, help_text, getter, colour in items:
         delta = _signed(fmt, value - getter(base)) if base is not None else None
-        cols[i % COLUMNS].metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text))
-    caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage rent "
-               f"${c.storage:,.0f} ({p.scenario.costs.storage_months:g} months), transfer ${c.transfer:,.0f}, "
-               f"training ${c.training_offline:,.0f}.")
+        grid.metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text), width=METRIC_WIDTH)
+    caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage "
+               f"${c.storage:,.0f} ({c.storage_preset} at ${c.storage_usd_per_tb_month:,.2f}/TB-month for "
+               f"{c.storage_days_held:,.1f} days), transfer ${c.transfer:,.0f}, training ${c.training_offline:,.0f}.")
     if base is not None and against:
         caption += f" Deltas: against {against}."
     st.caption(md_text(caption))
@@ -144,3 +155,43 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
 def article_panel(p: Plan) -> None:
     st.markdown("**The seed article's estimate beside this plan**")
     st.table(pd.DataFrame(article_comparison(p)).set_index("metric"))   # a table wraps the long "why"
+
+
+def _holds(per_node: float, cap_tb: float | None, div: float, unit: str) -> tuple[str, str]:
+    """('20.53 of 30.72 TB', 'fits' | 'over' | 'not checked': no disk size given)."""
+    if cap_tb is None:
+        return f"{per_node / div:,.2f} {unit}", "not checked"
+    return f"{per_node / div:,.2f} of {cap_tb * 1e12 / div:,.2f} {unit}", "over" if per_node > cap_tb * 1e12 else "fits"
+
+
+def nodes_panel(p: Plan, unit: str) -> None:
+    """Where the states sit, node by node: each extraction node's shard and each training node's share
+    against its disk, whatever the transfer (the planner's finding checks the training disks only when
+    the states are gathered on one site), and the gather."""
+    div = 2**40 if unit == "TiB" else 1e12
+    n, s = p.nodes, p.scenario
+    if n.placement == "shared":
+        cap = s.shared_capacity_tb
+        text, over = _holds(p.storage_bytes_compressed, cap, div, unit)
+        rows = [{"where": "shared filesystem", "nodes": 1, "holds": text, "disk": over,
+                 "how": n.gather_note}]
+    else:
+        ex_text, ex_over = _holds(n.storage_per_node_bytes, s.disk_capacity_tb, div, unit)
+        tr_text, tr_over = _holds(n.training_storage_per_node_bytes, s.training.disk_capacity_tb, div, unit)
+        arrive = ("the gather" if n.gather_bytes else f"the transfer ({p.transfer_method})"
+                  if p.transfer_method != "none" else "capture, in place")
+        rows = [{"where": "each extraction node", "nodes": n.writing_nodes, "holds": ex_text, "disk": ex_over,
+                 "how": "its shard, written by capture"},
+                {"where": "each training node", "nodes": n.training_nodes, "holds": tr_text, "disk": tr_over,
+                 "how": f"1/{n.training_nodes} of the states, after {arrive}"}]
+    over = [r["where"] for r in rows if r["disk"] == "over"]
+    gather = (f"gather {n.gather_bytes / div:,.2f} {unit} in {fmt_hours(n.gather_hours)} at "
+              f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s ({n.gather_bound})" if n.gather_bytes else "no gather")
+    label = (f"Nodes: {n.extraction_nodes} extraction, {n.training_nodes} training; {gather}"
+             + (f"; over the disk: {', '.join(over)}" if over else ""))
+    with st.expander(label, expanded=bool(over)):
+        # a markdown table: plain HTML (no grid above the mix editor's) and cheap to draw on every run
+        cols = list(rows[0])
+        st.markdown("\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+                              + ["| " + " | ".join(md_text(str(r[c])) for c in cols) + " |" for r in rows]))
+        st.caption(md_text(n.gather_note))

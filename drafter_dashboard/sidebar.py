@@ -9,7 +9,7 @@ from planner.specs import disk_presets, gpu_presets, layout_presets, model_prese
 from drafter_dashboard.safe_text import md_text
 
 from planner.ids import FAMILIES
-from drafter_dashboard.registry import (CAP_MODE, CAP_MODES, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SET, SORTED, WL_MODE,
+from drafter_dashboard.registry import (BY_PLACEMENT, CAP_MODE, CAP_MODES, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SET, SORTED, WL_MODE,
                                         WL_MODES, widget_range)
 from drafter_dashboard.state import request_scenario
 
@@ -253,10 +253,16 @@ def render(catalog) -> str:
 
     with sb.expander("Prices", expanded=False):
         prices = storage_price_presets()
-        st.selectbox("Storage", list(prices), key="w_storage",
-                     help=md_text("; ".join(f"{k}: {v['name']}" for k, v in prices.items())))
+        st.selectbox("Storage", [BY_PLACEMENT] + list(prices), key="w_storage",
+                     format_func=lambda k: "by placement" if k == BY_PLACEMENT else k,
+                     help=md_text(f"{BY_PLACEMENT}: the nodes' own disks (local, no rent beyond the node price), "
+                                  "the shared filesystem's volume or the transfer's object store; "
+                                  + "; ".join(f"{k}: {v['name']}" for k, v in prices.items())))
         _num(st, "$/TB-month (blank = preset's)", "w_tb_price", blank=True)
-        _num(st, "Months held", "w_months", step=0.5)
+        a, b = st.columns(2)
+        _num(a, "Months held (blank = timeline)", "w_months", blank=True, step=0.5,
+             help="blank: from the first write to the last training epoch, plus the days kept after")
+        _num(b, "Days kept after", "w_keep_days", step=1.0, help="after the last epoch (blank months only)")
         g = gpus.get(st.session_state["w_ex_gpu"])
         _num(st, f"Extraction $/GPU-hour (blank = {g.default_price() if g else 'the custom GPU'})", "w_ex_price",
              blank=True)

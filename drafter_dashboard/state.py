@@ -8,7 +8,7 @@ from planner.export.share import MAX_SAVED, saved_name_problem  # one rule for t
 from planner.plan import resolved_mix
 from planner.scenario import Scenario, default_scenario
 
-from drafter_dashboard import registry
+from drafter_dashboard import history, registry
 
 PENDING = "_pending_scenario"
 MIX = "mix_rows"
@@ -23,6 +23,8 @@ REDO = "_redo"
 REPLAYING = "_replaying"           # the next remember() comes from undo/redo: no new history entry
 PINNED = "_pinned"                 # the baseline the deltas are taken against (a Scenario), or absent
 SAVED = "_saved"                   # name -> Scenario, at most MAX_SAVED
+DELTA = "w_delta_mode"             # what the metrics' deltas are against (app.py DELTA_MODES)
+HISTORY_ID = "_history_id"         # this session's key in drafter_dashboard.history (the link's h=)
 HISTORY = 50
 
 
@@ -78,16 +80,38 @@ def remember(s: Scenario) -> None:
     """After a successful run: the scenario, and every control's value (drawn or kept); a changed
     scenario puts the previous one on the undo stack (an undo or redo does not) and clears redo."""
     ss = st.session_state
-    previous = ss.get(LAST)
-    if ss.pop(REPLAYING, False):
-        pass
-    elif previous is not None and previous != s:
-        ss[UNDO] = (ss.get(UNDO, []) + [previous])[-HISTORY:]
-        ss[REDO] = []
+    if not ss.pop(REPLAYING, False):
+        _push(ss.get(LAST), s)
     ss[LAST] = s
+    history.save(history_id(), ss.get(UNDO, []), ss.get(REDO, []))
     kept = dict(ss.get(KEPT, {}))
     kept.update({key: ss[key] for key in registry.KEYS if key in ss})
     ss[KEPT] = kept
+
+
+def _push(previous: Scenario | None, s: Scenario) -> None:
+    """`previous` becomes the latest undo step when `s` differs from it; a new change clears redo."""
+    ss = st.session_state
+    if previous is not None and previous != s:
+        ss[UNDO] = (ss.get(UNDO, []) + [previous])[-HISTORY:]
+        ss[REDO] = []
+
+
+def history_id() -> str:
+    ss = st.session_state
+    if HISTORY_ID not in ss:
+        ss[HISTORY_ID] = history.new_id()
+    return ss[HISTORY_ID]
+
+
+def restore_history(hid: object) -> bool:
+    """A reload: the undo and redo stacks kept under the link's `h=`, copied under this session's own id."""
+    kept = history.load(hid)
+    if kept is None:
+        return False
+    st.session_state[UNDO], st.session_state[REDO] = kept
+    history.save(history_id(), *kept)
+    return True
 
 
 def widget_values(s: Scenario) -> dict:
@@ -125,8 +149,13 @@ def request_scenario(s: Scenario, notice: str | None = None) -> None:
 
 
 def apply_pending(catalog) -> None:
-    s = st.session_state.pop(PENDING, None)
+    """A requested scenario replaces the widgets' values. The scenario it replaces is one undo step
+    (an apply, an import or a preset is one change), unless this is an undo or a redo itself."""
+    ss = st.session_state
+    s = ss.pop(PENDING, None)
     if s is not None:
+        if not ss.get(REPLAYING):
+            _push(ss.get(LAST), s)
         load_into_widgets(s, catalog)
 
 
@@ -157,6 +186,7 @@ def pin(s: Scenario | None) -> None:
         st.session_state.pop(PINNED, None)
     else:
         st.session_state[PINNED] = s
+    st.session_state[DELTA] = "full" if s is None else "pin"
 
 
 def save(name: str, s: Scenario) -> str | None:

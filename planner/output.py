@@ -120,6 +120,10 @@ class CostOutput(_Out):
     total_online: float
     training_disaggregated: float
     total_disaggregated: float
+    storage_preset: str             # where the states are paid for (presets/hardware.yaml storage_prices)
+    storage_usd_per_tb_month: float
+    storage_days_held: float        # first write to the last training epoch (+ keep_days), or as given
+    storage_months_held: float
 
 
 class QualityOutput(_Out):
@@ -165,10 +169,53 @@ class AssumptionOutput(_Out):
     source: str
 
 
+class BreakevenOutput(_Out):
+    """Each input's value at which the cheapest mode changes (None: no value inside its bounds does)."""
+
+    storage_usd_per_tb_month: float | None
+    days_held: float | None
+    epochs: float | None
+    link_gbps: float | None
+    extraction_gpu_usd_per_hour: float | None
+
+
+class VerdictOutput(_Out):
+    """The answer for this scenario (planner/verdict.py)."""
+
+    cheapest: str                   # offline | online | disaggregated
+    sentence: str
+    breakeven: BreakevenOutput
+    flips_to: dict[str, str | None]
+    totals_usd: dict[str, float]
+    states_ready_days: float
+
+
+class StepOutput(_Out):
+    step: str
+    storage_bytes: int              # the bytes once this cause is applied (planner/report.py article_steps)
+    why: str
+
+
+class HoursStepOutput(_Out):
+    step: str
+    hours: float                    # extraction wall-clock once this cause is applied
+    why: str
+
+
+class AgainstArticleOutput(_Out):
+    """From the seed article's figures to this plan's, one cause at a time: the last storage step is
+    `storage_bytes`, the last hours step `extraction.wall_hours`."""
+
+    steps: list[StepOutput]
+    extraction_hours_steps: list[HoursStepOutput]
+
+
 class PlanOutput(_Out):
     """`planner estimate --json`: one plan, bytes and hours."""
 
     planner_version: str
+    verdict: VerdictOutput
+    against_article: AgainstArticleOutput
     preset: str
     model: str
     layout: str
@@ -214,10 +261,16 @@ class PlanOutput(_Out):
     assumptions: list[AssumptionOutput]
 
     @classmethod
-    def from_plan(cls, p: Plan) -> PlanOutput:
+    def from_plan(cls, p: Plan, catalog=None) -> PlanOutput:
+        from planner.report import article_hours_steps, article_steps
+        from planner.verdict import verdict
         e, t, c = p.extraction, p.training, p.cost_usd
         return cls(
-            planner_version=p.planner_version, preset=p.scenario.preset, model=p.model, layout=p.layout,
+            planner_version=p.planner_version, verdict=_part(VerdictOutput, verdict(p, catalog)),
+            against_article=AgainstArticleOutput(
+                steps=[_part(StepOutput, x) for x in article_steps(p, catalog)],
+                extraction_hours_steps=[_part(HoursStepOutput, x) for x in article_hours_steps(p)]),
+            preset=p.scenario.preset, model=p.model, layout=p.layout,
             layers=p.layers, hidden_dtype=p.hidden_dtype, conversations=p.conversations, samples=round(p.samples),
             tokens=round(p.tokens), uncapped_tokens=round(p.uncapped_tokens), bytes_per_token=p.bytes_per_token,
             hidden_state_bytes_per_token=p.hidden_state_bytes_per_token, storage_bytes=round(p.storage_bytes),

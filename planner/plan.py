@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from planner import __version__
 from planner.assumptions import Assumption, AssumptionContext, assumptions
 from planner.catalog.stats import StatsCatalog, get_catalog
-from planner.costs import CostPlan, costs
+from planner.costs import CostPlan, costs, storage_preset_id
 from planner.distributions import Atoms, fan_out, point_mass, shortest
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
@@ -66,6 +66,7 @@ class Plan(BaseModel):
     output_tokens: float
     bytes_per_token: int
     hidden_state_bytes_per_token: int
+    id_mask_bytes_per_token: int = 0     # token ids, loss mask and the pipeline's other per-token fields
     file_overhead_bytes: float
     storage_bytes: float
     storage_bytes_compressed: float
@@ -238,7 +239,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     tr_gpu = resolve_gpu("training.gpu", s.training.gpu, s.custom_gpu)
     disk = _lookup(disk_presets(), "disk", s.disk)
     tr_disk = _lookup(disk_presets(), "training.disk", s.training.disk)
-    store = _lookup(storage_price_presets(), "costs.storage", s.costs.storage)
+    store = _lookup(storage_price_presets(), "costs.storage", storage_preset_id(s))
     warn = _Warnings()
 
     # -- storage, per component, with the pipeline's unit, cap and capture padding
@@ -309,14 +310,20 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
                   capture_gpus_per_node=s.gpus_per_node,
                   max_row_tokens=float(eff.max_seq_len or max((float(r.lengths.max()) for r in row_lengths
                                                                 if len(r.lengths)), default=0.0)))
-    cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed)
+    # the states exist from the capture pass's first write to the last training epoch; a capture that
+    # rides along the decode (the fixed mode) writes from the start
+    held_hours = (ex.capture_hours or ex.wall_hours) + nodes.gather_hours + tr.hours + trn.offline_wall_hours
+    cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed,
+                 timeline_days=held_hours / 24)
     trn.breakeven_epochs = cost.breakeven_epochs
     trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
-    qual = _quality(s, model, ex_gpu, ex, layout_spec, components, cost)
+    qual = _quality(s, cat, model, ex_gpu, ex, layout_spec, components, cost)
     for f in nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
 
     _plan_warnings(s, cat, layout, files, compressed, components, warn)
+    if band and _end is None:
+        _lossless_fixes(s, cat, eff, compressed, cost, nodes, warn.found)
     for c in components:
         c.notes = warn.notes.get(c.id, [])
 
@@ -329,7 +336,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
         tokens=total.tokens, uncapped_tokens=total.uncapped_tokens, output_tokens=total.output_tokens,
         bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
-        file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=storage_bytes,
+        id_mask_bytes_per_token=layout.token_id_bytes + layout.loss_mask_bytes, file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=storage_bytes,
         storage_bytes_compressed=compressed, drafter=layout_spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
         overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
         sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
@@ -352,17 +359,35 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     return plan_
 
 
-def _quality(s: Scenario, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan, spec: LayoutSpec,
-             components: list[ComponentPlan], cost: CostPlan) -> QualityPlan:
+def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:
+    """The serving workload tau is scored on (family -> share; None: the mix's own training-token
+    shares). One workload, fixed: the scenario's shares when given, else the full mix's family shares
+    (the catalog's default mix, each component's rows x its measured mean tokens), which no trim and
+    no dropped component changes, so dropping data never raises tau. "mix" (a version-5 scenario) and a
+    uniform mix (no families) take the mix's own shares."""
+    w = s.quality.workload
+    if isinstance(w, dict):
+        return w
+    if w == "mix" or s.uniform is not None or cat is None:
+        return None
+    shares: dict[str, float] = {}
+    for cid, rows in cat.default_mix():
+        comp = cat.components[cid]
+        shares[comp.family] = shares.get(comp.family, 0.0) + rows * comp.conversation.mean_tokens()
+    return shares if sum(shares.values()) > 0 else None
+
+
+def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan,
+             spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan) -> QualityPlan:
     """The expected acceptance length and speedup of this mix (planner/quality.py), and the payback
     of the offline run against serving `quality.serving_tokens_per_day` on the serving GPU."""
     q = s.quality
     tokens: dict[str, float] = {}
     for c in components:
         tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
-    qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
-                 transfer=q.domain_transfer)
-    if q.workload is not None and abs(sum(q.workload.values()) - 1) > 1e-6:
+    qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
+                 workload=serving_workload(s, cat), transfer=q.domain_transfer)
+    if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
                                    f"{sum(q.workload.values()):g}; they were scaled to 1"))
     gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
@@ -404,6 +429,39 @@ def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], wor
             warn.add("cap-truncates", f"{m.id}: the {eff.max_seq_len:,}-token cap {verb} {truncated:.0%} of its tokens",
                      (m.id,))
     return out
+
+
+STORAGE_BLOCKERS = ("disk-capacity", "training-disk-capacity", "shared-capacity")
+
+
+def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, eff: Effective, stored: float, cost: CostPlan,
+                    nodes: NodePlan, found: list[Finding]) -> None:
+    """A blocking finding about where the bytes fit names the fixes that drop no row first, each with
+    its effect on the real plan: no batch padding (a capture batch of 1, or length-sorted batches),
+    then the nodes that spread the bytes; the finding's own fix (trim, fp8, fewer layers) follows."""
+    blockers = [f for f in found if f.code in STORAGE_BLOCKERS]
+    if not blockers:
+        return
+    tried: list[str] = []
+    if eff.padding == "batch":
+        options = [("a capture batch of 1", {"capture_batch_size": 1})]
+        if not eff.sort_by_length:
+            options.append(("length-sorted capture batches", {"sort_by_length": True}))
+        for label, change in options:
+            q = plan(s.with_changes(**change), cat, band=False)
+            tried.append(f"{label}: {q.storage_bytes_compressed / 1e12:,.1f} TB (from {stored / 1e12:,.1f}), "
+                         f"${q.cost_usd.total_offline:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
+    for f in blockers:
+        extra = list(tried)
+        cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
+        if cap:
+            need = math.ceil(stored / (cap * 1e12))
+            per = s.gpus_per_node if f.code == "disk-capacity" else s.training.gpus_per_node
+            where = "extraction" if f.code == "disk-capacity" else "training"
+            extra.append(f"{need} {where} nodes ({need * per} GPUs): {stored / need / 1e12:,.2f} TB on each "
+                         f"{cap:g} TB disk")
+        if extra:
+            f.fix = "lossless first: " + "; ".join(extra) + (f". Otherwise: {f.fix}" if f.fix else "")
 
 
 def _padded(works: list[Workload], lengths: list[RowLengths], eff: Effective) -> list[Workload]:

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
             browser = launch(pw)
             page = browser.new_page(viewport={"width": 1500, "height": 1300})
             page.goto(url)
-            page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+            page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
             page.wait_for_timeout(1000)
             screenshot(page, args.out)
             quality_png(browser, Path(tmp), args.quality_out)

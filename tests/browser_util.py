@@ -56,6 +56,22 @@ def streamlit_server(home: Path, timeout: float = 60):
         log.close()
 
 
+# Every element of a metric (its label, value and their text boxes) and every select: a box whose text is
+# wider than the box is cut (ellipsis or clipped). A label's text box is the markdown container inside
+# stMetricLabel, where Streamlit puts its "..." (not the <p>, which is inline and always measures 0).
+CUT_JS = """() => {
+  const cut = [];
+  const visible = el => el.offsetParent !== null && el.clientWidth > 0;
+  for (const el of document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, '
+                                             + '[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *'))
+    if (visible(el) && el.scrollWidth > el.clientWidth + 1)
+      cut.push(`metric "${el.closest('[data-testid="stMetric"]').innerText.split('\\n')[0]}": ${el.scrollWidth} > ${el.clientWidth}`);
+  for (const el of document.querySelectorAll('[data-testid="stSelectbox"] input'))
+    if (visible(el) && el.scrollWidth > el.clientWidth + 1) cut.push(`select "${el.value}"`);
+  return cut;
+}"""
+
+
 def launch(pw):
     return pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 

@@ -68,7 +68,7 @@ def test_loads_with_the_default_plan(at):
     # SpecForge captures batches of 32 and drops the last partial one: floor(913,786 / 32) x 32 = 913,760
     assert metric(at, "Samples") == 913_760
     assert metric(at, "Storage (TB)") == pytest.approx(p.storage_bytes_compressed / 1e12, abs=0.006)
-    assert metric(at, "Total USD offline") == pytest.approx(p.cost_usd.total_offline, abs=0.6)
+    assert metric(at, "Offline: store, train ($)") == pytest.approx(p.cost_usd.total_offline, abs=0.6)
     assert len(at.data_editor) == 1
     assert not page_errors(at)
 
@@ -99,18 +99,20 @@ CONTROLS = [
     ("number_input", "w_max_tokens", 16, "Extraction (days)", +1),
     ("radio", "w_kv_dtype", "fp8", "Extraction (days)", -1),
     ("number_input", "w_anchors", 128, "Train offline (GPU-days)", -1),    # fewer DFlash draft positions
-    ("number_input", "w_node_gbps", 1.0, "USD disaggregated", +1),     # the stream becomes network-bound
+    ("number_input", "w_node_gbps", 1.0, "Disaggregated ($)", +1),     # the stream becomes network-bound
     ("selectbox", "w_link", 100.0, "Transfer (h)", 0.1),
     ("number_input", "w_link_eff", 0.25, "Transfer (h)", 2.0),
     ("selectbox", "w_transfer", "object_store", "Transfer (h)", 2.0),
     ("number_input", "w_tr_gpus", 16, "Online, wall (days)", -1),
     ("selectbox", "w_tr_gpu", "h100-sxm", "Train online (GPU-days)", +1),
     ("number_input", "w_tr_mfu", 0.7, "Train online (GPU-days)", -1),   # offline is disk-bound here
-    ("number_input", "w_months", 3.0, "Total USD offline", +1),
-    ("number_input", "w_tb_price", 10.0, "Total USD offline", -1),
-    ("number_input", "w_ex_price", 5.0, "Total USD offline", +1),
-    ("number_input", "w_tr_price", 1.0, "Total USD online", -1),
-    ("selectbox", "w_storage", "wasabi", "Total USD offline", -1),
+    # issue 20: the default storage is where the placement puts the states, the nodes' own disks, with no
+    # rent beyond the node price ($0): the months held move nothing there, a price of $10 adds rent
+    ("number_input", "w_months", 3.0, "Offline: store, train ($)", 0),
+    ("number_input", "w_tb_price", 10.0, "Offline: store, train ($)", +1),
+    ("number_input", "w_ex_price", 5.0, "Offline: store, train ($)", +1),
+    ("number_input", "w_tr_price", 1.0, "Online: no storage ($)", -1),
+    ("selectbox", "w_storage", "wasabi", "Offline: store, train ($)", +1),
     ("selectbox", "w_tr_disk", "nvme-gen4", "Train offline (GPU-days)", +1),
 ]
 
@@ -197,7 +199,11 @@ def test_export_import_round_trip_through_the_ui(at, tmp_path):
         {"id": "hermes_fc", "rows": 500, "include": True, "selection": "uniform", "seed": 0}]
     assert exported["scenario"]["extraction_gpus"] == 2 and exported["scenario"]["compression"] == 1.1
     assert exported["predicted"]["storage_bytes"] == pytest.approx(plan(s).storage_bytes)
-    assert len(at.download_button) == 4
+    # issue 20: besides the manifest (2), the CSV and the report, every pipeline export of the CLI: the
+    # layout's own (SpecForge) commands, its per-rank commands and its Slurm script
+    assert [b.label for b in at.download_button] == [
+        "Manifest (YAML)", "Manifest (JSON)", "Component table (CSV)", "Report (HTML)", "specforge commands",
+        "Per-rank commands (1 node)", "Slurm script"]
 
 
 @pytest.mark.parametrize("content, message", [

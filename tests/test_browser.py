@@ -16,7 +16,7 @@ require_chromium()
 def test_dashboard_end_to_end(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1500, "height": 1300}, accept_downloads=True)
     page.goto(server)
-    page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+    page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
     # headline metrics
     assert metric_text(page, "Samples") == "913,760"   # 913,786 in batches of 32
     storage = metric_text(page, "Storage (TB)")
@@ -45,7 +45,7 @@ def test_dashboard_end_to_end(server, browser, tmp_path):
     assert f"?s=v{CURRENT}." in link
     other = browser.new_page()
     other.goto(link)
-    other.get_by_text("Total USD offline").wait_for(timeout=60_000)
+    other.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
     assert metric_text(other, "Samples") == f"{(913_786 - 250_430 + 1000) // 32 * 32:,}"
     other.close()
     # a rendered Plotly chart (the Charts tab runs when opened): an SVG with bars in it

@@ -37,7 +37,7 @@ def test_a_link_cannot_put_a_link_or_an_image_on_the_page(server, browser, scena
     fetched = []
     page.on("request", lambda r: fetched.append(r.url) if "example.invalid" in r.url else None)
     page.goto(f"{server}/?s={_raw_link(scenario)}")
-    page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+    page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
     if shown is not None:
         page.get_by_text("could not be used").wait_for(timeout=30_000)
         # shown as typed (a zero-width space after ':' keeps markdown from making a bare URL a link)

@@ -6,7 +6,7 @@ select is cut at 1280x800 or 1600x1000."""
 import pytest
 import yaml
 
-from tests.browser_util import (open_tab, browser, download, metric_text, require_chromium, server, wait_idle,  # noqa: F401
+from tests.browser_util import (CUT_JS, open_tab, browser, download, metric_text, require_chromium, server, wait_idle,  # noqa: F401
                                 wait_for_change)
 
 pytestmark = pytest.mark.browser
@@ -14,23 +14,15 @@ require_chromium()
 
 AGENTIC = 6     # the row of the agentic component in the default mix's editor
 
-CUT = """() => {
-  const cut = [];
-  const visible = el => el.offsetParent !== null && el.clientWidth > 0;
-  const check = (what, el, text) => { if (visible(el) && el.scrollWidth > el.clientWidth + 1)
-      cut.push(`${what} "${text}": ${el.scrollWidth} > ${el.clientWidth}`); };
-  for (const el of document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stMetricLabel"] p'))
-      check('metric', el, el.innerText);
-  for (const el of document.querySelectorAll('[data-testid="stSelectbox"] input'))
-      check('select', el, el.value);
-  return cut;
-}"""
+# issue 20: the check of tests/browser_util.py, which looks at the label's markdown box (where Streamlit
+# writes its "..."); the <p> this test measured before is inline and never showed a cut
+CUT = CUT_JS
 
 
 def _open(browser, server, width=1500, height=1100):
     page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=True)
     page.goto(server)
-    page.get_by_text("Total USD offline").wait_for(timeout=60_000)
+    page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
     wait_idle(page)
     return page
 

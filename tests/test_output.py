@@ -42,7 +42,8 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                         "wall_days_online", "components", "warnings", "assumptions"],
               ["wall_days_disaggregated", "quality", "findings",              # issues 12, 13 and 14
                "placement", "storage_per_node_bytes", "gather_hours", "nodes", # issue 15
-               "storage_bytes_low", "storage_bytes_high", "sampled_components"])
+               "storage_bytes_low", "storage_bytes_high", "sampled_components",
+               "verdict", "against_article"])                                    # issue 20
     _in_order(list(d["extraction"]), ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",
                                       "capture_hours", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
                                       "decode_batch", "tensor_parallel", "bound"],
@@ -58,7 +59,8 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                "gpus_per_node"])
     _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
                                     "training_online", "total_offline", "total_online"],
-              ["training_disaggregated", "total_disaggregated"])
+              ["training_disaggregated", "total_disaggregated",
+               "storage_preset", "storage_usd_per_tb_month", "storage_days_held", "storage_months_held"])  # issue 20
     _in_order(list(d["components"][0]), ["id", "rows", "training_rows", "tokens", "storage_bytes", "share_of_rows",
                                          "share_of_bytes", "truncated_share"], ["training_tokens"])
     assert list(d["quality"]) == ["drafter", "acceptance_length", "acceptance_low", "acceptance_high", "speedup",
