@@ -26,7 +26,10 @@ SORTED, FILE_ORDER = "sorted", "file order"
 CUSTOM_MODEL_FIXED = {"id": CUSTOM, "name": "Custom model"}
 CUSTOM_GPU_FIXED = {"id": CUSTOM, "name": "Custom GPU"}
 EXTRACTION_GPU = "extraction GPU"
-OWN, SET = "the mix's own", "set"           # the serving workload's two states
+# the serving workload's states: the full mix's family shares (None), the training mix's own ("mix", what
+# a version-5 scenario meant), or the shares set in the w_wl_* widgets
+FULL, OWN, SET = "the full mix's", "the mix's own", "set"
+BY_PLACEMENT = "where the placement puts them"   # costs.storage None (planner/costs.py storage_preset_id)
 
 
 def is_int(model: type[BaseModel], name: str) -> bool:
@@ -70,7 +73,13 @@ def _mode(s: dict) -> str:
 
 
 def _own_workload(s: dict) -> bool:
-    return (s.get("quality") or {}).get("workload") is None
+    """The shares are not set in the widgets (None or "mix"): the w_wl_* widgets are hidden."""
+    return not isinstance((s.get("quality") or {}).get("workload"), dict)
+
+
+def _workload_mode(s: dict) -> str:
+    w = (s.get("quality") or {}).get("workload")
+    return FULL if w is None else OWN if w == "mix" else SET
 
 
 def _method(s: dict) -> str:
@@ -245,8 +254,9 @@ CONTROLS: list[Control] = [
     _c("w_q_transfer", "quality.domain_transfer", Quality, None, kind="float"),
     _c("w_serving_tokens_b", "quality.serving_tokens_per_day", Quality, None, kind="scaled", scale=1e9),
     _c("w_serving_gpu", "quality.serving_gpu", Quality, EXTRACTION_GPU, kind="none_as", none=EXTRACTION_GPU),
-    _c("w_storage", "costs.storage", Costs, "network-volume"),
-    _c("w_months", "costs.storage_months", Costs, 1.0, kind="float"),
+    _c("w_storage", "costs.storage", Costs, BY_PLACEMENT, kind="none_as", none=BY_PLACEMENT),
+    _c("w_months", "costs.storage_months", Costs, None, kind="float"),
+    _c("w_keep_days", "costs.keep_days", Costs, 0.0, kind="float"),
     _c("w_ex_price", "costs.extraction_usd_per_gpu_hour", Costs, None, kind="float"),
     _c("w_tr_price", "costs.training_usd_per_gpu_hour", Costs, None, kind="float"),
     _c("w_tb_price", "costs.storage_usd_per_tb_month", Costs, None, kind="float"),
@@ -255,9 +265,9 @@ BY_KEY = {c.key: c for c in CONTROLS}
 # max_seq_len: the layout's cap (None), no cap ("none") or w_cap tokens; w_cap keeps its number meanwhile
 CAP_MODE = "w_cap_mode"
 CAP_MODES = (LAYOUT, "cap", "none")
-# quality.workload: the mix's own shares (None) or the shares in the w_wl_* widgets
+# quality.workload: the full mix's shares (None), the mix's own ("mix") or the shares in the w_wl_* widgets
 WL_MODE = "w_wl_mode"
-WL_MODES = (OWN, SET)
+WL_MODES = (FULL, OWN, SET)
 KEYS = [c.key for c in CONTROLS] + [CAP_MODE, WL_MODE]
 
 
@@ -278,7 +288,7 @@ def to_widgets(scenario: dict) -> dict:
         out[c.key] = c.to_widget(parent[c.field]) if isinstance(parent, dict) and c.field in parent else c.default
     cap = scenario.get("max_seq_len")
     out[CAP_MODE] = LAYOUT if cap is None else "none" if cap == "none" else "cap"
-    out[WL_MODE] = OWN if _own_workload(scenario) else SET
+    out[WL_MODE] = _workload_mode(scenario)
     out["w_cap"] = cap if isinstance(cap, int) else BY_KEY["w_cap"].default
     return out
 
@@ -301,8 +311,9 @@ def from_widgets(values: dict, previous: dict | None = None) -> dict:
     mode = values.get(CAP_MODE, LAYOUT)
     if mode != "cap":
         data["max_seq_len"] = None if mode == LAYOUT else "none"
-    if values.get(WL_MODE, OWN) == OWN:
-        data["quality"]["workload"] = None
+    mode = values.get(WL_MODE, FULL)
+    if mode != SET:
+        data["quality"]["workload"] = None if mode == FULL else "mix"
     if custom_model:
         cm = data["custom_model"]
         cm["full_attention_layers"] = min(cm["full_attention_layers"], cm["num_layers"])

@@ -127,8 +127,12 @@ def _quality(c: AssumptionContext) -> list[Assumption]:
                    tag="estimate", source=f"{d.scaling.source}; planner/presets/quality.yaml"),
         _paired("transfer between families", transfer if transfer is not None else q.transfer.value, q.transfer.value,
                 q.transfer.source),
-        Assumption(name="serving workload", value=shares, tag="yours" if s.quality.workload else "estimate",
-                   source="set in the scenario" if s.quality.workload else "the mix's own training-token shares per family"),
+        Assumption(name="serving workload", value=shares, tag="yours" if isinstance(s.quality.workload, dict)
+                   else "estimate",
+                   source="set in the scenario" if isinstance(s.quality.workload, dict) else
+                   "the mix's own training-token shares per family" if s.quality.workload == "mix" or s.uniform
+                   else "the full mix's family shares (the catalog's default mix at its measured lengths): fixed, "
+                        "so trimming or dropping a component never changes what is served"),
         Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if s.regenerate
                    else f"reused: tau / {1 + q.regeneration.value:g} (low end / {1 + q.regeneration.range[1]:g})",
                    tag="published", source=q.regeneration.source),
@@ -183,8 +187,16 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
         A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
           source=c.disk["source"]),
-        A(name="storage price", value=f"${c.store['usd_per_tb_month']:g}/TB-month x {s.costs.storage_months:g} months",
-          tag="estimate", source=c.store["source"]),
+        A(name="storage price", value=f"{c.store['name']} ({c.store['id']}): "
+          f"${s.costs.storage_usd_per_tb_month if s.costs.storage_usd_per_tb_month is not None else c.store['usd_per_tb_month']:g}/TB-month",
+          tag=mine if s.costs.storage_usd_per_tb_month is not None or s.costs.storage else "estimate",
+          source=c.store["source"] + ("" if s.costs.storage else "; unset: where the placement puts the states "
+                                      "(local disks, a shared filesystem's network volume, the transfer's object store)")),
+        A(name="storage time held", value=f"{s.costs.storage_months:g} months" if s.costs.storage_months is not None
+          else f"the plan's timeline + {s.costs.keep_days:g} days kept", tag=mine,
+          source="as given" if s.costs.storage_months is not None else "from the capture pass's first write to the "
+          "last training epoch (extraction capture, gather, transfer, offline training), plus keep_days; "
+          "a billing month is 30.44 days"),
         _paired("training MFU", s.training.mfu, efficiency("training_mfu"), efficiency_source("training_mfu")),
         A(name="drafter parameters", value=f"{c.drafter_params / 1e9:,.2f}B",
           tag=mine if s.training.drafter_params else "estimate",

@@ -1,11 +1,16 @@
-"""Phase 5: dollars per phase, offline against online, and the epoch count where offline pays off."""
+"""Phase 5: dollars per phase, offline against online, and the epoch count where offline pays off.
+
+Storage is paid as it is paid: at the price of where the states are (the nodes' own disks cost
+nothing beyond the node price; a network volume or an object store is rented per TB-month), for the
+time they are held: from the first write (the capture pass) to the last training epoch, plus
+`keep_days`, unless `storage_months` is given."""
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
 from planner.extraction import ExtractionPlan
 from planner.findings import Finding, finding
-from planner.scenario import Costs
+from planner.scenario import Costs, Scenario
 from planner.specs import GPUSpec
 from planner.training import TrainingPlan
 from planner.transfer import TransferPlan
@@ -25,9 +30,32 @@ class CostPlan(BaseModel):
     extraction_usd_per_gpu_hour: float
     training_usd_per_gpu_hour: float
     storage_usd_per_tb_month: float
+    storage_preset: str = "network-volume"  # where the states are paid for (presets/hardware.yaml storage_prices)
+    storage_days_held: float = 0.0          # first write to the last training epoch (+ keep_days), or as given
+    storage_months_held: float = 1.0        # storage_days_held / DAYS_PER_MONTH
     breakeven_epochs: float | None = None   # offline is cheaper from this many epochs on; None: never
     breakeven_epochs_disaggregated: float | None = None   # offline cheaper than disaggregated from here on
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
+
+
+DAYS_PER_MONTH = 365.25 / 12   # a billing month, 30.4375 days
+
+
+def storage_preset_id(s: Scenario) -> str:
+    """Where the states are paid for: the scenario's choice, else where the placement puts them: an
+    object store when they travel through one (its egress is the transfer's), a network volume for a
+    shared filesystem, the nodes' own disks (included in the node price) for local placement."""
+    if s.costs.storage is not None:
+        return s.costs.storage
+    if s.transfer.method == "object_store":
+        return "s3"
+    return "network-volume" if s.placement == "shared" else "local"
+
+
+def held_days(c: Costs, timeline_days: float) -> float:
+    """Days the states are held (and rented): `storage_months` when given, else the plan's own
+    timeline from the first write to the last training epoch, plus `keep_days`."""
+    return c.storage_months * DAYS_PER_MONTH if c.storage_months is not None else timeline_days + c.keep_days
 
 
 def _price(given: float | None, gpu: GPUSpec, phase: str, warnings: list[Finding]) -> float:
@@ -41,11 +69,11 @@ def _price(given: float | None, gpu: GPUSpec, phase: str, warnings: list[Finding
 
 
 def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, ex_gpu: GPUSpec, tr_gpu: GPUSpec,
-          store: dict, stored_bytes: float) -> CostPlan:
+          store: dict, stored_bytes: float, timeline_days: float) -> CostPlan:
     """Offline pays extraction (regeneration + capture), egress, storage and training; online pays the
     regeneration and training with the target forward; disaggregated pays the regeneration and, every
     epoch, its capture and trainer GPUs. Break-even: the capture, egress and storage that only offline
-    pays, over what the other mode costs more per epoch."""
+    pays, over what the other mode costs more per epoch. `timeline_days`: first write to last epoch."""
     warnings: list[Finding] = []
     ex_price = _price(c.extraction_usd_per_gpu_hour, ex_gpu, "extraction", warnings)
     tr_price = _price(c.training_usd_per_gpu_hour, tr_gpu, "training", warnings)
@@ -53,7 +81,8 @@ def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, 
     extraction_usd = ex.gpu_hours * ex_price
     regeneration_usd = ex.decode_hours * ex.gpus_used * ex_price
     capture_usd = extraction_usd - regeneration_usd
-    storage_usd = stored_bytes / 1e12 * tb_month * c.storage_months
+    days = held_days(c, timeline_days)
+    storage_usd = stored_bytes / 1e12 * tb_month * days / DAYS_PER_MONTH
     train_off_usd = trn.offline_gpu_hours * tr_price
     train_on_usd = trn.online_gpu_hours * tr_price
     per_epoch_off = train_off_usd / trn.epochs
@@ -73,4 +102,5 @@ def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, 
                     total_online=regeneration_usd + train_on_usd, training_disaggregated=train_dis_usd,
                     total_disaggregated=regen_dis + train_dis_usd, extraction_usd_per_gpu_hour=ex_price,
                     training_usd_per_gpu_hour=tr_price, storage_usd_per_tb_month=tb_month,
+                    storage_preset=store["id"], storage_days_held=days, storage_months_held=days / DAYS_PER_MONTH,
                     breakeven_epochs=breakeven, breakeven_epochs_disaggregated=breakeven_dis, warnings=warnings)

@@ -120,6 +120,10 @@ class CostOutput(_Out):
     total_online: float
     training_disaggregated: float
     total_disaggregated: float
+    storage_preset: str             # where the states are paid for (presets/hardware.yaml storage_prices)
+    storage_usd_per_tb_month: float
+    storage_days_held: float        # first write to the last training epoch (+ keep_days), or as given
+    storage_months_held: float
 
 
 class QualityOutput(_Out):

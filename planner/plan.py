@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from planner import __version__
 from planner.assumptions import Assumption, AssumptionContext, assumptions
 from planner.catalog.stats import StatsCatalog, get_catalog
-from planner.costs import CostPlan, costs
+from planner.costs import CostPlan, costs, storage_preset_id
 from planner.distributions import Atoms, fan_out, point_mass, shortest
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
@@ -235,7 +235,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     tr_gpu = resolve_gpu("training.gpu", s.training.gpu, s.custom_gpu)
     disk = _lookup(disk_presets(), "disk", s.disk)
     tr_disk = _lookup(disk_presets(), "training.disk", s.training.disk)
-    store = _lookup(storage_price_presets(), "costs.storage", s.costs.storage)
+    store = _lookup(storage_price_presets(), "costs.storage", storage_preset_id(s))
     warn = _Warnings()
 
     # -- storage, per component, with the pipeline's unit, cap and capture padding
@@ -305,10 +305,13 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
                   capture_gpus_per_node=s.gpus_per_node,
                   max_row_tokens=float(eff.max_seq_len or max((float(r.lengths.max()) for r in row_lengths
                                                                 if len(r.lengths)), default=0.0)))
-    cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed)
+    # the states exist from the capture pass's first write to the last training epoch
+    held_hours = ex.capture_hours + nodes.gather_hours + tr.hours + trn.offline_wall_hours
+    cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed,
+                 timeline_days=held_hours / 24)
     trn.breakeven_epochs = cost.breakeven_epochs
     trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
-    qual = _quality(s, model, ex_gpu, ex, layout_spec, components, cost)
+    qual = _quality(s, cat, model, ex_gpu, ex, layout_spec, components, cost)
     for f in nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
 
@@ -346,17 +349,35 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     return plan_
 
 
-def _quality(s: Scenario, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan, spec: LayoutSpec,
-             components: list[ComponentPlan], cost: CostPlan) -> QualityPlan:
+def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:
+    """The serving workload tau is scored on (family -> share; None: the mix's own training-token
+    shares). One workload, fixed: the scenario's shares when given, else the full mix's family shares
+    (the catalog's default mix, each component's rows x its measured mean tokens), which no trim and
+    no dropped component changes, so dropping data never raises tau. "mix" (a version-5 scenario) and a
+    uniform mix (no families) take the mix's own shares."""
+    w = s.quality.workload
+    if isinstance(w, dict):
+        return w
+    if w == "mix" or s.uniform is not None or cat is None:
+        return None
+    shares: dict[str, float] = {}
+    for cid, rows in cat.default_mix():
+        comp = cat.components[cid]
+        shares[comp.family] = shares.get(comp.family, 0.0) + rows * comp.conversation.mean_tokens()
+    return shares if sum(shares.values()) > 0 else None
+
+
+def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan,
+             spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan) -> QualityPlan:
     """The expected acceptance length and speedup of this mix (planner/quality.py), and the payback
     of the offline run against serving `quality.serving_tokens_per_day` on the serving GPU."""
     q = s.quality
     tokens: dict[str, float] = {}
     for c in components:
         tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
-    qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
-                 transfer=q.domain_transfer)
-    if q.workload is not None and abs(sum(q.workload.values()) - 1) > 1e-6:
+    qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
+                 workload=serving_workload(s, cat), transfer=q.domain_transfer)
+    if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
                                    f"{sum(q.workload.values()):g}; they were scaled to 1"))
     gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu

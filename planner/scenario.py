@@ -123,8 +123,10 @@ class Quality(_Strict):
     """The serving side of the quality estimate (planner/quality.py)."""
 
     # serving workload: shares per family (normalised, with a warning if they do not sum to 1);
-    # None = the mix's own training-token shares
-    workload: dict[Family, Share] | None = None
+    # None = the full mix's family shares (the catalog's default mix, fixed: trimming or dropping a
+    # component never changes what is served); "mix" = the scenario's own training-token shares (what
+    # a version-5 scenario meant by None; planner/export/versions.py)
+    workload: dict[Family, Share] | Literal["mix"] | None = None
     domain_transfer: float | None = Field(None, ge=0, le=1)      # None = the preset's (quality.yaml transfer)
     serving_tokens_per_day: float | None = Field(None, gt=0, le=1e18)
     serving_gpu: Id | None = None                                 # None = the extraction GPU
@@ -133,7 +135,7 @@ class Quality(_Strict):
     @classmethod
     def _some_share(cls, v):
         """Every family named (a family left out has a share of 0), at least one share positive."""
-        if v is None:
+        if v is None or v == "mix":
             return v
         if not sum(v.values()) > 0:
             raise ValueError("give a positive share for at least one family")
@@ -143,9 +145,14 @@ class Quality(_Strict):
 class Costs(_Strict):
     extraction_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
     training_usd_per_gpu_hour: float | None = Field(None, ge=0, le=1000)
-    storage: Id = "network-volume"
-    storage_usd_per_tb_month: float | None = Field(None, ge=0, le=100_000)
-    storage_months: float = Field(1.0, ge=0, le=120)
+    # where the states are paid for (presets/hardware.yaml storage_prices); None = where the placement
+    # puts them (planner/costs.py storage_preset_id: the nodes' own disks, a network volume, an object store)
+    storage: Id | None = None
+    storage_usd_per_tb_month: float | None = Field(None, ge=0, le=100_000)   # None = the preset's price
+    # months the states are held; None = the plan's own timeline (first write to the last training
+    # epoch) plus keep_days
+    storage_months: float | None = Field(None, ge=0, le=120)
+    keep_days: float = Field(0.0, ge=0, le=3650)
 
 
 class Scenario(_Strict):

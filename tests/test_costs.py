@@ -80,9 +80,10 @@ def test_disaggregated_pays_capture_and_trainers_every_epoch():
 
 def test_preset_prices_and_a_gpu_without_one():
     p = plan(priced(costs=Costs()))
-    # h100-sxm (gpus.yaml): $1.99-3.95 -> midpoint $2.97; network-volume storage $60/TB-month
+    # h100-sxm (gpus.yaml): $1.99-3.95 -> midpoint $2.97; no storage preset given: the states travel
+    # through an object store (transfer object_store), so they are paid at S3's $23/TB-month
     assert p.cost_usd.extraction_usd_per_gpu_hour == 2.97
-    assert p.cost_usd.storage_usd_per_tb_month == 60.0
+    assert p.cost_usd.storage_usd_per_tb_month == 23.0 and p.cost_usd.storage_preset == "s3"
     card = GPUSpec(id="unpriced", memory_gb=80, bandwidth_tb_s=3, bf16_tflops=900)
     q = plan(priced(costs=Costs(), extraction_gpu="custom", custom_gpu=card))
     assert q.cost_usd.extraction == 0

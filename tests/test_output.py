@@ -58,7 +58,8 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                "gpus_per_node"])
     _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
                                     "training_online", "total_offline", "total_online"],
-              ["training_disaggregated", "total_disaggregated"])
+              ["training_disaggregated", "total_disaggregated",
+               "storage_preset", "storage_usd_per_tb_month", "storage_days_held", "storage_months_held"])  # issue 20
     _in_order(list(d["components"][0]), ["id", "rows", "training_rows", "tokens", "storage_bytes", "share_of_rows",
                                          "share_of_bytes", "truncated_share"], ["training_tokens"])
     assert list(d["quality"]) == ["drafter", "acceptance_length", "acceptance_low", "acceptance_high", "speedup",

@@ -42,6 +42,11 @@ def _meant(expected: dict) -> dict:
         out.setdefault(key, defaults[key])
     if out.get("mix"):
         out["mix"] = [dict(m, include=True) for m in out["mix"]]   # version 4: unchecked components stay
+    # version 6: the rent as written (preset and months) plus keep_days (unused while months are given);
+    # tau scored on the mix's own shares ("mix"), what every earlier version meant by no workload
+    out["costs"] = dict(out["costs"], keep_days=0.0)
+    if out["quality"].get("workload") is None:
+        out["quality"] = dict(out["quality"], workload="mix")
     return out
 
 

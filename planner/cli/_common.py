@@ -111,6 +111,23 @@ def id_list(flag: str, text: str) -> list[str]:
     return names
 
 
+def storage_price(flag: str, text: str) -> tuple[str, str | float]:
+    """A storage preset id ("costs.storage", id) or a price per TB-month ("costs.storage_usd_per_tb_month", USD)."""
+    from planner.specs import storage_price_presets
+    presets = storage_price_presets()
+    name = text.strip()
+    if name in presets:
+        return "costs.storage", name
+    try:
+        value = float(_short(flag, name, "a preset id or a price"))
+    except ValueError:
+        raise CliError(f"{flag}: {shown(text)} is neither a storage preset ({', '.join(presets)}) nor a price "
+                       "in USD per TB-month")
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"{flag}: {shown(text)} must be a finite price of at least 0 USD per TB-month")
+    return "costs.storage_usd_per_tb_month", value
+
+
 def family_shares(flag: str, text: str) -> dict[str, float]:
     """FAMILY=SHARE[,FAMILY=SHARE...] over the catalog's families."""
     from planner.ids import FAMILIES
@@ -285,7 +302,14 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
          choices=("none", "link", "object_store", "drives")),
     Flag("--link-gbps", "transfer.link_gbps", number, "link speed in Gb/s"),
     Flag("--link-efficiency", "transfer.efficiency", number, "share of the link speed reached"),
-    Flag("--storage-months", "costs.storage_months", number, "months the states are stored"),
+    Flag("--storage-price", "costs.storage", storage_price, "where the states are paid for: a storage preset id "
+         "(planner/presets/hardware.yaml storage_prices: local, a network volume, an object store) or a price "
+         "in USD per TB-month "
+         "(default: the price of where the placement puts them; local disks cost nothing beyond the nodes)",
+         special=True),
+    Flag("--storage-months", "costs.storage_months", number, "months the states are held (default: the plan's "
+         "own timeline, first write to last training epoch, plus --keep-days)"),
+    Flag("--keep-days", "costs.keep_days", number, "days the states are kept after the last training epoch"),
     Flag("--workload", "quality.workload", family_shares, "the serving workload as family shares, e.g. "
          "general=0.5,code=0.3,tool=0.2 (default: the mix's own token shares; shares are scaled to sum to 1)"),
     Flag("--domain-transfer", "quality.domain_transfer", number,
@@ -296,7 +320,7 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
 )
 
 # Validation errors at these paths come from model-level checks, not from one field.
-_EXTRA_PATHS = {"uniform": "--response-tokens"}
+_EXTRA_PATHS = {"uniform": "--response-tokens", "costs.storage_usd_per_tb_month": "--storage-price"}
 
 
 def flag_for(field_path: str, flags: tuple[Flag, ...] = SCENARIO_FLAGS) -> str | None:
@@ -396,6 +420,9 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         data["uniform"] = None
     if "drop" in values:
         data["mix"] = _dropped(data, get("drop"))
+    if "storage_price" in values:
+        path, value = get("storage_price")
+        _set(data, path, value)
     for f, v in values.values():
         if f.special:
             continue

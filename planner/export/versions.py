@@ -35,6 +35,13 @@ Version history
   its storage against it, so its value is divided by its nodes (ceil(extraction_gpus / 8)), which
   keeps the check it had (at least 0.01 TB, the field's bound). Where tensor parallelism leaves whole
   nodes idle, version 5 divides the storage over the nodes that write, so its check is the stricter.
+- 6: storage as it is paid and one serving workload (issue 20). `costs.storage` may be None (where
+  the placement puts the states: the nodes' own disks `local`, a shared filesystem's network volume,
+  the transfer's object store), `costs.storage_months` may be None (the plan's own timeline from the
+  first write to the last training epoch, plus the new `costs.keep_days`), and `quality.workload`
+  None now means the full mix's family shares (fixed), "mix" the scenario's own training-token
+  shares. A version-5 scenario meant: its storage preset as written (default `network-volume`),
+  `storage_months` as written (default 1), and for a None workload the mix's own shares ("mix").
 """
 from __future__ import annotations
 
@@ -44,7 +51,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-CURRENT = 5
+CURRENT = 6
 OLDEST = 1
 _SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 
@@ -141,6 +148,16 @@ def _scenario_4_to_5(s: dict) -> dict:
     return s
 
 
+def _scenario_5_to_6(s: dict) -> dict:
+    """Issue 20 (storage as paid, one serving workload): a version-5 scenario keeps the rent it had
+    (its storage preset and months, filled from version 5's defaults) and scores tau on its own mix."""
+    s = fill_scenario_defaults(s, 5)
+    q = s.get("quality")
+    if isinstance(q, dict) and q.get("workload") is None:
+        q["workload"] = "mix"
+    return s
+
+
 def _as_number(v) -> float | None:
     """A value pydantic would read as a number (16, 16.0, "16"), else None (bool, None, text)."""
     if isinstance(v, bool) or v is None:
@@ -165,7 +182,8 @@ def _manifest_step(scenario_step: Callable[[dict], dict], to: int) -> Callable[[
 
 MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2, 2: _manifest_step(_scenario_2_to_3, 3),
                                                      3: _manifest_step(_scenario_3_to_4, 4),
-                                                     4: _manifest_step(_scenario_4_to_5, 5)}
+                                                     4: _manifest_step(_scenario_4_to_5, 5),
+                                                     5: _manifest_step(_scenario_5_to_6, 6)}
 
 
 def migrate_manifest(m: dict) -> dict:
@@ -187,7 +205,7 @@ def _link_1_to_2(s: dict) -> dict:
 
 
 LINK_STEPS: dict[int, Callable[[dict], dict]] = {1: _link_1_to_2, 2: _scenario_2_to_3, 3: _scenario_3_to_4,
-                                                 4: _scenario_4_to_5}
+                                                 4: _scenario_4_to_5, 5: _scenario_5_to_6}
 
 
 def link_version(text: str) -> int:

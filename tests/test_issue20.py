@@ -1,0 +1,140 @@
+"""Issue 20, the planner side: storage as it is paid (where the placement puts the states, for the
+time they are held), one serving workload for tau, the verdict with its break-evens and the road
+from the article's bytes to this plan's. Every expected figure is worked by hand in the comments."""
+import base64
+import json
+import os
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from planner import Scenario, plan
+from planner.costs import DAYS_PER_MONTH
+from planner.export.share import decode
+from planner.export.versions import frozen_defaults
+from planner.scenario import Costs, Throughput, Training, Transfer, UniformMix
+
+from .helpers import ROOT
+
+
+def small(**kw):
+    """1,000 samples x 1,000 tokens (500 generated) of Qwen3-8B, SpecForge EAGLE-3 layout: 8 x 4096 + 16
+    = 32,784 bytes per token + 3,584 per file = 32,787,584,000 bytes = 0.032787584 TB (test_costs.py)."""
+    base = dict(uniform=UniformMix(samples=1000, tokens=1000, response_tokens=500), max_seq_len="none",
+                capture_batch_size=1, regenerate=True, model="qwen3-8b", layout="specforge-eagle3",
+                extraction_gpu="h100-sxm", extraction_gpus=2, throughput=Throughput(mode="fixed", tokens_per_s=100,
+                                                                                     batching=5),
+                transfer=Transfer(method="none"), disk_capacity_tb=None,
+                costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0),
+                training=Training(gpu="h100-sxm", gpus=16, epochs=3, disk="node-raid0"))
+    base.update(kw)
+    return Scenario(**base)
+
+
+# ---------------------------------------------------------------- storage as it is paid
+def test_local_placement_pays_no_rent_and_says_where():
+    c = plan(small()).cost_usd
+    # local placement, no transfer: the nodes' own disks, included in the node price
+    assert c.storage_preset == "local" and c.storage_usd_per_tb_month == 0 and c.storage == 0
+
+
+def test_shared_filesystem_and_object_store_defaults():
+    # a shared filesystem is rented as a GPU cloud's network volume ($60/TB-month), an object-store
+    # transfer keeps the states in S3 ($23, egress $0.09/GB)
+    assert plan(small(placement="shared")).cost_usd.storage_preset == "network-volume"
+    c = plan(small(transfer=Transfer(method="object_store", link_gbps=8, efficiency=0.5))).cost_usd
+    assert c.storage_preset == "s3" and c.storage_usd_per_tb_month == 23.0
+    # egress: 32.787584 GB x $0.09 = $2.95088256 (the object store's own)
+    assert c.transfer == pytest.approx(2.95088256, rel=1e-9)
+
+
+def test_rent_follows_the_time_held_and_keep_days():
+    p0 = plan(small(costs=Costs(storage="s3")))
+    p1 = plan(small(costs=Costs(storage="s3", keep_days=DAYS_PER_MONTH)))
+    # keeping the states one more billing month (30.4375 days) adds one month of S3:
+    # 0.032787584 TB x $23 = $0.754114432
+    assert p1.cost_usd.storage - p0.cost_usd.storage == pytest.approx(0.754114432, rel=1e-9)
+    assert p1.cost_usd.storage_months_held - p0.cost_usd.storage_months_held == pytest.approx(1.0)
+    # the timeline itself: from the capture's first write to the last epoch, never the regeneration
+    held_h = p0.extraction.capture_hours + p0.gather_hours + p0.transfer_hours + p0.training.offline_wall_hours
+    assert p0.cost_usd.storage_days_held == pytest.approx(held_h / 24, rel=1e-12)
+    assert held_h < p0.wall_days_offline * 24
+    # --storage-months overrides it: 2 months of S3 = $1.508228864
+    p2 = plan(small(costs=Costs(storage="s3", storage_months=2, keep_days=100)))
+    assert p2.cost_usd.storage == pytest.approx(1.508228864, rel=1e-9)
+    assert p2.cost_usd.storage_months_held == 2
+
+
+def test_a_price_overrides_the_preset():
+    c = plan(small(costs=Costs(storage="s3", storage_usd_per_tb_month=100, storage_months=1))).cost_usd
+    # 0.032787584 TB x $100 x 1 month
+    assert c.storage == pytest.approx(3.2787584, rel=1e-9)
+
+
+def test_cli_storage_price_by_id_or_usd():
+    from planner.cli._common import CliError, SCENARIO_FLAGS, Parser, add_scenario_flags, scenario_from_args
+    p = Parser()
+    add_scenario_flags(p)
+    s = scenario_from_args(p.parse_args(["--storage-price", "r2", "--keep-days", "7"]))
+    assert s.costs.storage == "r2" and s.costs.keep_days == 7 and s.costs.storage_months is None
+    s = scenario_from_args(p.parse_args(["--storage-price", "12.5"]))
+    assert s.costs.storage is None and s.costs.storage_usd_per_tb_month == 12.5
+    for bad in ("nowhere", "-1", "nan"):
+        with pytest.raises(CliError, match="--storage-price"):
+            scenario_from_args(p.parse_args(["--storage-price", bad]))
+
+
+def _v5_link(scenario: dict) -> str:
+    raw = json.dumps(scenario, separators=(",", ":"), sort_keys=True).encode()
+    return "v5." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+def test_a_version_5_link_keeps_its_month_of_network_volume_and_its_own_workload():
+    v5 = frozen_defaults(5)["scenario"]
+    s = decode(_v5_link(v5))
+    assert s.costs.storage == "network-volume" and s.costs.storage_months == 1.0 and s.quality.workload == "mix"
+    p = plan(s)
+    # version 5 paid a network volume at $60/TB-month for one month, whatever the timeline
+    assert p.cost_usd.storage == pytest.approx(p.storage_bytes_compressed / 1e12 * 60.0, rel=1e-12)
+    # and scored tau on the mix's own training-token shares
+    tokens = {}
+    for c in p.components:
+        tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
+    total = sum(tokens.values())
+    assert p.quality.workload["agentic"] == pytest.approx(tokens["agentic"] / total, rel=1e-12)
+
+
+# ---------------------------------------------------------------- one serving workload
+def test_dropping_any_component_never_raises_tau():
+    from planner.catalog.stats import get_catalog
+    cat = get_catalog()
+    base = plan(Scenario(), cat, band=False)
+    mix = [{"id": i, "rows": r} for i, r in cat.default_mix()]
+    for m in mix:
+        dropped = Scenario(mix=[dict(x, include=x["id"] != m["id"]) for x in mix])
+        p = plan(dropped, cat, band=False)
+        assert p.quality.workload == base.quality.workload, m["id"]     # what is served does not move
+        assert p.quality.acceptance_length <= base.quality.acceptance_length + 1e-12, m["id"]
+
+
+def _cli(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "planner", *args], cwd=cwd, capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_cli_drop_agentic_never_raises_tau(tmp_path):
+    full = json.loads(_cli("estimate", "--json", cwd=tmp_path))["quality"]["acceptance_length"]
+    dropped = json.loads(_cli("estimate", "--drop", "agentic", "--json", cwd=tmp_path))["quality"]
+    assert dropped["acceptance_length"] < full
+
+
+def test_trim_quality_quotes_the_tau_its_manifest_gives(tmp_path):
+    out = json.loads(_cli("trim", "--strategy", "quality", "--budget-storage-tb", "20", "--out", "q.yaml",
+                          "--json", cwd=tmp_path))
+    again = json.loads(_cli("estimate", "--manifest", "q.yaml", "--json", cwd=tmp_path))
+    assert out["trim"]["quality_after"] == pytest.approx(again["quality"]["acceptance_length"], rel=1e-12)
