@@ -169,10 +169,32 @@ class AssumptionOutput(_Out):
     source: str
 
 
+class BreakevenOutput(_Out):
+    """Each input's value at which the cheapest mode changes (None: no value inside its bounds does)."""
+
+    storage_usd_per_tb_month: float | None
+    days_held: float | None
+    epochs: float | None
+    link_gbps: float | None
+    extraction_gpu_usd_per_hour: float | None
+
+
+class VerdictOutput(_Out):
+    """The answer for this scenario (planner/verdict.py)."""
+
+    cheapest: str                   # offline | online | disaggregated
+    sentence: str
+    breakeven: BreakevenOutput
+    flips_to: dict[str, str | None]
+    totals_usd: dict[str, float]
+    states_ready_days: float
+
+
 class PlanOutput(_Out):
     """`planner estimate --json`: one plan, bytes and hours."""
 
     planner_version: str
+    verdict: VerdictOutput
     preset: str
     model: str
     layout: str
@@ -218,10 +240,12 @@ class PlanOutput(_Out):
     assumptions: list[AssumptionOutput]
 
     @classmethod
-    def from_plan(cls, p: Plan) -> PlanOutput:
+    def from_plan(cls, p: Plan, catalog=None) -> PlanOutput:
+        from planner.verdict import verdict
         e, t, c = p.extraction, p.training, p.cost_usd
         return cls(
-            planner_version=p.planner_version, preset=p.scenario.preset, model=p.model, layout=p.layout,
+            planner_version=p.planner_version, verdict=_part(VerdictOutput, verdict(p, catalog)),
+            preset=p.scenario.preset, model=p.model, layout=p.layout,
             layers=p.layers, hidden_dtype=p.hidden_dtype, conversations=p.conversations, samples=round(p.samples),
             tokens=round(p.tokens), uncapped_tokens=round(p.uncapped_tokens), bytes_per_token=p.bytes_per_token,
             hidden_state_bytes_per_token=p.hidden_state_bytes_per_token, storage_bytes=round(p.storage_bytes),

@@ -1,7 +1,10 @@
 """Readable summaries of a Plan: the text report of the CLI and the article comparison."""
 from __future__ import annotations
 
+import textwrap
+
 from planner.plan import Plan
+from planner.verdict import verdict
 from planner.units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
 
 # The seed article's figures (binary GiB as printed there).
@@ -114,6 +117,8 @@ def text_report(p: Plan, binary: bool = False) -> str:
         f"drafter data planner {p.planner_version} - preset {p.scenario.preset}",
         f"model {p.model}, layout {p.layout} (layers {p.layers}, {p.hidden_dtype})",
         "",
+        *textwrap.wrap(f"Verdict: {verdict(p).sentence}", 100, subsequent_indent="  "),
+        "",
         f"  conversations          {p.conversations:>16,}",
         f"  training rows (files)  {p.samples:>16,.0f}",
         f"  stored tokens          {p.tokens:>16,.0f}   ({p.tokens / max(p.samples, 1):,.0f} per row)",
@@ -142,6 +147,8 @@ def text_report(p: Plan, binary: bool = False) -> str:
         " (than disaggregated)",
         f"  cost offline           {fmt_usd(c.total_offline)} (extraction {fmt_usd(c.extraction)}, storage "
         f"{fmt_usd(c.storage)}, transfer {fmt_usd(c.transfer)}, training {fmt_usd(c.training_offline)})",
+        f"                         storage: {c.storage_preset} at ${c.storage_usd_per_tb_month:,.2f}/TB-month for "
+        f"{c.storage_days_held:,.1f} days ({c.storage_months_held:,.2f} months)",
         f"  cost online            {fmt_usd(c.total_online)}",
         f"  cost disaggregated     {fmt_usd(c.total_disaggregated)}",
         *_quality_lines(p),

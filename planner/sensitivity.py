@@ -12,7 +12,8 @@ from pydantic import BaseModel
 from planner.plan import Plan, plan
 from planner.scenario import Scenario
 from planner.catalog.stats import StatsCatalog
-from planner.specs import efficiency_range, link_efficiency
+from planner.costs import DAYS_PER_MONTH
+from planner.specs import efficiency_range, link_efficiency, storage_price_presets
 
 METRICS = {
     "storage_tb": ("Storage (TB)", lambda p: p.storage_bytes_compressed / 1e12),
@@ -40,13 +41,24 @@ class _Variant:
     high: Scenario
 
 
-def _within(model: type[BaseModel], name: str, value: float) -> float:
-    """`value` clamped to the field's bounds (ge/le) as the Scenario defines them."""
+def field_bounds(model: type[BaseModel], name: str) -> tuple[float | None, float | None]:
+    """(ge, le) of a Scenario field as its model defines them (None: unbounded on that side)."""
+    lo = hi = None
     for m in model.model_fields[name].metadata:
         if getattr(m, "ge", None) is not None:
-            value = max(value, m.ge)
+            lo = m.ge
         if getattr(m, "le", None) is not None:
-            value = min(value, m.le)
+            hi = m.le
+    return lo, hi
+
+
+def _within(model: type[BaseModel], name: str, value: float) -> float:
+    """`value` clamped to the field's bounds (ge/le) as the Scenario defines them."""
+    lo, hi = field_bounds(model, name)
+    if lo is not None:
+        value = max(value, lo)
+    if hi is not None:
+        value = min(value, hi)
     return value
 
 
@@ -62,7 +74,7 @@ def _swept(s: Scenario, assumption: str, part: str, name: str, low: float, high:
     return _Variant(assumption, fmt.format(low), fmt.format(high), _sub(s, part, name, low), _sub(s, part, name, high))
 
 
-def _variants(s: Scenario) -> list[_Variant]:
+def _variants(s: Scenario, base: Plan | None = None) -> list[_Variant]:
     comp = efficiency_range("compression")
     scale = efficiency_range("length_scale")          # relative to the scenario's own scale
     out = [
@@ -86,7 +98,22 @@ def _variants(s: Scenario) -> list[_Variant]:
     elif s.gather_applies:
         out.append(_swept(s, "node network Gb/s", "", "node_network_gbps", *efficiency_range("node_network_gbps")))
     out.append(_swept(s, "training MFU", "training", "mfu", *efficiency_range("training_mfu")))
-    return out
+    return out + _storage_variants(s, base or plan(s, band=False))
+
+
+def _storage_variants(s: Scenario, base: Plan) -> list[_Variant]:
+    """The storage rent's two inputs: the price, from the cheapest to the dearest preset (the nodes'
+    own disks cost nothing, presets/hardware.yaml), and the time held, from the plan's own timeline to
+    one billing month kept beyond it."""
+    prices = [float(v["usd_per_tb_month"]) for v in storage_price_presets().values()]
+    # months given: their days are the time held; else the timeline without the days kept after it
+    timeline = base.cost_usd.storage_days_held - (s.costs.keep_days if s.costs.storage_months is None else 0.0)
+    days = (timeline, timeline + DAYS_PER_MONTH)
+    return [_swept(s, "storage $/TB-month", "costs", "storage_usd_per_tb_month", min(prices), max(prices),
+                   fmt="${:,.2f}"),
+            _Variant("storage time held", f"{days[0]:,.1f} days", f"{days[1]:,.1f} days",
+                     _sub(s, "costs", "storage_months", days[0] / DAYS_PER_MONTH),
+                     _sub(s, "costs", "storage_months", days[1] / DAYS_PER_MONTH))]
 
 
 def sensitivity(s: Scenario, base: Plan | None = None, catalog: StatsCatalog | None = None) -> list[Swing]:
@@ -95,4 +122,4 @@ def sensitivity(s: Scenario, base: Plan | None = None, catalog: StatsCatalog | N
     b = values(base)
     return [Swing(v.assumption, v.low_label, v.high_label, b, values(plan(v.low, catalog, band=False)),
                   values(plan(v.high, catalog, band=False)))
-            for v in _variants(s)]
+            for v in _variants(s, base)]

@@ -138,3 +138,62 @@ def test_trim_quality_quotes_the_tau_its_manifest_gives(tmp_path):
                           "--json", cwd=tmp_path))
     again = json.loads(_cli("estimate", "--manifest", "q.yaml", "--json", cwd=tmp_path))
     assert out["trim"]["quality_after"] == pytest.approx(again["quality"]["acceptance_length"], rel=1e-12)
+
+
+# ---------------------------------------------------------------- the verdict and its break-evens
+def test_verdict_and_break_evens_worked_by_hand():
+    from planner.verdict import verdict
+    # S3 for one fixed month: storage 0.032787584 TB x $23 = $0.754114432. From test_costs.py: the
+    # regeneration $0.833333 (both ways; capture rides along in the fixed mode), training offline
+    # $0.0914695, online $0.1435432 (3 epochs, $0.0173579 more per epoch online).
+    # offline $0.833333 + 0.0914695 + 0.754114 = $1.678917; online $0.976876: online is cheapest.
+    # disaggregated: capture-bound 2 x 500 tok/s, 1e6 tokens = 1,000 s an epoch on 2 x $3 + 16 x $2:
+    # 3 x 1,000 / 3600 x 38 = $31.666667 + the regeneration $0.833333 = $32.5
+    p = plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3",
+                               storage_months=1)))
+    v = verdict(p)
+    assert v.cheapest == "online"
+    assert v.totals_usd["offline"] == pytest.approx(1.678917, rel=1e-5)
+    assert v.totals_usd["disaggregated"] == pytest.approx(32.5, rel=1e-6)
+    b = v.breakeven
+    # offline wins once storage < 0.1435432 - 0.0914695 = $0.0520737:
+    # price 0.0520737 / 0.032787584 TB = $1.588216 per TB-month (one month)
+    assert b["storage_usd_per_tb_month"] == pytest.approx(1.588216, rel=2e-5)
+    # at $23: 0.0520737 / 0.754114432 = 0.0690528 months x 30.4375 = 2.10179 days
+    assert b["days_held"] == pytest.approx(2.10179, rel=2e-5)
+    # epochs: 0.754114432 / 0.0173579 per epoch = 43.4450 epochs (the month is fixed)
+    assert b["epochs"] == pytest.approx(43.4450, rel=2e-5)
+    # no transfer: the link moves nothing; the extraction GPUs only regenerate, which both ways pay
+    assert b["link_gbps"] is None and b["extraction_gpu_usd_per_hour"] is None
+    assert v.flips_to["storage_usd_per_tb_month"] == "offline"
+    assert v.sentence.startswith("Online is cheapest: $0.98 against $1.68 offline")
+    # the sentence turns when the price crosses its break-even
+    below = verdict(plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0,
+                                           storage_usd_per_tb_month=1.5, storage_months=1))))
+    assert below.cheapest == "offline" and below.sentence.startswith("Offline is cheapest")
+
+
+def test_estimate_text_and_json_carry_the_verdict(tmp_path):
+    text = _cli("estimate", cwd=tmp_path)
+    head = text.split("\n\n")[1]
+    assert head.startswith("Verdict: ")
+    d = json.loads(_cli("estimate", "--json", cwd=tmp_path))
+    v = d["verdict"]
+    assert v["cheapest"] in ("offline", "online", "disaggregated")
+    assert set(v["breakeven"]) == {"storage_usd_per_tb_month", "days_held", "epochs", "link_gbps",
+                                   "extraction_gpu_usd_per_hour"}
+    totals = {"offline": d["cost_usd"]["total_offline"], "online": d["cost_usd"]["total_online"],
+              "disaggregated": d["cost_usd"]["total_disaggregated"]}
+    assert v["cheapest"] == min(totals, key=totals.get)
+
+
+def test_sensitivity_sweeps_the_storage_price_and_the_time_held():
+    from planner.sensitivity import sensitivity
+    s = small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3"))
+    sw = {x.assumption: x for x in sensitivity(s)}
+    price, held = sw["storage $/TB-month"], sw["storage time held"]
+    # the presets run from $0 (local disks) to $60 (a GPU-cloud network volume)
+    assert (price.low_label, price.high_label) == ("$0.00", "$60.00")
+    assert price.low["usd"] < price.high["usd"]
+    # one more billing month at $23: + 0.032787584 x 23 = $0.754114432
+    assert held.high["usd"] - held.low["usd"] == pytest.approx(0.754114432, rel=1e-9)
