@@ -190,11 +190,32 @@ class VerdictOutput(_Out):
     states_ready_days: float
 
 
+class StepOutput(_Out):
+    step: str
+    storage_bytes: int              # the bytes once this cause is applied (planner/report.py article_steps)
+    why: str
+
+
+class HoursStepOutput(_Out):
+    step: str
+    hours: float                    # extraction wall-clock once this cause is applied
+    why: str
+
+
+class AgainstArticleOutput(_Out):
+    """From the seed article's figures to this plan's, one cause at a time: the last storage step is
+    `storage_bytes`, the last hours step `extraction.wall_hours`."""
+
+    steps: list[StepOutput]
+    extraction_hours_steps: list[HoursStepOutput]
+
+
 class PlanOutput(_Out):
     """`planner estimate --json`: one plan, bytes and hours."""
 
     planner_version: str
     verdict: VerdictOutput
+    against_article: AgainstArticleOutput
     preset: str
     model: str
     layout: str
@@ -241,10 +262,14 @@ class PlanOutput(_Out):
 
     @classmethod
     def from_plan(cls, p: Plan, catalog=None) -> PlanOutput:
+        from planner.report import article_hours_steps, article_steps
         from planner.verdict import verdict
         e, t, c = p.extraction, p.training, p.cost_usd
         return cls(
             planner_version=p.planner_version, verdict=_part(VerdictOutput, verdict(p, catalog)),
+            against_article=AgainstArticleOutput(
+                steps=[_part(StepOutput, x) for x in article_steps(p, catalog)],
+                extraction_hours_steps=[_part(HoursStepOutput, x) for x in article_hours_steps(p)]),
             preset=p.scenario.preset, model=p.model, layout=p.layout,
             layers=p.layers, hidden_dtype=p.hidden_dtype, conversations=p.conversations, samples=round(p.samples),
             tokens=round(p.tokens), uncapped_tokens=round(p.uncapped_tokens), bytes_per_token=p.bytes_per_token,

@@ -66,6 +66,7 @@ class Plan(BaseModel):
     output_tokens: float
     bytes_per_token: int
     hidden_state_bytes_per_token: int
+    id_mask_bytes_per_token: int = 0     # token ids, loss mask and the pipeline's other per-token fields
     file_overhead_bytes: float
     storage_bytes: float
     storage_bytes_compressed: float
@@ -328,7 +329,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
         tokens=total.tokens, uncapped_tokens=total.uncapped_tokens, output_tokens=total.output_tokens,
         bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
-        file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=storage_bytes,
+        id_mask_bytes_per_token=layout.token_id_bytes + layout.loss_mask_bytes, file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=storage_bytes,
         storage_bytes_compressed=compressed, drafter=layout_spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
         overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
         sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
+from pydantic import BaseModel
+
 from planner.plan import Plan
 from planner.verdict import verdict
 from planner.units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
@@ -13,10 +15,89 @@ ARTICLE = {
     "tokens_per_sample": 800,
     "bytes_per_token": 51_204,
     "storage_bytes": 913_786 * 800 * 51_204,
+    "hidden_bytes_per_token": 5 * 5120 * 2,      # 5 layers x 5120 x bf16
+    "id_bytes_per_token": 4,                     # an int32 token id
+    "tokens_per_s": 120,
+    "batching": 4,
     "single_stream_hours": 1057.6,
     "batched_hours": 264.4,
     "output_tokens": 456_893_000,
 }
+
+
+class Step(BaseModel):
+    step: str
+    storage_bytes: int
+    why: str
+
+
+class HoursStep(BaseModel):
+    step: str
+    hours: float
+    why: str
+
+
+def article_steps(p: Plan, catalog=None) -> list[Step]:
+    """The road from the article's 37,431,598,675,200 bytes to this plan's storage_bytes, one cause at a
+    time, each step the bytes once that cause is applied. Until the last step the figures are for the
+    article's 913,786 conversations (this mix's bytes per conversation x 913,786), so the mix's own size
+    is one step of its own; the last step is this plan's storage_bytes exactly."""
+    from planner.plan import plan
+    a = ARTICLE
+    scale = a["samples"] / p.conversations if p.conversations else 1.0
+    # this mix as conversations at their real lengths (no cap, no per-turn rows, no padding), then capped
+    whole = p.scenario.with_changes(unit="conversation", capture_batch_size=1)
+    raw = plan(whole.with_changes(max_seq_len="none"), catalog, band=False)
+    capped = plan(whole.with_changes(max_seq_len=p.max_seq_len or "none"), catalog, band=False).unpadded_tokens
+    bpt_ids = a["hidden_bytes_per_token"] + p.id_mask_bytes_per_token
+    cap = "no cap" if p.max_seq_len is None else f"the {p.max_seq_len:,}-token cap ({p.overflow}s longer rows)"
+    rows = [
+        ("the article", a["storage_bytes"], f"{a['samples']:,} samples x {a['tokens_per_sample']} tokens x "
+                                            f"{a['bytes_per_token']:,} bytes"),
+        ("real lengths", raw.unpadded_tokens * a["bytes_per_token"] * scale,
+         f"{raw.unpadded_tokens / max(p.conversations, 1):,.0f} tokens per conversation (the mix's measured lengths"
+         f"{', responses regenerated' if p.scenario.regenerate else ''}) instead of {a['tokens_per_sample']}"),
+        ("the cap", capped * a["bytes_per_token"] * scale, cap),
+        ("id and mask dtypes", capped * bpt_ids * scale,
+         f"{p.id_mask_bytes_per_token} bytes of token ids and loss mask per token in the {p.layout} layout instead "
+         f"of the article's {a['id_bytes_per_token']}-byte id"),
+        ("per-turn rows", p.unpadded_tokens * bpt_ids * scale,
+         "a row per assistant turn, each the prefix through it" if p.unit == "turn"
+         else "a row per conversation, as the article"),
+        ("batch padding", p.tokens * bpt_ids * scale,
+         (f"batches of {p.capture_batch_size} padded to their longest row"
+          f"{' (length-sorted)' if p.sort_by_length else ''}" if p.padding == "batch" else
+          f"every row padded to {p.max_seq_len:,} tokens" if p.padding == "max_length" else "no padding")
+         + (", the last partial batch left out (drop_last)" if p.drop_last and p.capture_batch_size > 1 else "")),
+        ("the layout's layers", p.tokens * p.bytes_per_token * scale,
+         f"{p.bytes_per_token - p.id_mask_bytes_per_token:,} bytes per token of states ({len(p.layers)} layers of "
+         f"{p.model}, {p.hidden_dtype}, and what else the layout stores) instead of {a['hidden_bytes_per_token']:,}"),
+        ("file overhead", p.storage_bytes * scale,
+         f"{p.files:,.0f} files, {p.file_overhead_bytes:,.0f} bytes of header and block rounding each"),
+        ("the mix", p.storage_bytes, f"{p.conversations:,} conversations instead of {a['samples']:,}"),
+    ]
+    return [Step(step=s, storage_bytes=round(v), why=w) for s, v, w in rows]
+
+
+def article_hours_steps(p: Plan) -> list[HoursStep]:
+    """The road from the article's 264.4 h of batched extraction to this plan's extraction wall-clock:
+    the tokens to generate, the real decode rate, the GPUs, and the capture pass it left out."""
+    a, e = ARTICLE, p.extraction
+    article_rate = a["tokens_per_s"] * a["batching"]
+    rows = [
+        ("the article", a["output_tokens"] / article_rate / 3600,
+         f"{a['output_tokens']:,} tokens at {a['tokens_per_s']} tok/s x {a['batching']} batching on one GPU"),
+        ("tokens to generate", p.output_tokens / article_rate / 3600,
+         f"{p.output_tokens:,.0f} tokens to generate (the mix's responses"
+         f"{'' if p.scenario.regenerate else ', none: not regenerated'})"),
+        ("decode rate", p.output_tokens / e.decode_tokens_per_s_per_gpu / 3600 if e.decode_tokens_per_s_per_gpu
+         else 0.0, f"{e.decode_tokens_per_s_per_gpu:,.0f} tok/s per GPU ({e.mode}, batch {e.decode_batch}) instead of "
+                   f"{article_rate}"),
+        ("GPUs", e.decode_hours, f"{e.gpus_used} x {e.gpu} instead of one"),
+        ("capture pass", e.wall_hours, f"a prefill pass over the {p.tokens:,.0f} stored tokens"
+                                       f"{'' if e.capture_hours else ' (rides along in this mode)'}"),
+    ]
+    return [HoursStep(step=s, hours=h, why=w) for s, h, w in rows]
 
 
 def article_comparison(p: Plan) -> list[dict]:
@@ -158,6 +239,12 @@ def text_report(p: Plan, binary: bool = False) -> str:
     for x in p.components:
         lines.append(f"  {x.id:<18}{x.rows:>10,}{x.tokens:>16,.0f}{bytes_to(x.storage_bytes, unit):>9,.2f} {unit}"
                      f"{x.share_of_rows:>8.1%}{x.share_of_bytes:>8.1%}")
+    lines += ["", "From the article's storage to this plan's:"]
+    for st in article_steps(p):
+        lines.append(f"  {st.step:<20}{bytes_to(st.storage_bytes, unit):>12,.2f} {unit}   {st.why}")
+    lines += ["", "From the article's extraction hours to this plan's:"]
+    for st in article_hours_steps(p):
+        lines.append(f"  {st.step:<20}{st.hours:>12,.1f} h    {st.why}")
     lines += ["", "Against the seed article:"]
     for row in article_comparison(p):
         lines.append(f"  {row['metric']}: article {row['article']}; this plan {row['plan']}")

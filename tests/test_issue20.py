@@ -127,8 +127,14 @@ def _cli(*args, cwd):
     return r.stdout
 
 
-def test_cli_drop_agentic_never_raises_tau(tmp_path):
-    full = json.loads(_cli("estimate", "--json", cwd=tmp_path))["quality"]["acceptance_length"]
+@pytest.fixture(scope="module")
+def default_json(tmp_path_factory):
+    """`planner estimate --json` of the default plan, run once for the tests below."""
+    return json.loads(_cli("estimate", "--json", cwd=tmp_path_factory.mktemp("cli")))
+
+
+def test_cli_drop_agentic_never_raises_tau(tmp_path, default_json):
+    full = default_json["quality"]["acceptance_length"]
     dropped = json.loads(_cli("estimate", "--drop", "agentic", "--json", cwd=tmp_path))["quality"]
     assert dropped["acceptance_length"] < full
 
@@ -173,11 +179,11 @@ def test_verdict_and_break_evens_worked_by_hand():
     assert below.cheapest == "offline" and below.sentence.startswith("Offline is cheapest")
 
 
-def test_estimate_text_and_json_carry_the_verdict(tmp_path):
+def test_estimate_text_and_json_carry_the_verdict(tmp_path, default_json):
     text = _cli("estimate", cwd=tmp_path)
     head = text.split("\n\n")[1]
     assert head.startswith("Verdict: ")
-    d = json.loads(_cli("estimate", "--json", cwd=tmp_path))
+    d = default_json
     v = d["verdict"]
     assert v["cheapest"] in ("offline", "online", "disaggregated")
     assert set(v["breakeven"]) == {"storage_usd_per_tb_month", "days_held", "epochs", "link_gbps",
@@ -197,3 +203,45 @@ def test_sensitivity_sweeps_the_storage_price_and_the_time_held():
     assert price.low["usd"] < price.high["usd"]
     # one more billing month at $23: + 0.032787584 x 23 = $0.754114432
     assert held.high["usd"] - held.low["usd"] == pytest.approx(0.754114432, rel=1e-9)
+
+
+# ---------------------------------------------------------------- the road from the article
+def test_article_steps_worked_by_hand():
+    from planner.report import article_hours_steps, article_steps
+    p = plan(small())
+    steps = {s.step: s.storage_bytes for s in article_steps(p)}
+    n = 913_786
+    assert steps["the article"] == n * 800 * 51_204 == 37_431_598_675_200
+    # 1,000 tokens a conversation (responses regenerated at x1) at the article's 51,204 bytes
+    assert steps["real lengths"] == n * 1000 * 51_204
+    assert steps["the cap"] == n * 1000 * 51_204                      # no cap
+    # SpecForge EAGLE-3: int64 ids and loss mask (16 bytes) beside the article's 5 x 5120 x 2 = 51,200
+    assert steps["id and mask dtypes"] == n * 1000 * (51_200 + 16)
+    assert steps["per-turn rows"] == steps["batch padding"] == n * 1000 * 51_216   # conversations, batch 1
+    # its layers: 3 aux + last of Qwen3-8B's 4096 = 8 x 4096 + 16 = 32,784 bytes per token
+    assert steps["the layout's layers"] == n * 1000 * 32_784
+    # + 3,584 bytes per file, one file per conversation
+    assert steps["file overhead"] == n * (1000 * 32_784 + 3_584)
+    # the mix: 1,000 conversations, this plan's storage_bytes exactly
+    assert steps["the mix"] == 1000 * (1000 * 32_784 + 3_584) == round(p.storage_bytes)
+    hours = {s.step: s.hours for s in article_hours_steps(p)}
+    assert hours["the article"] == pytest.approx(456_893_000 / 480 / 3600)          # 264.4 h
+    # 1,000 x 500 generated tokens at the article's 480 tok/s, then 500 tok/s (100 x 5), then 2 GPUs
+    assert hours["tokens to generate"] == pytest.approx(500_000 / 480 / 3600, rel=1e-12)
+    assert hours["decode rate"] == pytest.approx(500_000 / 500 / 3600, rel=1e-12)
+    assert hours["GPUs"] == pytest.approx(500_000 / 1000 / 3600, rel=1e-12)
+    assert hours["capture pass"] == p.extraction.wall_hours          # it rides along in the fixed mode
+
+
+def test_cli_waterfall_ends_at_storage_bytes(default_json):
+    from planner.output import PlanOutput
+    others = [PlanOutput.from_plan(plan(Scenario.model_validate(s))).model_dump()
+              for s in ({"layout": "speculators"}, {"mix": [{"id": "sharegpt", "rows": 1000}]})]
+    for d in [default_json, *others]:
+        steps = d["against_article"]["steps"]
+        assert steps[0]["storage_bytes"] == 37_431_598_675_200
+        assert steps[-1]["storage_bytes"] == d["storage_bytes"], d["layout"]
+        assert [s["step"] for s in steps] == ["the article", "real lengths", "the cap", "id and mask dtypes",
+                                              "per-turn rows", "batch padding", "the layout's layers",
+                                              "file overhead", "the mix"]
+        assert d["against_article"]["extraction_hours_steps"][-1]["hours"] == d["extraction"]["wall_hours"]

@@ -43,7 +43,7 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
               ["wall_days_disaggregated", "quality", "findings",              # issues 12, 13 and 14
                "placement", "storage_per_node_bytes", "gather_hours", "nodes", # issue 15
                "storage_bytes_low", "storage_bytes_high", "sampled_components",
-               "verdict"])                                                       # issue 20
+               "verdict", "against_article"])                                    # issue 20
     _in_order(list(d["extraction"]), ["gpu", "gpus", "gpus_used", "mode", "gpu_hours", "wall_hours", "decode_hours",
                                       "capture_hours", "prefill_tokens_per_s_per_gpu", "decode_tokens_per_s_per_gpu",
                                       "decode_batch", "tensor_parallel", "bound"],
