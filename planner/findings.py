@@ -22,6 +22,8 @@ CODES: dict[str, tuple[str, str]] = {
     "disk-capacity": ("blocks", "trim the mix in Budget, store fp8 or fewer layers, spread it over more nodes, or "
                                 "give the real disk size"),
     "training-disk-capacity": ("blocks", "more training nodes, larger training disks, or a shared filesystem"),
+    "training-disk-unchecked": ("note", "give the training nodes' disk (--train-disk-capacity-tb) to check it, or "
+                                        "more training nodes"),
     "shared-capacity": ("blocks", "trim the mix in Budget, store fp8 or fewer layers, or free space on the shared "
                                   "filesystem"),
     "tp-raised": ("blocks", "give at least as many extraction GPUs as the tensor-parallel degree, or fp8 weights"),

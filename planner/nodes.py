@@ -94,11 +94,16 @@ def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, tra
                     if writers == 1 else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
                     f"over {writers} nodes) exceeds the {s.disk_capacity_tb:g} TB disk of each node")
             warnings.append(finding("disk-capacity", text))
+        # each training node's share, whether a gather or a transfer brought it there
         cap = s.training.disk_capacity_tb
-        if cap and not in_place and s.transfer.method == "none" and per_training_node > cap * 1e12:
-            warnings.append(finding("training-disk-capacity", f"after the gather each of the {tr_nodes} training "
-                                    f"node{'s' * (tr_nodes > 1)} holds {per_training_node / 1e12:,.2f} TB, over its "
-                                    f"{cap:g} TB disk"))
+        how = "the gather" if s.transfer.method == "none" else f"the transfer ({s.transfer.method})"
+        share = (f"after {how} each of the {tr_nodes} training node{'s' * (tr_nodes > 1)} holds "
+                 f"{per_training_node / 1e12:,.2f} TB")
+        if cap and not in_place and per_training_node > cap * 1e12:
+            warnings.append(finding("training-disk-capacity", f"{share}, over its {cap:g} TB disk"))
+        elif not cap and not in_place and s.disk_capacity_tb and per_training_node > s.disk_capacity_tb * 1e12:
+            warnings.append(finding("training-disk-unchecked", f"{share}, more than an extraction node's "
+                                    f"{s.disk_capacity_tb:g} TB disk; the training disks are not checked"))
         if s.transfer.method != "none":
             note = (f"local disks; the transfer ({s.transfer.method}) moves the shards to the training site, "
                     "so no gather is counted beside it")

@@ -317,6 +317,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         warn.add(f)
 
     _plan_warnings(s, cat, layout, files, compressed, components, warn)
+    if band and _end is None:
+        _lossless_fixes(s, cat, eff, compressed, cost, nodes, warn.found)
     for c in components:
         c.notes = warn.notes.get(c.id, [])
 
@@ -420,6 +422,39 @@ def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], wor
             warn.add("cap-truncates", f"{m.id}: the {eff.max_seq_len:,}-token cap {verb} {truncated:.0%} of its tokens",
                      (m.id,))
     return out
+
+
+STORAGE_BLOCKERS = ("disk-capacity", "training-disk-capacity", "shared-capacity")
+
+
+def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, eff: Effective, stored: float, cost: CostPlan,
+                    nodes: NodePlan, found: list[Finding]) -> None:
+    """A blocking finding about where the bytes fit names the fixes that drop no row first, each with
+    its effect on the real plan: no batch padding (a capture batch of 1, or length-sorted batches),
+    then the nodes that spread the bytes; the finding's own fix (trim, fp8, fewer layers) follows."""
+    blockers = [f for f in found if f.code in STORAGE_BLOCKERS]
+    if not blockers:
+        return
+    tried: list[str] = []
+    if eff.padding == "batch":
+        options = [("a capture batch of 1", {"capture_batch_size": 1})]
+        if not eff.sort_by_length:
+            options.append(("length-sorted capture batches", {"sort_by_length": True}))
+        for label, change in options:
+            q = plan(s.with_changes(**change), cat, band=False)
+            tried.append(f"{label}: {q.storage_bytes_compressed / 1e12:,.1f} TB (from {stored / 1e12:,.1f}), "
+                         f"${q.cost_usd.total_offline:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
+    for f in blockers:
+        extra = list(tried)
+        cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
+        if cap:
+            need = math.ceil(stored / (cap * 1e12))
+            per = s.gpus_per_node if f.code == "disk-capacity" else s.training.gpus_per_node
+            where = "extraction" if f.code == "disk-capacity" else "training"
+            extra.append(f"{need} {where} nodes ({need * per} GPUs): {stored / need / 1e12:,.2f} TB on each "
+                         f"{cap:g} TB disk")
+        if extra:
+            f.fix = "lossless first: " + "; ".join(extra) + (f". Otherwise: {f.fix}" if f.fix else "")
 
 
 def _padded(works: list[Workload], lengths: list[RowLengths], eff: Effective) -> list[Workload]:

@@ -2,12 +2,13 @@
 states, store them and train offline, to train online (the target runs beside the trainer), or to
 stream them (disaggregated)? One sentence, and the break-evens that would flip it.
 
-A break-even is the value of one input at which the cheapest mode changes: found on the real plan
-(plan() re-run with that input changed), first on a grid over the input's bounds from the
-Scenario model, then by bisection between the last grid point that keeps the answer and the first
-that flips it; the crossing nearest the scenario's own value is reported, None when no value inside
-the bounds flips it. Every input here moves the dollars only through plan(), so no formula is
-written twice.
+A break-even is the value of one input at which the cheapest mode changes, found on the real plan
+(plan() re-run with that input changed). Each total moves monotonically with each of these inputs
+(linearly with a price, the days held, the epochs; through the transfer hours with the link), so the
+cheapest mode holds over one interval of the input: the plan at each end of the input's bounds (from
+the Scenario model) tells whether the answer flips on that side, and bisection between the scenario's
+own value and that end finds where; the crossing nearest the scenario's value is reported, None when
+neither end flips it. Every input moves the dollars only through plan(), so no formula is written twice.
 """
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ from planner.sensitivity import _sub, field_bounds
 from planner.units import fmt_usd
 
 MODES = ("offline", "online", "disaggregated")
-GRID = 48            # grid points over an input's bounds
-BISECT = 48          # bisection steps between the grid points that straddle a crossing
+BISECT = 60          # at most, geometric once both ends are positive; stops at 1e-10 relative
+PRECISION = 1e-10
 
 
 class Verdict(BaseModel):
@@ -78,13 +79,6 @@ INPUTS = (
 )
 
 
-def _grid(lo: float, hi: float, x0: float) -> list[float]:
-    """`GRID` points from lo to hi, geometric where the range spans decades (a zero end included), and x0."""
-    base = max(lo, hi * 1e-7) if lo <= 0 else lo
-    pts = [base * (hi / base) ** (i / (GRID - 1)) for i in range(GRID)]
-    return sorted({lo, *pts, hi, x0})
-
-
 def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None) -> tuple[float | None, str | None]:
     if not inp.applies(p):
         return None, None
@@ -93,32 +87,29 @@ def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None) -
         lo, hi = lo * DAYS_PER_MONTH, hi * DAYS_PER_MONTH
     x0 = min(max(inp.current(p), lo), hi)
     here = cheapest(p)
-    memo: dict[float, str] = {}
 
     def mode(x: float) -> str:
-        if x not in memo:
-            memo[x] = cheapest(plan(inp.set(s, x), catalog, band=False))
-        return memo[x]
-    pts = _grid(lo, hi, x0)
-    i0 = pts.index(x0)
-    best: tuple[float, float, str] | None = None      # (distance, value, mode)
-    for step in (1, -1):
-        prev, i = x0, i0 + step
-        while 0 <= i < len(pts):
-            if mode(pts[i]) != here:
-                a, b = prev, pts[i]              # a keeps the answer, b flips it
-                for _ in range(BISECT):
-                    mid = (a + b) / 2
-                    if mode(mid) == here:
-                        a = mid
-                    else:
-                        b = mid
-                x = (a + b) / 2
-                dist = abs(math.log((x + 1e-12) / (x0 + 1e-12)))
-                if best is None or dist < best[0]:
-                    best = (dist, x, mode(b))
+        return cheapest(plan(inp.set(s, x), catalog, band=False))
+    best: tuple[float, float, str] | None = None      # (distance in log, value, the mode past it)
+    for end in (lo, hi):
+        if end == x0:
+            continue
+        flipped = mode(end)
+        if flipped == here:
+            continue
+        a, b = x0, end                                # a keeps the answer, b flips it
+        for _ in range(BISECT):
+            if abs(b - a) <= PRECISION * max(abs(a), abs(b)):
                 break
-            prev, i = pts[i], i + step
+            mid = math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2
+            if mode(mid) == here:
+                a = mid
+            else:
+                b = mid
+        x = (a + b) / 2
+        dist = abs(math.log((x + 1e-12) / (x0 + 1e-12)))
+        if best is None or dist < best[0]:
+            best = (dist, x, mode(b))
     return (best[1], best[2]) if best else (None, None)
 
 

@@ -245,3 +245,30 @@ def test_cli_waterfall_ends_at_storage_bytes(default_json):
                                               "per-turn rows", "batch padding", "the layout's layers",
                                               "file overhead", "the mix"]
         assert d["against_article"]["extraction_hours_steps"][-1]["hours"] == d["extraction"]["wall_hours"]
+
+
+# ---------------------------------------------------------------- blocking findings and nodes
+def test_the_disk_blocker_names_its_lossless_fixes_first():
+    p = plan(Scenario())
+    f = next(f for f in p.findings if f.code == "disk-capacity")
+    assert f.severity == "blocks"
+    # no batch padding: the rows' own tokens, 36.7 TB (README: 2.24x less than the 82.1 TB padded)
+    assert f.fix.startswith("lossless first: a capture batch of 1: 36.7 TB (from 82.1)")
+    assert "length-sorted capture batches" in f.fix and "no row dropped" in f.fix
+    # 82.11 TB over 30.72 TB disks: ceil(2.67) = 3 nodes of 8 GPUs, 82.11 / 3 = 27.37 TB on each
+    assert "3 extraction nodes (24 GPUs): 27.37 TB on each 30.72 TB disk" in f.fix
+    assert f.fix.index("lossless first") < f.fix.index("Otherwise: trim the mix")
+
+
+def test_each_training_node_share_is_checked_whatever_the_transfer():
+    # 82.11 TB cross the link to one training node: its 40 TB disk blocks (before, only a gather was checked)
+    p = plan(Scenario(training=Training(disk_capacity_tb=40.0)))
+    assert p.transfer_method == "link"
+    f = next(f for f in p.findings if f.code == "training-disk-capacity")
+    assert "after the transfer (link) each of the 1 training node holds 82.11 TB, over its 40 TB disk" in f.text
+    # two training nodes of 8 B200 hold 41.06 TB each: a 45 TB disk fits
+    p = plan(Scenario(training=Training(gpus=16, disk_capacity_tb=45.0)))
+    assert "training-disk-capacity" not in {f.code for f in p.findings}
+    # no training disk given: said, as a note, when the share exceeds an extraction node's disk
+    p = plan(Scenario())
+    assert "training-disk-unchecked" in {f.code for f in p.findings}
