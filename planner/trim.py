@@ -123,7 +123,11 @@ class TrimResult(BaseModel):
     quality_high_after: float = 0.0
     storage_bytes_before: float = 0.0
     storage_bytes_after: float = 0.0
+    speedup_after: float = 0.0          # the expected speedup of the trimmed mix (an estimate)
     note: str
+    # what the proposal costs beyond the budget: components left with no rows, protected rows the
+    # cap cuts, an expected speedup below 1 (a slowdown)
+    warnings: list[str] = Field(default_factory=list)
 
 
 class TrimInfeasible(PlannerInputError):
@@ -275,6 +279,7 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
     new_s = _with_rows(s, base, rows, cap_after) if cap_after != cap_before else _with_rows(s, base, rows)
     assert fits(p), "trim returned a plan over budget"
     after = kept_quality(p)
+    warnings = _proposal_warnings(strategy, upper, rows, protected, full, p, after.speedup)
     return TrimResult(
         strategy=strategy, scenario=new_s, quality_before=full.quality.acceptance_length,
         quality_after=after.acceptance_length, quality_low_after=after.acceptance_low,
@@ -284,7 +289,46 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         budgets=[BudgetUse(name=n, label=label, limit=lim, used=metric(p, n), share=metric(p, n) / lim)
                  for n, lim, label in limits],
         max_seq_len_before=cap_before, max_seq_len_after=cap_after,
-        utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note)
+        utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note,
+        speedup_after=after.speedup, warnings=warnings)
+
+
+def _proposal_warnings(strategy: str, upper: dict[str, int], rows: dict[str, int], protected: set[str],
+                       full: Plan, p: Plan, speedup: float) -> list[str]:
+    """What a proposal gives up that its budget does not show."""
+    out = []
+    zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
+    if zeroed:
+        out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "
+                   f"{', '.join(zeroed)}")
+    before = {c.id: c.truncated_share for c in full.components}
+    cut = [(c.id, c.truncated_share) for c in p.components
+           if c.id in protected and c.rows and c.truncated_share > before.get(c.id, 0.0) + 1e-9]
+    if cut and p.max_seq_len is not None:
+        out.append(f"the {p.max_seq_len:,}-token cap cuts protected rows: " + ", ".join(
+            f"{i} loses {share:.0%} of its tokens" for i, share in cut))
+    if speedup < 1:
+        out.append(f"expected speedup {speedup:.2f}x: a slowdown: serving with this drafter is slower than without one")
+    return out
+
+
+def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = None,
+                   min_cap: int | None = None, min_family_share: dict[str, float] | None = None,
+                   catalog: StatsCatalog | None = None) -> dict[str, tuple[TrimResult | None, str | None]]:
+    """Every strategy on one budget with the same protection and guardrails (the protected
+    components are kept whole by every strategy that scales rows): strategy -> (result, None) or
+    (None, why it could not)."""
+    out: dict[str, tuple[TrimResult | None, str | None]] = {}
+    for k in STRATEGIES:
+        if k == "protect" and not protect:
+            out[k] = (None, "nothing to protect selected")
+            continue
+        try:
+            out[k] = (trim(s, budget, k, protect=protect, min_cap=min_cap, min_family_share=min_family_share,
+                           catalog=catalog), None)
+        except PlannerInputError as exc:
+            out[k] = (None, str(exc))
+    return out
 
 
 def quality_of(p: Plan, workload: dict[str, float]):

@@ -272,3 +272,27 @@ def test_each_training_node_share_is_checked_whatever_the_transfer():
     # no training disk given: said, as a note, when the share exceeds an extraction node's disk
     p = plan(Scenario())
     assert "training-disk-unchecked" in {f.code for f in p.findings}
+
+
+# ---------------------------------------------------------------- what a trim proposal gives up
+def test_trim_proposals_say_what_they_give_up():
+    from planner.trim import Budget, every_strategy, trim
+    s = Scenario()
+    q = trim(s, Budget(storage_tb=20), "quality")
+    zeroed = [c.id for c in q.changes if c.before and not c.after]
+    assert zeroed and any(w.startswith(f"the quality strategy leaves {len(zeroed)} component") and
+                          all(i in w for i in zeroed) for w in q.warnings)
+    # the cap strategy keeps every row but shortens them: protected tool rows lose tokens, and it says so
+    table = every_strategy(s, Budget(storage_tb=20), protect=["tool"])
+    cap, _ = table["cap"]
+    assert cap.max_seq_len_after < 2048
+    assert any("cap cuts protected rows" in w and "glaive_fc" in w for w in cap.warnings)
+    # protection reaches every strategy that scales rows: the tool components keep all their rows
+    for k in ("proportional", "protect", "quality"):
+        r, why = table[k]
+        assert r is not None, why
+        assert all(c.after == c.before for c in r.changes if c.id in ("glaive_fc", "qwen35_fc", "hermes_fc")), k
+    # $10 leaves so few tokens that the expected speedup is below 1: called a slowdown
+    small_budget = trim(s, Budget(usd=10), "proportional")
+    assert small_budget.speedup_after < 1
+    assert any("a slowdown" in w for w in small_budget.warnings)
