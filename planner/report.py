@@ -71,10 +71,13 @@ def article_steps(p: Plan, catalog=None) -> list[Step]:
          + (", the last partial batch left out (drop_last)" if p.drop_last and p.capture_batch_size > 1 else "")),
         ("the layout's layers", p.tokens * p.bytes_per_token * scale,
          f"{p.bytes_per_token - p.id_mask_bytes_per_token:,} bytes per token of states ({len(p.layers)} layers of "
-         f"{p.model}, {p.hidden_dtype}, and what else the layout stores) instead of {a['hidden_bytes_per_token']:,}"),
+         f"{p.model}, {p.hidden_dtype}, and what else the layout stores)"
+         + (", as the article" if p.bytes_per_token - p.id_mask_bytes_per_token == a["hidden_bytes_per_token"]
+            else f" instead of {a['hidden_bytes_per_token']:,}")),
         ("file overhead", p.storage_bytes * scale,
          f"{p.files:,.0f} files, {p.file_overhead_bytes:,.0f} bytes of header and block rounding each"),
-        ("the mix", p.storage_bytes, f"{p.conversations:,} conversations instead of {a['samples']:,}"),
+        ("the mix", p.storage_bytes, f"{p.conversations:,} conversations" + (
+            ", as the article" if p.conversations == a["samples"] else f" instead of {a['samples']:,}")),
     ]
     return [Step(step=s, storage_bytes=round(v), why=w) for s, v, w in rows]
 

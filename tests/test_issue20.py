@@ -296,3 +296,10 @@ def test_trim_proposals_say_what_they_give_up():
     small_budget = trim(s, Budget(usd=10), "proportional")
     assert small_budget.speedup_after < 1
     assert any("a slowdown" in w for w in small_budget.warnings)
+
+
+def test_readme_states_the_versions_the_code_writes():
+    from planner.export.versions import CURRENT
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"`s=v{CURRENT}.`" in readme and f"`schema_version` {CURRENT}" in readme
+    assert f"links with `v{CURRENT}.`" in readme
