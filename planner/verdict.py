@@ -19,6 +19,7 @@ from typing import Callable
 from pydantic import BaseModel
 
 from planner.catalog.stats import StatsCatalog
+from planner.errors import PlannerInputError
 from planner.costs import DAYS_PER_MONTH
 from planner.plan import Plan, plan
 from planner.scenario import Costs, Scenario, Training, Transfer
@@ -88,14 +89,18 @@ def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None) -
     x0 = min(max(inp.current(p), lo), hi)
     here = cheapest(p)
 
-    def mode(x: float) -> str:
-        return cheapest(plan(inp.set(s, x), catalog, band=False))
+    def mode(x: float) -> str | None:
+        """The cheapest way at x; None where no plan can be made (a figure that would not be finite)."""
+        try:
+            return cheapest(plan(inp.set(s, x), catalog, band=False))
+        except PlannerInputError:
+            return None
     best: tuple[float, float, str] | None = None      # (distance in log, value, the mode past it)
     for end in (lo, hi):
         if end == x0:
             continue
         flipped = mode(end)
-        if flipped == here:
+        if flipped in (here, None):
             continue
         a, b = x0, end                                # a keeps the answer, b flips it
         for _ in range(BISECT):

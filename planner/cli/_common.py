@@ -311,7 +311,8 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
          "own timeline, first write to last training epoch, plus --keep-days)"),
     Flag("--keep-days", "costs.keep_days", number, "days the states are kept after the last training epoch"),
     Flag("--workload", "quality.workload", family_shares, "the serving workload as family shares, e.g. "
-         "general=0.5,code=0.3,tool=0.2 (default: the mix's own token shares; shares are scaled to sum to 1)"),
+         "general=0.5,code=0.3,tool=0.2 (default: the full mix's family shares, fixed whatever is trimmed; shares "
+         "are scaled to sum to 1)"),
     Flag("--domain-transfer", "quality.domain_transfer", number,
          "how much one family's training tokens count for another (0-1; default: the preset's)"),
     Flag("--serving-tokens-per-day", "quality.serving_tokens_per_day", number,
