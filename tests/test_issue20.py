@@ -303,3 +303,22 @@ def test_readme_states_the_versions_the_code_writes():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"`s=v{CURRENT}.`" in readme and f"`schema_version` {CURRENT}" in readme
     assert f"links with `v{CURRENT}.`" in readme
+
+
+def test_version_5_fixtures_give_the_plan_they_gave():
+    """tests/fixtures/v5: a manifest and a link written by version 5's code (commit 644e52b, `git
+    archive` run with this venv) for 50,000 sharegpt + 20,000 glaive_fc + 3,000 agentic rows over 4
+    epochs, with the figures that code planned: a month of network volume at $60/TB-month and tau on
+    the mix's own shares. Version 6 keeps both."""
+    from planner.export.manifest import load_manifest
+    v5 = ROOT / "tests" / "fixtures" / "v5"
+    fig = json.loads((v5 / "expected_figures.json").read_text())
+    for s in (load_manifest(v5 / "manifest.yaml").scenario, decode((v5 / "link.txt").read_text().strip())):
+        p = plan(s)
+        assert p.storage_bytes == pytest.approx(fig["storage_bytes"], rel=1e-12)
+        # 7.328 TB x $60 x 1 month = $439.71
+        assert p.cost_usd.storage == pytest.approx(fig["storage_bytes"] / 1e12 * 60, rel=1e-12)
+        assert p.cost_usd.storage == pytest.approx(fig["storage_usd"], rel=1e-12)
+        assert p.cost_usd.total_offline == pytest.approx(fig["total_offline"], rel=1e-12)
+        assert p.quality.acceptance_length == pytest.approx(fig["acceptance_length"], rel=1e-12)
+        assert p.quality.workload == pytest.approx(fig["workload"], rel=1e-12)
