@@ -322,3 +322,17 @@ def test_version_5_fixtures_give_the_plan_they_gave():
         assert p.cost_usd.total_offline == pytest.approx(fig["total_offline"], rel=1e-12)
         assert p.quality.acceptance_length == pytest.approx(fig["acceptance_length"], rel=1e-12)
         assert p.quality.workload == pytest.approx(fig["workload"], rel=1e-12)
+
+
+def test_registry_carries_the_new_inputs_both_ways():
+    from drafter_dashboard.registry import BY_PLACEMENT, FULL, OWN, SET, WL_MODE, from_widgets, to_widgets
+    for costs, quality, mode in (({}, {}, FULL),
+                                 ({"storage": "r2", "storage_months": 2.0, "keep_days": 5.0}, {"workload": "mix"}, OWN),
+                                 ({"keep_days": 1.5}, {"workload": {"code": 1.0}}, SET)):
+        s = Scenario.model_validate({"costs": costs, "quality": quality})
+        dump = s.model_dump()
+        w = to_widgets(dump)
+        assert w[WL_MODE] == mode
+        assert w["w_storage"] == (costs.get("storage") or BY_PLACEMENT)
+        back = Scenario.model_validate({**dump, **from_widgets(w, dump)})
+        assert back.costs == s.costs and back.quality.workload == s.quality.workload
