@@ -306,8 +306,9 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
                   capture_gpus_per_node=s.gpus_per_node,
                   max_row_tokens=float(eff.max_seq_len or max((float(r.lengths.max()) for r in row_lengths
                                                                 if len(r.lengths)), default=0.0)))
-    # the states exist from the capture pass's first write to the last training epoch
-    held_hours = ex.capture_hours + nodes.gather_hours + tr.hours + trn.offline_wall_hours
+    # the states exist from the capture pass's first write to the last training epoch; a capture that
+    # rides along the decode (the fixed mode) writes from the start
+    held_hours = (ex.capture_hours or ex.wall_hours) + nodes.gather_hours + tr.hours + trn.offline_wall_hours
     cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed,
                  timeline_days=held_hours / 24)
     trn.breakeven_epochs = cost.breakeven_epochs

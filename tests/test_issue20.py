@@ -57,10 +57,16 @@ def test_rent_follows_the_time_held_and_keep_days():
     # 0.032787584 TB x $23 = $0.754114432
     assert p1.cost_usd.storage - p0.cost_usd.storage == pytest.approx(0.754114432, rel=1e-9)
     assert p1.cost_usd.storage_months_held - p0.cost_usd.storage_months_held == pytest.approx(1.0)
-    # the timeline itself: from the capture's first write to the last epoch, never the regeneration
-    held_h = p0.extraction.capture_hours + p0.gather_hours + p0.transfer_hours + p0.training.offline_wall_hours
-    assert p0.cost_usd.storage_days_held == pytest.approx(held_h / 24, rel=1e-12)
-    assert held_h < p0.wall_days_offline * 24
+    # the timeline itself: from the first write to the last epoch. In the fixed mode the capture rides
+    # along the decode (capture_hours 0), so the states are written from the start: the whole wall-clock
+    assert p0.extraction.capture_hours == 0
+    assert p0.cost_usd.storage_days_held == pytest.approx(p0.wall_days_offline, rel=1e-12)
+    # with a capture pass of its own, the regeneration before it holds nothing
+    d = plan(Scenario(costs=Costs(storage="s3")))
+    held_h = d.extraction.capture_hours + d.gather_hours + d.transfer_hours + d.training.offline_wall_hours
+    assert d.cost_usd.storage_days_held == pytest.approx(held_h / 24, rel=1e-12)
+    assert d.cost_usd.storage_days_held == pytest.approx(d.wall_days_offline - d.extraction.decode_hours / 24,
+                                                         rel=1e-12)
     # --storage-months overrides it: 2 months of S3 = $1.508228864
     p2 = plan(small(costs=Costs(storage="s3", storage_months=2, keep_days=100)))
     assert p2.cost_usd.storage == pytest.approx(1.508228864, rel=1e-9)
