@@ -73,7 +73,8 @@ def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, 
     """Offline pays extraction (regeneration + capture), egress, storage and training; online pays the
     regeneration and training with the target forward; disaggregated pays the regeneration and, every
     epoch, its capture and trainer GPUs. Break-even: the capture, egress and storage that only offline
-    pays, over what the other mode costs more per epoch. `timeline_days`: first write to last epoch."""
+    pays, over what the other mode costs more per epoch (the rent of an epoch's wall-clock counted on
+    offline's side when the states are held for the timeline). `timeline_days`: first write to last epoch."""
     warnings: list[Finding] = []
     ex_price = _price(c.extraction_usd_per_gpu_hour, ex_gpu, "extraction", warnings)
     tr_price = _price(c.training_usd_per_gpu_hour, tr_gpu, "training", warnings)
@@ -85,9 +86,12 @@ def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, 
     storage_usd = stored_bytes / 1e12 * tb_month * days / DAYS_PER_MONTH
     train_off_usd = trn.offline_gpu_hours * tr_price
     train_on_usd = trn.online_gpu_hours * tr_price
-    per_epoch_off = train_off_usd / trn.epochs
+    # held for the plan's timeline, the rent grows with every epoch's training wall-clock too
+    rent_per_epoch = (stored_bytes / 1e12 * tb_month / DAYS_PER_MONTH * trn.offline_wall_hours / trn.epochs / 24
+                      if c.storage_months is None else 0.0)
+    per_epoch_off = train_off_usd / trn.epochs + rent_per_epoch
     per_epoch_on = train_on_usd / trn.epochs
-    fixed_off = capture_usd + tr.egress_usd + storage_usd
+    fixed_off = capture_usd + tr.egress_usd + storage_usd - trn.epochs * rent_per_epoch
     breakeven = fixed_off / (per_epoch_on - per_epoch_off) if per_epoch_on > per_epoch_off else None
     # disaggregated: the capture GPUs (extraction price) and the trainers (training price) both run
     # every epoch; the responses are regenerated once on the capture GPUs

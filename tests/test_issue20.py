@@ -342,3 +342,19 @@ def test_registry_carries_the_new_inputs_both_ways():
         assert w["w_storage"] == (costs.get("storage") or BY_PLACEMENT)
         back = Scenario.model_validate({**dump, **from_widgets(w, dump)})
         assert back.costs == s.costs and back.quality.workload == s.quality.workload
+
+
+def test_break_even_epochs_count_the_rent_of_each_epoch():
+    from planner.verdict import verdict
+    # S3 for the plan's timeline: each epoch's training wall-clock is rented too, so the closed-form
+    # break-even (costs.py) and the one found on the real plan (verdict.py) are one number
+    p = plan(Scenario(costs=Costs(storage="s3")))
+    v = verdict(p)
+    assert v.cheapest == "online" and v.flips_to["epochs"] == "offline"   # more epochs favour offline
+    assert p.training.breakeven_epochs == pytest.approx(v.breakeven["epochs"], rel=1e-8)
+    # by hand: offline - online = fixed + E x (per-epoch offline + rent per epoch - per-epoch online)
+    c, t = p.cost_usd, p.training
+    rent_per_epoch = p.storage_bytes_compressed / 1e12 * 23 / (365.25 / 12) * t.offline_wall_hours / 3 / 24
+    fixed = c.extraction - c.regeneration + c.transfer + c.storage - 3 * rent_per_epoch
+    slope = (c.training_online - c.training_offline) / 3 - rent_per_epoch
+    assert p.training.breakeven_epochs == pytest.approx(fixed / slope, rel=1e-12)
