@@ -442,7 +442,10 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, eff: Effective, store
         if not eff.sort_by_length:
             options.append(("length-sorted capture batches", {"sort_by_length": True}))
         for label, change in options:
-            q = plan(s.with_changes(**change), cat, band=False)
+            try:
+                q = plan(s.with_changes(**change), cat, band=False)
+            except PlannerInputError:       # a figure that would not be finite: no fix to offer
+                continue
             tried.append(f"{label}: {q.storage_bytes_compressed / 1e12:,.1f} TB (from {stored / 1e12:,.1f}), "
                          f"${q.cost_usd.total_offline:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
     for f in blockers:
