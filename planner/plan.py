@@ -220,8 +220,7 @@ class _Warnings:
         return [f.text for f in self.found]
 
 
-def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, _end: int | None = None,
-         measured=None) -> Plan:
+def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, _end: int | None = None) -> Plan:
     """The plan of `s`. When a component was profiled from a sample, the plan is made again at the
     low and the high end of every sampled component's 95% interval of mean tokens per row (all at
     the same end together: a conservative band) for `storage_bytes_low/high` and the extraction's
@@ -233,8 +232,6 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     if layout_spec is None:
         raise PlannerInputError("layout", s.layout, f"known layouts: {', '.join(layout_presets())}")
     layout = resolve_layout(layout_spec, model, s.layers, s.layer_count, s.hidden_dtype)
-    if measured is not None:   # a run's own figures (planner/run_calibration.py Measured): bytes and file overhead
-        layout, layout_spec = measured.apply(s, layout, layout_spec)
     ex_gpu = resolve_gpu("extraction_gpu", s.extraction_gpu, s.custom_gpu)
     tr_gpu = resolve_gpu("training.gpu", s.training.gpu, s.custom_gpu)
     disk = _lookup(disk_presets(), "disk", s.disk)
@@ -274,8 +271,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
                         prefill_mfu=mfu, write_bytes=write_bytes, write_bytes_per_s=nodes.capture_write_bytes_per_s,
                         write_bound=nodes.capture_write_bound, nodes=nodes.extraction_nodes,
-                        gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
-                        measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None)
+                        gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype)
         used = writing_nodes(s.extraction_node_count, s.gpus_per_node, ex.tensor_parallel, ex.replicas)
         if used == writers:
             break
@@ -348,11 +344,9 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
         components=components, warnings=warn.texts, findings=warn.found, assumptions=assumptions(context),
     )
-    if measured is not None:
-        plan_.assumptions = measured.assumptions() + plan_.assumptions
     _refuse_non_finite(plan_)
     if band and _end is None and any(m.band and m.rows and eff.unit in m.band for m in mix):
-        low, high = plan(s, cat, _end=0, measured=measured), plan(s, cat, _end=1, measured=measured)
+        low, high = plan(s, cat, _end=0), plan(s, cat, _end=1)
         plan_.storage_bytes_low, plan_.storage_bytes_high = low.storage_bytes, high.storage_bytes
         ex.wall_hours_low, ex.wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours
         plan_.sampled_components = [m.id for m in mix if m.band and m.rows and eff.unit in m.band]
@@ -448,7 +442,10 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, eff: Effective, store
         if not eff.sort_by_length:
             options.append(("length-sorted capture batches", {"sort_by_length": True}))
         for label, change in options:
-            q = plan(s.with_changes(**change), cat, band=False)
+            try:
+                q = plan(s.with_changes(**change), cat, band=False)
+            except PlannerInputError:       # a figure that would not be finite: no fix to offer
+                continue
             tried.append(f"{label}: {q.storage_bytes_compressed / 1e12:,.1f} TB (from {stored / 1e12:,.1f}), "
                          f"${q.cost_usd.total_offline:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
     for f in blockers:

@@ -255,8 +255,12 @@ def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> s
     for row in article_comparison(p):
         lines.append(f"  {row['metric']}: article {row['article']}; this plan {row['plan']}")
         lines.append(f"    why: {row['why']}")
-    if p.warnings:
-        lines += ["", "Warnings:"] + [f"  - {w}" for w in p.warnings]
+    if p.findings:
+        lines += ["", "Warnings:"]
+        for f in p.findings:
+            lines.append(f"  - {'BLOCKS: ' if f.severity == 'blocks' else ''}{f.text}")
+            if f.severity == "blocks" and f.fix:
+                lines += textwrap.wrap(f"fix: {f.fix}", 100, initial_indent="      ", subsequent_indent="        ")
     lines += ["", "Assumptions [tag] and sources:"]
     lines += [f"  - {a.name}: {a.value} [{a.tag}]\n      {a.source}" for a in p.assumptions]
     return "\n".join(lines)

@@ -189,6 +189,9 @@ def test_estimate_text_and_json_carry_the_verdict(tmp_path, default_json):
     text = _cli("estimate", cwd=tmp_path)
     head = text.split("\n\n")[1]
     assert head.startswith("Verdict: ")
+    # the blocking finding and its lossless fixes, first
+    assert "  - BLOCKS: storage (82.11 TB) exceeds the 30.72 TB disk" in text
+    assert "      fix: lossless first: a capture batch of 1: 36.7 TB" in text
     d = default_json
     v = d["verdict"]
     assert v["cheapest"] in ("offline", "online", "disaggregated")
