@@ -220,7 +220,8 @@ class _Warnings:
         return [f.text for f in self.found]
 
 
-def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, _end: int | None = None) -> Plan:
+def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, _end: int | None = None,
+         measured=None) -> Plan:
     """The plan of `s`. When a component was profiled from a sample, the plan is made again at the
     low and the high end of every sampled component's 95% interval of mean tokens per row (all at
     the same end together: a conservative band) for `storage_bytes_low/high` and the extraction's
@@ -232,6 +233,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     if layout_spec is None:
         raise PlannerInputError("layout", s.layout, f"known layouts: {', '.join(layout_presets())}")
     layout = resolve_layout(layout_spec, model, s.layers, s.layer_count, s.hidden_dtype)
+    if measured is not None:   # a run's own figures (planner/run_calibration.py Measured): bytes and file overhead
+        layout, layout_spec = measured.apply(s, layout, layout_spec)
     ex_gpu = resolve_gpu("extraction_gpu", s.extraction_gpu, s.custom_gpu)
     tr_gpu = resolve_gpu("training.gpu", s.training.gpu, s.custom_gpu)
     disk = _lookup(disk_presets(), "disk", s.disk)
@@ -271,7 +274,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
                         prefill_mfu=mfu, write_bytes=write_bytes, write_bytes_per_s=nodes.capture_write_bytes_per_s,
                         write_bound=nodes.capture_write_bound, nodes=nodes.extraction_nodes,
-                        gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype)
+                        gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
+                        measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None)
         used = writing_nodes(s.extraction_node_count, s.gpus_per_node, ex.tensor_parallel, ex.replicas)
         if used == writers:
             break
@@ -344,9 +348,11 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
         components=components, warnings=warn.texts, findings=warn.found, assumptions=assumptions(context),
     )
+    if measured is not None:
+        plan_.assumptions = measured.assumptions() + plan_.assumptions
     _refuse_non_finite(plan_)
     if band and _end is None and any(m.band and m.rows and eff.unit in m.band for m in mix):
-        low, high = plan(s, cat, _end=0), plan(s, cat, _end=1)
+        low, high = plan(s, cat, _end=0, measured=measured), plan(s, cat, _end=1, measured=measured)
         plan_.storage_bytes_low, plan_.storage_bytes_high = low.storage_bytes, high.storage_bytes
         ex.wall_hours_low, ex.wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours
         plan_.sampled_components = [m.id for m in mix if m.band and m.rows and eff.unit in m.band]
