@@ -136,6 +136,32 @@ def _quality(c: AssumptionContext) -> list[Assumption]:
         Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if s.regenerate
                    else f"reused: tau / {1 + q.regeneration.value:g} (low end / {1 + q.regeneration.range[1]:g})",
                    tag="published", source=q.regeneration.source),
+        *_harness(qp, s),
+    ]
+
+
+def _harness(qp, s) -> list[Assumption]:
+    """Where tau is measured and the batches the speedup is given at (planner/presets/harness.yaml)."""
+    from planner.harness import fitted, harness_presets
+    h, f = harness_presets(), fitted()
+    g = "block" if qp.drafter == "dflash" else "tree"
+    sq = s.quality
+    mine = lambda v, d: "yours" if v != d else "estimate"  # noqa: E731
+    fields = type(sq).model_fields
+    n_pairs = len(h.engine_pairs)
+    return [
+        Assumption(name="tau measured on", value=f"{qp.harness}: acceptance x "
+                   f"{f.engine_factor[f'{qp.eval_engine}/{g}']:.3f} x {f.temperature_factor:.3f}^T",
+                   tag=mine(sq.eval_engine, fields["eval_engine"].default),
+                   source=f"fitted on {n_pairs} published pairs of one drafter on two harnesses and "
+                          f"{len(h.temperature_pairs)} temperature pairs; K: {h.engines[qp.eval_engine].source}; "
+                          "planner/presets/harness.yaml"),
+        Assumption(name="speedup at the batch", value=f"speedup given at batch {qp.serving_batch:g}; payback at the "
+                   f"fleet's batch {qp.fleet_batch:g} (x_half {f.batch_x_half:.0f} tokens a step, p {f.batch_p:.2f})",
+                   tag=mine((sq.serving_batch, sq.fleet_batch), (fields["serving_batch"].default,
+                                                                    fields["fleet_batch"].default)),
+                   source=f"fitted on {len(h.batch_sweeps)} published speedup-vs-batch sweeps "
+                          "(planner/presets/harness.yaml)"),
     ]
 
 

@@ -140,6 +140,12 @@ class QualityOutput(_Out):
     workload: dict[str, float]
     payback_days: float | None
     sources: list[str]
+    payback_speedup: float | None   # the speedup at the fleet's batch, which the payback uses
+    eval_engine: str                # where tau is measured: paper | vllm | sglang
+    temperature: float
+    num_speculative_tokens: int | None
+    serving_batch: float            # the batch `speedup` is given at
+    fleet_batch: float              # the batch `payback_speedup` is given at
 
 
 class ComponentOutput(_Out):

@@ -130,6 +130,13 @@ class Quality(_Strict):
     domain_transfer: float | None = Field(None, ge=0, le=1)      # None = the preset's (quality.yaml transfer)
     serving_tokens_per_day: float | None = Field(None, gt=0, le=1e18)
     serving_gpu: Id | None = None                                 # None = the extraction GPU
+    # where tau is measured (planner/harness.py): the engine, its sampling temperature, and the drafted
+    # tokens a step (None = the engine's usual value for the drafter kind, presets/harness.yaml)
+    eval_engine: Literal["paper", "vllm", "sglang"] = "vllm"
+    temperature: float = Field(0.0, ge=0, le=2)
+    num_speculative_tokens: int | None = Field(None, ge=1, le=64)
+    serving_batch: float = Field(1.0, ge=1, le=4096)   # the batch quality.speedup is given at (1: the papers')
+    fleet_batch: float = Field(32.0, ge=1, le=4096)    # the serving fleet's batch, for the payback
 
     @field_validator("workload")
     @classmethod

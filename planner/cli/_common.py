@@ -317,6 +317,15 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--serving-tokens-per-day", "quality.serving_tokens_per_day", number,
          "tokens served a day: gives the payback of the offline run in days"),
     Flag("--serving-gpu", "quality.serving_gpu", text_value, "the serving GPU for the payback (default: the extraction GPU)"),
+    Flag("--eval-engine", "quality.eval_engine", str, "where tau is measured: the serving engine or the paper's "
+         "own harness (default: vllm)", choices=("paper", "vllm", "sglang")),
+    Flag("--temperature", "quality.temperature", number, "the serving sampling temperature, 0-2 (default: 0)"),
+    Flag("--num-speculative-tokens", "quality.num_speculative_tokens", positive_int,
+         "drafted tokens a step (default: the engine's usual value for the drafter kind)"),
+    Flag("--serving-batch", "quality.serving_batch", number, "the batch the speedup is given at (default: 1, "
+         "the papers' interactive figure)"),
+    Flag("--fleet-batch", "quality.fleet_batch", number, "the serving fleet's batch, at which the payback's "
+         "speedup is taken (default: 32)"),
 )
 
 # Validation errors at these paths come from model-level checks, not from one field.
