@@ -114,13 +114,17 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          "inverse"),
         ("Online, wall (days)", p.wall_days_online, lambda v: f"{v:,.2f}",
          "regeneration + online training", lambda x: x.wall_days_online, "inverse"),
-        ("Acceptance length", q.acceptance_length, lambda v: f"{v:,.2f}",
-         f"expected tau of the {q.drafter} drafter for the serving workload: {q.acceptance_low:.2f}-"
-         f"{q.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
+        (f"Acceptance length ({q.eval_engine} K={q.num_speculative_tokens} T={q.temperature:g})",
+         q.acceptance_length, lambda v: f"{v:,.2f}",
+         f"expected tau of the {q.drafter} drafter for the serving workload, as {q.harness} measures it: "
+         f"band {q.acceptance_low:.2f}-{q.acceptance_high:.2f} (basis: the published data-scaling points and "
+         "two-harness pairs, see Assumptions)"
          + (" - outside the published points: wide band" if q.extrapolated else ""),
          lambda x: x.quality.acceptance_length, "normal"),
-        ("Speedup", q.speedup, lambda v: f"{v:,.2f}x",
-         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1"
+        (f"Speedup (batch {q.serving_batch:g})", q.speedup, lambda v: f"{v:,.2f}x",
+         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch {q.serving_batch:g}; "
+         + (f"{q.payback_speedup:.2f}x at the fleet's batch {q.fleet_batch:g}, which the payback uses"
+            if q.payback_speedup is not None else "")
          + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
             if q.payback_days is not None else ""), lambda x: x.quality.speedup, "normal"),
         ("USD disaggregated", c.total_disaggregated, lambda v: f"${v:,.0f}",
