@@ -1,0 +1,22 @@
+"""Issue 22, outside the harness model: Model-Optimizer's draft head is the full vocabulary
+(NVIDIA/Model-Optimizer@a2fbac7bad8ab446d3f8783dadb0c3366eb0ad73
+modelopt/torch/speculative/plugins/hf_eagle.py:373-375: draft_vocab_size defaults to vocab_size) and
+the NeMo Automodel citations point at the lines that hold the defaults."""
+from planner.drafter import knobs
+from planner.layouts import layout_presets
+from planner.specs import model_presets
+
+
+def test_modelopt_trains_a_full_vocabulary_head():
+    model = model_presets()["qwen3.6-27b"]
+    k = knobs(layout_presets()["modelopt-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None, num_anchors=None, block_size=None)
+    # Qwen3.6-27B's vocabulary is 248,320 (models.yaml): 7.76x SpecForge's 32,000-token head
+    assert k.head_vocab == model.vocab_size == 248_320
+    assert knobs(layout_presets()["specforge-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None, num_anchors=None, block_size=None).head_vocab == 32_000
+
+
+def test_nemo_citations_name_the_default_lines():
+    t = layout_presets()["nemo-automodel"].defaults
+    assert "precompute_eagle3.py:309" in t.max_seq_len.source
+    assert "precompute_eagle3.py:326" in t.capture_batch_size.source
+    assert "eagle3.py:189-199" in t.padding.source
