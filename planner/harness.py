@@ -81,9 +81,8 @@ class Sweep(_Strict):
 
 class Fitted(_Strict):
     engine_factor: dict[str, float]                 # c per engine/group (paper: 1)
-    engine_band: dict[str, tuple[float, float]]     # (min, max) leave-one-source-out log residual
     temperature_factor: float
-    temperature_band: tuple[float, float]           # per unit of temperature
+    tau_band: tuple[float, float]                   # (min, max) leave-one-source-out log residual, all pairs
     batch_x_half: float
     batch_p: float
     batch_band: tuple[float, float]                 # log band past batch 1
@@ -216,16 +215,29 @@ def fitted() -> Fitted:
 
 def refit() -> Fitted:
     h = harness_presets()
-    cf, cb = {"paper/tree": 1.0, "paper/block": 1.0}, {"paper/tree": (0.0, 0.0), "paper/block": (0.0, 0.0)}
+    cf = {"paper/tree": 1.0, "paper/block": 1.0}
     for key, pairs in engine_groups(h.engine_pairs).items():
         cf[key] = fit_engine(pairs)
-        cb[key] = _band([r for _, _, r in loso_residuals(pairs, fit_engine, _engine_predict)])
-    ct = fit_temperature(h.temperature_pairs)
-    tb = _band([r / p.t for (_, _, r), p in zip(loso_residuals(h.temperature_pairs, fit_temperature,
-                                                                 _temperature_predict), h.temperature_pairs)])
     xh, pw = fit_batch(h.batch_sweeps)
-    return Fitted(engine_factor=cf, engine_band=cb, temperature_factor=ct, temperature_band=tb, batch_x_half=xh,
-                  batch_p=pw, batch_band=_band(batch_residuals(h.batch_sweeps)))
+    return Fitted(engine_factor=cf, temperature_factor=fit_temperature(h.temperature_pairs),
+                  tau_band=_band([r["residual"] for r in tau_residuals()]), batch_x_half=xh, batch_p=pw,
+                  batch_band=_band(batch_residuals(h.batch_sweeps)))
+
+
+def tau_residuals() -> list[dict]:
+    """Every pair's log(measured / predicted), predicted by the factor fitted without its source: the
+    engine pairs within their engine/group, the temperature pairs (per unit of temperature)."""
+    h = harness_presets()
+    out, seen = [], set()
+    for key, pairs in engine_groups(h.engine_pairs).items():
+        for src, id_, r in loso_residuals(pairs, fit_engine, _engine_predict):
+            if id_ not in seen:     # a pooled group repeats its engine's pairs
+                seen.add(id_)
+                out.append({"source": src, "id": id_, "kind": "engine", "residual": r})
+    tp = {p.id: p for p in h.temperature_pairs}
+    for src, id_, r in loso_residuals(h.temperature_pairs, fit_temperature, _temperature_predict):
+        out.append({"source": src, "id": id_, "kind": "temperature", "residual": r / tp[id_].t})
+    return out
 
 
 # ---------------------------------------------------------------- speedup at the batch
@@ -299,8 +311,64 @@ def resolve(drafter: str, engine: str, temperature: float, k: int | None) -> Har
     kk = default_k(engine, drafter) if k is None else k
     key = f"{engine}/{group_of(drafter)}"
     factor = f.engine_factor[key] * f.temperature_factor ** temperature
-    lo, hi = f.engine_band[key]
-    lo, hi = lo + temperature * f.temperature_band[0], hi + temperature * f.temperature_band[1]
+    # the band: the pairs' held-out spread once for the engine, once per unit of temperature
+    n = (engine != "paper") + temperature
+    lo, hi = n * f.tau_band[0], n * f.tau_band[1]
     label = f"{h.engines[engine].label}, K={kk}, T={temperature:g}"
     return Harness(engine=engine, temperature=temperature, k=kk, depth=depth, factor=factor, log_low=lo,
                    log_high=hi, label=label)
+
+
+# ---------------------------------------------------------------- fidelity (bench/fidelity.py)
+def held_out_tau() -> list[dict]:
+    """Every two-harness and temperature pair predicted with its source left out of the fit, and the
+    band of the other sources' held-out residuals (the spread the shipped band is made of)."""
+    h = harness_presets()
+    res = tau_residuals()
+    pairs = {p.id: p for p in h.engine_pairs}
+    tps = {p.id: p for p in h.temperature_pairs}
+    out = []
+    for r in res:
+        lo, hi = _band([o["residual"] for o in res if o["source"] != r["source"]])
+        p = pairs.get(r["id"]) if r["kind"] == "engine" else tps[r["id"]]
+        t = p.t if r["kind"] == "temperature" else 1.0
+        predicted = p.tau / math.exp(r["residual"] * t)
+        out.append(_row(r["id"], r["source"], r["kind"], p.tau, predicted, lo * t, hi * t))
+    return out
+
+
+def held_out_speedup() -> list[dict]:
+    """Every sweep's points past batch 1 predicted with that series left out, and the rest's band."""
+    sweeps = harness_presets().batch_sweeps
+    out = []
+    for s in sweeps:
+        rest = [o for o in sweeps if o is not s]
+        xh, p = fit_batch(rest)
+        lo, hi = _band(batch_residuals(rest))
+        s1 = s.points[0][1]
+        for b, v in s.points[1:]:
+            out.append(_row(f"{s.series}@{b:g}", s.source, "batch", v, speedup_at(s1, b, s.k, xh, p), lo, hi))
+    return out
+
+
+def _row(id_: str, source: str, kind: str, measured: float, predicted: float, lo: float, hi: float) -> dict:
+    low, high = predicted * math.exp(lo), predicted * math.exp(hi)
+    return {"id": id_, "source": source, "kind": kind, "measured": measured, "predicted": predicted,
+            "low": low, "high": high, "ratio": predicted / measured, "inside": low <= measured <= high}
+
+
+def fitted_yaml(f: Fitted) -> str:
+    """The `fitted` block of harness.yaml (python -m planner.harness prints it after a change of rows)."""
+    r = lambda x: round(float(x), 4)  # noqa: E731
+    return "\n".join([
+        "fitted:",
+        "  engine_factor: {" + ", ".join(f"{k}: {r(v)}" for k, v in f.engine_factor.items()) + "}",
+        f"  temperature_factor: {r(f.temperature_factor)}",
+        f"  tau_band: [{r(f.tau_band[0])}, {r(f.tau_band[1])}]",
+        f"  batch_x_half: {r(f.batch_x_half)}",
+        f"  batch_p: {r(f.batch_p)}",
+        f"  batch_band: [{r(f.batch_band[0])}, {r(f.batch_band[1])}]"])
+
+
+if __name__ == "__main__":
+    print(fitted_yaml(refit()))
