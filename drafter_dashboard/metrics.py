@@ -37,6 +37,18 @@ def _mode(e) -> str:
             f"tok/s per GPU = x{cal.factor:.2f})")
 
 
+def _calibration_band(e) -> str:
+    """The per-phase calibration's band and basis (issue 22): each phase's row, or the roofline alone,
+    and whether it is an extrapolation across architecture class or GPU."""
+    if e.calibrated_wall_hours_low is None:
+        return ""
+    basis = "; ".join(f"{c.phase} {'on ' + c.row if c.row else 'the roofline alone'}"
+                      + (" (an extrapolation)" if c.extrapolated else "")
+                      for c in (e.prefill_calibration, e.decode_calibration) if c is not None)
+    return (f"; calibration band {e.calibrated_wall_hours_low / 24:,.2f}-{e.calibrated_wall_hours_high / 24:,.2f} "
+            f"days from held-out published rows ({basis})")
+
+
 def _recipe(t) -> str:
     if t.drafter == "dflash":
         return f"DFlash {t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size}"
@@ -91,7 +103,7 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          "inverse"),
         ("Extraction (days)" + band_e, e.wall_hours / 24, lambda v: f"{v:,.2f}",
          f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on {e.nodes} node"
-         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e,
+         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e + _calibration_band(e),
          lambda x: x.extraction.wall_hours / 24, "inverse"),
         ("Transfer (h)", p.transfer_hours, lambda v: f"{v:,.1f}", f"method: {p.transfer_method}",
          lambda x: x.transfer_hours, "inverse"),

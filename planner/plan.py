@@ -384,7 +384,7 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
                                    f"{sum(q.workload.values()):g}; they were scaled to 1"))
     gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
     rate = serving_decode_rate(model, gpu, s.throughput, weight_dtype=s.weight_dtype, kv_dtype=s.kv_dtype,
-                               components=components, calibration=ex.calibration)
+                               components=components, calibration=ex.decode_calibration)
     if rate is None:
         qp.warnings.append(finding("payback", f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve"))
         return qp

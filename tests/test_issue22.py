@@ -20,3 +20,20 @@ def test_nemo_citations_name_the_default_lines():
     assert "precompute_eagle3.py:309" in t.max_seq_len.source
     assert "precompute_eagle3.py:326" in t.capture_batch_size.source
     assert "eagle3.py:189-199" in t.padding.source
+
+
+def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
+    from planner import default_scenario, plan
+    p = plan(default_scenario())
+    e = p.extraction
+    # Qwen3.6-27B (hybrid GDN) on the RTX PRO 6000: the capture's prefill takes the nearest hybrid row
+    # (SGLang's Qwen3.6-27B cells, measured on other GPUs: an extrapolation); no decode-phase row is
+    # within reach, so decode is the roofline alone, and both carry a band
+    assert e.prefill_calibration.row.startswith("sglang-q36-27b-") and e.prefill_calibration.extrapolated
+    assert e.decode_calibration.row == "" and e.decode_calibration.extrapolated
+    assert e.calibrated_wall_hours_low < e.wall_hours < e.calibrated_wall_hours_high
+    assert any("an extrapolation" in f.text for f in p.findings)
+    d = p.to_json_dict()["extraction"]
+    assert d["prefill_calibration"]["phase"] == "prefill" and d["decode_calibration"]["phase"] == "decode"
+    # the sampled profiles' band keeps its names (None here: nothing sampled in the default)
+    assert d["wall_hours_low"] is None and d["calibrated_wall_hours_low"] == e.calibrated_wall_hours_low
