@@ -200,14 +200,19 @@ def row_phase(row_id: str) -> str:
     return "prefill" if row.isl / r.prefill > row.osl / r.decode else "decode"
 
 
+def source_key(row) -> str:
+    """The publication a row comes from (the short name its source starts with)."""
+    return row.source.split()[0]
+
+
 def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
-          exclude: str = ""):
+          exclude=lambda r: False):
     """The nearest row of `phase` within MAX_DISTANCE: of the model's architecture class when one is
     near, else of any class; (row, distance) or None."""
     from planner.specs import model_presets
     models = model_presets()
     cands = [(distance(r, models[r.model], model, gpu_id, weight_dtype, isl, osl), r) for r in measurements().rows
-             if r.id != exclude and r.model in models and row_phase(r.id) == phase]
+             if not exclude(r) and r.model in models and row_phase(r.id) == phase]
     cands = [(d, r) for d, r in cands if d <= MAX_DISTANCE]
     same = [(d, r) for d, r in cands if architecture(models[r.model]) == architecture(model)]
     best = min(same or cands, key=lambda x: x[0], default=None)
@@ -220,36 +225,46 @@ def _transfer(row, model: ModelSpec, gpu_id: str) -> bool:
 
 
 @functools.cache
-def held_out_phase(phase: str) -> tuple[tuple[str, str, float, float, bool], ...]:
-    """Every row of `phase` calibrated by the nearest *other* row (the same rule): (row, from, measured,
-    calibrated, a transfer across class or GPU) - the leave-one-out residuals the band is made of."""
+def held_out_phase(phase: str, by_source: bool = False) -> tuple[tuple[str, str, float, float, bool], ...]:
+    """Every row of `phase` calibrated by the nearest *other* row (the same rule; `by_source`: of
+    another publication): (row, from, measured, calibrated, a transfer across class or GPU) - the
+    held-out residuals the band is made of."""
     from planner.specs import model_presets
     models = model_presets()
     out = []
     for r in measurements().rows:
         if r.model not in models or row_phase(r.id) != phase:
             continue
-        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase, exclude=r.id)
-        if hit is None:
+        own = source_key(r)
+        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase,
+                    exclude=lambda o: o.id == r.id or (by_source and source_key(o) == own))
+        roof_r, meas_r = _preset_roofline(r.id)
+        if hit is None:     # no row near: the roofline alone (the plan's fallback)
+            out.append((r.id, "", meas_r, roof_r, None))
             continue
         n = hit[0]
-        roof_r, meas_r = _preset_roofline(r.id)
         roof_n, meas_n = _preset_roofline(n.id)
         out.append((r.id, n.id, meas_r, roof_r * meas_n / roof_n, _transfer(n, models[r.model], r.gpu)))
     return tuple(out)
 
 
 def phase_band(phase: str, transfer: bool | None, exclude: str = "") -> tuple[float, float]:
-    """(min, max) of log(calibrated / measured) over the held-out rows of `phase` (rows named `exclude`
-    left out): a match within class and GPU takes such matches' spread; a transfer takes every held-out
+    """(-m, m), m the largest |log(calibrated / measured)| over the held-out rows of `phase` (rows named
+    `exclude` left out): a match within class and GPU takes such matches' spread; a transfer takes every held-out
     match's (the few transfers alone are too few to bound it); None (no row near: the roofline alone)
     takes the roofline's own spread over the phase's rows."""
-    rows = [x for x in held_out_phase(phase) if x[0] != exclude]
+    return spread(held_out_phase(phase), transfer, lambda rid: rid == exclude)
+
+
+def spread(rows, transfer: bool | None, exclude) -> tuple[float, float]:
+    """phase_band over `rows` of held_out_phase (those `exclude(row id)` names left out)."""
+    rows = [x for x in rows if not exclude(x[0])]
     if transfer is None:
         res = [math.log(_preset_roofline(rid)[0] / m) for rid, _, m, _, _ in rows]
     else:
-        res = [math.log(c / m) for _, _, m, c, tr in rows if transfer or not tr]
-    return (min(0.0, min(res)), max(0.0, max(res))) if res else (0.0, 0.0)
+        res = [math.log(c / m) for _, _, m, c, tr in rows if tr is not None and (transfer or not tr)]
+    m = max((abs(r) for r in res), default=0.0)      # the largest held-out error, either way
+    return -m, m
 
 
 def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,

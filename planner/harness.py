@@ -204,7 +204,9 @@ def engine_groups(pairs: list[EnginePair]) -> dict[str, list[EnginePair]]:
 
 
 def _band(res: list[float]) -> tuple[float, float]:
-    return (min(0.0, min(res)), max(0.0, max(res))) if res else (0.0, 0.0)
+    """The held-out residuals' largest error, either way (a few residuals seldom show both sides)."""
+    m = max((abs(r) for r in res), default=0.0)
+    return -m, m
 
 
 @functools.cache

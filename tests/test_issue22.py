@@ -2,6 +2,8 @@
 (NVIDIA/Model-Optimizer@a2fbac7bad8ab446d3f8783dadb0c3366eb0ad73
 modelopt/torch/speculative/plugins/hf_eagle.py:373-375: draft_vocab_size defaults to vocab_size) and
 the NeMo Automodel citations point at the lines that hold the defaults."""
+import pytest
+
 from planner.drafter import knobs
 from planner.layouts import layout_presets
 from planner.specs import model_presets
@@ -37,3 +39,16 @@ def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
     assert d["prefill_calibration"]["phase"] == "prefill" and d["decode_calibration"]["phase"] == "decode"
     # the sampled profiles' band keeps its names (None here: nothing sampled in the default)
     assert d["wall_hours_low"] is None and d["calibrated_wall_hours_low"] == e.calibrated_wall_hours_low
+
+
+def test_the_overhead_floor_is_the_fit_of_its_runs():
+    import yaml
+
+    from planner.training import TRAINING_RUNS, overhead_s_per_token
+    data = yaml.safe_load(TRAINING_RUNS.read_text())
+    rows = {r["id"]: r for r in data["rows"]}
+    # TorchSpec C2: 6 trainers / 23.5 samples/s / 1,000 tokens = 2.55319e-4 s; SpecForge Domino:
+    # 7 / 50.1 / 550 = 2.54038e-4 s; their mean 2.54679e-4 trainer-GPU seconds per token
+    fit = sum(rows[i]["gpus"] / rows[i]["samples_per_s"] / rows[i]["tokens"] for i in data["overhead"]["rows"]) / 2
+    assert fit == pytest.approx(2.54679e-4, rel=1e-5)
+    assert overhead_s_per_token() == pytest.approx(fit, rel=1e-4)
