@@ -124,9 +124,31 @@ def training_area(rows: list[dict]) -> list[dict]:
     return _inside(out)
 
 
+TAU_POINTS = ROOT / "planner" / "presets" / "tau_points.yaml"
+
+
+def absolute_tau() -> list[dict]:
+    """Each published point of planner/presets/tau_points.yaml through the whole quality model (the
+    data curve, the levels, the harness) for its benchmark's family, against the model's band."""
+    from planner.quality import quality, tokens_of
+    with open(TAU_POINTS, encoding="utf-8") as fh:
+        points = yaml.safe_load(fh)["points"]
+    out = []
+    for p in points:
+        total = tokens_of(p["components_samples"], p["component"], None) if p.get("component") else \
+            p["samples"] * p["tokens_per_sample"]
+        share = sum(p["mix"].values())
+        tokens = {f: total * v / share for f, v in p["mix"].items()}
+        q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],
+                    workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"])
+        out.append({"id": p["id"], "source": p["source"], "measured": p["tau"], "predicted": q.acceptance_length,
+                    "low": q.acceptance_low, "high": q.acceptance_high, "ratio": q.acceptance_length / p["tau"]})
+    return _inside(out)
+
+
 def areas(trn: list[dict]) -> dict[str, list[dict]]:
-    return {"tau": held_out_tau(), "speedup": held_out_speedup(), "prefill": phase_area("prefill"),
-            "decode": phase_area("decode"), "training": training_area(trn)}
+    return {"tau (harness pairs)": held_out_tau(), "tau (absolute)": absolute_tau(), "speedup": held_out_speedup(),
+            "prefill": phase_area("prefill"), "decode": phase_area("decode"), "training": training_area(trn)}
 
 
 def area_markdown(by_area: dict[str, list[dict]]) -> str:
