@@ -140,7 +140,8 @@ def absolute_tau() -> list[dict]:
         share = sum(p["mix"].values())
         tokens = {f: total * v / share for f, v in p["mix"].items()}
         q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],
-                    workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"])
+                    workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"],
+                    target=p["target"])
         out.append({"id": p["id"], "source": p["source"], "measured": p["tau"], "predicted": q.acceptance_length,
                     "low": q.acceptance_low, "high": q.acceptance_high, "ratio": q.acceptance_length / p["tau"]})
     return _inside(out)

@@ -72,6 +72,7 @@ class Reference(_Strict):
     epochs: float
     epochs_source: str
     regenerated: bool
+    target: str | None = None                    # the target model the levels were measured on
     families: list[str] | None = None            # the families its data covered (None: its components')
     families_source: str | None = None
 
@@ -106,6 +107,7 @@ class QualityPresets(_Strict):
     families: list[str]
     transfer: Valued
     regeneration: Valued
+    target_spread: Valued
     recipe_spread: Valued
     drafters: dict[str, DrafterQuality]
 
@@ -223,13 +225,15 @@ class QualityPlan(BaseModel):
     fleet_batch: float = 1.0                   # the batch the payback uses
     payback_speedup: float | None = None       # the speedup at the fleet's batch
     reference_tokens: dict[str, float] = Field(default_factory=dict, exclude=True)
+    target: str | None = None                  # the target model (another than the reference's widens the band)
     serving_gpu: str | None = None
 
     def context(self) -> dict:
         """Where this estimate is served and its reference tokens: the keywords quality() and
         tau_function() take, so that a re-estimate of another mix is on the same harness."""
         return dict(engine=self.eval_engine, temperature=self.temperature, k=self.num_speculative_tokens,
-                    serving_batch=self.serving_batch, fleet_batch=self.fleet_batch, reference=self.reference_tokens)
+                    serving_batch=self.serving_batch, fleet_batch=self.fleet_batch, reference=self.reference_tokens,
+                    target=self.target)
     serving_decode_tokens_per_s_per_gpu: float | None = None
     saved_usd_per_day: float | None = None
     sources: list[str] = []
@@ -249,7 +253,8 @@ def _tau_domain(level: float, d_eff: float, d_ref: float, d_half: float) -> floa
 def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
             workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
             temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
-            fleet_batch: float = 1.0, reference: dict[str, float] | None = None) -> QualityPlan:
+            fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
+            target: str | None = None) -> QualityPlan:
     """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
     `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens)."""
     q = quality_presets()
@@ -281,6 +286,13 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
     spread = q.recipe_spread.value
+    # another target than the reference's: no published term, the low side widens (quality.yaml)
+    other_target = target is not None and d.reference.target is not None and target != d.reference.target
+    if other_target:
+        spread = 1 - (1 - spread) * (1 - q.target_spread.value)
+        warnings.append(finding("quality-extrapolated", f"drafter quality: the levels were measured on "
+                                f"{d.reference.target}; no published point gives tau for {target} on the same data, "
+                                f"so the band's low side is widened by {q.target_spread.value:.0%}"))
     per, low, high = {}, {}, {}
     extrapolated = False
     for f in FAMILIES:
@@ -320,7 +332,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         per_domain_high=high, workload=shares, training_tokens=tokens, effective_tokens=total * scale,
         extrapolated=extrapolated, eval_engine=engine, temperature=temperature, num_speculative_tokens=h_.k,
         harness=h_.label, serving_batch=serving_batch, fleet_batch=fleet_batch,
-        payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens,
+        payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens, target=target,
         sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
                  q.recipe_spread.source, d.epoch_saturation.source,
                  "planner/presets/harness.yaml (tau where it is served; speedup at the batch)"],

@@ -130,3 +130,16 @@ def test_the_written_constants_are_the_fit_of_the_pairs():
     assert new.tau_band == pytest.approx(old.tau_band, abs=1e-4)
     assert (new.batch_x_half, new.batch_p) == pytest.approx((old.batch_x_half, old.batch_p), abs=1e-3)
     assert new.batch_band == pytest.approx(old.batch_band, abs=1e-4)
+
+
+def test_another_target_widens_the_low_side_and_says_why():
+    ref = reference_tokens("eagle3")
+    kw = dict(epochs=40, regenerated=True, workload={"general": 1}, engine="paper", reference=ref)
+    same = quality("eagle3", ref, target="llama-3.1-8b", **kw)
+    other = quality("eagle3", ref, target="qwen3.6-27b", **kw)
+    assert other.acceptance_length == same.acceptance_length and other.acceptance_high == same.acceptance_high
+    # the low side's distance below tau - 1 grows from the recipe spread 0.18 to 1 - 0.82 x (1 - 0.258)
+    # = 0.3916 (AngelSlim's 32B at 2.76 / 3.72 of its 8B)
+    assert other.acceptance_low < same.acceptance_low
+    assert any(w.code == "quality-extrapolated" and "widened by 26%" in w.text for w in other.warnings)
+    assert not any("widened" in w.text for w in same.warnings)
