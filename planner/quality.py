@@ -158,10 +158,16 @@ def reference_tokens(kind: str, mean_of=None) -> dict[str, float]:
     return out
 
 
-def _reference_effective(ref: dict[str, float], t: float) -> dict[str, float]:
-    """Each domain's reference tokens under the transfer rule: its own + t x the others'."""
+def _reference_effective(kind: str, ref: dict[str, float] | None, t: float) -> dict[str, float]:
+    """Each domain's reference tokens under the transfer rule: its own + t x the others'. A reference
+    the caller's cap leaves nothing of (a cap shorter than every row) is counted as shipped; a domain
+    the reference had no data for, with no transfer, at the reference's total (its level was
+    measured without data of its own)."""
+    if ref is None or not sum(ref.values()) > 0:
+        ref = reference_tokens(kind)
     total = sum(ref.values())
-    return {f: ref[f] + t * (total - ref[f]) for f in FAMILIES}
+    out = {f: ref[f] + t * (total - ref[f]) for f in FAMILIES}
+    return {f: v if v > 0 else total for f, v in out.items()}
 
 
 def tokens_of(samples: int | list[int], component: str | list[str] | None, tokens_per_sample: float | None) -> float:
@@ -273,7 +279,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     sat = d.epoch_saturation.value
     scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
     ref_tokens = reference if reference is not None else reference_tokens(kind)
-    d_ref = _reference_effective(ref_tokens, t)
+    d_ref = _reference_effective(kind, ref_tokens, t)
     h_ = resolve(kind, engine, temperature, k)
     pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
     _, h = fit_curve([(x, tau) for x, tau, _ in pts])
@@ -350,7 +356,7 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     t = q.transfer.value if transfer is None else transfer
     sat = d.epoch_saturation.value
     scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
-    d_ref = _reference_effective(reference if reference is not None else reference_tokens(kind), t)
+    d_ref = _reference_effective(kind, reference, t)
     _, h = fit_curve([(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau) for p in d.scaling.points])
     gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     total_w = sum(workload.values()) or 1.0
