@@ -232,6 +232,7 @@ class QualityPlan(BaseModel):
     payback_speedup: float | None = None       # the speedup at the fleet's batch
     reference_tokens: dict[str, float] = Field(default_factory=dict, exclude=True)
     target: str | None = None                  # the target model (another than the reference's widens the band)
+    points: list | None = Field(None, exclude=True)   # the user's own runs (Scenario quality.points)
     serving_gpu: str | None = None
 
     def context(self) -> dict:
@@ -239,7 +240,7 @@ class QualityPlan(BaseModel):
         tau_function() take, so that a re-estimate of another mix is on the same harness."""
         return dict(engine=self.eval_engine, temperature=self.temperature, k=self.num_speculative_tokens,
                     serving_batch=self.serving_batch, fleet_batch=self.fleet_batch, reference=self.reference_tokens,
-                    target=self.target)
+                    target=self.target, points=self.points)
     serving_decode_tokens_per_s_per_gpu: float | None = None
     saved_usd_per_day: float | None = None
     sources: list[str] = []
@@ -251,6 +252,56 @@ def family_of(family: str) -> str:
     return family if family in FAMILIES else "general"
 
 
+USER_POINT_ERROR = 0.05   # a user's own tau, +-5% of tau - 1: two harness scripts on one engine
+#                          agree within about 5% (ROCm/ATOM PR #1881, 2026-08-13)
+
+
+def to_paper(kind: str, tau: float, engine: str) -> float:
+    """A tau measured on `engine` at its usual K and T = 0, as the paper's harness would give it (the
+    inverse of planner/harness.py's rule)."""
+    from planner.harness import alpha_of, chain_tau
+    h = resolve(kind, engine, 0.0, None)
+    return chain_tau(min(1.0, alpha_of(tau, h.k) / h.factor), h.depth)
+
+
+def user_model(kind: str, points: list, saturation: float):
+    """(points as (tokens, paper tau, error), levels per family, reference tokens) from a user's own
+    runs of `kind` (Scenario quality.points; None when there are none): the curve through one
+    family's runs when two or more sizes rise and saturate, else the preset's shape; each measured family's level is its runs'
+    tau carried to the largest run, the others the preset's levels moved by the measured families'
+    mean ratio. Tokens count in epoch equivalents, D x g(E)."""
+    mine = [p for p in points or [] if p.drafter == kind]
+    if not mine:
+        return None
+    d = quality_presets().drafters[kind]
+    runs = [(p.training_tokens * epoch_equivalent(p.epochs, saturation), to_paper(kind, p.tau, p.eval_engine),
+             p.family) for p in mine]
+    # the curve's shape from the family measured at the most training sizes (one family: the
+    # levels differ between families, the shape is shared)
+    shape = max(FAMILIES, key=lambda f: len({x for x, _, g in runs if g == f}))
+    pts = [(x, tau, USER_POINT_ERROR * (tau - 1)) for x, tau, g in runs if g == shape]
+    try:
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] - sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] + sorted(pts)[-1][2])])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] + sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] - sorted(pts)[-1][2])])
+        own_curve = True
+    except (ValueError, ZeroDivisionError):
+        pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        own_curve = False
+    d_ref = max(x for x, _, _ in runs)
+    s = lambda x: x / (x + h)  # noqa: E731
+    levels: dict[str, list[float]] = {}
+    for x, tau, f in runs:
+        levels.setdefault(f, []).append(1 + (tau - 1) * s(d_ref) / s(x))
+    mean = {f: sum(v) / len(v) for f, v in levels.items()}
+    moved = sum(mean[f] / d.domains[f].tau for f in mean) / len(mean)
+    out = {f: mean.get(f, d.domains[f].tau * moved) for f in FAMILIES}
+    return pts, out, d_ref, own_curve
+
+
 def _tau_domain(level: float, d_eff: float, d_ref: float, d_half: float) -> float:
     s = lambda d: d / (d + d_half)  # noqa: E731
     return 1 + (level - 1) * s(d_eff) / s(d_ref)
@@ -260,7 +311,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
             workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
             temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
             fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
-            target: str | None = None) -> QualityPlan:
+            target: str | None = None, points: list | None = None) -> QualityPlan:
     """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
     `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens)."""
     q = quality_presets()
@@ -281,7 +332,17 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     ref_tokens = reference if reference is not None else reference_tokens(kind)
     d_ref = _reference_effective(kind, ref_tokens, t)
     h_ = resolve(kind, engine, temperature, k)
+    levels = {f: d.domains[f].tau for f in FAMILIES}
     pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
+    user = user_model(kind, points, sat)
+    if user is not None:
+        # the user's own runs: their curve and levels, tokens in absolute epoch equivalents
+        pts, levels, ref_d, own_curve = user
+        scale = epoch_equivalent(epochs, sat)
+        d_ref = {f: ref_d for f in FAMILIES}
+        warnings.append(finding("quality-extrapolated", f"drafter quality: refitted on your {len(points)} "
+                                f"point(s) for {d.name}" + ("" if own_curve else "; they do not rise and saturate, so "
+                                                              "the curve keeps the published shape")))
     _, h = fit_curve([(x, tau) for x, tau, _ in pts])
     lo_pts = sorted(pts)
     # the curve through the points moved by their errors either way: steeper (lower on the small
@@ -291,9 +352,10 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     d_min, d_max = lo_pts[0][0], lo_pts[-1][0]
     regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
-    spread = q.recipe_spread.value
+    spread = q.recipe_spread.value if user is None else 0.0     # your own recipe
     # another target than the reference's: no published term, the low side widens (quality.yaml)
-    other_target = target is not None and d.reference.target is not None and target != d.reference.target
+    other_target = user is None and target is not None and d.reference.target is not None \
+        and target != d.reference.target
     if other_target:
         spread = 1 - (1 - spread) * (1 - q.target_spread.value)
         warnings.append(finding("quality-extrapolated", f"drafter quality: the levels were measured on "
@@ -304,7 +366,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     for f in FAMILIES:
         own = tokens[f] * scale
         eff = own + t * (total * scale - own)
-        level = d.domains[f].tau
+        level = levels[f]
         if eff <= 0:
             per[f], low[f], high[f] = 1.0, 1.0, 1.0
             continue
@@ -338,7 +400,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         per_domain_high=high, workload=shares, training_tokens=tokens, effective_tokens=total * scale,
         extrapolated=extrapolated, eval_engine=engine, temperature=temperature, num_speculative_tokens=h_.k,
         harness=h_.label, serving_batch=serving_batch, fleet_batch=fleet_batch,
-        payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens, target=target,
+        payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens, target=target, points=points,
         sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
                  q.recipe_spread.source, d.epoch_saturation.source,
                  "planner/presets/harness.yaml (tau where it is served; speedup at the batch)"],
@@ -347,7 +409,8 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
 
 def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
                  transfer: float | None = None, engine: str = "paper", temperature: float = 0.0,
-                 k: int | None = None, reference: dict[str, float] | None = None, **_batch):
+                 k: int | None = None, reference: dict[str, float] | None = None, points: list | None = None,
+                 **_batch):
     """The expected tau of `quality()` as a fast function of the training tokens per family (for
     the trim's search, which evaluates it thousands of times): the same curve, levels and harness
     (its rule tabulated)."""
@@ -357,10 +420,18 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     sat = d.epoch_saturation.value
     scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
     d_ref = _reference_effective(kind, reference, t)
-    _, h = fit_curve([(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau) for p in d.scaling.points])
+    levels = {f: d.domains[f].tau for f in FAMILIES}
+    pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau) for p in d.scaling.points]
+    user = user_model(kind, points, sat)
+    if user is not None:
+        pts, levels, ref_d, _ = user
+        pts = [(x, tau) for x, tau, _ in pts]
+        scale = epoch_equivalent(epochs, sat)
+        d_ref = {f: ref_d for f in FAMILIES}
+    _, h = fit_curve(pts)
     gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     total_w = sum(workload.values()) or 1.0
-    terms = [(f, workload.get(f, 0.0) / total_w, d.domains[f].tau, d_ref[f] / (d_ref[f] + h))
+    terms = [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
              for f in FAMILIES if workload.get(f, 0.0) > 0]
     h_ = resolve(kind, engine, temperature, k)
     top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling

@@ -119,6 +119,20 @@ class WorkloadShares(_Strict):
 assert tuple(WorkloadShares.model_fields) == FAMILIES
 
 
+class QualityPoint(_Strict):
+    """One of your own runs (--quality-points FILE, a CSV of these columns): the drafter kind, the
+    target, the benchmark's family, its training tokens and epochs, where tau was measured (at the
+    engine's usual K, temperature 0) and tau."""
+
+    drafter: Literal["eagle3", "dflash", "eagle1"]
+    target: Id
+    family: Family
+    training_tokens: float = Field(gt=0, le=1e13)
+    epochs: float = Field(gt=0, le=1000)
+    eval_engine: Literal["paper", "vllm", "sglang"]
+    tau: float = Field(gt=1, le=65)
+
+
 class Quality(_Strict):
     """The serving side of the quality estimate (planner/quality.py)."""
 
@@ -137,6 +151,7 @@ class Quality(_Strict):
     num_speculative_tokens: int | None = Field(None, ge=1, le=64)
     serving_batch: float = Field(1.0, ge=1, le=4096)   # the batch quality.speedup is given at (1: the papers')
     fleet_batch: float = Field(32.0, ge=1, le=4096)    # the serving fleet's batch, for the payback
+    points: list[QualityPoint] | None = Field(None, max_length=1000)   # your own runs: refit the levels and curve
 
     @field_validator("workload")
     @classmethod
