@@ -52,3 +52,13 @@ def test_the_overhead_floor_is_the_fit_of_its_runs():
     fit = sum(rows[i]["gpus"] / rows[i]["samples_per_s"] / rows[i]["tokens"] for i in data["overhead"]["rows"]) / 2
     assert fit == pytest.approx(2.54679e-4, rel=1e-5)
     assert overhead_s_per_token() == pytest.approx(fit, rel=1e-4)
+
+
+def test_glaive_end_of_turn_markers_and_system_prefix_are_not_text():
+    from planner.catalog.formats import to_turns
+    # glaive-function-calling-v2 as published: "SYSTEM: " before the system text, "<|endoftext|>"
+    # after each assistant turn
+    obj = {"system": "SYSTEM: You are helpful.",
+           "chat": "USER: hi ASSISTANT: hello <|endoftext|> FUNCTION RESPONSE: {} ASSISTANT: done <|endoftext|>"}
+    assert to_turns(obj, "glaive") == [("system", "You are helpful."), ("user", "hi"), ("assistant", "hello"),
+                                       ("tool", "{}"), ("assistant", "done")]
