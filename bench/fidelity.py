@@ -90,7 +90,7 @@ def training_rows(mfu: float | None = None) -> list[dict]:
 # ---------------------------------------------------------------- per area, held out by source
 def _inside(rows: list[dict]) -> list[dict]:
     for r in rows:
-        r["inside"] = r["low"] <= r["measured"] <= r["high"]
+        r["inside"] = bool(r["low"] <= r["measured"] <= r["high"])
     return rows
 
 

@@ -356,7 +356,7 @@ def held_out_speedup() -> list[dict]:
 def _row(id_: str, source: str, kind: str, measured: float, predicted: float, lo: float, hi: float) -> dict:
     low, high = predicted * math.exp(lo), predicted * math.exp(hi)
     return {"id": id_, "source": source, "kind": kind, "measured": measured, "predicted": predicted,
-            "low": low, "high": high, "ratio": predicted / measured, "inside": low <= measured <= high}
+            "low": low, "high": high, "ratio": predicted / measured, "inside": bool(low <= measured <= high)}
 
 
 def fitted_yaml(f: Fitted) -> str:
