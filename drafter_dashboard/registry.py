@@ -319,6 +319,10 @@ def from_widgets(values: dict, previous: dict | None = None) -> dict:
     mode = values.get(WL_MODE, FULL)
     if mode != SET:
         data["quality"]["workload"] = None if mode == FULL else "mix"
+    # your own runs (--quality-points) have no control: a manifest or link that carries them keeps them
+    points = ((previous or {}).get("quality") or {}).get("points")
+    if points:
+        data["quality"]["points"] = points
     if custom_model:
         cm = data["custom_model"]
         cm["full_attention_layers"] = min(cm["full_attention_layers"], cm["num_layers"])

@@ -81,3 +81,15 @@ def test_special_files_and_binary_are_refused(capsys, tmp_path):
                          (str(tmp_path / "bin.csv"), "not UTF-8")):
         code, _, err = _cli(capsys, "--quality-points", path)
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_dashboard_keeps_the_runs_a_manifest_or_link_brings():
+    # the runs have no control; the widgets' scenario keeps those of the scenario they were loaded from
+    # (checked in a browser-free AppTest by hand: a link with two runs shows tau 2.80 against 3.19)
+    from drafter_dashboard import registry
+    from planner.scenario import Scenario
+    s = Scenario(quality={"points": [_p(1e8, 3.0).model_dump(), _p(4e8, 4.0).model_dump()]})
+    back = Scenario(**registry.from_widgets(registry.to_widgets(s.model_dump(mode="json")), s.model_dump()))
+    assert back.quality.points == s.quality.points
+    assert Scenario(**registry.from_widgets(registry.to_widgets(Scenario().model_dump(mode="json")),
+                                            Scenario().model_dump())).quality.points is None
