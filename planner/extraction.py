@@ -201,8 +201,10 @@ def row_phase(row_id: str) -> str:
 
 
 def source_key(row) -> str:
-    """The publication a row comes from (the short name its source starts with)."""
-    return row.source.split()[0]
+    """The publication a row comes from (the short name its source starts with; TensorRT-LLM's
+    perf-overview revisions TRT10, TRTDG and TRT17 are one: one team, one tool)."""
+    key = row.source.split()[0]
+    return "TRT" if key.startswith("TRT") else key
 
 
 def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
