@@ -7,15 +7,22 @@
 Inference (planner/presets/throughput.yaml): for each row, the roofline's figure in the row's own
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
 figure when the row is left out of the table (leave-one-out: the nearest *other* row's measured /
-roofline scales it). Training (planner/presets/training_throughput.yaml): samples/s over the
-trainer GPUs from the drafter's FLOPs at the preset training MFU (plus the target's forward pass
-for a co-located run). Ratios are predicted / measured.
+roofline scales it). Training (planner/presets/training_throughput.yaml): end-to-end samples/s,
+the slowest of the trainers (drafter FLOPs at the training MFU, never faster than the per-sample
+overhead floor), the capture supply (disaggregated rows) and the target's forward (co-located).
+Ratios are predicted / measured.
+
+Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives the rms log error of
+the held-out predictions and the share of held-out points inside the band made without their
+source (leave one source out; the speedup sweeps leave one series out, SpecDecode-Bench's seven
+series being one figure), and lists the points outside it.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -27,8 +34,9 @@ import yaml  # noqa: E402
 
 from planner import Scenario, plan  # noqa: E402
 from planner.calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
-from planner.extraction import measured_ratio  # noqa: E402
-from planner.scenario import Throughput, Training, UniformMix  # noqa: E402
+from planner.extraction import _preset_roofline, held_out_phase, measured_ratio, source_key, spread  # noqa: E402
+from planner.harness import held_out_speedup, held_out_tau  # noqa: E402
+from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
 from planner.specs import efficiency, gpu_presets, model_presets  # noqa: E402
 
 TRAINING = ROOT / "planner" / "presets" / "training_throughput.yaml"
@@ -59,16 +67,106 @@ def training_rows(mfu: float | None = None) -> list[dict]:
     for r in table:
         tr = Training(gpu=r["gpu"], gpus=r["gpus"], epochs=1, disk="node-raid0", ttt_steps=r.get("ttt_steps"),
                       num_anchors=r.get("num_anchors"), **({"mfu": mfu} if mfu else {}))
+        dis = Disaggregated(capture_gpus=r["capture_gpus"], train_gpus=r["gpus"]) if r.get("capture_gpus") \
+            else Disaggregated()
         s = Scenario(uniform=UniformMix(samples=100_000, tokens=r["tokens"], response_tokens=r["supervised"]),
                      regenerate=False, model=r["model"], layout=r["layout"], max_seq_len="none",
-                     capture_batch_size=1, unit="conversation", training=tr)
+                     capture_batch_size=1, unit="conversation", training=tr, extraction_gpu=r["gpu"],
+                     extraction_gpus=r.get("capture_gpus") or 1, disaggregated=dis, node_network_gbps=400)
         t = plan(s).training
-        hours = t.online_wall_hours if r["online"] else t.compute_hours_per_epoch
+        # end to end: co-located (the target's forward on the trainers), disaggregated (the slowest of
+        # the capture supply, the network and the trainers), else the trainers alone
+        hours = t.online_wall_hours if r["online"] else \
+            t.disaggregated_hours_per_epoch if r.get("capture_gpus") else t.compute_hours_per_epoch
         predicted = 100_000 / (hours * 3600)
         out.append({"id": r["id"], "measured": r["samples_per_s"], "predicted": predicted,
                     "ratio": predicted / r["samples_per_s"], "flops_per_sample": t.flops_per_sample,
+                    "bound": t.disaggregated_bound if r.get("capture_gpus") else
+                    ("online" if r["online"] else t.offline_bound),
                     "source": r["source"], "estimates": r.get("estimates", "")})
     return out
+
+
+# ---------------------------------------------------------------- per area, held out by source
+def _inside(rows: list[dict]) -> list[dict]:
+    for r in rows:
+        r["inside"] = bool(r["low"] <= r["measured"] <= r["high"])
+    return rows
+
+
+def phase_area(phase: str) -> list[dict]:
+    """Each row of `phase` calibrated by the nearest row of another publication (the roofline when none
+    is near), the band its kind of match gets from the other publications' held-out rows."""
+    rows = measurements().rows
+    src = {r.id: source_key(r) for r in rows}
+    held = held_out_phase(phase, by_source=True)
+    out = []
+    for rid, near, measured, calibrated, transfer in held:
+        lo, hi = spread(held, transfer, lambda o: src[o] == src[rid])
+        # the band is on the rate: rate x exp(-hi) .. rate x exp(-lo) brackets the measurement
+        out.append({"id": rid, "source": src[rid], "measured": measured, "predicted": calibrated,
+                    "low": calibrated * math.exp(-hi), "high": calibrated * math.exp(-lo),
+                    "ratio": calibrated / measured, "basis": near or "roofline",
+                    "transfer": transfer})
+    return _inside(out)
+
+
+def training_area(rows: list[dict]) -> list[dict]:
+    """Each training run against the band of the other publications' runs' residuals."""
+    key = lambda r: re.match(r"[A-Z0-9]+", r["source"]).group()  # noqa: E731
+    out = []
+    for r in rows:
+        m = max((abs(math.log(o["ratio"])) for o in rows if key(o) != key(r)), default=0.0)
+        lo, hi = -m, m
+        out.append({"id": r["id"], "source": key(r), "measured": r["measured"], "predicted": r["predicted"],
+                    "low": r["predicted"] * math.exp(-hi), "high": r["predicted"] * math.exp(-lo),
+                    "ratio": r["ratio"]})
+    return _inside(out)
+
+
+TAU_POINTS = ROOT / "planner" / "presets" / "tau_points.yaml"
+
+
+def absolute_tau() -> list[dict]:
+    """Each published point of planner/presets/tau_points.yaml through the whole quality model (the
+    data curve, the levels, the harness) for its benchmark's family, against the model's band."""
+    from planner.quality import quality, tokens_of
+    with open(TAU_POINTS, encoding="utf-8") as fh:
+        points = yaml.safe_load(fh)["points"]
+    out = []
+    for p in points:
+        total = tokens_of(p["components_samples"], p["component"], None) if p.get("component") else \
+            p["samples"] * p["tokens_per_sample"]
+        share = sum(p["mix"].values())
+        tokens = {f: total * v / share for f, v in p["mix"].items()}
+        q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],
+                    workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"],
+                    target=p["target"])
+        out.append({"id": p["id"], "source": p["source"], "measured": p["tau"], "predicted": q.acceptance_length,
+                    "low": q.acceptance_low, "high": q.acceptance_high, "ratio": q.acceptance_length / p["tau"]})
+    return _inside(out)
+
+
+def areas(trn: list[dict]) -> dict[str, list[dict]]:
+    return {"tau (harness pairs)": held_out_tau(), "tau (absolute)": absolute_tau(), "speedup": held_out_speedup(),
+            "prefill": phase_area("prefill"), "decode": phase_area("decode"), "training": training_area(trn)}
+
+
+def area_markdown(by_area: dict[str, list[dict]]) -> str:
+    lines = ["| area | held-out points | sources | rms log error | inside the band (leave one source out) |",
+             "|---|---|---|---|---|"]
+    for name, rows in by_area.items():
+        cover = sum(r["inside"] for r in rows)
+        lines.append(f"| {name} | {len(rows)} | {len({r['source'] for r in rows})} | "
+                     f"{log_error([r['ratio'] for r in rows]):.2f} | {cover}/{len(rows)} = {cover / len(rows):.0%} |")
+    lines.append("")
+    for name, rows in by_area.items():
+        out = [r for r in rows if not r["inside"]]
+        if out:
+            lines.append(f"{name}, outside the band: " + "; ".join(
+                f"{r['id']} measured {r['measured']:,.3g}, predicted {r['predicted']:,.3g} "
+                f"({r['low']:,.3g}-{r['high']:,.3g})" for r in out))
+    return "\n".join(lines)
 
 
 def log_error(ratios: list[float]) -> float:
@@ -112,12 +210,15 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     inf, trn = inference_rows(), training_rows()
+    by_area = areas(trn)
     if a.json:
-        out = {"inference": inf, "training": trn}
+        out = {"inference": inf, "training": trn, "areas": by_area}
         if a.fit:
             out["fit"] = _fits()
         print(json.dumps(out, indent=2))
         return
+    print(area_markdown(by_area))
+    print()
     print(markdown(inf, trn))
     if a.fit:
         f = _fits()

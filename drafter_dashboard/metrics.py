@@ -45,6 +45,18 @@ def _mode(e) -> str:
             f"tok/s per GPU = x{cal.factor:.2f})")
 
 
+def _calibration_band(e) -> str:
+    """The per-phase calibration's band and basis (issue 22): each phase's row, or the roofline alone,
+    and whether it is an extrapolation across architecture class or GPU."""
+    if e.calibrated_wall_hours_low is None:
+        return ""
+    basis = "; ".join(f"{c.phase} {'on ' + c.row if c.row else 'the roofline alone'}"
+                      + (" (an extrapolation)" if c.extrapolated else "")
+                      for c in (e.prefill_calibration, e.decode_calibration) if c is not None)
+    return (f"; calibration band {e.calibrated_wall_hours_low / 24:,.2f}-{e.calibrated_wall_hours_high / 24:,.2f} "
+            f"days from held-out published rows ({basis})")
+
+
 def _recipe(t) -> str:
     if t.drafter == "dflash":
         return f"DFlash {t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size}"
@@ -88,7 +100,7 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          "inverse"),
         ("Extraction (days)" + band_e, e.wall_hours / 24, lambda v: f"{v:,.2f}",
          f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on {e.nodes} node"
-         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e,
+         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e + _calibration_band(e),
          lambda x: x.extraction.wall_hours / 24, "inverse"),
         ("Transfer (h)", p.transfer_hours, lambda v: f"{v:,.1f}", f"method: {p.transfer_method}",
          lambda x: x.transfer_hours, "inverse"),
@@ -116,14 +128,18 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          "inverse"),
         ("Online, wall (days)", p.wall_days_online, lambda v: f"{v:,.2f}",
          "regeneration + online training", lambda x: x.wall_days_online, "inverse"),
-        (f"Acceptance length ({q.acceptance_low:.2f}-{q.acceptance_high:.2f})", q.acceptance_length, lambda v: f"{v:,.2f}",
-         f"expected tau of the {q.drafter} drafter for the serving workload: {q.acceptance_low:.2f}-"
-         f"{q.acceptance_high:.2f} (an estimate from published points, see Assumptions)"
+        (f"Acceptance length ({q.eval_engine} K={q.num_speculative_tokens} T={q.temperature:g})",
+         q.acceptance_length, lambda v: f"{v:,.2f}",
+         f"expected tau of the {q.drafter} drafter for the serving workload, as {q.harness} measures it: "
+         f"band {q.acceptance_low:.2f}-{q.acceptance_high:.2f} (basis: the published data-scaling points and "
+         "two-harness pairs, see Assumptions)"
          + (" - outside the published points: wide band" if q.extrapolated else ""),
          lambda x: x.quality.acceptance_length, "normal"),
-        ("Speedup" if q.speedup >= 1 else "Slowdown (below 1x)", q.speedup, lambda v: f"{v:,.2f}x",
-         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch 1 (below 1: the drafter "
-         "slows decoding down)"
+        (f"Speedup (batch {q.serving_batch:g})" if q.speedup >= 1 else f"Slowdown (batch {q.serving_batch:g}, below 1x)",
+         q.speedup, lambda v: f"{v:,.2f}x",
+         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch {q.serving_batch:g} (below 1: the drafter slows decoding down); "
+         + (f"{q.payback_speedup:.2f}x at the fleet's batch {q.fleet_batch:g}, which the payback uses"
+            if q.payback_speedup is not None else "")
          + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
             if q.payback_days is not None else ""), lambda x: x.quality.speedup, "normal"),
     ]

@@ -254,6 +254,11 @@ CONTROLS: list[Control] = [
     _c("w_q_transfer", "quality.domain_transfer", Quality, None, kind="float"),
     _c("w_serving_tokens_b", "quality.serving_tokens_per_day", Quality, None, kind="scaled", scale=1e9),
     _c("w_serving_gpu", "quality.serving_gpu", Quality, EXTRACTION_GPU, kind="none_as", none=EXTRACTION_GPU),
+    _c("w_eval_engine", "quality.eval_engine", Quality, "vllm"),
+    _c("w_temperature", "quality.temperature", Quality, 0.0, kind="float"),
+    _c("w_spec_k", "quality.num_speculative_tokens", Quality, 0, kind="none_as", none=0),
+    _c("w_serving_batch", "quality.serving_batch", Quality, 1.0, kind="float"),
+    _c("w_fleet_batch", "quality.fleet_batch", Quality, 32.0, kind="float"),
     _c("w_storage", "costs.storage", Costs, BY_PLACEMENT, kind="none_as", none=BY_PLACEMENT),
     _c("w_months", "costs.storage_months", Costs, None, kind="float"),
     _c("w_keep_days", "costs.keep_days", Costs, 0.0, kind="float"),
@@ -314,6 +319,10 @@ def from_widgets(values: dict, previous: dict | None = None) -> dict:
     mode = values.get(WL_MODE, FULL)
     if mode != SET:
         data["quality"]["workload"] = None if mode == FULL else "mix"
+    # your own runs (--quality-points) have no control: a manifest or link that carries them keeps them
+    points = ((previous or {}).get("quality") or {}).get("points")
+    if points:
+        data["quality"]["points"] = points
     if custom_model:
         cm = data["custom_model"]
         cm["full_attention_layers"] = min(cm["full_attention_layers"], cm["num_layers"])

@@ -250,6 +250,18 @@ def render(catalog) -> str:
         _num(st, "Served tokens/day (B, blank = none)", "w_serving_tokens_b", blank=True,
              help="billions of tokens served a day: gives the payback of the offline run")
         st.selectbox("Serving GPU", [EXTRACTION_GPU] + list(gpus), key="w_serving_gpu")
+        e1, e2, e3 = st.columns(3)
+        e1.selectbox("tau measured on", ["vllm", "sglang", "paper"], key="w_eval_engine",
+                     help="where tau is measured: the serving engine (chain drafting, its usual K) or the "
+                          "paper's own harness; planner/presets/harness.yaml")
+        _num(e2, "Temperature", "w_temperature", step=0.1)
+        _num(e3, "Draft tokens K (0 = usual)", "w_spec_k", step=1,
+             help="num_speculative_tokens; 0: the engine's usual value for the drafter kind")
+        b1, b2 = st.columns(2)
+        _num(b1, "Serving batch (speedup)", "w_serving_batch", step=1.0,
+             help="the batch the speedup is given at; 1 is the papers' interactive figure")
+        _num(b2, "Fleet batch (payback)", "w_fleet_batch", step=1.0,
+             help="the serving fleet's batch: the payback uses the speedup at it")
 
     with sb.expander("Prices", expanded=False):
         prices = storage_price_presets()

@@ -2,6 +2,8 @@
 (the preset's source when the preset value is in use, "yours" when the scenario changed it)."""
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -136,7 +138,36 @@ def _quality(c: AssumptionContext) -> list[Assumption]:
         Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if s.regenerate
                    else f"reused: tau / {1 + q.regeneration.value:g} (low end / {1 + q.regeneration.range[1]:g})",
                    tag="published", source=q.regeneration.source),
+        *_harness(qp, s),
     ]
+
+
+def _harness(qp, s) -> list[Assumption]:
+    """Where tau is measured, the batches the speedup is given at (planner/presets/harness.yaml) and
+    your own runs when given."""
+    from planner.harness import fitted, harness_presets
+    h, f = harness_presets(), fitted()
+    g = "block" if qp.drafter == "dflash" else "tree"
+    sq = s.quality
+    mine = lambda v, d: "yours" if v != d else "estimate"  # noqa: E731
+    fields = type(sq).model_fields
+    n_pairs = len(h.engine_pairs)
+    return [
+        Assumption(name="tau measured on", value=f"{qp.harness}: acceptance x "
+                   f"{f.engine_factor[f'{qp.eval_engine}/{g}']:.3f} x {f.temperature_factor:.3f}^T",
+                   tag=mine(sq.eval_engine, fields["eval_engine"].default),
+                   source=f"fitted on {n_pairs} published pairs of one drafter on two harnesses and "
+                          f"{len(h.temperature_pairs)} temperature pairs; K: {h.engines[qp.eval_engine].source}; "
+                          "planner/presets/harness.yaml"),
+        Assumption(name="speedup at the batch", value=f"speedup given at batch {qp.serving_batch:g}; payback at the "
+                   f"fleet's batch {qp.fleet_batch:g} (x_half {f.batch_x_half:.0f} tokens a step, p {f.batch_p:.2f})",
+                   tag=mine((sq.serving_batch, sq.fleet_batch), (fields["serving_batch"].default,
+                                                                    fields["fleet_batch"].default)),
+                   source=f"fitted on {len(h.batch_sweeps)} published speedup-vs-batch sweeps "
+                          "(planner/presets/harness.yaml)"),
+    ] + ([Assumption(name="your own runs", value=f"{len(sq.points)} point(s): the levels and curve refitted on "
+                     "those of this drafter kind", tag="yours", source="set in the scenario (--quality-points)")]
+         if sq.points else [])
 
 
 def _engine_caps(c: AssumptionContext) -> Assumption:
@@ -230,11 +261,17 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
             A(name="KV cache", value=s.kv_dtype, tag="estimate" if s.kv_dtype == "bf16" else mine,
               source="vLLM --kv-cache-dtype auto keeps the model's bf16; fp8 halves the KV bytes per token"),
         ]
-        cal = getattr(c.extraction, "calibration", None)
-        if cal is not None:
-            out.append(A(name="calibration", value=(f"{cal.row}: measured {cal.measured:,.0f} / roofline "
-                                                    f"{cal.roofline:,.0f} {cal.metric} tok/s per GPU = x{cal.factor:.2f}")
-                         if cal.row else cal.note, tag="third-party" if cal.row else "estimate",
+        # issue 22: one row per phase when the phases are calibrated apart
+        cals = [x for x in (getattr(c.extraction, "prefill_calibration", None),
+                            getattr(c.extraction, "decode_calibration", None)) if x is not None] \
+            or [x for x in (getattr(c.extraction, "calibration", None),) if x is not None]
+        for cal in cals:
+            name = f"{cal.phase} calibration" if cal.phase else "calibration"
+            value = (f"{cal.row}: measured {cal.measured:,.0f} / roofline {cal.roofline:,.0f} {cal.metric} tok/s "
+                     f"per GPU = x{cal.factor:.2f}") if cal.row else cal.note
+            if cal.row and cal.extrapolated:
+                value += f"; {cal.note}, the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}"
+            out.append(A(name=name, value=value, tag="third-party" if cal.row and not cal.extrapolated else "estimate",
                          source=f"{cal.source} ({cal.date}); planner/presets/throughput.yaml" if cal.row
                          else "planner/presets/throughput.yaml"))
     if model.linear_attention_layers:

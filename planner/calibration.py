@@ -4,9 +4,14 @@ measured / roofline ratio then scales the user's roofline.
 
 Nearness is a distance, each term an estimate of how much less a row tells about the user's case:
 |log(forward params ratio)|, + 0.5 for another architecture class (dense / MoE / hybrid), + 1 for
-another GPU, + 0.5 for another weight dtype, + 0.3 for another engine than vLLM, + 0.25 x
-|log(shape ratio)| for input and for output length. Rows farther than MAX_DISTANCE do not match,
-and the plan falls back to the roofline and says so.
+another GPU (+ 0.5 more for another GPU generation), + 0.5 for another weight dtype, + 0.3 for another
+engine than vLLM, + 0.25 x |log(shape ratio)| for input and for output length, + 0.25 x |log(concurrency
+ratio)| where both are known. Rows farther than MAX_DISTANCE do not match, and the plan falls back to
+the roofline and says so.
+
+Per phase (issue 22): prefill and decode are calibrated separately, each by the nearest row whose
+time the roofline puts mostly in that phase (planner/extraction.py), of the same architecture class
+when one is near; a row of another class or GPU is an extrapolation.
 """
 from __future__ import annotations
 
@@ -52,6 +57,7 @@ class Measurement(_Strict):
 
 class ThroughputTable(_Strict):
     engines: dict[str, EngineCaps]
+    generations: dict[str, str] = {}     # GPU id -> architecture generation (the distance's generation term)
     rows: list[Measurement]
 
 
@@ -67,11 +73,17 @@ def architecture(model: ModelSpec) -> str:
     return "moe" if model.active_params < model.params else "dense"
 
 
+def generation(gpu_id: str) -> str:
+    return measurements().generations.get(gpu_id, gpu_id)
+
+
 def distance(row: Measurement, row_model: ModelSpec, model: ModelSpec, gpu_id: str, weight_dtype: str,
-             isl: float, osl: float) -> float:
+             isl: float, osl: float, concurrency: float | None = None) -> float:
     d = abs(math.log(row_model.forward_params() / model.forward_params()))
     d += 0.5 * (architecture(row_model) != architecture(model))
-    d += 1.0 * (row.gpu != gpu_id)
+    d += 1.0 * (row.gpu != gpu_id) + 0.5 * (generation(row.gpu) != generation(gpu_id))
+    if concurrency and row.concurrency:
+        d += 0.25 * abs(math.log(row.concurrency / concurrency))
     d += 0.5 * (row.weight_dtype != weight_dtype)
     d += 0.3 * (row.engine != "vllm-serve")
     d += 0.25 * abs(math.log(max(row.isl, 1) / max(isl, 1)))
@@ -105,6 +117,9 @@ class Calibration(BaseModel):
     metric: str = ""
     measured: float = 0.0
     roofline: float = 0.0
-    factor: float = 1.0              # measured / roofline, applied to the user's prefill and decode rates
+    factor: float = 1.0              # measured / roofline, applied to the user's rates (of `phase`)
     distance: float = 0.0
     note: str = ""
+    phase: str = ""                  # prefill | decode (per-phase calibration), "" for both
+    extrapolated: bool = False       # the row is of another architecture class or GPU
+    band: tuple[float, float] = (0.0, 0.0)   # log(roofline x factor / measured) held-out spread of such matches

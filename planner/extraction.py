@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.calibration import Calibration, measurements, nearest
+from planner.calibration import MAX_DISTANCE, Calibration, architecture, distance, measurements, nearest
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.scenario import Throughput
@@ -50,6 +50,9 @@ class ExtractionPlan(BaseModel):
     wall_hours: float
     wall_hours_low: float | None = None       # the band of sampled profiles (planner/plan.py)
     wall_hours_high: float | None = None
+    # the band of the per-phase calibration (held-out spread of its kind of match); None outside calibrated mode
+    calibrated_wall_hours_low: float | None = None
+    calibrated_wall_hours_high: float | None = None
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float
@@ -57,7 +60,9 @@ class ExtractionPlan(BaseModel):
     # prefill and decode mixed as benchmark_serving counts them, at this mix's prompt and response lengths
     serving_output_tokens_per_s_per_gpu: float = 0.0
     serving_total_tokens_per_s_per_gpu: float = 0.0
-    calibration: Calibration | None = None
+    calibration: Calibration | None = None    # the phase that takes the longer (calibrated mode)
+    prefill_calibration: Calibration | None = None
+    decode_calibration: Calibration | None = None
     bound: str
     decode_bound: str
     capture_bound: str
@@ -150,10 +155,8 @@ def engine_for(gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
                   max_batched_tokens=t.max_batched_tokens or tokens)
 
 
-def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
-                   kv_dtype: str = "bf16") -> tuple[float, float]:
-    """(roofline, measured) for a table row in its metric, with the row's engine caps and the
-    scenario's efficiencies (the GPU preset's prefill MFU unless the scenario sets one)."""
+def _row_rates(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
+               kv_dtype: str = "bf16") -> Rates:
     model, gpu = models[row.model], gpus[row.gpu]
     if row.engine == "vllm-serve":
         seqs, tokens, _ = engine_defaults(gpu, "serve")
@@ -163,8 +166,15 @@ def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], 
     e = Engine(weight_dtype=row.weight_dtype, kv_dtype=kv_dtype, prefill_mfu=t.prefill_mfu or gpu.prefill_mfu,
                decode_mfu=t.decode_mfu or efficiency("decode_mfu"), bandwidth_efficiency=t.decode_bandwidth_efficiency,
                tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=seqs, max_batched_tokens=tokens)
-    r = rates(model, gpu, row.tp, e, prefill_ctx=row.isl, decode_ctx=row.isl + row.osl / 2,
-              seq_tokens=row.isl + row.osl, concurrency=row.concurrency)
+    return rates(model, gpu, row.tp, e, prefill_ctx=row.isl, decode_ctx=row.isl + row.osl / 2,
+                 seq_tokens=row.isl + row.osl, concurrency=row.concurrency)
+
+
+def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
+                   kv_dtype: str = "bf16") -> tuple[float, float]:
+    """(roofline, measured) for a table row in its metric, with the row's engine caps and the
+    scenario's efficiencies (the GPU preset's prefill MFU unless the scenario sets one)."""
+    r = _row_rates(row, models, gpus, t, kv_dtype)
     out, total = serving(r.prefill, r.decode, row.isl, row.osl)
     predicted = {"output": out, "total": total, "prefill": r.prefill}[row.metric]
     return predicted, row.value
@@ -178,19 +188,112 @@ def _preset_roofline(row_id: str) -> tuple[float, float]:
     return measured_ratio(row, model_presets(), gpu_presets(), Throughput(mode="roofline"))
 
 
-def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float) -> Calibration:
+@functools.cache
+def row_phase(row_id: str) -> str:
+    """prefill or decode: where the roofline puts most of a table row's GPU time (a prefill-metric
+    row is prefill)."""
+    from planner.specs import gpu_presets, model_presets
+    row = next(r for r in measurements().rows if r.id == row_id)
+    if row.metric == "prefill" or not row.osl:
+        return "prefill"
+    r = _row_rates(row, model_presets(), gpu_presets(), Throughput(mode="roofline"))
+    return "prefill" if row.isl / r.prefill > row.osl / r.decode else "decode"
+
+
+def source_key(row) -> str:
+    """The publication a row comes from (the short name its source starts with; TensorRT-LLM's
+    perf-overview revisions TRT10, TRTDG and TRT17 are one: one team, one tool)."""
+    key = row.source.split()[0]
+    return "TRT" if key.startswith("TRT") else key
+
+
+def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
+          exclude=lambda r: False):
+    """The nearest row of `phase` within MAX_DISTANCE: of the model's architecture class when one is
+    near, else of any class; (row, distance) or None."""
+    from planner.specs import model_presets
+    models = model_presets()
+    cands = [(distance(r, models[r.model], model, gpu_id, weight_dtype, isl, osl), r) for r in measurements().rows
+             if not exclude(r) and r.model in models and row_phase(r.id) == phase]
+    cands = [(d, r) for d, r in cands if d <= MAX_DISTANCE]
+    same = [(d, r) for d, r in cands if architecture(models[r.model]) == architecture(model)]
+    best = min(same or cands, key=lambda x: x[0], default=None)
+    return None if best is None else (best[1], best[0])
+
+
+def _transfer(row, model: ModelSpec, gpu_id: str) -> bool:
+    from planner.specs import model_presets
+    return architecture(model_presets()[row.model]) != architecture(model) or row.gpu != gpu_id
+
+
+@functools.cache
+def held_out_phase(phase: str, by_source: bool = False) -> tuple[tuple[str, str, float, float, bool], ...]:
+    """Every row of `phase` calibrated by the nearest *other* row (the same rule; `by_source`: of
+    another publication): (row, from, measured, calibrated, a transfer across class or GPU) - the
+    held-out residuals the band is made of."""
+    from planner.specs import model_presets
+    models = model_presets()
+    out = []
+    for r in measurements().rows:
+        if r.model not in models or row_phase(r.id) != phase:
+            continue
+        own = source_key(r)
+        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase,
+                    exclude=lambda o: o.id == r.id or (by_source and source_key(o) == own))
+        roof_r, meas_r = _preset_roofline(r.id)
+        if hit is None:     # no row near: the roofline alone (the plan's fallback)
+            out.append((r.id, "", meas_r, roof_r, None))
+            continue
+        n = hit[0]
+        roof_n, meas_n = _preset_roofline(n.id)
+        out.append((r.id, n.id, meas_r, roof_r * meas_n / roof_n, _transfer(n, models[r.model], r.gpu)))
+    return tuple(out)
+
+
+def phase_band(phase: str, transfer: bool | None, exclude: str = "") -> tuple[float, float]:
+    """(-m, m), m the largest |log(calibrated / measured)| over the held-out rows of `phase` (rows named
+    `exclude` left out): a match within class and GPU takes such matches' spread; a transfer takes every held-out
+    match's (the few transfers alone are too few to bound it); None (no row near: the roofline alone)
+    takes the roofline's own spread over the phase's rows."""
+    return spread(held_out_phase(phase), transfer, lambda rid: rid == exclude)
+
+
+def spread(rows, transfer: bool | None, exclude) -> tuple[float, float]:
+    """phase_band over `rows` of held_out_phase (those `exclude(row id)` names left out)."""
+    rows = [x for x in rows if not exclude(x[0])]
+    if transfer is None:
+        res = [math.log(_preset_roofline(rid)[0] / m) for rid, _, m, _, _ in rows]
+    else:
+        res = [math.log(c / m) for _, _, m, c, tr in rows if tr is not None and (transfer or not tr)]
+    m = max((abs(r) for r in res), default=0.0)      # the largest held-out error, either way
+    return -m, m
+
+
+def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,
+              phase: str | None = None) -> Calibration:
     """The nearest row's measured / roofline (planner/calibration.py), or a note that none matched.
     The row's roofline takes the preset efficiencies, so the factor is a property of the table and
-    the scenario's own efficiencies still move the user's roofline (and the plan) as they say."""
+    the scenario's own efficiencies still move the user's roofline (and the plan) as they say.
+    `phase`: the nearest row of that phase (same architecture class first), with its band."""
     from planner.specs import model_presets
-    hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
+    hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets()) if phase is None else \
+        _pick(model, gpu.id, weight_dtype, isl, osl, phase)
     if hit is None:
-        return Calibration(note=f"no published measurement is near {model.id} on {gpu.id} in {weight_dtype}: "
-                                "the roofline alone is used")
+        return Calibration(phase=phase or "", extrapolated=True,
+                           band=phase_band(phase, None) if phase else (0.0, 0.0),
+                           note=f"no published {phase + ' ' if phase else ''}measurement is near {model.id} on "
+                                f"{gpu.id} in {weight_dtype}: the roofline alone is used")
     row, dist = hit
     predicted, measured = _preset_roofline(row.id)
-    return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
-                       roofline=predicted, factor=measured / predicted, distance=dist)
+    out = Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
+                      roofline=predicted, factor=measured / predicted, distance=dist)
+    if phase is not None:
+        tr = _transfer(row, model, gpu.id)
+        out.phase, out.extrapolated, out.band = phase, tr, phase_band(phase, tr)
+        if tr:
+            out.note = (f"an extrapolation: {row.id} is {architecture(model_presets()[row.model])} on {row.gpu}, "
+                        f"the plan {architecture(model)} on {gpu.id}")
+    return out
 
 
 def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
@@ -270,7 +373,8 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     conversations = max(work.conversations, 1.0)
     isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
     osl = work.output_tokens / conversations
-    calibration = None
+    calibration = pcal = dcal = None
+    band_hours = None
 
     if t.mode == "fixed":
         rate = t.tokens_per_s * t.batching
@@ -287,11 +391,16 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
         prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
         if t.mode == "calibrated":
-            calibration = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl)
-            prefill_tps *= calibration.factor
-            decode_tps *= calibration.factor
-            if not calibration.row:
-                warnings.append(finding("calibration", f"calibrated throughput: {calibration.note}"))
+            pcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="prefill")
+            dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="decode")
+            prefill_tps *= pcal.factor
+            decode_tps *= dcal.factor
+            for c in (pcal, dcal):
+                if not c.row:
+                    warnings.append(finding("calibration", f"calibrated {c.phase} throughput: {c.note}"))
+                elif c.extrapolated:
+                    warnings.append(finding("calibration", f"calibrated {c.phase} throughput is {c.note}: the "
+                                    f"band is {math.exp(c.band[0]):.2f}-{math.exp(c.band[1]):.2f}x the hours"))
         table_prefill = prefill_tps
         if measured_tokens_per_s is not None:
             prefill_tps = measured_tokens_per_s
@@ -300,6 +409,11 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         disk_capture = hours_at(write_bytes, disk_rate)
         capture_hours = max(gpu_capture, disk_capture)
         capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
+        if dcal is not None:
+            # true hours = planned x calibrated / measured: each phase's held-out spread
+            band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
+                                                                            disk_capture) for i in (0, 1))
+            calibration = dcal if decode_hours >= capture_hours else pcal
         if capture_bound == "disk write":
             warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {write_bound} "
                                     f"{'write' if write_bound.endswith('s') else 'takes'} "
@@ -317,5 +431,7 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=decode_hours,
         capture_hours=capture_hours, prefill_tokens_per_s_per_gpu=prefill_tps, decode_tokens_per_s_per_gpu=decode_tps,
         serving_output_tokens_per_s_per_gpu=serve_out, serving_total_tokens_per_s_per_gpu=serve_total,
-        calibration=calibration, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
+        calibration=calibration, prefill_calibration=pcal, decode_calibration=dcal,
+        calibrated_wall_hours_low=band_hours[0] if band_hours else None,
+        calibrated_wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
         warnings=warnings)

@@ -33,6 +33,9 @@ class CalibrationOutput(_Out):
     factor: float
     distance: float
     note: str
+    phase: str = ""                 # prefill | decode (per-phase calibration), "" for the one that covers both
+    extrapolated: bool = False      # the row is of another architecture class or GPU (or none is near)
+    band: tuple[float, float] = (0.0, 0.0)   # log(calibrated / measured), held-out spread of such matches
 
 
 class ExtractionOutput(_Out):
@@ -59,6 +62,12 @@ class ExtractionOutput(_Out):
     tensor_parallel: int
     bound: str
     calibration: CalibrationOutput | None
+    # issue 22: prefill and decode calibrated apart, and the band of that calibration (named apart
+    # from wall_hours_low/high, which are the sampled profiles' band)
+    prefill_calibration: CalibrationOutput | None = None
+    decode_calibration: CalibrationOutput | None = None
+    calibrated_wall_hours_low: float | None = None
+    calibrated_wall_hours_high: float | None = None
 
 
 class TrainingOutput(_Out):
@@ -140,6 +149,12 @@ class QualityOutput(_Out):
     workload: dict[str, float]
     payback_days: float | None
     sources: list[str]
+    payback_speedup: float | None   # the speedup at the fleet's batch, which the payback uses
+    eval_engine: str                # where tau is measured: paper | vllm | sglang
+    temperature: float
+    num_speculative_tokens: int | None
+    serving_batch: float            # the batch `speedup` is given at
+    fleet_batch: float              # the batch `payback_speedup` is given at
 
 
 class ComponentOutput(_Out):

@@ -28,7 +28,7 @@ from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, resolv
 from planner.drafter import NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs, row_sums
 from planner.specs import network_efficiency
 from planner.training import TrainingPlan, disaggregated, training
-from planner.quality import QualityPlan, payback, quality
+from planner.quality import QualityPlan, payback, quality, reference_tokens
 from planner.transfer import transfer
 from planner.nodes import NodePlan, node_plan, writing_nodes
 
@@ -317,7 +317,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
                  timeline_days=held_hours / 24)
     trn.breakeven_epochs = cost.breakeven_epochs
     trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
-    qual = _quality(s, cat, model, ex_gpu, ex, layout_spec, components, cost)
+    qual = _quality(s, cat, model, ex_gpu, ex, layout_spec, components, cost, eff)
     for f in nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
 
@@ -378,7 +378,7 @@ def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] 
 
 
 def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan,
-             spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan) -> QualityPlan:
+             spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan, eff: Effective) -> QualityPlan:
     """The expected acceptance length and speedup of this mix (planner/quality.py), and the payback
     of the offline run against serving `quality.serving_tokens_per_day` on the serving GPU."""
     q = s.quality
@@ -386,13 +386,16 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     for c in components:
         tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
-                 workload=serving_workload(s, cat), transfer=q.domain_transfer)
+                 workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
+                 temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
+                 fleet_batch=q.fleet_batch, reference=reference_tokens(spec.drafter, _reference_mean(s, cat, eff)),
+                 target=model.id, points=q.points)
     if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
                                    f"{sum(q.workload.values()):g}; they were scaled to 1"))
     gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
     rate = serving_decode_rate(model, gpu, s.throughput, weight_dtype=s.weight_dtype, kv_dtype=s.kv_dtype,
-                               components=components, calibration=ex.calibration)
+                               components=components, calibration=ex.decode_calibration)
     if rate is None:
         qp.warnings.append(finding("payback", f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve"))
         return qp
@@ -400,6 +403,20 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
         else s.costs.extraction_usd_per_gpu_hour
     return payback(qp, serving_tokens_per_day=q.serving_tokens_per_day, decode_tokens_per_s_per_gpu=rate,
                    usd_per_gpu_hour=price, one_off_usd=cost.total_offline, gpu=gpu.id)
+
+
+def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
+    """A reference component's training tokens per conversation counted as this plan counts the mix's
+    (the layout's unit, cap and overflow, the scenario's length scale; regenerated, as the reference
+    runs were), so that the reference mix gets its published levels back (planner/quality.py)."""
+    def mean(cid: str) -> float | None:
+        comp = cat.components.get(cid) if cat is not None else None
+        if comp is None:
+            return None
+        w, _ = workload(comp.conversation, comp.turn, 1.0, cap=eff.max_seq_len, unit=eff.unit, regenerate=True,
+                        multiplier=1.0, overflow=eff.overflow, scale=s.length_scale)
+        return w.conversation_tokens
+    return mean
 
 
 def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], works: list[Workload],

@@ -13,6 +13,15 @@ whose responses are not regenerated loses the regeneration gain (the references 
 The workload-weighted tau is sum_d w_d tau_d; speedup = a tau + b from the same paper's pairs,
 never below tau / (1 + c) with c that paper's mean per-cycle overhead.
 
+Where it is served (planner/harness.py): each domain's paper-harness tau becomes the engine's tau
+at its temperature and K (the chain rule with an acceptance factor fitted on published pairs), and
+the band widens by the leave-one-source-out spread of those pairs. The speedup is given at the
+serving batch, and the payback uses the speedup at the fleet's batch (the same module's batch rule).
+
+The reference run gets its own levels: each domain's reference tokens are the reference mix's own
+tokens of that family plus `transfer` x the rest (the same rule a mix gets), counted as the plan
+counts them (after the layout's cap) when the plan passes them.
+
 The band: the curve re-fitted through the points moved by their reading error either way, the
 low side also a less tuned recipe (recipe_spread) and the larger regeneration gain; it widens by
 1 + |ln(D / D_edge)| outside the range of the published points (extrapolation).
@@ -28,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import SHIPPED_CATALOG
 from planner.findings import Finding, finding
+from planner.harness import fitted, resolve, speedup_at
 from planner.ids import FAMILIES
 
 PRESETS = Path(__file__).resolve().parent / "presets"
@@ -62,6 +72,9 @@ class Reference(_Strict):
     epochs: float
     epochs_source: str
     regenerated: bool
+    target: str | None = None                    # the target model the levels were measured on
+    families: list[str] | None = None            # the families its data covered (None: its components')
+    families_source: str | None = None
 
 
 class Level(_Strict):
@@ -94,6 +107,7 @@ class QualityPresets(_Strict):
     families: list[str]
     transfer: Valued
     regeneration: Valued
+    target_spread: Valued
     recipe_spread: Valued
     drafters: dict[str, DrafterQuality]
 
@@ -111,12 +125,49 @@ def quality_presets() -> QualityPresets:
 
 
 @functools.cache
-def _catalog_mean_tokens() -> dict[str, float]:
-    """The shipped catalog's mean tokens per conversation (datasets_meta/components.yaml), the one
-    place those figures are written."""
+def _shipped_components() -> dict[str, tuple[float, str]]:
+    """The shipped catalog's (mean tokens per conversation, family) per component
+    (datasets_meta/components.yaml), the one place those figures are written."""
     with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
-    return {c["id"]: float(c["mean_tokens"]["value"]) for c in data["components"]}
+    return {c["id"]: (float(c["mean_tokens"]["value"]), c["family"]) for c in data["components"]}
+
+
+def _catalog_mean_tokens() -> dict[str, float]:
+    return {k: v[0] for k, v in _shipped_components().items()}
+
+
+def reference_tokens(kind: str, mean_of=None) -> dict[str, float]:
+    """The reference run's training tokens per family: its components' rows x `mean_of(component)`
+    (the plan passes the catalog's mean after the layout's cap; default the shipped catalog's mean),
+    or its tokens split evenly over the families its data covered."""
+    r = quality_presets().drafters[kind].reference
+    out = {f: 0.0 for f in FAMILIES}
+    if r.component is not None:
+        names = r.component if isinstance(r.component, list) else [r.component]
+        counts = r.samples if isinstance(r.samples, list) else [r.samples]
+        shipped = _shipped_components()
+        for n, c in zip(counts, names):
+            mean = mean_of(c) if mean_of is not None else None
+            out[family_of(shipped[c][1])] += n * (shipped[c][0] if mean is None else mean)
+        return out
+    fams = r.families or list(FAMILIES)
+    total = tokens_of(r.samples, None, r.tokens_per_sample)
+    for f in fams:
+        out[f] += total / len(fams)
+    return out
+
+
+def _reference_effective(kind: str, ref: dict[str, float] | None, t: float) -> dict[str, float]:
+    """Each domain's reference tokens under the transfer rule: its own + t x the others'. A reference
+    the caller's cap leaves nothing of (a cap shorter than every row) is counted as shipped; a domain
+    the reference had no data for, with no transfer, at the reference's total (its level was
+    measured without data of its own)."""
+    if ref is None or not sum(ref.values()) > 0:
+        ref = reference_tokens(kind)
+    total = sum(ref.values())
+    out = {f: ref[f] + t * (total - ref[f]) for f in FAMILIES}
+    return {f: v if v > 0 else total for f, v in out.items()}
 
 
 def tokens_of(samples: int | list[int], component: str | list[str] | None, tokens_per_sample: float | None) -> float:
@@ -172,7 +223,24 @@ class QualityPlan(BaseModel):
     effective_tokens: float = 0.0              # all of them in the reference's epoch equivalents
     extrapolated: bool = False                 # outside the published points' range
     payback_days: float | None = None
+    eval_engine: str = "paper"                 # where tau is measured (planner/harness.py)
+    temperature: float = 0.0
+    num_speculative_tokens: int | None = None
+    harness: str = ""                          # the label: engine, K, temperature
+    serving_batch: float = 1.0                 # the batch speedup is given at
+    fleet_batch: float = 1.0                   # the batch the payback uses
+    payback_speedup: float | None = None       # the speedup at the fleet's batch
+    reference_tokens: dict[str, float] = Field(default_factory=dict, exclude=True)
+    target: str | None = None                  # the target model (another than the reference's widens the band)
+    points: list | None = Field(None, exclude=True)   # the user's own runs (Scenario quality.points)
     serving_gpu: str | None = None
+
+    def context(self) -> dict:
+        """Where this estimate is served and its reference tokens: the keywords quality() and
+        tau_function() take, so that a re-estimate of another mix is on the same harness."""
+        return dict(engine=self.eval_engine, temperature=self.temperature, k=self.num_speculative_tokens,
+                    serving_batch=self.serving_batch, fleet_batch=self.fleet_batch, reference=self.reference_tokens,
+                    target=self.target, points=self.points)
     serving_decode_tokens_per_s_per_gpu: float | None = None
     saved_usd_per_day: float | None = None
     sources: list[str] = []
@@ -184,14 +252,68 @@ def family_of(family: str) -> str:
     return family if family in FAMILIES else "general"
 
 
+USER_POINT_ERROR = 0.05   # a user's own tau, +-5% of tau - 1: two harness scripts on one engine
+#                          agree within about 5% (ROCm/ATOM PR #1881, 2026-08-13)
+
+
+def to_paper(kind: str, tau: float, engine: str) -> float:
+    """A tau measured on `engine` at its usual K and T = 0, as the paper's harness would give it (the
+    inverse of planner/harness.py's rule)."""
+    from planner.harness import alpha_of, chain_tau
+    h = resolve(kind, engine, 0.0, None)
+    return chain_tau(min(1.0, alpha_of(tau, h.k) / h.factor), h.depth)
+
+
+def user_model(kind: str, points: list, saturation: float):
+    """(points as (tokens, paper tau, error), levels per family, reference tokens) from a user's own
+    runs of `kind` (Scenario quality.points; None when there are none): the curve through one
+    family's runs when two or more sizes rise and saturate, else the preset's shape; each measured family's level is its runs'
+    tau carried to the largest run, the others the preset's levels moved by the measured families'
+    mean ratio. Tokens count in epoch equivalents, D x g(E)."""
+    mine = [p for p in points or [] if p.drafter == kind]
+    if not mine:
+        return None
+    d = quality_presets().drafters[kind]
+    runs = [(p.training_tokens * epoch_equivalent(p.epochs, saturation), to_paper(kind, p.tau, p.eval_engine),
+             p.family) for p in mine]
+    # the curve's shape from the family measured at the most training sizes (one family: the
+    # levels differ between families, the shape is shared)
+    shape = max(FAMILIES, key=lambda f: len({x for x, _, g in runs if g == f}))
+    pts = [(x, tau, USER_POINT_ERROR * (tau - 1)) for x, tau, g in runs if g == shape]
+    try:
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] - sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] + sorted(pts)[-1][2])])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] + sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] - sorted(pts)[-1][2])])
+        own_curve = True
+    except (ValueError, ZeroDivisionError):
+        pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        own_curve = False
+    d_ref = max(x for x, _, _ in runs)
+    s = lambda x: x / (x + h)  # noqa: E731
+    levels: dict[str, list[float]] = {}
+    for x, tau, f in runs:
+        levels.setdefault(f, []).append(1 + (tau - 1) * s(d_ref) / s(x))
+    mean = {f: sum(v) / len(v) for f, v in levels.items()}
+    moved = sum(mean[f] / d.domains[f].tau for f in mean) / len(mean)
+    out = {f: mean.get(f, d.domains[f].tau * moved) for f in FAMILIES}
+    return pts, out, d_ref, own_curve
+
+
 def _tau_domain(level: float, d_eff: float, d_ref: float, d_half: float) -> float:
     s = lambda d: d / (d + d_half)  # noqa: E731
     return 1 + (level - 1) * s(d_eff) / s(d_ref)
 
 
 def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
-            workload: dict[str, float] | None, transfer: float | None = None) -> QualityPlan:
-    """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring)."""
+            workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
+            temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
+            fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
+            target: str | None = None, points: list | None = None) -> QualityPlan:
+    """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
+    `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens)."""
     q = quality_presets()
     d = q.drafters[kind]
     warnings: list[Finding] = []
@@ -207,8 +329,20 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         shares = {f: workload.get(f, 0.0) / s for f in FAMILIES}
     sat = d.epoch_saturation.value
     scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
-    d_ref = tokens_of(d.reference.samples, d.reference.component, d.reference.tokens_per_sample)
+    ref_tokens = reference if reference is not None else reference_tokens(kind)
+    d_ref = _reference_effective(kind, ref_tokens, t)
+    h_ = resolve(kind, engine, temperature, k)
+    levels = {f: d.domains[f].tau for f in FAMILIES}
     pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
+    user = user_model(kind, points, sat)
+    if user is not None:
+        # the user's own runs: their curve and levels, tokens in absolute epoch equivalents
+        pts, levels, ref_d, own_curve = user
+        scale = epoch_equivalent(epochs, sat)
+        d_ref = {f: ref_d for f in FAMILIES}
+        warnings.append(finding("quality-extrapolated", f"drafter quality: refitted on your {len(points)} "
+                                f"point(s) for {d.name}" + ("" if own_curve else "; they do not rise and saturate, so "
+                                                              "the curve keeps the published shape")))
     _, h = fit_curve([(x, tau) for x, tau, _ in pts])
     lo_pts = sorted(pts)
     # the curve through the points moved by their errors either way: steeper (lower on the small
@@ -218,68 +352,98 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     d_min, d_max = lo_pts[0][0], lo_pts[-1][0]
     regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
-    spread = q.recipe_spread.value
+    spread = q.recipe_spread.value if user is None else 0.0     # your own recipe
+    # another target than the reference's: no published term, the low side widens (quality.yaml)
+    other_target = user is None and target is not None and d.reference.target is not None \
+        and target != d.reference.target
+    if other_target:
+        spread = 1 - (1 - spread) * (1 - q.target_spread.value)
+        warnings.append(finding("quality-extrapolated", f"drafter quality: the levels were measured on "
+                                f"{d.reference.target}; no published point gives tau for {target} on the same data, "
+                                f"so the band's low side is widened by {q.target_spread.value:.0%}"))
     per, low, high = {}, {}, {}
     extrapolated = False
     for f in FAMILIES:
         own = tokens[f] * scale
         eff = own + t * (total * scale - own)
-        level = d.domains[f].tau
+        level = levels[f]
         if eff <= 0:
             per[f], low[f], high[f] = 1.0, 1.0, 1.0
             continue
-        mid = _tau_domain(level, eff, d_ref, h) * regen_gain
-        a = _tau_domain(level, eff, d_ref, h_steep) * regen_low
-        b = _tau_domain(level, eff, d_ref, h_flat) * regen_gain
+        mid = _tau_domain(level, eff, d_ref[f], h) * regen_gain
+        a = _tau_domain(level, eff, d_ref[f], h_steep) * regen_low
+        b = _tau_domain(level, eff, d_ref[f], h_flat) * regen_gain
         lo_, hi_ = min(a, b, mid), max(a, b, mid)
         lo_ = 1 + (lo_ - 1) * (1 - spread)
         widen = 1 + max(0.0, math.log(d_min / eff), math.log(eff / d_max))
         extrapolated |= widen > 1
-        per[f] = mid
-        low[f] = max(1.0, mid - (mid - lo_) * widen)
-        high[f] = mid + (hi_ - mid) * widen
+        # on the paper's harness, then where it is served (with that transfer's own band)
+        per[f] = h_.tau(mid)
+        low[f] = max(1.0, h_.tau(max(1.0, mid - (mid - lo_) * widen)) * math.exp(h_.log_low))
+        high[f] = min(h_.k + 1.0, h_.tau(mid + (hi_ - mid) * widen) * math.exp(h_.log_high))
     tau = sum(shares[f] * per[f] for f in FAMILIES)
     tau_low = sum(shares[f] * low[f] for f in FAMILIES)
     tau_high = sum(shares[f] * high[f] for f in FAMILIES)
     a, b = fit_speedup(d.speedup.pairs)
     c = sum(t_ / s_ - 1 for t_, s_ in d.speedup.pairs) / len(d.speedup.pairs)
-    speed = lambda x: max(a * x + b, x / (1 + c))  # noqa: E731
+    speed1 = lambda x: max(a * x + b, x / (1 + c))  # noqa: E731
+    hp = fitted()
+    at = lambda x, batch: speedup_at(speed1(x), batch, h_.k, hp.batch_x_half, hp.batch_p)  # noqa: E731
+    s_lo, s_hi = (hp.batch_band if serving_batch > 1 else (0.0, 0.0))
     if extrapolated:
         warnings.append(finding("quality-extrapolated", f"drafter quality: the mix's training tokens lie outside the "
                                 f"published points for {d.name} ({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
     return QualityPlan(
-        drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high, speedup=speed(tau),
-        speedup_low=speed(tau_low), speedup_high=speed(tau_high), per_domain=per, per_domain_low=low,
+        drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high,
+        speedup=at(tau, serving_batch), speedup_low=max(1.0, at(tau_low, serving_batch) * math.exp(s_lo)),
+        speedup_high=at(tau_high, serving_batch) * math.exp(s_hi), per_domain=per, per_domain_low=low,
         per_domain_high=high, workload=shares, training_tokens=tokens, effective_tokens=total * scale,
-        extrapolated=extrapolated,
+        extrapolated=extrapolated, eval_engine=engine, temperature=temperature, num_speculative_tokens=h_.k,
+        harness=h_.label, serving_batch=serving_batch, fleet_batch=fleet_batch,
+        payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens, target=target, points=points,
         sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
-                 q.recipe_spread.source, d.epoch_saturation.source],
+                 q.recipe_spread.source, d.epoch_saturation.source,
+                 "planner/presets/harness.yaml (tau where it is served; speedup at the batch)"],
         warnings=warnings)
 
 
 def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
-                 transfer: float | None = None):
+                 transfer: float | None = None, engine: str = "paper", temperature: float = 0.0,
+                 k: int | None = None, reference: dict[str, float] | None = None, points: list | None = None,
+                 **_batch):
     """The expected tau of `quality()` as a fast function of the training tokens per family (for
-    the trim's search, which evaluates it thousands of times): the same curve and levels."""
+    the trim's search, which evaluates it thousands of times): the same curve, levels and harness
+    (its rule tabulated)."""
     q = quality_presets()
     d = q.drafters[kind]
     t = q.transfer.value if transfer is None else transfer
     sat = d.epoch_saturation.value
     scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
-    d_ref = tokens_of(d.reference.samples, d.reference.component, d.reference.tokens_per_sample)
-    _, h = fit_curve([(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau) for p in d.scaling.points])
+    d_ref = _reference_effective(kind, reference, t)
+    levels = {f: d.domains[f].tau for f in FAMILIES}
+    pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau) for p in d.scaling.points]
+    user = user_model(kind, points, sat)
+    if user is not None:
+        pts, levels, ref_d, _ = user
+        pts = [(x, tau) for x, tau, _ in pts]
+        scale = epoch_equivalent(epochs, sat)
+        d_ref = {f: ref_d for f in FAMILIES}
+    _, h = fit_curve(pts)
     gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
-    s_ref = d_ref / (d_ref + h)
     total_w = sum(workload.values()) or 1.0
-    terms = [(f, workload.get(f, 0.0) / total_w, d.domains[f].tau) for f in FAMILIES if workload.get(f, 0.0) > 0]
+    terms = [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
+             for f in FAMILIES if workload.get(f, 0.0) > 0]
+    h_ = resolve(kind, engine, temperature, k)
+    top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling
+    served = h_.table(top)
 
     def tau(tokens: dict[str, float]) -> float:
         total = sum(tokens.values()) * scale
         out = 0.0
-        for f, w, level in terms:
+        for f, w, level, s_ref in terms:
             own = tokens.get(f, 0.0) * scale
             eff = own + t * (total - own)
-            out += w * ((1 + (level - 1) * (eff / (eff + h)) / s_ref) * gain if eff > 0 else 1.0)
+            out += w * (served((1 + (level - 1) * (eff / (eff + h)) / s_ref) * gain) if eff > 0 else 1.0)
         return out
     return tau
 
@@ -297,9 +461,11 @@ def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tok
         qp.warnings.append(finding("payback", f"payback: {gpu} has no public price; set a price to see the payback"))
         return qp
     gpu_hours = serving_tokens_per_day / (decode_tokens_per_s_per_gpu * 3600)
-    saved = gpu_hours * (1 - 1 / qp.speedup) * usd_per_gpu_hour if qp.speedup > 1 else 0.0
+    s = qp.payback_speedup if qp.payback_speedup is not None else qp.speedup
+    saved = gpu_hours * (1 - 1 / s) * usd_per_gpu_hour if s > 1 else 0.0
     qp.saved_usd_per_day = saved
     qp.payback_days = one_off_usd / saved if saved > 0 else None
     if saved <= 0:
-        qp.warnings.append(finding("payback", "payback: the expected speedup is not above 1, the drafter never pays back"))
+        qp.warnings.append(finding("payback", f"payback: the expected speedup at the fleet's batch "
+                                   f"({qp.fleet_batch:g}) is not above 1, the drafter never pays back"))
     return qp

@@ -29,6 +29,7 @@ LIMITS = {
     "manifest": 1_000_000,
     "user catalog": 64_000_000,
     "tokenizer": 64_000_000,
+    "quality points file": 1_000_000,
 }
 
 

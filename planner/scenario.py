@@ -119,6 +119,20 @@ class WorkloadShares(_Strict):
 assert tuple(WorkloadShares.model_fields) == FAMILIES
 
 
+class QualityPoint(_Strict):
+    """One of your own runs (--quality-points FILE, a CSV of these columns): the drafter kind, the
+    target, the benchmark's family, its training tokens and epochs, where tau was measured (at the
+    engine's usual K, temperature 0) and tau."""
+
+    drafter: Literal["eagle3", "dflash", "eagle1"]
+    target: Id
+    family: Family
+    training_tokens: float = Field(gt=0, le=1e13)
+    epochs: float = Field(gt=0, le=1000)
+    eval_engine: Literal["paper", "vllm", "sglang"]
+    tau: float = Field(gt=1, le=65)
+
+
 class Quality(_Strict):
     """The serving side of the quality estimate (planner/quality.py)."""
 
@@ -130,6 +144,14 @@ class Quality(_Strict):
     domain_transfer: float | None = Field(None, ge=0, le=1)      # None = the preset's (quality.yaml transfer)
     serving_tokens_per_day: float | None = Field(None, gt=0, le=1e18)
     serving_gpu: Id | None = None                                 # None = the extraction GPU
+    # where tau is measured (planner/harness.py): the engine, its sampling temperature, and the drafted
+    # tokens a step (None = the engine's usual value for the drafter kind, presets/harness.yaml)
+    eval_engine: Literal["paper", "vllm", "sglang"] = "vllm"
+    temperature: float = Field(0.0, ge=0, le=2)
+    num_speculative_tokens: int | None = Field(None, ge=1, le=64)
+    serving_batch: float = Field(1.0, ge=1, le=4096)   # the batch quality.speedup is given at (1: the papers')
+    fleet_batch: float = Field(32.0, ge=1, le=4096)    # the serving fleet's batch, for the payback
+    points: list[QualityPoint] | None = Field(None, max_length=1000)   # your own runs: refit the levels and curve
 
     @field_validator("workload")
     @classmethod

@@ -9,11 +9,18 @@
   sets the pace.
 
 The drafter's FLOPs per epoch come from planner/drafter.py (per drafter kind, as the pipelines
-run them); this module turns them into hours at the training GPUs' peak x training MFU.
+run them); this module turns them into hours at the training GPUs' peak x training MFU, never
+faster than the per-sample overhead floor (a trainer GPU's seconds per training token whatever the
+FLOPs, fitted on published runs: presets/training_throughput.yaml `overhead`). Training is then as
+fast as the slowest of the trainers, the capture supply (disaggregated), the reader (offline).
 """
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
+
+import yaml
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +31,16 @@ from planner.scenario import Disaggregated, Training
 from planner.specs import GPUSpec, ModelSpec
 from planner.storage import Workload
 from planner.units import hours_at
+
+
+TRAINING_RUNS = Path(__file__).resolve().parent / "presets" / "training_throughput.yaml"
+
+
+@functools.cache
+def overhead_s_per_token() -> float:
+    """The per-sample overhead floor: trainer-GPU seconds per training token (training_throughput.yaml)."""
+    with open(TRAINING_RUNS, encoding="utf-8") as fh:
+        return float(yaml.safe_load(fh)["overhead"]["s_per_token"])
 
 
 class TrainingPlan(BaseModel):
@@ -51,7 +68,8 @@ class TrainingPlan(BaseModel):
     online_gpu_hours: float
     online_wall_hours: float
     breakeven_epochs: float | None          # from the costs (planner/costs.py); None: offline never pays off
-    compute_hours_per_epoch: float = 0.0    # drafter forward + backward, the same offline and online
+    compute_hours_per_epoch: float = 0.0    # drafter forward + backward (or the overhead floor), offline and online
+    overhead_hours_per_epoch: float = 0.0   # the per-sample overhead floor alone
     read_hours_per_epoch: float = 0.0       # offline: reading the stored hidden states
     target_forward_hours_per_epoch: float = 0.0   # online: the target's forward pass
     online_fits: bool = True
@@ -75,10 +93,12 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     warnings: list[Finding] = []
     peak = gpu.peak_flops("bf16")
     gpus = t.gpus
-    compute_h = hours_at(flops.total, gpus * peak * t.mfu)
+    flops_h = hours_at(flops.total, gpus * peak * t.mfu)
+    overhead_h = work.tokens * overhead_s_per_token() / gpus / 3600
+    compute_h = max(flops_h, overhead_h)
     read_h = hours_at(bytes_on_disk, read_bytes_per_s)
     epoch_off = max(compute_h, read_h)
-    bound = "disk read" if read_h > compute_h else "compute"
+    bound = "disk read" if read_h > compute_h else ("per-sample overhead" if overhead_h > flops_h else "compute")
     if bound == "disk read":
         warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
@@ -98,7 +118,7 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
         tokens_per_s=work.tokens / seconds if seconds else 0.0, samples_per_s=work.rows / seconds if seconds else 0.0,
         offline_gpu_hours=t.epochs * epoch_off * gpus, offline_wall_hours=t.epochs * epoch_off, offline_bound=bound,
         online_gpu_hours=t.epochs * epoch_on * gpus, online_wall_hours=t.epochs * epoch_on, breakeven_epochs=None,
-        compute_hours_per_epoch=compute_h, read_hours_per_epoch=read_h, target_forward_hours_per_epoch=target_h,
+        compute_hours_per_epoch=compute_h, overhead_hours_per_epoch=overhead_h, read_hours_per_epoch=read_h, target_forward_hours_per_epoch=target_h,
         online_fits=online_fits, warnings=warnings)
 
 
@@ -118,6 +138,7 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
         if stream_bytes_per_token else math.inf
     peak = train_gpu.peak_flops("bf16")
     train_rate = train_gpus * peak * train_mfu / tp.flops_per_token if tp.flops_per_token else math.inf
+    train_rate = min(train_rate, train_gpus / overhead_s_per_token())     # the per-sample overhead floor
     rates = {"capture": capture_rate, "network": network_rate, "training": train_rate}
     bound = min(rates, key=rates.get)
     epoch_h = hours_at(work.tokens, rates[bound])

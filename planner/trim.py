@@ -339,7 +339,7 @@ def quality_of(p: Plan, workload: dict[str, float]):
         tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
     s = p.scenario
     return quality(p.quality.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=workload,
-                   transfer=s.quality.domain_transfer)
+                   transfer=s.quality.domain_transfer, **p.quality.context())
 
 
 def _no_rows_left(upper: dict[str, int], limits, run, strategy: str, unit: int = 1) -> TrimInfeasible:
@@ -486,7 +486,7 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     s = full.scenario
     q = full.quality
     tau = tau_function(q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
-                       transfer=s.quality.domain_transfer)
+                       transfer=s.quality.domain_transfer, **q.context())
     comp = {c.id: c for c in full.components}
     per_row = {i: (comp[i].training_tokens / upper[i] if upper[i] else 0.0) for i in upper}
     fam = {i: comp[i].family for i in upper}

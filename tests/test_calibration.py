@@ -103,12 +103,18 @@ def test_a_calibrated_lookup_scales_the_roofline_by_the_nearest_row():
     assert c.roofline == pytest.approx(9863.7, rel=1e-4)
     assert c.factor == pytest.approx(15_220 / 9863.7, rel=1e-4)
     r = plan(s.with_changes(throughput=Throughput(mode="roofline"))).extraction
-    assert e.prefill_tokens_per_s_per_gpu == pytest.approx(r.prefill_tokens_per_s_per_gpu * c.factor)
+    # issue 22: the row's roofline time is mostly decode, so it calibrates decode; prefill takes the
+    # nearest prefill-phase row, trt-l8b-h100-2048-128: 0.3 (engine) + 0.25 |ln(2048 / 1000)| (0.1790)
+    # + 0.25 |ln(128 / 1000)| (0.5139) = 0.9930
+    assert c.phase == "decode" and e.decode_calibration == c
+    p_ = e.prefill_calibration
+    assert p_.row == "trt-l8b-h100-2048-128" and p_.distance == pytest.approx(0.3 + 0.25 * (0.71668 + 2.05572),
+                                                                               rel=1e-4)
+    assert e.prefill_tokens_per_s_per_gpu == pytest.approx(r.prefill_tokens_per_s_per_gpu * p_.factor)
     assert e.decode_tokens_per_s_per_gpu == pytest.approx(r.decode_tokens_per_s_per_gpu * c.factor)
-    # the same shape as the row: the planner's serving figure is the measurement, but for its prefill
-    # rate, taken over the whole 2,000-token row that capture runs (more attention than 1,000): within 1%
-    assert e.serving_output_tokens_per_s_per_gpu == pytest.approx(15_220, rel=0.01)
-    assert e.serving_output_tokens_per_s_per_gpu < 15_220
+    # within class and GPU: not an extrapolation, and the band holds the plan's hours
+    assert not c.extrapolated and not p_.extrapolated
+    assert e.calibrated_wall_hours_low <= e.wall_hours <= e.calibrated_wall_hours_high
 
 
 def test_without_a_near_row_the_roofline_is_used_and_said():

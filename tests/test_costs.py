@@ -5,7 +5,8 @@ The case: 1,000 samples of 1,000 tokens (500 regenerated) of Qwen3-8B in SpecFor
 extraction at a fixed 100 tok/s x 5 on 2 x H100 SXM at $3/GPU-h; S3 storage for 2 months with an
 object-store transfer over 8 Gb/s x 0.5; the EAGLE-3 drafter (7 TTT steps) trained 3 epochs on
 16 x H100 SXM at $2/GPU-h, reading a node RAID-0. Training seconds per epoch as worked out in
-test_training.py: drafter 3.430107 s, the target's forward (online) 1.952762 s.
+test_training.py: the drafter at its per-sample overhead floor 15.9175 s (its FLOPs take 3.215725 s at
+MFU 0.32; issue 22), the target's forward (online) 1.952762 s.
 """
 import pytest
 
@@ -37,14 +38,14 @@ def test_cost_of_each_phase():
     assert c.storage == pytest.approx(1.5082288640, rel=1e-9)
     # egress $0.09/GB x 32.787584 GB = $2.950883
     assert c.transfer == pytest.approx(2.95088256, rel=1e-9)
-    # training offline, compute-bound: 3 x 3.430107 s x 16 GPUs = 0.0457348 GPU-h x $2 = $0.0914695
-    assert c.training_offline == pytest.approx(0.0914695, rel=1e-5)
-    # online: 3 x (3.430107 + 1.952762) s x 16 = 0.0717716 GPU-h x $2 = $0.1435432
-    assert c.training_online == pytest.approx(0.1435432, rel=1e-5)
-    # offline total: 0.833333 + 2.950883 + 1.508229 + 0.0914695 = $5.383914
-    assert c.total_offline == pytest.approx(5.383914, rel=1e-6)
-    # online total: the regeneration and the training with the target forward: 0.833333 + 0.1435432
-    assert c.total_online == pytest.approx(0.976876, rel=1e-5)
+    # training offline, at the overhead floor: 3 x 15.9175 s x 16 GPUs = 0.212233 GPU-h x $2 = $0.424467
+    assert c.training_offline == pytest.approx(0.424467, rel=1e-5)
+    # online: 3 x (15.9175 + 1.952762) s x 16 = 0.238270 GPU-h x $2 = $0.476540
+    assert c.training_online == pytest.approx(0.476540, rel=1e-5)
+    # offline total: 0.833333 + 2.950883 + 1.508229 + 0.424467 = $5.716912
+    assert c.total_offline == pytest.approx(5.716912, rel=1e-6)
+    # online total: the regeneration and the training with the target forward: 0.833333 + 0.476540
+    assert c.total_online == pytest.approx(1.309873, rel=1e-5)
 
 
 def test_break_even_epochs():
@@ -57,9 +58,10 @@ def test_break_even_epochs():
 
 
 def test_no_break_even_when_offline_costs_more_per_epoch():
-    # reading from one nvme-gen4 per node (2.9 GB/s): 32.787584e9 / 5.8e9 = 5.653 s per epoch offline
-    # against 3.430 + 1.953 = 5.383 s online: offline never catches up
-    p = plan(priced(training=Training(gpu="h100-sxm", gpus=16, epochs=3, disk="nvme-gen4")))
+    # 64 trainers in one node reading its one nvme-gen4 (2.9 GB/s): 32.787584e9 / 2.9e9 = 11.306 s per
+    # epoch offline against the floor 1e6 x 0.00025468 / 64 = 3.979 s + the target's 1.952762 x 16 / 64
+    # = 0.488 s online: offline never catches up
+    p = plan(priced(training=Training(gpu="h100-sxm", gpus=64, gpus_per_node=64, epochs=3, disk="nvme-gen4")))
     assert p.training.offline_bound == "disk read"
     assert p.cost_usd.breakeven_epochs is None
 
@@ -74,8 +76,9 @@ def test_disaggregated_pays_capture_and_trainers_every_epoch():
     assert p.cost_usd.training_disaggregated == pytest.approx(3 * 22.136604, rel=1e-6)
     # + the regeneration, once, on the capture GPUs: 0.138889 h x 2 x $3 = $0.833333
     assert p.cost_usd.total_disaggregated == pytest.approx(0.833333 + 3 * 22.136604, rel=1e-6)
-    # offline's fixed $4.459111 over the $22.136604 - $0.0304898 it saves per epoch: from 0.2017 epochs on
-    assert p.cost_usd.breakeven_epochs_disaggregated == pytest.approx(0.2017139, rel=1e-5)
+    # offline's fixed $4.459111 over the $22.136604 - $0.141489 (15.9175 s x 16 x $2) it saves per epoch:
+    # from 4.459111 / 21.995115 = 0.202732 epochs on
+    assert p.cost_usd.breakeven_epochs_disaggregated == pytest.approx(0.202732, rel=1e-5)
 
 
 def test_preset_prices_and_a_gpu_without_one():

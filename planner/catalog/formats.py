@@ -32,6 +32,11 @@ ROLE_MAP = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "a
 PROMPT_KEYS = ("system_prompt", "system", "instruction", "input", "question", "problem", "prompt", "query")
 RESPONSE_KEYS = ("output", "response", "solution", "answer", "completion", "chosen")
 GLAIVE_SPLIT = re.compile(r"(USER:|ASSISTANT:|FUNCTION RESPONSE:)")
+# glaive-function-calling-v2 writes an end-of-turn marker after each assistant turn and starts its
+# system text with "SYSTEM: ": neither is text a chat template renders (issue 22; no pipeline among
+# SpecForge@a6b6b023, speculators ships a converter for this format to cite)
+GLAIVE_EOT = "<|endoftext|>"
+GLAIVE_SYSTEM = re.compile(r"^\s*SYSTEM:\s*")
 MAX_LINE_BYTES = 16 * 2**20
 # A lone UTF-16 surrogate (JSON "\ud800") is not Unicode text: it cannot be encoded or tokenized.
 SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -234,9 +239,9 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
         if not isinstance(chat, str):
             raise RecordError("missing field 'chat' (a string)")
         if obj.get("system"):
-            turns.append(("system", _text(obj["system"])))
+            turns.append(("system", GLAIVE_SYSTEM.sub("", _text(obj["system"]), count=1)))
         role = "user"
-        for piece in GLAIVE_SPLIT.split(chat):
+        for piece in GLAIVE_SPLIT.split(chat.replace(GLAIVE_EOT, "")):
             if piece == "USER:":
                 role = "user"
             elif piece == "ASSISTANT:":

@@ -130,6 +130,53 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
     return "costs.storage_usd_per_tb_month", value
 
 
+QUALITY_POINT_COLUMNS = ("drafter", "target", "family", "training_tokens", "epochs", "eval_engine", "tau")
+MAX_QUALITY_POINTS = 1000
+
+
+def quality_points(flag: str, text: str) -> list[dict]:
+    """A CSV of your own runs (planner.scenario.QualityPoint: one header row naming exactly
+    QUALITY_POINT_COLUMNS, at most MAX_QUALITY_POINTS rows), each row validated here so that an
+    error names its row and column."""
+    import csv
+    import io
+
+    from planner.errors import PlannerInputError
+    from planner.safe_io import read_capped
+    from planner.scenario import QualityPoint
+    try:
+        raw = read_capped(text_value(flag, text), flag, "quality points file")
+    except PlannerInputError as exc:
+        raise CliError(str(exc))
+    try:
+        body = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CliError(f"{flag}: {shown(text)} is not UTF-8 text")
+    rows = csv.reader(io.StringIO(body, newline=""))
+    try:
+        header = [h.strip().lower() for h in next(rows, [])]
+        if tuple(header) != QUALITY_POINT_COLUMNS:
+            raise CliError(f"{flag}: the header must be {','.join(QUALITY_POINT_COLUMNS)}, not {shown(','.join(header))}")
+        out = []
+        for n, row in enumerate(rows, start=2):
+            if not any(c.strip() for c in row):
+                continue
+            if len(out) == MAX_QUALITY_POINTS:
+                raise CliError(f"{flag}: more than {MAX_QUALITY_POINTS} rows")
+            if len(row) != len(header):
+                raise CliError(f"{flag}: line {n} has {len(row)} columns, the header {len(header)}")
+            values = dict(zip(header, (c.strip() for c in row)))
+            try:
+                out.append(QualityPoint(**values).model_dump(mode="json"))
+            except ValidationError as exc:
+                raise CliError(f"{flag}: line {n}: {describe_validation_error(exc)}")
+    except csv.Error as exc:
+        raise CliError(f"{flag}: {shown(text)} is not a CSV file ({exc})")
+    if not out:
+        raise CliError(f"{flag}: {shown(text)} holds no rows after its header")
+    return out
+
+
 def family_shares(flag: str, text: str) -> dict[str, float]:
     """FAMILY=SHARE[,FAMILY=SHARE...] over the catalog's families."""
     from planner.ids import FAMILIES
@@ -320,6 +367,18 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--serving-tokens-per-day", "quality.serving_tokens_per_day", number,
          "tokens served a day: gives the payback of the offline run in days"),
     Flag("--serving-gpu", "quality.serving_gpu", text_value, "the serving GPU for the payback (default: the extraction GPU)"),
+    Flag("--eval-engine", "quality.eval_engine", str, "where tau is measured: the serving engine or the paper's "
+         "own harness (default: vllm)", choices=("paper", "vllm", "sglang")),
+    Flag("--temperature", "quality.temperature", number, "the serving sampling temperature, 0-2 (default: 0)"),
+    Flag("--num-speculative-tokens", "quality.num_speculative_tokens", positive_int,
+         "drafted tokens a step (default: the engine's usual value for the drafter kind)"),
+    Flag("--serving-batch", "quality.serving_batch", number, "the batch the speedup is given at (default: 1, "
+         "the papers' interactive figure)"),
+    Flag("--quality-points", "quality.points", quality_points, "your own runs, a CSV with the header "
+         f"{','.join(QUALITY_POINT_COLUMNS)} (tau measured at the engine's usual K, temperature 0): refit "
+         "the quality estimate's levels and curve on them"),
+    Flag("--fleet-batch", "quality.fleet_batch", number, "the serving fleet's batch, at which the payback's "
+         "speedup is taken (default: 32)"),
 )
 
 # Validation errors at these paths come from model-level checks, not from one field.

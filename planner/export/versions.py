@@ -42,6 +42,11 @@ Version history
   None now means the full mix's family shares (fixed), "mix" the scenario's own training-token
   shares. A version-5 scenario meant: its storage preset as written (default `network-volume`),
   `storage_months` as written (default 1), and for a None workload the mix's own shares ("mix").
+  Also new in 6 (issue 22): where tau is measured, `quality.eval_engine` (default `vllm`),
+  `quality.temperature` (0) and `quality.num_speculative_tokens` (None: the engine's usual), and the
+  batches `quality.serving_batch` (1) and `quality.fleet_batch` (32, the payback's). A version-5
+  scenario meant the paper's harness and the batch-1 speedup for the payback: `eval_engine` "paper",
+  `fleet_batch` 1.
 """
 from __future__ import annotations
 
@@ -234,6 +239,10 @@ def _scenario_5_to_6(s: dict) -> dict:
     q = s.get("quality")
     if isinstance(q, dict) and q.get("workload") is None:
         q["workload"] = "mix"
+    if isinstance(q, dict):
+        # issue 22: version 5 gave tau on the paper's harness and paid back at the batch-1 speedup
+        q.setdefault("eval_engine", "paper")
+        q.setdefault("fleet_batch", 1)
     return s
 
 

@@ -1,0 +1,64 @@
+"""Issue 22, outside the harness model: Model-Optimizer's draft head is the full vocabulary
+(NVIDIA/Model-Optimizer@a2fbac7bad8ab446d3f8783dadb0c3366eb0ad73
+modelopt/torch/speculative/plugins/hf_eagle.py:373-375: draft_vocab_size defaults to vocab_size) and
+the NeMo Automodel citations point at the lines that hold the defaults."""
+import pytest
+
+from planner.drafter import knobs
+from planner.layouts import layout_presets
+from planner.specs import model_presets
+
+
+def test_modelopt_trains_a_full_vocabulary_head():
+    model = model_presets()["qwen3.6-27b"]
+    k = knobs(layout_presets()["modelopt-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None, num_anchors=None, block_size=None)
+    # Qwen3.6-27B's vocabulary is 248,320 (models.yaml): 7.76x SpecForge's 32,000-token head
+    assert k.head_vocab == model.vocab_size == 248_320
+    assert knobs(layout_presets()["specforge-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None, num_anchors=None, block_size=None).head_vocab == 32_000
+
+
+def test_nemo_citations_name_the_default_lines():
+    t = layout_presets()["nemo-automodel"].defaults
+    assert "precompute_eagle3.py:309" in t.max_seq_len.source
+    assert "precompute_eagle3.py:326" in t.capture_batch_size.source
+    assert "eagle3.py:189-199" in t.padding.source
+
+
+def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
+    from planner import default_scenario, plan
+    p = plan(default_scenario())
+    e = p.extraction
+    # Qwen3.6-27B (hybrid GDN) on the RTX PRO 6000: the capture's prefill takes the nearest hybrid row
+    # (SGLang's Qwen3.6-27B cells, measured on other GPUs: an extrapolation); no decode-phase row is
+    # within reach, so decode is the roofline alone, and both carry a band
+    assert e.prefill_calibration.row.startswith("sglang-q36-27b-") and e.prefill_calibration.extrapolated
+    assert e.decode_calibration.row == "" and e.decode_calibration.extrapolated
+    assert e.calibrated_wall_hours_low < e.wall_hours < e.calibrated_wall_hours_high
+    assert any("an extrapolation" in f.text for f in p.findings)
+    d = p.to_json_dict()["extraction"]
+    assert d["prefill_calibration"]["phase"] == "prefill" and d["decode_calibration"]["phase"] == "decode"
+    # the sampled profiles' band keeps its names (None here: nothing sampled in the default)
+    assert d["wall_hours_low"] is None and d["calibrated_wall_hours_low"] == e.calibrated_wall_hours_low
+
+
+def test_the_overhead_floor_is_the_fit_of_its_runs():
+    import yaml
+
+    from planner.training import TRAINING_RUNS, overhead_s_per_token
+    data = yaml.safe_load(TRAINING_RUNS.read_text())
+    rows = {r["id"]: r for r in data["rows"]}
+    # TorchSpec C2: 6 trainers / 23.5 samples/s / 1,000 tokens = 2.55319e-4 s; SpecForge Domino:
+    # 7 / 50.1 / 550 = 2.54038e-4 s; their mean 2.54679e-4 trainer-GPU seconds per token
+    fit = sum(rows[i]["gpus"] / rows[i]["samples_per_s"] / rows[i]["tokens"] for i in data["overhead"]["rows"]) / 2
+    assert fit == pytest.approx(2.54679e-4, rel=1e-5)
+    assert overhead_s_per_token() == pytest.approx(fit, rel=1e-4)
+
+
+def test_glaive_end_of_turn_markers_and_system_prefix_are_not_text():
+    from planner.catalog.formats import to_turns
+    # glaive-function-calling-v2 as published: "SYSTEM: " before the system text, "<|endoftext|>"
+    # after each assistant turn
+    obj = {"system": "SYSTEM: You are helpful.",
+           "chat": "USER: hi ASSISTANT: hello <|endoftext|> FUNCTION RESPONSE: {} ASSISTANT: done <|endoftext|>"}
+    assert to_turns(obj, "glaive") == [("system", "You are helpful."), ("user", "hi"), ("assistant", "hello"),
+                                       ("tool", "{}"), ("assistant", "done")]
