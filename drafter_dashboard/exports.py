@@ -32,7 +32,7 @@ def commands(m: Manifest, fmt: str) -> str:
     return EXPORT_FORMATS[fmt].render(m, MANIFEST_PATH)
 
 
-def sharded(m: Manifest, fmt: str, nodes: int, kind: str) -> str:
+def sharded(m: Manifest, fmt: str, nodes: int, kind: str, catalog=None) -> str:
     """`planner export MANIFEST --format fmt --nodes N` (kind 'ranks') or with `--scheduler slurm`
     (kind 'slurm'); the CLI's own checks, in the CLI's words but naming the page's field."""
     from planner.export import slurm
@@ -44,8 +44,8 @@ def sharded(m: Manifest, fmt: str, nodes: int, kind: str) -> str:
         raise PlannerInputError("nodes", nodes, f"the manifest selects {rows:,} rows; give at most {rows:,} nodes so "
                                 "that every rank has a row")
     if kind == "slurm":
-        return slurm.slurm_script(m, fmt, nodes, MANIFEST_PATH)
-    return slurm.rank_commands(m, fmt, nodes, MANIFEST_PATH)
+        return slurm.slurm_script(m, fmt, nodes, MANIFEST_PATH, catalog=catalog)
+    return slurm.rank_commands(m, fmt, nodes, MANIFEST_PATH, catalog=catalog)
 
 
 def share_link(base: str, params: dict[str, str]) -> str:

@@ -55,9 +55,11 @@ def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _export_text(scenario_json: str, catalog_key: str, fmt: str, nodes: int | None, kind: str, _m: Manifest) -> str:
-    """One pipeline export of the scenario's manifest, built once per scenario and choice."""
-    return exports.commands(_m, fmt) if nodes is None else exports.sharded(_m, fmt, nodes, kind)
+def _export_text(scenario_json: str, catalog_key: str, fmt: str, nodes: int | None, kind: str, _m: Manifest,
+                 _catalog=None) -> str:
+    """One pipeline export of the scenario's manifest, built once per scenario and choice; a sharded
+    one plans the manifest with the session's catalog (its own uploads are there)."""
+    return exports.commands(_m, fmt) if nodes is None else exports.sharded(_m, fmt, nodes, kind, _catalog)
 
 
 def export_panel(p: Plan, table: pd.DataFrame, catalog, report_html: str, link_params: dict) -> None:
@@ -98,9 +100,9 @@ def export_panel(p: Plan, table: pd.DataFrame, catalog, report_html: str, link_p
                                help="planner export --nodes N; blank = the scenario's extraction nodes")
         nodes = int(nodes or p.scenario.extraction_node_count)
         try:
-            ranks = _export_text(*key, fmt, nodes, "ranks", m)
-            script = _export_text(*key, fmt, nodes, "slurm", m)
-        except PlannerInputError as exc:
+            ranks = _export_text(*key, fmt, nodes, "ranks", m, catalog)
+            script = _export_text(*key, fmt, nodes, "slurm", m, catalog)
+        except (PlannerInputError, ManifestError) as exc:
             a.error(md_text(str(exc)))
             ranks = script = None
         if script is not None:

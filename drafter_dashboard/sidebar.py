@@ -250,10 +250,11 @@ def render(catalog) -> str:
         _num(st, "Served tokens/day (B, blank = none)", "w_serving_tokens_b", blank=True,
              help="billions of tokens served a day: gives the payback of the offline run")
         st.selectbox("Serving GPU", [EXTRACTION_GPU] + list(gpus), key="w_serving_gpu")
-        e1, e2, e3 = st.columns(3)
-        e1.selectbox("tau measured on", ["vllm", "sglang", "paper"], key="w_eval_engine",
+        # a selectbox in a third of the sidebar cuts its own value at 1024 px: a row of its own
+        st.selectbox("tau measured on", ["vllm", "sglang", "paper"], key="w_eval_engine",
                      help="where tau is measured: the serving engine (chain drafting, its usual K) or the "
                           "paper's own harness; planner/presets/harness.yaml")
+        e2, e3 = st.columns(2)
         _num(e2, "Temperature", "w_temperature", step=0.1)
         _num(e3, "Draft tokens K (0 = usual)", "w_spec_k", step=1,
              help="num_speculative_tokens; 0: the engine's usual value for the drafter kind")

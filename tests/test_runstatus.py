@@ -116,7 +116,8 @@ def test_the_ray_driver_never_runs_a_hostile_value(tmp_path, monkeypatch):
             words = subprocess.run(["bash", "-c", "printf '%s\\0' " + line.split(" would run: ", 1)[1]],
                                    cwd=tmp_path, capture_output=True, check=True).stdout
             argv = [w.decode("utf-8", "surrogateescape") for w in words.split(b"\0")[:-1]]
-            assert argv[argv.index("--target-model-path") + 1] == value
+            # a value that reads as a flag is written as a path (./--flag), never bare (issue 21)
+            assert argv[argv.index("--target-model-path") + 1] == ("./" + value if value.startswith("-") else value)
             assert argv[argv.index("--output-path") + 1] == f"$(touch PWNED)/rank-{k:05d}"
             assert argv[argv.index("--data-path") + 1] == f"data dir/mix-{k:05d}-of-00004.jsonl"
         assert not list(tmp_path.rglob("PWNED"))

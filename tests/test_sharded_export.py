@@ -111,7 +111,7 @@ def small(tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
     assert cli_main(["materialize", str(manifest), "--out", str(data / "mix.jsonl")]) == 0
-    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout: [PER_ROW[c.id] for c in m.components])
+    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout, catalog=None: [PER_ROW[c.id] for c in m.components])
     return tmp_path, manifest, data
 
 
@@ -337,7 +337,7 @@ def test_export_cli_writes_the_script_and_never_replaces_another_file(small, cap
 def test_hostile_values_never_run(fmt, value, tmp_path, monkeypatch):
     m = hostile_manifest(value)
     # (its scenario does not plan, which a sharded export refuses: bytes a row, to test the quoting)
-    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout: [1000] * len(m.components))
+    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout, catalog=None: [1000] * len(m.components))
     manifest_path = f"{value}.yaml"
     # the per-rank commands, run with stubs: every value one intact argument
     r, argvs = run_bash(slurm.rank_commands(m, fmt, 2, manifest_path), tmp_path)

@@ -104,17 +104,18 @@ def rows_by_rank(components, world: int, local_ids: set[str] | None = None) -> l
 MAX_RANK_BYTES = 2**53
 
 
-def bytes_per_row(m, layout: str) -> list[float]:
+def bytes_per_row(m, layout: str, catalog=None) -> list[float]:
     """Predicted bytes per row of each manifest component (in manifest order), planned with
     `layout` (the pipeline's own when the manifest's is another's). A manifest the planner cannot
     plan (a component no longer in the catalog, an edited scenario, a model built without
     validation) is refused: its own predicted totals are the one number a sharded export must not
-    trust, since they size every rank's disk check (ManifestError, one sentence)."""
+    trust, since they size every rank's disk check (ManifestError, one sentence). `catalog`: the
+    one the manifest's user components live in (the dashboard's session catalog), else the CLI's."""
     from planner.export.manifest import ManifestError
     from planner.plan import plan
     try:
         s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
-        per = {c.id: c.storage_bytes / c.rows for c in plan(s).components if c.rows}
+        per = {c.id: c.storage_bytes / c.rows for c in plan(s, catalog, band=False).components if c.rows}
     except (PlannerInputError, ValueError, AttributeError, TypeError) as exc:
         raise ManifestError(f"scenario: the planner cannot plan this manifest ({_short(exc)}); a sharded export "
                             f"sizes each rank's disk from the plan, so it needs one that plans") from None
@@ -134,10 +135,10 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def rank_bytes(m, world: int, layout: str, *, expected: bool = False) -> list[float]:
+def rank_bytes(m, world: int, layout: str, *, expected: bool = False, catalog=None) -> list[float]:
     """Predicted bytes of every rank. expected=True (speculators: the pipeline splits its own
     shuffled rows): each rank's share of the whole, by the size of its block."""
-    per = bytes_per_row(m, layout)
+    per = bytes_per_row(m, layout, catalog)
     by_id: dict[str, float] = {}
     for c, b in zip(m.components, per):
         by_id.setdefault(c.id, b)

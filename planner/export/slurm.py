@@ -51,7 +51,7 @@ def _bytes(b: float) -> str:
 class Sharded:
     """The values of a sharded export of manifest `m` over `world` nodes for pipeline `fmt`."""
 
-    def __init__(self, m: Manifest, fmt: str, world: int, manifest_path: str):
+    def __init__(self, m: Manifest, fmt: str, world: int, manifest_path: str, catalog=None):
         self.m, self.fmt, self.world, self.manifest_path = m, fmt, world, manifest_path
         s = m.scenario
         if fmt == "specforge":
@@ -63,7 +63,7 @@ class Sharded:
         self.spec, self.eff = _plan_values(m, own)
         self.model = _model_path(m)
         self.expected = fmt == "speculators"
-        self.predicted = sharding.rank_bytes(m, world, self.spec.id, expected=self.expected)
+        self.predicted = sharding.rank_bytes(m, world, self.spec.id, expected=self.expected, catalog=catalog)
         self.need = [int(b * sharding.DISK_MARGIN) + 1 if b else 0 for b in self.predicted]
         self.rows = sharding.rows_by_rank(m.components, world)
         self.gpus = max(1, min(s.gpus_per_node, s.extraction_gpus))
@@ -187,9 +187,9 @@ def _command(argv: list[object]) -> str:
     return " \\\n    ".join(sh(p) for p in parts)
 
 
-def rank_commands(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml") -> str:
+def rank_commands(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml", catalog=None) -> str:
     """The per-rank commands of `fmt` for `world` nodes, to run by hand (or with any launcher)."""
-    x = Sharded(m, fmt, world, manifest_path)
+    x = Sharded(m, fmt, world, manifest_path, catalog)
     lines = [f"# {fmt}: capture on {world} nodes", *x.header(), "",
              "# once, on a filesystem every node sees:", *x.prepare_notes()]
     lines += [_command(c) for c in x.prepare()]
@@ -275,11 +275,11 @@ fi
 
 
 def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
-                 ranks: list[int] | None = None) -> str:
+                 ranks: list[int] | None = None, catalog=None) -> str:
     """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
     the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
     from planner import __version__
-    x = Sharded(m, fmt, world, manifest_path)
+    x = Sharded(m, fmt, world, manifest_path, catalog)
     array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
     lines = [SLURM_MARK + f" for {fmt}, one array task per node (drafter planner {__version__})",
              f"#SBATCH --job-name=drafter-{fmt}",
