@@ -9,6 +9,7 @@ import sys
 import zlib
 
 import pytest
+import yaml
 
 from planner import Scenario, plan
 from planner.costs import DAYS_PER_MONTH
@@ -318,18 +319,34 @@ def test_version_5_fixtures_give_the_plan_they_gave():
     """tests/fixtures/v5: a manifest and a link written by version 5's code (commit 644e52b, `git
     archive` run with this venv) for 50,000 sharegpt + 20,000 glaive_fc + 3,000 agentic rows over 4
     epochs, with the figures that code planned: a month of network volume at $60/TB-month and tau on
-    the mix's own shares. Version 6 keeps both."""
+    the mix's own shares.
+
+    What the version contract promises is the scenario: migrated to version 6 it is the scenario
+    version 5 read (every field as written, a None workload as "mix") plus version 5's meaning for
+    every input new in version 6 (tau on the paper's harness, the payback at the batch-1 speedup,
+    nothing kept after the run; issue 22's training MFU default moved to 0.32, the fixture keeps
+    its 0.3). The figures that scenario alone decides are kept exactly: the storage, its rent, the
+    workload shares. A change of the model itself legitimately moves an old plan, and issue 22
+    changed it: the per-sample overhead floor now binds this plan's training (8 x B200), the
+    extraction is calibrated per phase, and the reference run's tokens are counted per family it
+    covered, so the total offline cost (v5: $538.81) and tau (v5: 2.3828) are not compared."""
     from planner.export.manifest import load_manifest
     v5 = ROOT / "tests" / "fixtures" / "v5"
     fig = json.loads((v5 / "expected_figures.json").read_text())
+    raw = yaml.safe_load((v5 / "manifest.yaml").read_text())["scenario"]
+    # version 5's meaning of the inputs new in version 6 (planner/export/versions.py _scenario_5_to_6)
+    v6_new = {"costs": {"keep_days": 0.0}, "quality": {"workload": "mix", "eval_engine": "paper", "temperature": 0.0,
+                                                       "num_speculative_tokens": None, "serving_batch": 1.0,
+                                                       "fleet_batch": 1.0, "points": None}}
+    meant = {**raw, **{k: {**raw[k], **v} for k, v in v6_new.items()}}
     for s in (load_manifest(v5 / "manifest.yaml").scenario, decode((v5 / "link.txt").read_text().strip())):
+        assert s.model_dump(mode="json") == meant
+        assert s.training.mfu == 0.3 and Scenario().training.mfu != 0.3
         p = plan(s)
         assert p.storage_bytes == pytest.approx(fig["storage_bytes"], rel=1e-12)
         # 7.328 TB x $60 x 1 month = $439.71
         assert p.cost_usd.storage == pytest.approx(fig["storage_bytes"] / 1e12 * 60, rel=1e-12)
         assert p.cost_usd.storage == pytest.approx(fig["storage_usd"], rel=1e-12)
-        assert p.cost_usd.total_offline == pytest.approx(fig["total_offline"], rel=1e-12)
-        assert p.quality.acceptance_length == pytest.approx(fig["acceptance_length"], rel=1e-12)
         assert p.quality.workload == pytest.approx(fig["workload"], rel=1e-12)
 
 
