@@ -157,19 +157,25 @@ def test_trim_quality_quotes_the_tau_its_manifest_gives(tmp_path):
 def test_verdict_and_break_evens_worked_by_hand():
     from planner.verdict import verdict
     # S3 for one fixed month: storage 0.032787584 TB x $23 = $0.754114432. From test_costs.py: the
-    # regeneration $0.833333 (both ways; capture rides along in the fixed mode), training offline
-    # $0.0914695, online $0.1435432 (3 epochs, $0.0173579 more per epoch online).
-    # offline $0.833333 + 0.0914695 + 0.754114 = $1.678917; online $0.976876: online is cheapest.
-    # disaggregated: capture-bound 2 x 500 tok/s, 1e6 tokens = 1,000 s an epoch on 2 x $3 + 16 x $2:
+    # regeneration $0.833333 (both ways; capture rides along in the fixed mode), training offline at
+    # the per-sample overhead floor (issue 22: 1e6 tokens x 2.5468e-4 s / 16 GPUs = 15.9175 s an epoch)
+    # 3 x 15.9175 s x 16 x $2 / 3600 = $0.424467, online with the target forward 1.952762 s an epoch:
+    # 3 x (15.9175 + 1.952762) x 16 x $2 / 3600 = $0.476540 ($0.0173579 more per epoch online).
+    # offline $0.833333 + 0.424467 + 0.754114 = $2.011914; online 0.833333 + 0.476540 = $1.309873:
+    # online is cheapest.
+    # disaggregated: capture-bound 2 x 500 tok/s (the trainers' floor allows 16 / 2.5468e-4 = 62,824),
+    # 1e6 tokens = 1,000 s an epoch on 2 x $3 + 16 x $2:
     # 3 x 1,000 / 3600 x 38 = $31.666667 + the regeneration $0.833333 = $32.5
     p = plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3",
                                storage_months=1)))
     v = verdict(p)
     assert v.cheapest == "online"
-    assert v.totals_usd["offline"] == pytest.approx(1.678917, rel=1e-5)
+    assert v.totals_usd["offline"] == pytest.approx(2.011914, rel=1e-6)
+    assert v.totals_usd["online"] == pytest.approx(1.309873, rel=1e-5)
     assert v.totals_usd["disaggregated"] == pytest.approx(32.5, rel=1e-6)
     b = v.breakeven
-    # offline wins once storage < 0.1435432 - 0.0914695 = $0.0520737:
+    # offline wins once storage < 0.476540 - 0.424467 = $0.0520737 (the floor is paid both ways, so the
+    # difference is the target forward alone: 3 x 0.0173579):
     # price 0.0520737 / 0.032787584 TB = $1.588216 per TB-month (one month)
     assert b["storage_usd_per_tb_month"] == pytest.approx(1.588216, rel=2e-5)
     # at $23: 0.0520737 / 0.754114432 = 0.0690528 months x 30.4375 = 2.10179 days
@@ -179,7 +185,7 @@ def test_verdict_and_break_evens_worked_by_hand():
     # no transfer: the link moves nothing; the extraction GPUs only regenerate, which both ways pay
     assert b["link_gbps"] is None and b["extraction_gpu_usd_per_hour"] is None
     assert v.flips_to["storage_usd_per_tb_month"] == "offline"
-    assert v.sentence.startswith("Online is cheapest: $0.98 against $1.68 offline")
+    assert v.sentence.startswith("Online is cheapest: $1.31 against $2.01 offline")
     # the sentence turns when the price crosses its break-even
     below = verdict(plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0,
                                            storage_usd_per_tb_month=1.5, storage_months=1))))
