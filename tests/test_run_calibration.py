@@ -226,12 +226,19 @@ def test_calibration_with_the_tables_own_figures_changes_nothing(layout):
 
 
 # the figures a calibration claims to move: the bytes (per token, per file) and what they size, and
-# the capture rate and what it times, with the costs of both; nothing else
+# the capture rate and what it times, with the costs of both; nothing else. Derived from those (issues
+# 20 and 22, merged after this list was written): the band around the extraction's wall hours, the
+# verdict's totals (the cost_usd totals), its sentence and the day the states are ready (the
+# extraction's wall hours), and the steps of the road from the article from the bytes per token on
+# and its capture pass (checked step by step below)
 MOVED = ("bytes_per_token", "file_overhead_bytes", "storage", "extraction.prefill_tokens_per_s_per_gpu",
          "extraction.capture_hours", "extraction.wall_hours", "extraction.gpu_hours", "extraction.bound",
          "extraction.capture_bound", "nodes.storage", "nodes.training_storage", "nodes.gather", "transfer_hours",
          "cost_usd", "wall_days", "training.disaggregated", "training.breakeven", "training.offline",
-         "quality.payback", "quality.saved", "warnings", "findings")
+         "quality.payback", "quality.saved", "warnings", "findings",
+         "extraction.calibrated_wall_hours_low", "extraction.calibrated_wall_hours_high",
+         "verdict.totals_usd", "verdict.sentence", "verdict.states_ready_days",
+         "against_article.steps.", "against_article.extraction_hours_steps.")
 
 
 def test_calibration_changes_exactly_the_figures_it_claims():
@@ -256,6 +263,27 @@ def test_calibration_changes_exactly_the_figures_it_claims():
     assert e.decode_tokens_per_s_per_gpu == p.extraction.decode_tokens_per_s_per_gpu
     assert e.serving_output_tokens_per_s_per_gpu == p.extraction.serving_output_tokens_per_s_per_gpu
     assert q.training.flops_per_sample == p.training.flops_per_sample
+    # the band: each phase's held-out spread around its hours, the capture's at the measured rate:
+    # decode x exp(decode band) + capture x exp(prefill band) (the disk keeps up)
+    dcal, pcal = e.decode_calibration, e.prefill_calibration
+    for i, hours in enumerate((e.calibrated_wall_hours_low, e.calibrated_wall_hours_high)):
+        assert hours == pytest.approx(e.decode_hours * math.exp(dcal.band[i]) + e.capture_hours * math.exp(pcal.band[i]),
+                                      rel=1e-12)
+    # the verdict's totals are the cost totals
+    d = q.to_json_dict()
+    assert d["verdict"]["totals_usd"] == {"offline": q.cost_usd.total_offline, "online": q.cost_usd.total_online,
+                                          "disaggregated": q.cost_usd.total_disaggregated}
+    # the road from the article: the steps before the layout's bytes per token do not move, the rest
+    # do and end at this plan's storage; of the hours, only the capture pass moves
+    steps = [(x["step"], x["storage_bytes"], y["storage_bytes"])
+             for x, y in zip(p.to_json_dict()["against_article"]["steps"], d["against_article"]["steps"])]
+    first = [n for n, _, _ in steps].index("the layout's layers")
+    assert all(before == after for _, before, after in steps[:first])
+    assert all(before != after for _, before, after in steps[first:])
+    assert steps[-1][2] == pytest.approx(q.storage_bytes, abs=1)
+    hours = [(x["step"], x["hours"] != y["hours"]) for x, y in zip(p.to_json_dict()["against_article"]["extraction_hours_steps"],
+                                                                  d["against_article"]["extraction_hours_steps"])]
+    assert [n for n, changed in hours if changed] == ["capture pass"]
 
 
 def test_a_calibration_of_another_plan_is_refused():
