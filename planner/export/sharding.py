@@ -114,7 +114,7 @@ def bytes_per_row(m, layout: str) -> list[float]:
     from planner.plan import plan
     try:
         s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
-        per = {c.id: c.storage_bytes / c.rows for c in plan(s).components if c.rows}
+        per = {c.id: c.storage_bytes / c.rows for c in plan(s, band=False).components if c.rows}
     except (PlannerInputError, ValueError, AttributeError, TypeError) as exc:
         raise ManifestError(f"scenario: the planner cannot plan this manifest ({_short(exc)}); a sharded export "
                             f"sizes each rank's disk from the plan, so it needs one that plans") from None
