@@ -155,8 +155,9 @@ def main() -> None:
         metrics.article_panel(p)
     with tab_io:
         st.subheader("Export")
-        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
-                              _report_html(p, catalog, v), link)
+        if tab_io.open:               # the manifest, the pipelines' commands and the report: built when shown
+            io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
+                                  _report_html(p, catalog, v), link)
         st.subheader("Import")
         io_panel.import_panel(catalog)
         st.subheader("Profile your own dataset")
@@ -171,8 +172,15 @@ def main() -> None:
 DELTA_MODES = {"since": "since my last change", "pin": "against the pin", "full": "against the full mix"}
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)    # shared and never changed: no copy on every run
+def _plan_cached(scenario_json: str, catalog_key: str, _s: Scenario, _catalog):
+    return plan(_s, _catalog if _s.uniform is None else None)
+
+
 def _plan_of(s: Scenario, catalog):
-    return plan(s, catalog if s.uniform is None else None)
+    """The plan of `s`, made once per scenario (its canonical JSON) and catalog: a display-only change,
+    a control outside the scenario or the delta's other scenario never plans again."""
+    return _plan_cached(s.model_dump_json(), str(catalog.path), s, catalog)
 
 
 def _delta_base(scenario: Scenario, catalog):
@@ -245,7 +253,7 @@ def _current(catalog) -> tuple[Scenario, object]:
     in one sentence, and the page goes on with the last scenario that planned."""
     try:
         scenario = Scenario.model_validate(scenario_from_widgets())
-        return scenario, plan(scenario, catalog if scenario.uniform is None else None)
+        return scenario, _plan_of(scenario, catalog)
     except ValidationError as exc:
         problem = f"This setting is not valid, so the page shows the last scenario that was: " \
                   f"{describe_validation_error(exc, prefix='scenario')}"
@@ -253,7 +261,7 @@ def _current(catalog) -> tuple[Scenario, object]:
         problem = f"This scenario cannot be planned, so the page shows the last one that could: {exc}"
     st.error(md_text(problem))
     last = st.session_state.get(LAST) or default_scenario()
-    return last, plan(last, catalog if last.uniform is None else None)
+    return last, _plan_of(last, catalog)
 
 
 def findings_list(p) -> None:

@@ -17,7 +17,6 @@ from planner.export.manifest import (MAX_MANIFEST_BYTES, Manifest, ManifestError
                                      parse_manifest, source_notes)
 from planner.plan import Plan, plan
 from planner.catalog.profile import ProfileError
-from planner.scenario import Scenario
 from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard import exports, session
@@ -46,11 +45,11 @@ def component_csv(df: pd.DataFrame) -> str:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)   # shared, never changed: no copy on every run
-def _manifest_texts(scenario_json: str, catalog_key: str, _catalog) -> tuple[str, str, Manifest]:
+def _manifest_texts(scenario_json: str, catalog_key: str, _catalog, _p: Plan) -> tuple[str, str, Manifest]:
     """The manifest as YAML and JSON and as the object every pipeline export reads, built once per
     scenario (not on every run of the page)."""
     # uploads are named by id and content hash, never by their path on this server
-    m = build_manifest(Scenario.model_validate_json(scenario_json), catalog=_catalog, local_paths=False)
+    m = build_manifest(_p.scenario, catalog=_catalog, p=_p, local_paths=False)
     return dump_manifest(m, "yaml"), dump_manifest(m, "json"), m
 
 
@@ -69,7 +68,7 @@ def export_panel(p: Plan, table: pd.DataFrame, catalog, report_html: str, link_p
     was lost that way under CI. Every format of the CLI's `export`: the manifest, the pipelines'
     commands (this layout's pipeline first), the multi-node forms, the component table, the report."""
     key = (p.scenario.model_dump_json(), str(catalog.path))
-    yaml_text, json_text, m = _manifest_texts(*key, catalog)
+    yaml_text, json_text, m = _manifest_texts(*key, catalog, p)
     c = st.columns(4)
     c[0].download_button("Manifest (YAML)", yaml_text, file_name=exports.MANIFEST_PATH, mime="application/yaml",
                          key="dl_yaml", width="stretch")

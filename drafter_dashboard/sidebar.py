@@ -11,7 +11,7 @@ from drafter_dashboard.safe_text import md_text
 from planner.ids import FAMILIES
 from drafter_dashboard.registry import (BY_PLACEMENT, CAP_MODE, CAP_MODES, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SET, SORTED, WL_MODE,
                                         WL_MODES, widget_range)
-from drafter_dashboard.state import request_scenario
+from drafter_dashboard.state import keep, request_scenario
 
 
 def _num(container, label: str, key: str, blank: bool = False, **kw):
@@ -29,7 +29,19 @@ def _gpus_from_nodes(nodes_key: str, per_key: str, gpus_key: str) -> None:
     if nodes and per:
         hi = widget_range(gpus_key)["max_value"]
         if hi is None or nodes * per <= hi:
-            st.session_state[gpus_key] = int(nodes * per)
+            keep(gpus_key, int(nodes * per))
+
+
+# The collapsed sections: each is built only while it is open (an expander alone still builds its
+# contents on every run). Its controls keep their values in the scenario, the link and the manifest
+# while closed (state.restore_hidden_widgets puts back every control a run did not draw).
+SECTIONS = {"Transfer": "w_open_transfer", "Training": "w_open_training", "Nodes and placement": "w_open_nodes",
+            "Serving (quality estimate)": "w_open_serving", "Prices": "w_open_prices"}
+
+
+def _section(sb, label: str):
+    """A collapsed sidebar section whose open state reruns the page (its `.open` says whether to build it)."""
+    return sb.expander(label, expanded=False, key=SECTIONS[label], on_change="rerun")
 
 
 def render(catalog) -> str:
@@ -168,118 +180,128 @@ def render(catalog) -> str:
         _num(st, "Compression x", "w_compression", step=0.05,
              help="bf16 activations compress ~1.0-1.2x; the article assumed 1.5-2x")
 
-    with sb.expander("Transfer", expanded=False):
-        st.selectbox("Method", ["link", "object_store", "drives", "none"], key="w_transfer",
-                     format_func={"link": "network link", "object_store": "object storage (up + down)",
-                                  "drives": "shipped drives", "none": "none (same machine)"}.get)
-        if st.session_state["w_transfer"] in ("link", "object_store"):
+    sec = _section(sb, "Transfer")
+    if sec.open:                  # built only while open: the closed ones keep their values
+        with sec:
+            st.selectbox("Method", ["link", "object_store", "drives", "none"], key="w_transfer",
+                         format_func={"link": "network link", "object_store": "object storage (up + down)",
+                                      "drives": "shipped drives", "none": "none (same machine)"}.get)
+            if st.session_state["w_transfer"] in ("link", "object_store"):
+                a, b = st.columns(2)
+                links = sorted({1.0, 10.0, 25.0, 100.0, 200.0, 400.0, 800.0, float(st.session_state["w_link"])})
+                a.selectbox("Link Gb/s", links, key="w_link")
+                _num(b, "Efficiency", "w_link_eff", step=0.05,
+                     help="single-stream rsync/scp 0.1-0.4; parallel tools 0.5-0.8; RDMA 0.8-0.9")
+                if st.session_state["w_transfer"] == "object_store":
+                    _num(st, "Egress $/GB (blank = the storage's)", "w_egress", blank=True)
+            elif st.session_state["w_transfer"] == "drives":
+                _num(st, "Days in transit", "w_drive_days")
+
+    sec = _section(sb, "Training")
+    if sec.open:                  # built only while open: the closed ones keep their values
+        with sec:
+            a, b = st.columns([2, 1])
+            a.selectbox("Training GPU", list(gpus) + ["custom"], key="w_tr_gpu",
+                        help=md_text("; ".join(f"{g}: {v.name}" for g, v in gpus.items())))
+            _num(b, "count", "w_tr_gpus")
             a, b = st.columns(2)
-            links = sorted({1.0, 10.0, 25.0, 100.0, 200.0, 400.0, 800.0, float(st.session_state["w_link"])})
-            a.selectbox("Link Gb/s", links, key="w_link")
-            _num(b, "Efficiency", "w_link_eff", step=0.05,
-                 help="single-stream rsync/scp 0.1-0.4; parallel tools 0.5-0.8; RDMA 0.8-0.9")
-            if st.session_state["w_transfer"] == "object_store":
-                _num(st, "Egress $/GB (blank = the storage's)", "w_egress", blank=True)
-        elif st.session_state["w_transfer"] == "drives":
-            _num(st, "Days in transit", "w_drive_days")
-
-    with sb.expander("Training", expanded=False):
-        a, b = st.columns([2, 1])
-        a.selectbox("Training GPU", list(gpus) + ["custom"], key="w_tr_gpu",
-                    help=md_text("; ".join(f"{g}: {v.name}" for g, v in gpus.items())))
-        _num(b, "count", "w_tr_gpus")
-        a, b = st.columns(2)
-        _num(a, "Epochs", "w_epochs", step=1.0)
-        _num(b, "Training MFU", "w_tr_mfu", step=0.05)
-        _num(a, "Drafter params (B, blank = estimate)", "w_drafter_b", blank=True)
-        _num(b, "Drafter layers (0 = layout's)", "w_drafter_layers")
-        tr = lay.training
-        if lay.drafter == "dflash":
-            _num(a, f"Anchors (0 = layout's {tr.num_anchors.value if tr.num_anchors else 512})", "w_anchors",
-                 help=md_text(tr.num_anchors.source if tr.num_anchors else "SpecForge's 512"))
-            _num(b, f"Block size (0 = layout's {tr.block_size.value if tr.block_size else 16})", "w_block",
-                 help=md_text(tr.block_size.source if tr.block_size else "SpecForge's 16"))
-        else:
-            _num(a, f"TTT steps (0 = layout's {tr.ttt_steps.value if tr.ttt_steps else 1})", "w_ttt",
-                 help=md_text(tr.ttt_steps.source if tr.ttt_steps else "one step"))
-        disks = disk_presets()
-        st.selectbox("Training disk (read)", list(disks), key="w_tr_disk",
-                     help=md_text("; ".join(f"{k}: {v['name']}" for k, v in disks.items())))
-        st.caption("Disaggregated: capture servers stream the states to trainers every epoch")
-        a, b = st.columns(2)
-        _num(a, "Capture GPUs (0 = extraction's)", "w_dis_capture")
-        _num(b, "Trainer GPUs (0 = training's)", "w_dis_train")
-        _num(st, "Stream buffer GB", "w_buffer", help="TorchSpec's Mooncake segment is 8 GB")
-
-    with sb.expander("Nodes and placement", expanded=False):
-        nodes_help = "0 = as many nodes as the GPUs need; otherwise nodes x GPUs per node must equal the GPU count"
-        a, b = st.columns(2)
-        ex_sync = {"on_change": _gpus_from_nodes, "args": ("w_ex_nodes", "w_ex_per_node", "w_ex_gpus")}
-        tr_sync = {"on_change": _gpus_from_nodes, "args": ("w_tr_nodes", "w_tr_per_node", "w_tr_gpus")}
-        _num(a, "Extraction nodes", "w_ex_nodes", help=nodes_help + " (setting nodes sets the GPU count)", **ex_sync)
-        _num(b, "GPUs per node", "w_ex_per_node", help="extraction nodes' GPUs; a tensor-parallel group stays "
-             "within a node when it fits", **ex_sync)
-        _num(a, "Training nodes", "w_tr_nodes", help=nodes_help + " (setting nodes sets the GPU count)", **tr_sync)
-        _num(b, "Training GPUs per node", "w_tr_per_node", **tr_sync)
-        _num(st, "Training disk TB per node (blank = no check)", "w_tr_disk_cap", blank=True,
-             help="checked against each training node's share after the gather")
-        st.radio("Hidden states on", ["local", "shared"], key="w_placement", horizontal=True,
-                 format_func={"local": "each node's disk", "shared": "a shared filesystem"}.get,
-                 help="local: each extraction node keeps its shard, gathered to the training nodes over the node "
-                      "network; shared: a network filesystem whose bandwidth caps capture writes and training reads")
-        if st.session_state.get("w_placement") == "shared":
+            _num(a, "Epochs", "w_epochs", step=1.0)
+            _num(b, "Training MFU", "w_tr_mfu", step=0.05)
+            _num(a, "Drafter params (B, blank = estimate)", "w_drafter_b", blank=True)
+            _num(b, "Drafter layers (0 = layout's)", "w_drafter_layers")
+            tr = lay.training
+            if lay.drafter == "dflash":
+                _num(a, f"Anchors (0 = layout's {tr.num_anchors.value if tr.num_anchors else 512})", "w_anchors",
+                     help=md_text(tr.num_anchors.source if tr.num_anchors else "SpecForge's 512"))
+                _num(b, f"Block size (0 = layout's {tr.block_size.value if tr.block_size else 16})", "w_block",
+                     help=md_text(tr.block_size.source if tr.block_size else "SpecForge's 16"))
+            else:
+                _num(a, f"TTT steps (0 = layout's {tr.ttt_steps.value if tr.ttt_steps else 1})", "w_ttt",
+                     help=md_text(tr.ttt_steps.source if tr.ttt_steps else "one step"))
+            disks = disk_presets()
+            st.selectbox("Training disk (read)", list(disks), key="w_tr_disk",
+                         help=md_text("; ".join(f"{k}: {v['name']}" for k, v in disks.items())))
+            st.caption("Disaggregated: capture servers stream the states to trainers every epoch")
             a, b = st.columns(2)
-            _num(a, "Shared FS GB/s", "w_shared_gbs", step=5.0, help="its aggregate bandwidth, all clients together")
-            _num(b, "Shared FS TB (blank = no check)", "w_shared_cap", blank=True)
-        a, b = st.columns(2)
-        _num(a, "Node network Gb/s", "w_node_gbps", step=25.0, help="per node, between the nodes of a site: the "
-             "gather and the disaggregated stream use it")
-        b.radio("Transport", ["tcp", "rdma"], key="w_node_kind", horizontal=True)
+            _num(a, "Capture GPUs (0 = extraction's)", "w_dis_capture")
+            _num(b, "Trainer GPUs (0 = training's)", "w_dis_train")
+            _num(st, "Stream buffer GB", "w_buffer", help="TorchSpec's Mooncake segment is 8 GB")
 
-    with sb.expander("Serving (quality estimate)", expanded=False):
-        st.radio("Serving workload", list(WL_MODES), key=WL_MODE, horizontal=True,
-                 help="what the drafter will serve, as shares of the catalog's families; the mix's own: its "
-                      "training-token shares. Shares are scaled to sum to 1")
-        if st.session_state.get(WL_MODE) == SET:
-            cols = st.columns(len(FAMILIES))
-            for col, f in zip(cols, FAMILIES):
-                _num(col, f, f"w_wl_{f}", step=0.05)
-        _num(st, "Transfer between families (blank = 0.5)", "w_q_transfer", blank=True, step=0.05,
-             help="how much one family's training tokens count for another (0: nothing, 1: as its own); an "
-                  "estimate, see Assumptions")
-        _num(st, "Served tokens/day (B, blank = none)", "w_serving_tokens_b", blank=True,
-             help="billions of tokens served a day: gives the payback of the offline run")
-        st.selectbox("Serving GPU", [EXTRACTION_GPU] + list(gpus), key="w_serving_gpu")
-        # a selectbox in a third of the sidebar cuts its own value at 1024 px: a row of its own
-        st.selectbox("tau measured on", ["vllm", "sglang", "paper"], key="w_eval_engine",
-                     help="where tau is measured: the serving engine (chain drafting, its usual K) or the "
-                          "paper's own harness; planner/presets/harness.yaml")
-        e2, e3 = st.columns(2)
-        _num(e2, "Temperature", "w_temperature", step=0.1)
-        _num(e3, "Draft tokens K (0 = usual)", "w_spec_k", step=1,
-             help="num_speculative_tokens; 0: the engine's usual value for the drafter kind")
-        b1, b2 = st.columns(2)
-        _num(b1, "Serving batch (speedup)", "w_serving_batch", step=1.0,
-             help="the batch the speedup is given at; 1 is the papers' interactive figure")
-        _num(b2, "Fleet batch (payback)", "w_fleet_batch", step=1.0,
-             help="the serving fleet's batch: the payback uses the speedup at it")
+    sec = _section(sb, "Nodes and placement")
+    if sec.open:                  # built only while open: the closed ones keep their values
+        with sec:
+            nodes_help = "0 = as many nodes as the GPUs need; otherwise nodes x GPUs per node must equal the GPU count"
+            a, b = st.columns(2)
+            ex_sync = {"on_change": _gpus_from_nodes, "args": ("w_ex_nodes", "w_ex_per_node", "w_ex_gpus")}
+            tr_sync = {"on_change": _gpus_from_nodes, "args": ("w_tr_nodes", "w_tr_per_node", "w_tr_gpus")}
+            _num(a, "Extraction nodes", "w_ex_nodes", help=nodes_help + " (setting nodes sets the GPU count)", **ex_sync)
+            _num(b, "GPUs per node", "w_ex_per_node", help="extraction nodes' GPUs; a tensor-parallel group stays "
+                 "within a node when it fits", **ex_sync)
+            _num(a, "Training nodes", "w_tr_nodes", help=nodes_help + " (setting nodes sets the GPU count)", **tr_sync)
+            _num(b, "Training GPUs per node", "w_tr_per_node", **tr_sync)
+            _num(st, "Training disk TB per node (blank = no check)", "w_tr_disk_cap", blank=True,
+                 help="checked against each training node's share after the gather")
+            st.radio("Hidden states on", ["local", "shared"], key="w_placement", horizontal=True,
+                     format_func={"local": "each node's disk", "shared": "a shared filesystem"}.get,
+                     help="local: each extraction node keeps its shard, gathered to the training nodes over the node "
+                          "network; shared: a network filesystem whose bandwidth caps capture writes and training reads")
+            if st.session_state.get("w_placement") == "shared":
+                a, b = st.columns(2)
+                _num(a, "Shared FS GB/s", "w_shared_gbs", step=5.0, help="its aggregate bandwidth, all clients together")
+                _num(b, "Shared FS TB (blank = no check)", "w_shared_cap", blank=True)
+            a, b = st.columns(2)
+            _num(a, "Node network Gb/s", "w_node_gbps", step=25.0, help="per node, between the nodes of a site: the "
+                 "gather and the disaggregated stream use it")
+            b.radio("Transport", ["tcp", "rdma"], key="w_node_kind", horizontal=True)
 
-    with sb.expander("Prices", expanded=False):
-        prices = storage_price_presets()
-        st.selectbox("Storage", [BY_PLACEMENT] + list(prices), key="w_storage",
-                     format_func=lambda k: "by placement" if k == BY_PLACEMENT else k,
-                     help=md_text(f"{BY_PLACEMENT}: the nodes' own disks (local, no rent beyond the node price), "
-                                  "the shared filesystem's volume or the transfer's object store; "
-                                  + "; ".join(f"{k}: {v['name']}" for k, v in prices.items())))
-        _num(st, "$/TB-month (blank = preset's)", "w_tb_price", blank=True)
-        a, b = st.columns(2)
-        _num(a, "Months held (blank = timeline)", "w_months", blank=True, step=0.5,
-             help="blank: from the first write to the last training epoch, plus the days kept after")
-        _num(b, "Days kept after", "w_keep_days", step=1.0, help="after the last epoch (blank months only)")
-        g = gpus.get(st.session_state["w_ex_gpu"])
-        _num(st, f"Extraction $/GPU-hour (blank = {g.default_price() if g else 'the custom GPU'})", "w_ex_price",
-             blank=True)
-        g = gpus.get(st.session_state["w_tr_gpu"])
-        _num(st, f"Training $/GPU-hour (blank = {g.default_price() if g else 'the custom GPU'})", "w_tr_price",
-             blank=True)
+    sec = _section(sb, "Serving (quality estimate)")
+    if sec.open:                  # built only while open: the closed ones keep their values
+        with sec:
+            st.radio("Serving workload", list(WL_MODES), key=WL_MODE, horizontal=True,
+                     help="what the drafter will serve, as shares of the catalog's families; the mix's own: its "
+                          "training-token shares. Shares are scaled to sum to 1")
+            if st.session_state.get(WL_MODE) == SET:
+                cols = st.columns(len(FAMILIES))
+                for col, f in zip(cols, FAMILIES):
+                    _num(col, f, f"w_wl_{f}", step=0.05)
+            _num(st, "Transfer between families (blank = 0.5)", "w_q_transfer", blank=True, step=0.05,
+                 help="how much one family's training tokens count for another (0: nothing, 1: as its own); an "
+                      "estimate, see Assumptions")
+            _num(st, "Served tokens/day (B, blank = none)", "w_serving_tokens_b", blank=True,
+                 help="billions of tokens served a day: gives the payback of the offline run")
+            st.selectbox("Serving GPU", [EXTRACTION_GPU] + list(gpus), key="w_serving_gpu")
+            # a selectbox in a third of the sidebar cuts its own value at 1024 px: a row of its own
+            st.selectbox("tau measured on", ["vllm", "sglang", "paper"], key="w_eval_engine",
+                         help="where tau is measured: the serving engine (chain drafting, its usual K) or the "
+                              "paper's own harness; planner/presets/harness.yaml")
+            e2, e3 = st.columns(2)
+            _num(e2, "Temperature", "w_temperature", step=0.1)
+            _num(e3, "Draft tokens K (0 = usual)", "w_spec_k", step=1,
+                 help="num_speculative_tokens; 0: the engine's usual value for the drafter kind")
+            b1, b2 = st.columns(2)
+            _num(b1, "Serving batch (speedup)", "w_serving_batch", step=1.0,
+                 help="the batch the speedup is given at; 1 is the papers' interactive figure")
+            _num(b2, "Fleet batch (payback)", "w_fleet_batch", step=1.0,
+                 help="the serving fleet's batch: the payback uses the speedup at it")
+
+    sec = _section(sb, "Prices")
+    if sec.open:                  # built only while open: the closed ones keep their values
+        with sec:
+            prices = storage_price_presets()
+            st.selectbox("Storage", [BY_PLACEMENT] + list(prices), key="w_storage",
+                         format_func=lambda k: "by placement" if k == BY_PLACEMENT else k,
+                         help=md_text(f"{BY_PLACEMENT}: the nodes' own disks (local, no rent beyond the node price), "
+                                      "the shared filesystem's volume or the transfer's object store; "
+                                      + "; ".join(f"{k}: {v['name']}" for k, v in prices.items())))
+            _num(st, "$/TB-month (blank = preset's)", "w_tb_price", blank=True)
+            a, b = st.columns(2)
+            _num(a, "Months held (blank = timeline)", "w_months", blank=True, step=0.5,
+                 help="blank: from the first write to the last training epoch, plus the days kept after")
+            _num(b, "Days kept after", "w_keep_days", step=1.0, help="after the last epoch (blank months only)")
+            g = gpus.get(st.session_state["w_ex_gpu"])
+            _num(st, f"Extraction $/GPU-hour (blank = {g.default_price() if g else 'the custom GPU'})", "w_ex_price",
+                 blank=True)
+            g = gpus.get(st.session_state["w_tr_gpu"])
+            _num(st, f"Training $/GPU-hour (blank = {g.default_price() if g else 'the custom GPU'})", "w_tr_price",
+                 blank=True)
     return unit

@@ -3,6 +3,8 @@ import, a shared link or an applied trim is written into the widgets before they
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.state.session_state_proxy import get_session_state
 
 from planner.export.share import MAX_SAVED, saved_name_problem  # one rule for the session and the link
 from planner.plan import resolved_mix
@@ -17,6 +19,7 @@ NOTICE = "_notice"
 LAST = "_last_scenario"
 EXTERNAL = "_external_scenario"   # from a link, import, preset or trim, and not drawn yet
 KEPT = "_kept_widgets"             # every control's value at the end of the last run (drawn or not)
+DRAWN = "_drawn_widgets"           # the keys of the widgets the last run drew (None: not known)
 MIX_DEFAULT = "_mix_default"       # the default mix as loaded, when the scenario had none (mix: None)
 UNDO = "_undo"                     # earlier scenarios, the latest last (at most HISTORY)
 REDO = "_redo"
@@ -71,9 +74,18 @@ def restore_hidden_widgets() -> None:
         return
     for key in hidden_keys(last):
         ss[key] = kept[key]
+    drawn = ss.get(DRAWN)
     for key in registry.KEYS:
-        if key not in ss:
+        # not drawn last run (a closed sidebar section): Streamlit may hand back an older value
+        if key not in ss or (drawn is not None and key not in drawn):
             ss[key] = kept[key]
+
+
+def keep(key: str, value) -> None:
+    """A control's value set by a callback (before the run): kept too, as its widget may not be drawn."""
+    ss = st.session_state
+    ss[key] = value
+    ss[KEPT] = {**ss.get(KEPT, {}), key: value}
 
 
 def remember(s: Scenario) -> None:
@@ -87,6 +99,19 @@ def remember(s: Scenario) -> None:
     kept = dict(ss.get(KEPT, {}))
     kept.update({key: ss[key] for key in registry.KEYS if key in ss})
     ss[KEPT] = kept
+    ss[DRAWN] = _drawn_so_far()
+
+
+def _drawn_so_far() -> frozenset[str] | None:
+    """The controls this run has drawn so far, from Streamlit 1.67's run context and key-to-id map
+    (tests/test_lazy_sections.py pins it); None, which restores nothing more, where it cannot say."""
+    try:
+        ids = get_script_run_ctx().shared.widget_ids_this_run
+        mapper = get_session_state()._state._key_id_mapper
+        return frozenset(k for k in registry.KEYS if (wid := mapper.get_id_from_key(k, None)) is not None
+                         and wid in ids)
+    except AttributeError:
+        return None
 
 
 def _push(previous: Scenario | None, s: Scenario) -> None:

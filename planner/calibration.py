@@ -79,28 +79,55 @@ def generation(gpu_id: str) -> str:
 
 def distance(row: Measurement, row_model: ModelSpec, model: ModelSpec, gpu_id: str, weight_dtype: str,
              isl: float, osl: float, concurrency: float | None = None) -> float:
+    d = _fixed_distance(row, row_model, model, gpu_id, weight_dtype) + _length_distance(row, isl, osl)
+    if concurrency and row.concurrency:
+        d += 0.25 * abs(math.log(row.concurrency / concurrency))
+    return d
+
+
+def _fixed_distance(row: Measurement, row_model: ModelSpec, model: ModelSpec, gpu_id: str,
+                    weight_dtype: str) -> float:
+    """The terms of the distance that do not depend on the lengths: size, architecture, GPU, dtype, engine."""
     d = abs(math.log(row_model.forward_params() / model.forward_params()))
     d += 0.5 * (architecture(row_model) != architecture(model))
     d += 1.0 * (row.gpu != gpu_id) + 0.5 * (generation(row.gpu) != generation(gpu_id))
-    if concurrency and row.concurrency:
-        d += 0.25 * abs(math.log(row.concurrency / concurrency))
     d += 0.5 * (row.weight_dtype != weight_dtype)
     d += 0.3 * (row.engine != "vllm-serve")
-    d += 0.25 * abs(math.log(max(row.isl, 1) / max(isl, 1)))
-    d += 0.25 * abs(math.log(max(row.osl, 1) / max(osl, 1)))
     return d
+
+
+def _length_distance(row: Measurement, isl: float, osl: float) -> float:
+    return 0.25 * abs(math.log(max(row.isl, 1) / max(isl, 1))) + 0.25 * abs(math.log(max(row.osl, 1) / max(osl, 1)))
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_of(model_json: str, gpu_id: str, weight_dtype: str) -> dict[str, float]:
+    """Each preset-model row's length-free distance to (model, GPU, dtype), worked out once per triple."""
+    from planner.specs import model_presets
+    model, models = ModelSpec.model_validate_json(model_json), model_presets()
+    return {r.id: _fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
+            for r in measurements().rows if r.model in models}
+
+
+def preset_distances(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float) -> dict[str, float]:
+    """distance() of every row whose model is a preset, to (model, GPU, dtype) at these lengths: the
+    length-free part looked up once per (model, GPU, dtype), the lengths' part added."""
+    fixed = _fixed_of(model.model_dump_json(), gpu_id, weight_dtype)
+    return {r.id: fixed[r.id] + _length_distance(r, isl, osl) for r in measurements().rows if r.id in fixed}
 
 
 def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
             models: dict[str, ModelSpec]) -> tuple[Measurement, float] | None:
     """The nearest row within MAX_DISTANCE, or None. Rows never calibrate themselves away: a
     custom GPU still matches rows of other GPUs, at the GPU term's cost."""
+    from planner.specs import model_presets
+    fast = preset_distances(model, gpu_id, weight_dtype, isl, osl) if models is model_presets() else None
     best = None
     for row in measurements().rows:
         rm = models.get(row.model)
         if rm is None:
             continue
-        d = distance(row, rm, model, gpu_id, weight_dtype, isl, osl)
+        d = fast[row.id] if fast is not None else distance(row, rm, model, gpu_id, weight_dtype, isl, osl)
         if best is None or d < best[1]:
             best = (row, d)
     if best is None or best[1] > MAX_DISTANCE:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.calibration import MAX_DISTANCE, Calibration, architecture, distance, measurements, nearest
+from planner.calibration import (MAX_DISTANCE, Calibration, architecture, measurements, nearest,
+                                 preset_distances)
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.scenario import Throughput
@@ -213,7 +214,8 @@ def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: flo
     near, else of any class; (row, distance) or None."""
     from planner.specs import model_presets
     models = model_presets()
-    cands = [(distance(r, models[r.model], model, gpu_id, weight_dtype, isl, osl), r) for r in measurements().rows
+    dist = preset_distances(model, gpu_id, weight_dtype, isl, osl)
+    cands = [(dist[r.id], r) for r in measurements().rows
              if not exclude(r) and r.model in models and row_phase(r.id) == phase]
     cands = [(d, r) for d, r in cands if d <= MAX_DISTANCE]
     same = [(d, r) for d, r in cands if architecture(models[r.model]) == architecture(model)]

@@ -117,6 +117,7 @@ def chain_tau(alpha: float, k: int) -> float:
     return (1 - alpha ** (k + 1)) / (1 - alpha)
 
 
+@functools.lru_cache(maxsize=4096)      # pure, and asked for the same (tau, depth) by every plan of a scenario
 def alpha_of(tau: float, depth: int) -> float:
     """The alpha whose chain of `depth` reaches tau (bisection; tau clipped to (1, depth + 1])."""
     if tau >= depth + 1:

@@ -3,12 +3,14 @@ states, store them and train offline, to train online (the target runs beside th
 stream them (disaggregated)? One sentence, and the break-evens that would flip it.
 
 A break-even is the value of one input at which the cheapest mode changes, found on the real plan
-(plan() re-run with that input changed). Each total moves monotonically with each of these inputs
-(linearly with a price, the days held, the epochs; through the transfer hours with the link), so the
-cheapest mode holds over one interval of the input: the plan at each end of the input's bounds (from
-the Scenario model) tells whether the answer flips on that side, and bisection between the scenario's
-own value and that end finds where; the crossing nearest the scenario's value is reported, None when
-neither end flips it. Every input moves the dollars only through plan(), so no formula is written twice.
+(plan() re-run with that input changed). Each total moves monotonically with each of these inputs, so the
+cheapest mode holds over one interval of the input. The storage price, the days held and the extraction
+GPU price each multiply one term of costs.py, so every total is a + b x in them: the scenario's plan and
+one plan at a bound give the three lines, and where the cheapest one meets another is solved. The epochs
+and the link are searched between the scenario's value and a bound whose plan flips the answer, by
+interpolating where the two totals meet and planning either side of it (to PRECISION). The crossing
+nearest the scenario's value is reported, None when neither end flips it. Every input moves the dollars
+only through plan(), so no formula is written twice.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from planner.sensitivity import _sub, field_bounds
 from planner.units import fmt_usd
 
 MODES = ("offline", "online", "disaggregated")
-BISECT = 60          # at most, geometric once both ends are positive; stops at 1e-10 relative
+BISECT = 60          # steps at most in a search; stops at PRECISION relative
 PRECISION = 1e-10
 
 
@@ -58,6 +60,7 @@ class _Input:
     current: Callable[[Plan], float]
     set: Callable[[Scenario, float], Scenario]
     applies: Callable[[Plan], bool] = lambda p: True
+    linear: bool = False                           # every total is a + b x in it (costs.py)
 
 
 def _held(s: Scenario, days: float) -> Scenario:
@@ -67,8 +70,9 @@ def _held(s: Scenario, days: float) -> Scenario:
 INPUTS = (
     _Input("storage_usd_per_tb_month", Costs, "storage_usd_per_tb_month",
            lambda p: p.cost_usd.storage_usd_per_tb_month,
-           lambda s, x: _sub(s, "costs", "storage_usd_per_tb_month", x)),
-    _Input("days_held", Costs, "storage_months", lambda p: p.cost_usd.storage_days_held, _held),
+           lambda s, x: _sub(s, "costs", "storage_usd_per_tb_month", x), linear=True),
+    _Input("days_held", Costs, "storage_months", lambda p: p.cost_usd.storage_days_held, _held,
+           linear=True),
     _Input("epochs", Training, "epochs", lambda p: p.scenario.training.epochs,
            lambda s, x: _sub(s, "training", "epochs", x)),
     _Input("link_gbps", Transfer, "link_gbps", lambda p: p.scenario.transfer.link_gbps,
@@ -76,46 +80,117 @@ INPUTS = (
            lambda p: p.transfer_method in ("link", "object_store")),
     _Input("extraction_gpu_usd_per_hour", Costs, "extraction_usd_per_gpu_hour",
            lambda p: p.cost_usd.extraction_usd_per_gpu_hour,
-           lambda s, x: _sub(s, "costs", "extraction_usd_per_gpu_hour", x)),
+           lambda s, x: _sub(s, "costs", "extraction_usd_per_gpu_hour", x), linear=True),
 )
+
+
+def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None) -> dict[str, float] | None:
+    """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be finite)."""
+    try:
+        return totals(plan(inp.set(s, x), catalog, band=False))
+    except PlannerInputError:
+        return None
+
+
+def _best(t: dict[str, float] | None) -> str | None:
+    return None if t is None else min(MODES, key=lambda m: (t[m], MODES.index(m)))
+
+
+def _linear_crossings(x0: float, t0: dict[str, float], x1: float, t1: dict[str, float], here: str,
+                      lo: float, hi: float) -> list[tuple[float, str]]:
+    """Each total is a + b x in this input (costs.py: a price or the days held multiplies one term), so
+    two plans give every line and the cheapest way changes where `here`'s line meets another: the first
+    such meeting on each side of x0 inside [lo, hi], with the way that is cheapest past it."""
+    slope = {m: (t1[m] - t0[m]) / (x1 - x0) for m in MODES}
+    out = []
+    for side in (1, -1):                      # towards hi, towards lo
+        hits = []
+        for m in MODES:
+            db = (slope[here] - slope[m]) * side    # how fast `here` loses to m going this way
+            if m == here or db <= 0:
+                continue
+            x = x0 + side * (t0[m] - t0[here]) / db
+            if lo <= x <= hi:
+                hits.append((abs(x - x0), -slope[m] * side, x, m))   # nearest, then the one falling fastest
+        if hits:
+            _, _, x, m = min(hits)
+            out.append((x, m))
+    return out
+
+
+def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x0: float, t0: dict[str, float],
+                       end: float, t_end: dict[str, float] | None, here: str) -> tuple[float, str | None]:
+    """The value between x0 (where `here` is cheapest) and `end` (where it is not) at which the answer
+    flips, within PRECISION. Each step interpolates where `here`'s total meets the flipped way's (in x,
+    or in 1/x for the link, whose hours go as 1/x), then plans just either side of that point: a total
+    that is linear there closes the bracket in one step; otherwise the bracket still shrinks, and after
+    a few steps plain bisection finishes the job."""
+    inverse = inp.key == "link_gbps"
+    a, ta, b, tb = x0, t0, end, t_end           # a keeps the answer, b flips it
+
+    def split(a, ta, b, tb):
+        if ta is not None and tb is not None and a > 0 and b > 0:
+            m = _best(tb)
+            ga, gb = ta[m] - ta[here], tb[m] - tb[here]     # >= 0 at a, <= 0 at b
+            if ga != gb:
+                ua, ub = (1 / a, 1 / b) if inverse else (a, b)
+                u = ua + (ub - ua) * ga / (ga - gb)
+                x = 1 / u if inverse else u
+                if min(a, b) < x < max(a, b):
+                    return x
+        return math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2
+
+    for step in range(BISECT):
+        if abs(b - a) <= PRECISION * max(abs(a), abs(b)):
+            break
+        guess = split(a, ta, b, tb) if step < 6 else (math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2)
+        probes = [guess]
+        if step < 6:
+            d = PRECISION / 4 * abs(guess) * math.copysign(1, b - a)
+            probes = [x for x in (guess - d, guess + d) if min(a, b) < x < max(a, b)] or [guess]
+        for x in probes:
+            if not min(a, b) < x < max(a, b):
+                continue
+            tx = _totals_at(s, inp, x, catalog)
+            if _best(tx) == here:
+                a, ta = x, tx
+            else:
+                b, tb = x, tx
+    return (a + b) / 2, _best(tb)
+
+
+def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
+    """The input's bounds (from the Scenario model, the days held in days) and its value in `p`, inside them."""
+    lo, hi = field_bounds(inp.model, inp.field)
+    if inp.key == "days_held":
+        lo, hi = lo * DAYS_PER_MONTH, hi * DAYS_PER_MONTH
+    return lo, hi, min(max(inp.current(p), lo), hi)
 
 
 def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None) -> tuple[float | None, str | None]:
     if not inp.applies(p):
         return None, None
-    lo, hi = field_bounds(inp.model, inp.field)
-    if inp.key == "days_held":
-        lo, hi = lo * DAYS_PER_MONTH, hi * DAYS_PER_MONTH
-    x0 = min(max(inp.current(p), lo), hi)
+    lo, hi, x0 = span(inp, p)
     here = cheapest(p)
-
-    def mode(x: float) -> str | None:
-        """The cheapest way at x; None where no plan can be made (a figure that would not be finite)."""
-        try:
-            return cheapest(plan(inp.set(s, x), catalog, band=False))
-        except PlannerInputError:
-            return None
-    best: tuple[float, float, str] | None = None      # (distance in log, value, the mode past it)
-    for end in (lo, hi):
-        if end == x0:
-            continue
-        flipped = mode(end)
-        if flipped in (here, None):
-            continue
-        a, b = x0, end                                # a keeps the answer, b flips it
-        for _ in range(BISECT):
-            if abs(b - a) <= PRECISION * max(abs(a), abs(b)):
-                break
-            mid = math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2
-            if mode(mid) == here:
-                a = mid
-            else:
-                b = mid
-        x = (a + b) / 2
-        dist = abs(math.log((x + 1e-12) / (x0 + 1e-12)))
-        if best is None or dist < best[0]:
-            best = (dist, x, mode(b))
-    return (best[1], best[2]) if best else (None, None)
+    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog)
+    found: list[tuple[float, str | None]] = []
+    if inp.linear and t0 is not None:
+        x1 = hi if x0 != hi else lo
+        t1 = _totals_at(s, inp, x1, catalog)
+        if t1 is not None:
+            found = _linear_crossings(x0, t0, x1, t1, here, lo, hi)
+    else:
+        for end in (lo, hi):
+            if end == x0:
+                continue
+            t_end = _totals_at(s, inp, end, catalog)
+            if _best(t_end) in (here, None):
+                continue
+            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here))
+    if not found:
+        return None, None
+    x, m = min(found, key=lambda f: abs(math.log((f[0] + 1e-12) / (x0 + 1e-12))))
+    return x, m
 
 
 _LABEL = {"storage_usd_per_tb_month": "storage at {} per TB-month", "days_held": "the states held {} days",

@@ -48,3 +48,21 @@ def slurm_cluster(tmp_path_factory):
 def ray_cluster(tmp_path_factory):
     from tests.cluster import ray_cluster_fixture
     yield from ray_cluster_fixture(tmp_path_factory)
+
+
+@pytest.fixture(autouse=True)
+def _sidebar_sections_open(monkeypatch):
+    """AppTest wiring tests reach every sidebar control, so the page they run opens every collapsed
+    section (drafter_dashboard.sidebar.SECTIONS, built only while open). tests/test_lazy_sections.py
+    starts them closed to check that a control not built keeps its value."""
+    from streamlit.testing.v1 import AppTest
+    real = AppTest.from_file.__func__
+
+    def from_file(cls, *a, **k):
+        app = real(cls, *a, **k)
+        if getattr(cls, "open_sections", True):
+            from drafter_dashboard.sidebar import SECTIONS
+            for key in SECTIONS.values():
+                app.session_state[key] = True
+        return app
+    monkeypatch.setattr(AppTest, "from_file", classmethod(from_file))

@@ -212,6 +212,7 @@ def test_export_import_round_trip_through_the_ui(at, tmp_path):
     at.file_uploader(key="w_import").set_value(("m.yaml", text.encode(), "application/yaml")).run()
     assert not at.exception, at.exception
     assert metric(at, "Samples") == in_batches(1500)
+    open_tab(at, "Export / import / profile")      # the export panel is built while its tab is open
     at.toggle(key="w_show_manifest").set_value(True).run()
     exported = yaml.safe_load(at.code[0].value)   # the manifest preview the page exports
     assert exported["scenario"]["mix"] == [

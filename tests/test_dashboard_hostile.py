@@ -17,6 +17,7 @@ from planner.scenario import Scenario
 from planner.specs import GPUSpec, ModelSpec
 
 from tests.helpers import ROOT, page_errors
+from tests.test_app import open_tab
 
 APP = str(ROOT / "app.py")
 
@@ -139,6 +140,7 @@ def test_the_manifest_is_built_once_per_scenario(tmp_path, monkeypatch):
     real = drafter_dashboard.io_panel.build_manifest
     monkeypatch.setattr(drafter_dashboard.io_panel, "build_manifest", lambda *a, **k: calls.append(1) or real(*a, **k))
     app = _app(tmp_path, monkeypatch)
+    open_tab(app, "Export / import / profile")                # the export panel is built while its tab is open
     first = len(calls)
     assert first <= 1                                         # the default scenario: built at most once
     app.number_input(key="w_ex_gpus").set_value(3).run()      # a new scenario: one build

@@ -89,7 +89,7 @@ def files(monkeypatch):
 
 
 def test_the_export_panel_offers_specforge_commands_and_the_slurm_script_for_a_specforge_plan(at, files):
-    at.run()
+    open_tab(at, "Export / import / profile")      # the export panel is built while its tab is open
     # the default layout is SpecForge's DFlash: its pipeline comes first and is the one exported
     assert at.selectbox(key="w_x_format").options[0] == "specforge (this layout's)"
     labels = [b.label for b in at.download_button]
@@ -124,6 +124,7 @@ def test_the_report_is_one_escaped_file_without_external_assets(at, files):
     at.text_input(key="w_save_name").input(evil).run()
     at.button(key="w_save").click().run()
     at.number_input(key="w_ex_gpus").set_value(8).run()
+    open_tab(at, "Export / import / profile")      # the report is built while the export tab is open
     html = files["drafter-plan.html"]
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     low = html.lower()
@@ -234,6 +235,7 @@ def test_the_article_tab_draws_both_waterfalls_ending_at_this_plan(at, files):
     hours = json.loads(charts[1].proto.spec)["data"][0]
     assert hours["y"][0] == pytest.approx(264.4, abs=0.1)    # 456,893,000 tokens / 480 tok/s / 3600
     # the report carries both, as printable tables
+    open_tab(at, "Export / import / profile")      # the report is built while the export tab is open
     html = files["drafter-plan.html"]
     assert "From the article&#x27;s storage to this plan&#x27;s" in html and "batch padding" in html
 
