@@ -100,19 +100,30 @@ def _length_distance(row: Measurement, isl: float, osl: float) -> float:
     return 0.25 * abs(math.log(max(row.isl, 1) / max(isl, 1))) + 0.25 * abs(math.log(max(row.osl, 1) / max(osl, 1)))
 
 
-@functools.lru_cache(maxsize=256)
-def _fixed_of(model_json: str, gpu_id: str, weight_dtype: str) -> dict[str, float]:
-    """Each preset-model row's length-free distance to (model, GPU, dtype), worked out once per triple."""
+_FIXED: dict[tuple[str, str, str], dict[str, float]] = {}
+_FIXED_MAX = 256
+
+
+def _fixed_of(model: ModelSpec, gpu_id: str, weight_dtype: str) -> dict[str, float]:
+    """Each preset-model row's length-free distance to (model, GPU, dtype), worked out once per triple
+    (keyed by the model's JSON; the model itself is used, never validated again: a manifest's model
+    was checked where it was read, and a second validation would refuse it here, not there)."""
     from planner.specs import model_presets
-    model, models = ModelSpec.model_validate_json(model_json), model_presets()
-    return {r.id: _fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
-            for r in measurements().rows if r.model in models}
+    key = (model.model_dump_json(), gpu_id, weight_dtype)
+    fixed = _FIXED.get(key)
+    if fixed is None:
+        models = model_presets()
+        if len(_FIXED) >= _FIXED_MAX:
+            _FIXED.clear()
+        fixed = _FIXED[key] = {r.id: _fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
+                               for r in measurements().rows if r.model in models}
+    return fixed
 
 
 def preset_distances(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float) -> dict[str, float]:
     """distance() of every row whose model is a preset, to (model, GPU, dtype) at these lengths: the
     length-free part looked up once per (model, GPU, dtype), the lengths' part added."""
-    fixed = _fixed_of(model.model_dump_json(), gpu_id, weight_dtype)
+    fixed = _fixed_of(model, gpu_id, weight_dtype)
     return {r.id: fixed[r.id] + _length_distance(r, isl, osl) for r in measurements().rows if r.id in fixed}
 
 

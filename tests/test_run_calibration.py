@@ -238,6 +238,8 @@ MOVED = ("bytes_per_token", "file_overhead_bytes", "storage", "extraction.prefil
          "quality.payback", "quality.saved", "warnings", "findings",
          "extraction.calibrated_wall_hours_low", "extraction.calibrated_wall_hours_high",
          "verdict.totals_usd", "verdict.sentence", "verdict.states_ready_days",
+         # the break-evens are where the totals cross: the storage and the hours they rest on moved
+         "verdict.breakeven.",
          "against_article.steps.", "against_article.extraction_hours_steps.")
 
 
