@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
-from planner.scenario import PRESETS, Scenario
+from planner.scenario import PRESETS, Scenario, gpus_on_nodes
 from planner.text import printable
 from planner.trim import STRATEGIES
 
@@ -491,8 +491,9 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         _set(data, f.path, f.value(v))
         for path, value in f.also.items():
             _set(data, path, value)
-    _nodes(data, values, ("gpus", "nodes", "gpus_per_node"), ("extraction_gpus", "extraction_nodes", "gpus_per_node"))
-    _nodes(data["training"], values, ("train_gpus", "train_nodes", "train_gpus_per_node"),
+    _nodes(data, values, "extraction", ("gpus", "nodes", "gpus_per_node"),
+           ("extraction_gpus", "extraction_nodes", "gpus_per_node"))
+    _nodes(data["training"], values, "training", ("train_gpus", "train_nodes", "train_gpus_per_node"),
            ("gpus", "nodes", "gpus_per_node"))
     try:
         return Scenario.model_validate(data)
@@ -500,34 +501,25 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         raise CliError(validation_message(exc))
 
 
-def _nodes(data: dict, values: dict, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
-    """GPUs as nodes x GPUs per node: --nodes without --gpus sets the total; both must match; --gpus
-    alone (on a base that named its nodes) lets the nodes follow from it."""
+def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
+    """GPUs as nodes x GPUs per node (planner.scenario.gpus_on_nodes): --nodes without --gpus sets the
+    total; both must match; --gpus alone (on a base that named its nodes) lets the nodes follow from it."""
     g_dest, n_dest, p_dest = dests
     g_key, n_key, p_key = keys
-    if g_dest in values and n_dest in values:
-        gpus, nodes, per = data[g_key], data[n_key], data[p_key]
-        if nodes * per != gpus:
-            raise CliError(f"--{g_dest.replace('_', '-')}: {gpus:,} does not match --{n_dest.replace('_', '-')} "
-                           f"{nodes:,} x --{p_dest.replace('_', '-')} {per:,} = {nodes * per:,} GPUs; give matching "
-                           f"values or one of them")
-    elif g_dest in values:
+    flag = lambda dest: "--" + dest.replace("_", "-")  # noqa: E731
+    if g_dest not in values and data.get(n_key) is None:
+        return
+    if g_dest in values and n_dest not in values:
         data[n_key] = None
-    elif data.get(n_key) is not None:
-        gpus = data[n_key] * data[p_key]
-        hi = _gpu_bound(g_key)
-        if gpus > hi:
-            flag = f"--{n_dest.replace('_', '-')}" if n_dest in values else f"--{p_dest.replace('_', '-')}"
-            raise CliError(f"{flag}: {data[n_key]:,} nodes x {data[p_key]:,} GPUs per node = {gpus:,} GPUs, over the "
-                           f"{hi:,} a plan takes")
-        data[g_key] = gpus
-
-
-def _gpu_bound(key: str) -> int:
-    """The most GPUs Scenario.extraction_gpus / Training.gpus take (their `le`)."""
-    from planner.scenario import Training
-    model, name = (Scenario, "extraction_gpus") if key == "extraction_gpus" else (Training, "gpus")
-    return next(m.le for m in model.model_fields[name].metadata if getattr(m, "le", None) is not None)
+        return
+    try:
+        total = gpus_on_nodes(phase, data[n_key], data[p_key])
+    except ValueError as exc:
+        raise CliError(f"{flag(n_dest) if n_dest in values else flag(p_dest)}: {exc}")
+    if g_dest in values and data[g_key] != total:
+        raise CliError(f"{flag(g_dest)}: {data[g_key]:,} does not match {flag(n_dest)} {data[n_key]:,} x "
+                       f"{flag(p_dest)} {data[p_key]:,} = {total:,} GPUs; give matching values or one of them")
+    data[g_key] = total
 
 
 def read_manifest(path: str, field: str):
