@@ -14,6 +14,7 @@ from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, encode
 from planner.specs import gpu_presets, layout_presets, model_presets
 
 from tests.helpers import run_cli
+from planner.output import to_json_dict
 
 
 # ---------------------------------------------------------------- URL state
@@ -136,7 +137,7 @@ def test_plan_never_raises_nan_inf_or_negative(s):
         assert exc.field == "extraction_gpu", exc
         assume(False)
     assert is_finite_plan(p)
-    d = p.to_json_dict()
+    d = to_json_dict(p)
 
     def walk(x):
         if isinstance(x, float):

@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
 from planner.scenario import PRESETS, Scenario, gpus_on_nodes
+from planner.ids import TRIM_STRATEGIES
 from planner.text import printable
-from planner.trim import STRATEGIES
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
 
@@ -605,7 +605,7 @@ TRIM_FLAGS: tuple[Flag, ...] = BUDGET_FLAGS + (
     Flag("--strategy", "strategy", str, "how to trim (default: proportional): proportional, protect (--protect "
          "kept whole), quality (the most expected acceptance length, an estimate), cap (the largest sequence cap), "
          "value (0.1's sum w log(1 + rows) heuristic, kept as it was for scripts; not tied to any measurement: "
-         "prefer quality)", choices=STRATEGIES),
+         "prefer quality)", choices=TRIM_STRATEGIES),
     Flag("--protect", "protect", id_list, "components or families kept whole: ID_OR_FAMILY[,...]"),
     Flag("--weights", "weights", weights, "value strategy: ID=WEIGHT[,...] (default 1 each)"),
     Flag("--min-cap", "min_cap", truncated_int,

@@ -274,7 +274,7 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
                  ranks: list[int] | None = None) -> str:
     """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
     the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
-    from planner import __version__
+    from planner._version import __version__
     x = Sharded(m, fmt, world, manifest_path)
     array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
     lines = [SLURM_MARK + f" for {fmt}, one array task per node (drafter planner {__version__})",
