@@ -186,7 +186,7 @@ def test_saved_names_follow_one_rule_in_links_and_the_session(name, needle):
 
 def test_scenario_names_reach_the_compare_chart_escaped():
     from planner import plan
-    from planner.figures import cost_breakdown
+    from drafter_dashboard.figures import cost_breakdown
     from planner.scenario import Scenario
     p = plan(Scenario())
     fig = cost_breakdown({"current": p, "<a href='https://evil.example'>x</a>": p})

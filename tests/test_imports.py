@@ -132,3 +132,15 @@ def test_planner_help_loads_no_duckdb_pandas_or_plotly():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "usage: planner" in r.stdout and r.stdout.splitlines()[-1] == "LOADED []", r.stdout[-300:]
+
+
+def test_the_planner_imports_no_plotly_or_streamlit():
+    # the figures are the dashboard's (drafter_dashboard/figures.py); the planner carries neither
+    found = []
+    for m, f in MODULES.items():
+        if m.split(".")[0] == "planner":
+            for n in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+                names = ([a.name for a in n.names] if isinstance(n, ast.Import)
+                         else [n.module or ""] if isinstance(n, ast.ImportFrom) else [])
+                found += [f"{m}: {x}" for x in names if x.split(".")[0] in ("plotly", "streamlit")]
+    assert found == []
