@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from planner.errors import PlannerInputError, describe_validation_error
+from planner.errors import describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
 from planner.scenario import PRESETS, Scenario, gpus_on_nodes
 from planner.ids import TRIM_STRATEGIES
@@ -523,18 +523,10 @@ def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], ke
 
 
 def read_manifest(path: str, field: str):
-    """The manifest at `path`, read through safe_io: a device, FIFO or directory is refused and at
-    most the size limit (plus one byte) is read, so /dev/zero cannot eat memory."""
-    from planner.export.manifest import parse_manifest
-    cap = LIMITS["manifest"]
-    try:
-        with open_binary(path, field) as fh:
-            data = fh.read(cap + 1)
-    except PlannerInputError as exc:
-        raise CliError(f"{field}: {shown(path)} cannot be read: {exc.allowed}")
-    if len(data) > cap:
-        raise CliError(f"{field}: {shown(path)} is over the {cap:,}-byte limit for a manifest")
-    return warn_sources(parse_manifest(data, os.path.basename(path)))
+    """The manifest at `path` (planner.export.manifest.load_manifest: a regular file, read up to the
+    cap and no further), with the notes about replaced hub sources printed."""
+    from planner.export.manifest import load_manifest
+    return warn_sources(load_manifest(path, field))
 
 
 def warn_sources(m):

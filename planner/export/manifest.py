@@ -20,14 +20,14 @@ from planner.scenario import Scenario
 from planner.errors import PlannerInputError
 from planner.export.versions import CURRENT, VersionError, migrate_manifest
 from planner.ids import FORMATS, HUB_NAME_PATTERN, HUB_PART_PATTERN, ID_PATTERN, check_no_control
-from planner.safe_io import read_capped
+from planner.safe_io import LIMITS, read_capped
 
 if TYPE_CHECKING:
     from planner.catalog.stats import StatsCatalog
     from planner.plan import Plan
 
 SCHEMA_VERSION = CURRENT
-MAX_MANIFEST_BYTES = 1_000_000
+MAX_MANIFEST_BYTES = LIMITS["manifest"]      # the one cap, for files and uploads alike
 SOURCE_NOTE = "hub source replaced: "    # the note a received manifest's changed hub source leaves
 NOTE_CODES = ("overlap", "licence")     # the findings a manifest carries as notes (planner/findings.py)
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "manifest.schema.json"
@@ -275,9 +275,10 @@ def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Mani
 
 
 def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:
-    """A manifest file: a regular file (not a FIFO or a device), read up to the cap and no further."""
+    """A manifest file: a regular file (not a FIFO or a device), read up to the cap and no further.
+    The one reader of a manifest file (the CLI's --manifest and positional manifests included)."""
     try:
-        data = read_capped(path, field, "manifest", MAX_MANIFEST_BYTES)
+        data = read_capped(path, field, "manifest")
     except PlannerInputError as exc:
         raise ManifestError(str(exc))
     return parse_manifest(data, Path(path).name)
