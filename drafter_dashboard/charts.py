@@ -4,7 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from planner import figures
+from drafter_dashboard import figures
 from planner.plan import Plan
 from planner.sensitivity import METRICS, sensitivity
 

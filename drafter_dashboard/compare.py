@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from planner import figures
+from drafter_dashboard import figures
 from planner.plan import Plan, plan
 from planner.scenario import Scenario
 from drafter_dashboard.safe_text import md_text

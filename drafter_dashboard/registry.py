@@ -5,6 +5,7 @@ are read from the pydantic models' field constraints, so a value a link or manif
 value its widget accepts. Plain dicts in, plain dicts out: no streamlit here."""
 from __future__ import annotations
 
+import dataclasses
 import types
 import typing
 
@@ -91,7 +92,7 @@ class Control:
     key: str
     path: tuple[str, ...]               # where the value lives in Scenario.model_dump()
     model: type[BaseModel]              # whose field constraints bound the widget
-    default: Any                        # widget value when the scenario has no value there
+    default: Any                        # widget value when the scenario has no value there (from START)
     kind: str = "value"                 # value | int | float | none_as (+ none) | scaled (x scale) | layers | map
     none: Any = None                    # kind none_as: the widget value that stands for None
     scale: float = 1.0                  # kind scaled: scenario value = widget value x scale
@@ -148,8 +149,37 @@ class Control:
         return w
 
 
-def _c(key, path, model, default, **kw) -> Control:
-    return Control(key, tuple(path.split(".")), model, default, **kw)
+def _get(d: dict | None, path: tuple[str, ...]):
+    for part in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(part)
+    return d
+
+
+def _start() -> dict:
+    """What the controls show where a scenario has no value: Scenario()'s own values (its field
+    defaults and default factories, never a copy here), and for what Scenario() leaves unset a value
+    to start editing from: a custom model and a custom GPU (the fields their models give no default),
+    a cap of 2,048 tokens for the cap mode and equal serving shares for the shares mode."""
+    s = Scenario().model_dump()
+    s["custom_model"] = ModelSpec(hidden_size=5120, num_layers=64, full_attention_layers=64, num_q_heads=40,
+                                  num_kv_heads=8, head_dim=128, vocab_size=151936, params=30e9,
+                                  active_params=30e9).model_dump()
+    s["custom_gpu"] = GPUSpec(memory_gb=80, bandwidth_tb_s=3.35, bf16_tflops=989, fp8_tflops=1979,
+                              price_low=2.0, price_high=2.0).model_dump()
+    s["max_seq_len"] = 2048
+    s["quality"]["workload"] = WorkloadShares(**{f: 1 / len(FAMILIES) for f in FAMILIES}).model_dump()
+    return s
+
+
+START = _start()
+
+
+def _c(key, path, model, **kw) -> Control:
+    """A control; its default is its value in START, in the widget's terms."""
+    c = Control(key, tuple(path.split(".")), model, None, **kw)
+    return dataclasses.replace(c, default=c.to_widget(_get(START, c.path)))
 
 
 _CM = {"hidden": lambda s: not _is_custom_model(s)}
@@ -158,113 +188,113 @@ _FIXED_ONLY = {"hidden": lambda s: _mode(s) != "fixed"}
 _ROOFLINE_ONLY = {"hidden": lambda s: _mode(s) == "fixed"}     # roofline and calibrated
 
 CONTROLS: list[Control] = [
-    _c("w_model", "model", Scenario, "qwen3.6-27b"),
-    _c("w_cm_hidden", "custom_model.hidden_size", ModelSpec, 5120, kind="int", **_CM),
-    _c("w_cm_layers", "custom_model.num_layers", ModelSpec, 64, kind="int", **_CM),
-    _c("w_cm_full", "custom_model.full_attention_layers", ModelSpec, 64, kind="int", **_CM),
-    _c("w_cm_q", "custom_model.num_q_heads", ModelSpec, 40, kind="int", **_CM),
-    _c("w_cm_kv", "custom_model.num_kv_heads", ModelSpec, 8, kind="int", **_CM),
-    _c("w_cm_hd", "custom_model.head_dim", ModelSpec, 128, kind="int", **_CM),
-    _c("w_cm_latent", "custom_model.kv_latent_dim", ModelSpec, 0, kind="none_as", none=0, **_CM),
-    _c("w_cm_vocab", "custom_model.vocab_size", ModelSpec, 151936, kind="int", **_CM),
-    _c("w_cm_params_b", "custom_model.params", ModelSpec, 30.0, kind="scaled", scale=1e9, **_CM),
-    _c("w_cm_active_b", "custom_model.active_params", ModelSpec, 30.0, kind="scaled", scale=1e9, **_CM),
-    _c("w_cm_ffn", "custom_model.intermediate_size", ModelSpec, 0, kind="none_as", none=0, **_CM),
-    _c("w_cm_vision_b", "custom_model.vision_params", ModelSpec, 0.0, kind="scaled", scale=1e9, **_CM),
-    _c("w_cm_mtp_b", "custom_model.mtp_params", ModelSpec, 0.0, kind="scaled", scale=1e9, **_CM),
-    _c("w_cm_tied", "custom_model.tied_embeddings", ModelSpec, False, **_CM),
-    _c("w_cm_lin_k", "custom_model.linear_key_heads", ModelSpec, 0, kind="int", **_CM),
-    _c("w_cm_lin_v", "custom_model.linear_value_heads", ModelSpec, 0, kind="int", **_CM),
-    _c("w_cm_lin_kd", "custom_model.linear_key_head_dim", ModelSpec, 128, kind="int", **_CM),
-    _c("w_cm_lin_vd", "custom_model.linear_value_head_dim", ModelSpec, 128, kind="int", **_CM),
-    _c("w_cm_lin_kernel", "custom_model.linear_conv_kernel", ModelSpec, 4, kind="int", **_CM),
-    _c("w_cm_lin_dtype", "custom_model.linear_state_dtype", ModelSpec, "bfloat16", **_CM),
-    _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, 0, kind="int", **_CM),
-    _c("w_layout", "layout", Scenario, "specforge-dflash"),
-    _c("w_hidden_dtype", "hidden_dtype", Scenario, LAYOUT, kind="none_as", none=LAYOUT),
-    _c("w_layers", "layers", Scenario, "", kind="layers"),
-    _c("w_layer_count", "layer_count", Scenario, 0, kind="none_as", none=0),
+    _c("w_model", "model", Scenario),
+    _c("w_cm_hidden", "custom_model.hidden_size", ModelSpec, kind="int", **_CM),
+    _c("w_cm_layers", "custom_model.num_layers", ModelSpec, kind="int", **_CM),
+    _c("w_cm_full", "custom_model.full_attention_layers", ModelSpec, kind="int", **_CM),
+    _c("w_cm_q", "custom_model.num_q_heads", ModelSpec, kind="int", **_CM),
+    _c("w_cm_kv", "custom_model.num_kv_heads", ModelSpec, kind="int", **_CM),
+    _c("w_cm_hd", "custom_model.head_dim", ModelSpec, kind="int", **_CM),
+    _c("w_cm_latent", "custom_model.kv_latent_dim", ModelSpec, kind="none_as", none=0, **_CM),
+    _c("w_cm_vocab", "custom_model.vocab_size", ModelSpec, kind="int", **_CM),
+    _c("w_cm_params_b", "custom_model.params", ModelSpec, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_active_b", "custom_model.active_params", ModelSpec, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_ffn", "custom_model.intermediate_size", ModelSpec, kind="none_as", none=0, **_CM),
+    _c("w_cm_vision_b", "custom_model.vision_params", ModelSpec, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_mtp_b", "custom_model.mtp_params", ModelSpec, kind="scaled", scale=1e9, **_CM),
+    _c("w_cm_tied", "custom_model.tied_embeddings", ModelSpec, **_CM),
+    _c("w_cm_lin_k", "custom_model.linear_key_heads", ModelSpec, kind="int", **_CM),
+    _c("w_cm_lin_v", "custom_model.linear_value_heads", ModelSpec, kind="int", **_CM),
+    _c("w_cm_lin_kd", "custom_model.linear_key_head_dim", ModelSpec, kind="int", **_CM),
+    _c("w_cm_lin_vd", "custom_model.linear_value_head_dim", ModelSpec, kind="int", **_CM),
+    _c("w_cm_lin_kernel", "custom_model.linear_conv_kernel", ModelSpec, kind="int", **_CM),
+    _c("w_cm_lin_dtype", "custom_model.linear_state_dtype", ModelSpec, **_CM),
+    _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, kind="int", **_CM),
+    _c("w_layout", "layout", Scenario),
+    _c("w_hidden_dtype", "hidden_dtype", Scenario, kind="none_as", none=LAYOUT),
+    _c("w_layers", "layers", Scenario, kind="layers"),
+    _c("w_layer_count", "layer_count", Scenario, kind="none_as", none=0),
     # None: the layout's value (its pipeline's default); see to_widgets for the cap's three states
-    _c("w_unit", "unit", Scenario, LAYOUT, kind="none_as", none=LAYOUT),
-    _c("w_cap", "max_seq_len", Scenario, 2048, kind="int"),          # with w_cap_mode: see to_widgets
-    _c("w_capture_batch", "capture_batch_size", Scenario, 0, kind="none_as", none=0),
-    _c("w_sort", "sort_by_length", Scenario, LAYOUT, kind="map",
+    _c("w_unit", "unit", Scenario, kind="none_as", none=LAYOUT),
+    _c("w_cap", "max_seq_len", Scenario, kind="int"),          # with w_cap_mode: see to_widgets
+    _c("w_capture_batch", "capture_batch_size", Scenario, kind="none_as", none=0),
+    _c("w_sort", "sort_by_length", Scenario, kind="map",
        choices=((None, LAYOUT), (True, SORTED), (False, FILE_ORDER))),
-    _c("w_regen", "regenerate", Scenario, True),
-    _c("w_resp_mult", "response_multiplier", Scenario, 1.0, kind="float"),
-    _c("w_length_scale", "length_scale", Scenario, 1.0, kind="float"),
-    _c("w_ex_gpu", "extraction_gpu", Scenario, "rtx-pro-6000"),
-    _c("w_ex_gpus", "extraction_gpus", Scenario, 8, kind="int"),
-    _c("w_cg_mem", "custom_gpu.memory_gb", GPUSpec, 80.0, kind="float", **_CG),
-    _c("w_cg_bw", "custom_gpu.bandwidth_tb_s", GPUSpec, 3.35, kind="float", **_CG),
-    _c("w_cg_bf16", "custom_gpu.bf16_tflops", GPUSpec, 989.0, kind="float", **_CG),
-    _c("w_cg_fp8", "custom_gpu.fp8_tflops", GPUSpec, 1979.0, kind="none_as", none=0.0, **_CG),
-    _c("w_cg_mfu", "custom_gpu.prefill_mfu", GPUSpec, 0.4, kind="float", **_CG),
-    _c("w_cg_price_low", "custom_gpu.price_low", GPUSpec, 2.0, kind="float", **_CG),
-    _c("w_cg_price_high", "custom_gpu.price_high", GPUSpec, 2.0, kind="float", **_CG),
-    _c("w_weight_dtype", "weight_dtype", Scenario, "bf16"),
-    _c("w_kv_dtype", "kv_dtype", Scenario, "bf16"),
-    _c("w_tp_mode", "throughput.mode", Throughput, "calibrated"),
-    _c("w_tps", "throughput.tokens_per_s", Throughput, 120.0, kind="float", **_FIXED_ONLY),
-    _c("w_batching", "throughput.batching", Throughput, 4.0, kind="float", **_FIXED_ONLY),
-    _c("w_mfu", "throughput.prefill_mfu", Throughput, None, kind="float", **_ROOFLINE_ONLY),
-    _c("w_decode_mfu", "throughput.decode_mfu", Throughput, None, kind="float", **_ROOFLINE_ONLY),
-    _c("w_bw_eff", "throughput.decode_bandwidth_efficiency", Throughput, 0.8, kind="float", **_ROOFLINE_ONLY),
-    _c("w_max_batch", "throughput.max_batch", Throughput, 0, kind="none_as", none=0, **_ROOFLINE_ONLY),
-    _c("w_max_tokens", "throughput.max_batched_tokens", Throughput, 0, kind="none_as", none=0, **_ROOFLINE_ONLY),
-    _c("w_tp_eff", "throughput.tensor_parallel_efficiency", Throughput, 0.9, kind="float", **_ROOFLINE_ONLY),
-    _c("w_ex_nodes", "extraction_nodes", Scenario, 0, kind="none_as", none=0),
-    _c("w_ex_per_node", "gpus_per_node", Scenario, 8, kind="int"),
-    _c("w_tr_nodes", "training.nodes", Training, 0, kind="none_as", none=0),
-    _c("w_tr_per_node", "training.gpus_per_node", Training, 8, kind="int"),
-    _c("w_placement", "placement", Scenario, "local"),
-    _c("w_shared_gbs", "shared_fs_gb_s", Scenario, 20.0, kind="float", hidden=lambda s: s.get("placement") != "shared"),
-    _c("w_shared_cap", "shared_capacity_tb", Scenario, None, kind="float",
+    _c("w_regen", "regenerate", Scenario),
+    _c("w_resp_mult", "response_multiplier", Scenario, kind="float"),
+    _c("w_length_scale", "length_scale", Scenario, kind="float"),
+    _c("w_ex_gpu", "extraction_gpu", Scenario),
+    _c("w_ex_gpus", "extraction_gpus", Scenario, kind="int"),
+    _c("w_cg_mem", "custom_gpu.memory_gb", GPUSpec, kind="float", **_CG),
+    _c("w_cg_bw", "custom_gpu.bandwidth_tb_s", GPUSpec, kind="float", **_CG),
+    _c("w_cg_bf16", "custom_gpu.bf16_tflops", GPUSpec, kind="float", **_CG),
+    _c("w_cg_fp8", "custom_gpu.fp8_tflops", GPUSpec, kind="none_as", none=0.0, **_CG),
+    _c("w_cg_mfu", "custom_gpu.prefill_mfu", GPUSpec, kind="float", **_CG),
+    _c("w_cg_price_low", "custom_gpu.price_low", GPUSpec, kind="float", **_CG),
+    _c("w_cg_price_high", "custom_gpu.price_high", GPUSpec, kind="float", **_CG),
+    _c("w_weight_dtype", "weight_dtype", Scenario),
+    _c("w_kv_dtype", "kv_dtype", Scenario),
+    _c("w_tp_mode", "throughput.mode", Throughput),
+    _c("w_tps", "throughput.tokens_per_s", Throughput, kind="float", **_FIXED_ONLY),
+    _c("w_batching", "throughput.batching", Throughput, kind="float", **_FIXED_ONLY),
+    _c("w_mfu", "throughput.prefill_mfu", Throughput, kind="float", **_ROOFLINE_ONLY),
+    _c("w_decode_mfu", "throughput.decode_mfu", Throughput, kind="float", **_ROOFLINE_ONLY),
+    _c("w_bw_eff", "throughput.decode_bandwidth_efficiency", Throughput, kind="float", **_ROOFLINE_ONLY),
+    _c("w_max_batch", "throughput.max_batch", Throughput, kind="none_as", none=0, **_ROOFLINE_ONLY),
+    _c("w_max_tokens", "throughput.max_batched_tokens", Throughput, kind="none_as", none=0, **_ROOFLINE_ONLY),
+    _c("w_tp_eff", "throughput.tensor_parallel_efficiency", Throughput, kind="float", **_ROOFLINE_ONLY),
+    _c("w_ex_nodes", "extraction_nodes", Scenario, kind="none_as", none=0),
+    _c("w_ex_per_node", "gpus_per_node", Scenario, kind="int"),
+    _c("w_tr_nodes", "training.nodes", Training, kind="none_as", none=0),
+    _c("w_tr_per_node", "training.gpus_per_node", Training, kind="int"),
+    _c("w_placement", "placement", Scenario),
+    _c("w_shared_gbs", "shared_fs_gb_s", Scenario, kind="float", hidden=lambda s: s.get("placement") != "shared"),
+    _c("w_shared_cap", "shared_capacity_tb", Scenario, kind="float",
        hidden=lambda s: s.get("placement") != "shared"),
-    _c("w_disk", "disk", Scenario, "nvme-gen4"),
-    _c("w_disk_cap", "disk_capacity_tb", Scenario, 30.72, kind="float"),
-    _c("w_double_write", "staging_double_write", Scenario, False),
-    _c("w_compression", "compression", Scenario, 1.0, kind="float"),
-    _c("w_transfer", "transfer.method", Transfer, "link"),
-    _c("w_link", "transfer.link_gbps", Transfer, 10.0, kind="float",
+    _c("w_disk", "disk", Scenario),
+    _c("w_disk_cap", "disk_capacity_tb", Scenario, kind="float"),
+    _c("w_double_write", "staging_double_write", Scenario),
+    _c("w_compression", "compression", Scenario, kind="float"),
+    _c("w_transfer", "transfer.method", Transfer),
+    _c("w_link", "transfer.link_gbps", Transfer, kind="float",
        hidden=lambda s: _method(s) not in ("link", "object_store")),
-    _c("w_link_eff", "transfer.efficiency", Transfer, 0.5, kind="float",
+    _c("w_link_eff", "transfer.efficiency", Transfer, kind="float",
        hidden=lambda s: _method(s) not in ("link", "object_store")),
-    _c("w_egress", "transfer.egress_usd_per_gb", Transfer, None, kind="float",
+    _c("w_egress", "transfer.egress_usd_per_gb", Transfer, kind="float",
        hidden=lambda s: _method(s) != "object_store"),
-    _c("w_drive_days", "transfer.drive_days", Transfer, 3.0, kind="float", hidden=lambda s: _method(s) != "drives"),
-    _c("w_tr_gpu", "training.gpu", Training, "b200"),
-    _c("w_tr_gpus", "training.gpus", Training, 8, kind="int"),
-    _c("w_epochs", "training.epochs", Training, 3.0, kind="float"),
-    _c("w_tr_mfu", "training.mfu", Training, 0.35, kind="float"),
-    _c("w_tr_disk", "training.disk", Training, "node-raid0"),
-    _c("w_tr_disk_cap", "training.disk_capacity_tb", Training, None, kind="float"),
-    _c("w_drafter_b", "training.drafter_params", Training, None, kind="scaled", scale=1e9),
-    _c("w_drafter_layers", "training.drafter_layers", Training, 0, kind="none_as", none=0),
-    _c("w_ttt", "training.ttt_steps", Training, 0, kind="none_as", none=0),
-    _c("w_anchors", "training.num_anchors", Training, 0, kind="none_as", none=0),
-    _c("w_block", "training.block_size", Training, 0, kind="none_as", none=0),
-    _c("w_dis_capture", "disaggregated.capture_gpus", Disaggregated, 0, kind="none_as", none=0),
-    _c("w_dis_train", "disaggregated.train_gpus", Disaggregated, 0, kind="none_as", none=0),
-    _c("w_buffer", "disaggregated.stream_buffer_gb", Disaggregated, 8.0, kind="float"),
-    _c("w_node_gbps", "node_network_gbps", Scenario, 200.0, kind="float"),
-    _c("w_node_kind", "node_network", Scenario, "tcp"),
-    *[_c(f"w_wl_{f}", f"quality.workload.{f}", WorkloadShares, 0.2, kind="float", hidden=_own_workload)
+    _c("w_drive_days", "transfer.drive_days", Transfer, kind="float", hidden=lambda s: _method(s) != "drives"),
+    _c("w_tr_gpu", "training.gpu", Training),
+    _c("w_tr_gpus", "training.gpus", Training, kind="int"),
+    _c("w_epochs", "training.epochs", Training, kind="float"),
+    _c("w_tr_mfu", "training.mfu", Training, kind="float"),
+    _c("w_tr_disk", "training.disk", Training),
+    _c("w_tr_disk_cap", "training.disk_capacity_tb", Training, kind="float"),
+    _c("w_drafter_b", "training.drafter_params", Training, kind="scaled", scale=1e9),
+    _c("w_drafter_layers", "training.drafter_layers", Training, kind="none_as", none=0),
+    _c("w_ttt", "training.ttt_steps", Training, kind="none_as", none=0),
+    _c("w_anchors", "training.num_anchors", Training, kind="none_as", none=0),
+    _c("w_block", "training.block_size", Training, kind="none_as", none=0),
+    _c("w_dis_capture", "disaggregated.capture_gpus", Disaggregated, kind="none_as", none=0),
+    _c("w_dis_train", "disaggregated.train_gpus", Disaggregated, kind="none_as", none=0),
+    _c("w_buffer", "disaggregated.stream_buffer_gb", Disaggregated, kind="float"),
+    _c("w_node_gbps", "node_network_gbps", Scenario, kind="float"),
+    _c("w_node_kind", "node_network", Scenario),
+    *[_c(f"w_wl_{f}", f"quality.workload.{f}", WorkloadShares, kind="float", hidden=_own_workload)
       for f in FAMILIES],
-    _c("w_q_transfer", "quality.domain_transfer", Quality, None, kind="float"),
-    _c("w_serving_tokens_b", "quality.serving_tokens_per_day", Quality, None, kind="scaled", scale=1e9),
-    _c("w_serving_gpu", "quality.serving_gpu", Quality, EXTRACTION_GPU, kind="none_as", none=EXTRACTION_GPU),
-    _c("w_eval_engine", "quality.eval_engine", Quality, "vllm"),
-    _c("w_temperature", "quality.temperature", Quality, 0.0, kind="float"),
-    _c("w_spec_k", "quality.num_speculative_tokens", Quality, 0, kind="none_as", none=0),
-    _c("w_serving_batch", "quality.serving_batch", Quality, 1.0, kind="float"),
-    _c("w_fleet_batch", "quality.fleet_batch", Quality, 32.0, kind="float"),
-    _c("w_storage", "costs.storage", Costs, BY_PLACEMENT, kind="none_as", none=BY_PLACEMENT),
-    _c("w_months", "costs.storage_months", Costs, None, kind="float"),
-    _c("w_keep_days", "costs.keep_days", Costs, 0.0, kind="float"),
-    _c("w_ex_price", "costs.extraction_usd_per_gpu_hour", Costs, None, kind="float"),
-    _c("w_tr_price", "costs.training_usd_per_gpu_hour", Costs, None, kind="float"),
-    _c("w_tb_price", "costs.storage_usd_per_tb_month", Costs, None, kind="float"),
+    _c("w_q_transfer", "quality.domain_transfer", Quality, kind="float"),
+    _c("w_serving_tokens_b", "quality.serving_tokens_per_day", Quality, kind="scaled", scale=1e9),
+    _c("w_serving_gpu", "quality.serving_gpu", Quality, kind="none_as", none=EXTRACTION_GPU),
+    _c("w_eval_engine", "quality.eval_engine", Quality),
+    _c("w_temperature", "quality.temperature", Quality, kind="float"),
+    _c("w_spec_k", "quality.num_speculative_tokens", Quality, kind="none_as", none=0),
+    _c("w_serving_batch", "quality.serving_batch", Quality, kind="float"),
+    _c("w_fleet_batch", "quality.fleet_batch", Quality, kind="float"),
+    _c("w_storage", "costs.storage", Costs, kind="none_as", none=BY_PLACEMENT),
+    _c("w_months", "costs.storage_months", Costs, kind="float"),
+    _c("w_keep_days", "costs.keep_days", Costs, kind="float"),
+    _c("w_ex_price", "costs.extraction_usd_per_gpu_hour", Costs, kind="float"),
+    _c("w_tr_price", "costs.training_usd_per_gpu_hour", Costs, kind="float"),
+    _c("w_tb_price", "costs.storage_usd_per_tb_month", Costs, kind="float"),
 ]
 BY_KEY = {c.key: c for c in CONTROLS}
 # max_seq_len: the layout's cap (None), no cap ("none") or w_cap tokens; w_cap keeps its number meanwhile
@@ -274,14 +304,6 @@ CAP_MODES = (LAYOUT, "cap", "none")
 WL_MODE = "w_wl_mode"
 WL_MODES = (FULL, OWN, SET)
 KEYS = [c.key for c in CONTROLS] + [CAP_MODE, WL_MODE]
-
-
-def _get(d: dict | None, path: tuple[str, ...]):
-    for part in path:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(part)
-    return d
 
 
 def to_widgets(scenario: dict) -> dict:

@@ -1,9 +1,8 @@
 """Each browser session's own upload folder and user catalog: one visitor's profiled data is never
-shown to another. Until planner.catalog's `user_catalog=` keywords are on this branch, the calls
-fall back to the shared catalog (see `_accepts`)."""
+shown to another. Every catalog read and every profile names this session's user catalog: there is
+no path to the shared one."""
 from __future__ import annotations
 
-import inspect
 import shutil
 import uuid
 import weakref
@@ -29,10 +28,6 @@ class _Reaper:
         weakref.finalize(self, shutil.rmtree, str(path), True)
 
 
-def _accepts(fn, name: str) -> bool:
-    return name in inspect.signature(fn).parameters
-
-
 def folder(create: bool = True) -> Path:
     """<planner home>/sessions/<random id>/: this session's uploads and user catalog (created on the
     first upload, not for every visitor)."""
@@ -53,13 +48,9 @@ def user_catalog(create: bool = False) -> Path:
 
 def catalog():
     """The shipped catalog plus this session's profiled components."""
-    if _accepts(get_catalog, "user_catalog"):
-        return get_catalog(user_catalog=user_catalog())
-    return get_catalog()
+    return get_catalog(user_catalog=user_catalog())
 
 
 def profile(path: Path, name: str, replace: bool, **kw):
     """profile_file into this session's user catalog; `replace` confirms overwriting an existing id."""
-    if _accepts(profile_file, "user_catalog"):
-        kw.update(user_catalog=user_catalog(create=True), replace=replace)
-    return profile_file(path, name, **kw)
+    return profile_file(path, name, user_catalog=user_catalog(create=True), replace=replace, **kw)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.scenario import PRESETS
+from planner.scenario import PRESETS, gpus_on_nodes
 from planner.specs import disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
 
 from drafter_dashboard.safe_text import md_text
@@ -22,14 +22,15 @@ def _num(container, label: str, key: str, blank: bool = False, **kw):
     return container.number_input(label, key=key, **widget_range(key), **kw)
 
 
-def _gpus_from_nodes(nodes_key: str, per_key: str, gpus_key: str) -> None:
-    """Nodes (or GPUs per node) changed: the GPU count follows as nodes x per node, as the CLI's --nodes
-    sets --gpus; a product above the count's bound is left for the scenario to name."""
+def _gpus_from_nodes(phase: str, nodes_key: str, per_key: str, gpus_key: str) -> None:
+    """Nodes (or GPUs per node) changed: the GPU count follows (planner.scenario.gpus_on_nodes), as the
+    CLI's --nodes sets --gpus; a product above the count's bound is left for the scenario to name."""
     nodes, per = st.session_state.get(nodes_key), st.session_state.get(per_key)
     if nodes and per:
-        hi = widget_range(gpus_key)["max_value"]
-        if hi is None or nodes * per <= hi:
-            keep(gpus_key, int(nodes * per))
+        try:
+            keep(gpus_key, gpus_on_nodes(phase, int(nodes), int(per)))
+        except ValueError:      # above the count's bound: left for the scenario to name
+            pass
 
 
 # The collapsed sections: each is built only while it is open (an expander alone still builds its
@@ -232,8 +233,8 @@ def render(catalog) -> str:
         with sec:
             nodes_help = "0 = as many nodes as the GPUs need; otherwise nodes x GPUs per node must equal the GPU count"
             a, b = st.columns(2)
-            ex_sync = {"on_change": _gpus_from_nodes, "args": ("w_ex_nodes", "w_ex_per_node", "w_ex_gpus")}
-            tr_sync = {"on_change": _gpus_from_nodes, "args": ("w_tr_nodes", "w_tr_per_node", "w_tr_gpus")}
+            ex_sync = {"on_change": _gpus_from_nodes, "args": ("extraction", "w_ex_nodes", "w_ex_per_node", "w_ex_gpus")}
+            tr_sync = {"on_change": _gpus_from_nodes, "args": ("training", "w_tr_nodes", "w_tr_per_node", "w_tr_gpus")}
             _num(a, "Extraction nodes", "w_ex_nodes", help=nodes_help + " (setting nodes sets the GPU count)", **ex_sync)
             _num(b, "GPUs per node", "w_ex_per_node", help="extraction nodes' GPUs; a tensor-parallel group stays "
                  "within a node when it fits", **ex_sync)

@@ -19,6 +19,10 @@ LOCAL_PATH_PATTERN = r"(?!-)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./\-+@]{1,255}"
 
 # The catalog's families: the domains of the quality model, the serving workload and `profile --family`.
 FAMILIES = ("general", "code", "tool", "agentic", "math")
+# the record formats a component's files may be read as (planner/catalog/formats.py reads them)
+FORMATS = ("auto", "sharegpt", "openai", "alpaca", "glaive")
+# the ways planner/trim.py fits a mix to a budget
+TRIM_STRATEGIES = ("proportional", "protect", "value", "cap", "quality")
 
 _ID = re.compile(ID_PATTERN)
 _HUB = re.compile(HUB_NAME_PATTERN)

@@ -1,4 +1,4 @@
-"""The CLI's JSON (`estimate --json`, `trim --json`): exactly what Plan.to_json_dict() returns,
+"""The CLI's JSON (`estimate --json`, `trim --json`): exactly what to_json_dict(plan) returns,
 described once as pydantic models. Its JSON Schema is committed as planner/schema/plan.schema.json
 (regenerate it with the command in tests/test_output.py).
 
@@ -325,3 +325,8 @@ def schema_text() -> str:
     """The committed planner/schema/plan.schema.json, byte for byte."""
     return json.dumps(PlanOutput.model_json_schema(), indent=2, sort_keys=True) + "\n"
 
+
+def to_json_dict(p: Plan) -> dict:
+    """The CLI's JSON contract (planner/schema/plan.schema.json): bytes and hours, rounded only where
+    they are counts. Here, not a method of Plan, so the plan does not import its own output."""
+    return PlanOutput.from_plan(p).model_dump()

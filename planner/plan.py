@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from planner import __version__
+from planner._version import __version__
 from planner.assumptions import Assumption, AssumptionContext, assumptions
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.costs import CostPlan, costs, storage_preset_id
@@ -19,7 +19,6 @@ from planner.distributions import Atoms, fan_out, point_mass, shortest
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.extraction import TP_DEGREES, ExtractionPlan, extraction, serving_decode_rate
-from planner.output import PlanOutput
 from planner.scenario import MixItem, Scenario
 from planner.layouts import Effective, LayoutSpec, effective, files_and_overhead, layout_presets
 from planner.padding import padded
@@ -103,11 +102,6 @@ class Plan(BaseModel):
     warnings: list[str]                  # the findings' texts
     findings: list[Finding] = []
     assumptions: list[Assumption]
-
-    def to_json_dict(self) -> dict:
-        """The CLI's JSON contract (planner/output.py, planner/schema/plan.schema.json): bytes and
-        hours, rounded only where they are counts."""
-        return PlanOutput.from_plan(self).model_dump()
 
 
 def resolve_model(s: Scenario) -> ModelSpec:

@@ -32,7 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner import __version__
+from planner._version import __version__
 from planner import rundir
 from planner.errors import PlannerInputError
 from planner.run_formats import FormatError, read_file

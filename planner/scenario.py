@@ -254,8 +254,8 @@ class Scenario(_Strict):
                  ("extraction_nodes", "gpus_per_node", "extraction_gpus")),
                 ("training", self.training.nodes, self.training.gpus_per_node, self.training.gpus,
                  ("training.nodes", "training.gpus_per_node", "training.gpus"))):
-            if nodes is not None and nodes * per != gpus:
-                raise ValueError(f"{where}: {names[0]} {nodes} x {names[1]} {per} = {nodes * per:,} GPUs, but "
+            if nodes is not None and (total := gpus_on_nodes(where, nodes, per)) != gpus:
+                raise ValueError(f"{where}: {names[0]} {nodes} x {names[1]} {per} = {total:,} GPUs, but "
                                  f"{names[2]} is {gpus:,}; give matching values (or leave {names[0]} unset)")
         return self
 
@@ -284,6 +284,18 @@ class Scenario(_Strict):
         data = self.model_dump()
         data.update(changes)
         return Scenario.model_validate(data)
+
+
+def gpus_on_nodes(phase: Literal["extraction", "training"], nodes: int, per_node: int) -> int:
+    """GPUs = nodes x GPUs per node, the one place the rule is written: the Scenario checks its node
+    counts with it, the CLI's --nodes / --train-nodes and the sidebar's node controls set the GPU count
+    with it. A ValueError when the product is over the most GPUs the phase's count takes (its `le`)."""
+    model, name = (Scenario, "extraction_gpus") if phase == "extraction" else (Training, "gpus")
+    hi = next(m.le for m in model.model_fields[name].metadata if getattr(m, "le", None) is not None)
+    gpus = nodes * per_node
+    if gpus > hi:
+        raise ValueError(f"{nodes:,} nodes x {per_node:,} GPUs per node = {gpus:,} GPUs, over the {hi:,} a plan takes")
+    return gpus
 
 
 def node_count(gpus: int, gpus_per_node: int, nodes: int | None) -> int:

@@ -20,11 +20,11 @@ import math
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.errors import PlannerInputError
+from planner.ids import TRIM_STRATEGIES as STRATEGIES
 from planner.plan import Plan, plan, resolved_mix
 from planner.scenario import Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
 
-STRATEGIES = ("proportional", "protect", "value", "cap", "quality")
 QUALITY_STEPS = 64
 BISECT_STEPS = 48
 

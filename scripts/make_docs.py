@@ -1,6 +1,6 @@
 """Regenerate docs/dashboard.png (the README's screenshot): starts the dashboard on a free port with
 a fresh PLANNER_HOME, opens it in Debian's chromium (Playwright) and saves the page as shown; and
-docs/quality.png, the quality estimate's curves and published points (planner.figures.quality_curves).
+docs/quality.png, the quality estimate's curves and published points (drafter_dashboard.figures.quality_curves).
 
     .venv/bin/python scripts/make_docs.py [--out docs/dashboard.png] [--quality-out docs/quality.png]
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 def quality_png(browser, tmp: Path, out: Path) -> None:
     """The quality curves as the README shows them, with the default mix marked."""
     from planner import default_scenario, plan
-    from planner import figures
+    from drafter_dashboard import figures
     p = plan(default_scenario())
     q = p.quality
     fig = figures.quality_curves([(f"default mix, DFlash 3 epochs: {q.effective_tokens / 1e6:,.0f}M tokens "

@@ -14,6 +14,7 @@ from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, encode
 from planner.specs import gpu_presets, layout_presets, model_presets
 
 from tests.helpers import run_cli
+from planner.output import to_json_dict
 
 
 # ---------------------------------------------------------------- URL state
@@ -136,7 +137,7 @@ def test_plan_never_raises_nan_inf_or_negative(s):
         assert exc.field == "extraction_gpu", exc
         assume(False)
     assert is_finite_plan(p)
-    d = p.to_json_dict()
+    d = to_json_dict(p)
 
     def walk(x):
         if isinstance(x, float):
@@ -185,7 +186,7 @@ def test_saved_names_follow_one_rule_in_links_and_the_session(name, needle):
 
 def test_scenario_names_reach_the_compare_chart_escaped():
     from planner import plan
-    from planner.figures import cost_breakdown
+    from drafter_dashboard.figures import cost_breakdown
     from planner.scenario import Scenario
     p = plan(Scenario())
     fig = cost_breakdown({"current": p, "<a href='https://evil.example'>x</a>": p})

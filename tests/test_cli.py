@@ -315,7 +315,25 @@ def test_manifest_inputs_that_are_not_regular_files(cmd, tmp_path, capsys):
     field = "manifest" if cmd[0] == "export" else "--manifest"
     # /dev/zero was read until memory ran out; a FIFO with no writer made the open hang
     for path, kind in (("/dev/zero", "character device"), (str(fifo), "FIFO"), (str(tmp_path), "directory")):
-        one_line_error(*cli(capsys, *cmd, path), f"{field}: {path!r} cannot be read", kind)
+        one_line_error(*cli(capsys, *cmd, path), f"{field}: {path!r} is not allowed; it ", kind)
     big = tmp_path / "big.yaml"
     big.write_bytes(b"#" * 1_000_001)
     one_line_error(*cli(capsys, *cmd, str(big)), field, "1,000,000-byte limit")
+
+
+def test_one_manifest_reader_and_its_message_says_it_once(tmp_path, capsys):
+    from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, load_manifest
+    from planner.safe_io import LIMITS
+    missing = str(tmp_path / "gone.yaml")
+    # the CLI reads through load_manifest: the same one line, "cannot be read" said once
+    with pytest.raises(ManifestError) as e:
+        load_manifest(missing, "--manifest")
+    line = one_line_error(*cli(capsys, "estimate", "--manifest", missing), "cannot be read")
+    assert line == f"planner: error: {e.value}"
+    assert line == f"planner: error: --manifest: {missing!r} is not allowed; it cannot be read: no such file"
+    # one size limit for files and uploads: 1,000,000 bytes is read, one more is refused
+    assert MAX_MANIFEST_BYTES is LIMITS["manifest"] and LIMITS["manifest"] == 1_000_000
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * 1_000_001)
+    line = one_line_error(*cli(capsys, "export", str(big), "--format", "yaml"), "1,000,000-byte limit")
+    assert line.count("1,000,000") == 1 and "is not allowed; it is over the 1,000,000-byte limit for a manifest" in line

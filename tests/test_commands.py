@@ -161,3 +161,20 @@ def test_valid_manifest_commands_are_unchanged_by_quoting():
     assert "python -m planner materialize manifest.yaml --out mix.jsonl     # local (profiled) components" in text
     assert "# this mix: openorca=1,000, glaive_fc=20" in text
     assert "'" not in text.replace("SpecForge's", "")
+
+
+
+@pytest.mark.parametrize("gpus, per_node, expect", [
+    (8, 4, 4),       # two nodes of 4: each torchrun starts 4 processes, not 8
+    (16, 16, 16),    # one node of 16: all 16 (a fixed cap of 8 would leave half idle)
+    (2, 8, 2),       # 2 GPUs on a node of 8: only the 2 the plan has
+])
+def test_specforge_and_its_slurm_form_agree_on_gpus_per_node(gpus, per_node, expect):
+    from planner.export.commands import specforge_commands
+    from planner.export.slurm import rank_commands, slurm_script
+    m = build_manifest(Scenario(mix=[{"id": "openorca", "rows": 1000}], extraction_gpus=gpus, gpus_per_node=per_node))
+    forms = {"single": specforge_commands(m), "slurm": slurm_script(m, "specforge", 2),
+             "ranks": rank_commands(m, "specforge", 2)}
+    for name, text in forms.items():
+        counts = [text.split("--nproc_per_node ")[k].split()[0] for k in range(1, text.count("--nproc_per_node ") + 1)]
+        assert counts and set(counts) == {str(expect)}, (name, counts)

@@ -241,7 +241,7 @@ def test_the_article_tab_draws_both_waterfalls_ending_at_this_plan(at, files):
 
 
 def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_off_the_names():
-    from planner import figures
+    from drafter_dashboard import figures
     from drafter_dashboard.charts import readable_frontier, readable_sensitivity
     # three strategies that all meet a 10 TB budget: one spot, three labels written over each other before
     pts = [("proportional", 10e12, 2.2, 1.1, 3.3), ("quality", 10e12, 2.6, 1.5, 3.5), ("full mix", 82e12, 3.9, 3.2, 4.1)]

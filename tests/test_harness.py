@@ -9,6 +9,7 @@ from planner import default_scenario, plan
 from planner.harness import (ENGINES, EnginePair, Sweep, alpha_of, chain_tau, fit_batch, fit_engine, fitted,
                              harness_presets, kept, resolve, served_tau, speedup_at)
 from planner.quality import quality, reference_tokens, tau_function
+from planner.output import to_json_dict
 
 
 def test_the_chain_rule_by_hand():
@@ -81,7 +82,7 @@ def test_the_plan_serves_where_it_is_told():
     assert 1 < served.payback_speedup < served.speedup
     busy = plan(s.with_changes(quality={"serving_batch": 32})).quality
     assert busy.speedup == pytest.approx(served.payback_speedup, rel=1e-12)
-    d = plan(s).to_json_dict()["quality"]
+    d = to_json_dict(plan(s))["quality"]
     assert d["eval_engine"] == "vllm" and d["num_speculative_tokens"] == 15 and d["payback_speedup"] > 1
 
 

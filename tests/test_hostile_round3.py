@@ -402,7 +402,7 @@ def test_saved_names_refuse_format_characters_and_column_collisions(name, needle
 
 def test_ids_and_names_are_plotted_as_categories():
     # "2024-01-01" or "1e3" turned plotly's axis temporal or numeric and dropped "current" and "pinned"
-    from planner import figures
+    from drafter_dashboard import figures
     from planner.plan import plan
     p = plan(Scenario())
     for fig in (figures.storage_by_component(p), figures.rows_vs_bytes(p),

@@ -7,6 +7,7 @@ import pytest
 from planner.drafter import knobs
 from planner.layouts import layout_presets
 from planner.specs import model_presets
+from planner.output import to_json_dict
 
 
 def test_modelopt_trains_a_full_vocabulary_head():
@@ -35,7 +36,7 @@ def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
     assert e.decode_calibration.row == "" and e.decode_calibration.extrapolated
     assert e.calibrated_wall_hours_low < e.wall_hours < e.calibrated_wall_hours_high
     assert any("an extrapolation" in f.text for f in p.findings)
-    d = p.to_json_dict()["extraction"]
+    d = to_json_dict(p)["extraction"]
     assert d["prefill_calibration"]["phase"] == "prefill" and d["decode_calibration"]["phase"] == "decode"
     # the sampled profiles' band keeps its names (None here: nothing sampled in the default)
     assert d["wall_hours_low"] is None and d["calibrated_wall_hours_low"] == e.calibrated_wall_hours_low

@@ -195,3 +195,39 @@ def test_node_counts_over_the_gpu_bound_and_a_manifest_mismatch_read_in_one_line
     assert err.endswith("extraction: extraction_nodes 3 x gpus_per_node 8 = 24 GPUs, but extraction_gpus is 8; "
                         "give matching values (or leave extraction_nodes unset)"), err
     assert "{" not in err and len(err.splitlines()) == 1
+
+
+def test_gpus_on_nodes_is_the_one_rule_of_nodes_and_gpus():
+    import ast
+    from pathlib import Path
+    from planner.scenario import gpus_on_nodes
+    assert gpus_on_nodes("extraction", 3, 4) == 12 and gpus_on_nodes("training", 2, 8) == 16
+    # 1,563 x 64 = 100,032 GPUs: over the 100,000 either count takes (Scenario / Training `le`)
+    for phase in ("extraction", "training"):
+        with pytest.raises(ValueError, match="1,563 nodes x 64 GPUs per node = 100,032 GPUs, over the 100,000"):
+            gpus_on_nodes(phase, 1563, 64)
+    assert gpus_on_nodes("training", 1562, 64) == 99_968
+    # the product of a node count and GPUs per node is written in that function only: the Scenario's
+    # check, the CLI's --nodes and the sidebar's node controls all call it
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for f in sorted([*root.glob("planner/**/*.py"), *root.glob("drafter_dashboard/**/*.py")]):
+        for n in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+                sides = {ast.unparse(n.left).lower(), ast.unparse(n.right).lower()}
+                if any("nodes" in s or "n_key" in s for s in sides) and any("per" in s for s in sides):
+                    found.append(f"{f.relative_to(root)}: {ast.unparse(n)}")
+    assert found == ["planner/scenario.py: nodes * per_node"], found
+    for module in ("drafter_dashboard/sidebar.py", "planner/cli/_common.py"):
+        assert "gpus_on_nodes(" in (root / module).read_text(encoding="utf-8"), module
+
+
+def test_cli_training_nodes_over_the_bound_name_the_flag(capsys):
+    from planner.cli.main import main as cli_main
+    # --train-gpus-per-node alone on a base with training nodes: 2,000 x 64 = 128,000 > 100,000
+    assert cli_main(["estimate", "--train-nodes", "2000", "--train-gpus-per-node", "64"]) == 2
+    assert capsys.readouterr().err.strip() == ("planner: error: --train-nodes: 2,000 nodes x 64 GPUs per node = "
+                                               "128,000 GPUs, over the 100,000 a plan takes")
+    assert cli_main(["estimate", "--train-nodes", "3", "--train-gpus-per-node", "4", "--train-gpus", "8"]) == 2
+    assert capsys.readouterr().err.strip() == ("planner: error: --train-gpus: 8 does not match --train-nodes 3 x "
+                                               "--train-gpus-per-node 4 = 12 GPUs; give matching values or one of them")

@@ -11,6 +11,7 @@ import pytest
 from planner import Scenario, plan, seed_article_scenario
 from planner.output import SCHEMA_PATH, PlanOutput, schema_text
 from planner.scenario import UniformMix
+from planner.output import to_json_dict
 
 
 def test_committed_schema_is_the_generated_one():
@@ -29,7 +30,7 @@ def _in_order(keys: list[str], old: list[str], added: list[str]) -> None:
 
 
 def test_seed_article_json_validates_and_keeps_its_shape(seed):
-    d = seed.to_json_dict()
+    d = to_json_dict(seed)
     jsonschema.validate(json.loads(json.dumps(d)), json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
     # the contract's keys, in order (scripts read them); later versions add keys, never rename one
     _in_order(list(d), ["planner_version", "preset", "model", "layout", "layers", "hidden_dtype", "conversations",
@@ -74,7 +75,7 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
 
 
 def test_default_json_names_the_mode_and_the_row_it_used():
-    d = plan(Scenario()).to_json_dict()
+    d = to_json_dict(plan(Scenario()))
     # issue 22: the default's decode has no row near (the roofline alone); the one named is the phase
     # that takes the longer, here the capture's prefill
     cal = d["extraction"]["calibration"]
@@ -84,7 +85,7 @@ def test_default_json_names_the_mode_and_the_row_it_used():
 
 
 def test_counts_are_rounded_hours_are_not(seed):
-    d = seed.to_json_dict()
+    d = to_json_dict(seed)
     # 913,786 x 800 x 51,204 bytes / 1.5 = 24,954,399,116,800 exactly: a whole number of bytes
     assert d["storage_bytes_compressed"] == 24_954_399_116_800 and isinstance(d["storage_bytes_compressed"], int)
     assert isinstance(d["samples"], int) and isinstance(d["components"][0]["tokens"], int)
@@ -103,7 +104,7 @@ def test_fractional_counts_round_to_the_nearest_whole():
 
 def test_findings_carry_severity_code_and_the_fix():
     # the default plan's 82 TB do not fit its 30.72 TB disk: a blocking finding naming the fix
-    d = plan(Scenario()).to_json_dict()
+    d = to_json_dict(plan(Scenario()))
     blocks = [f for f in d["findings"] if f["severity"] == "blocks"]
     assert [f["code"] for f in blocks] == ["disk-capacity"] and "Budget" in blocks[0]["fix"]
     # warnings stay the findings' texts, in order

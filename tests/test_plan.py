@@ -8,6 +8,7 @@ from planner import PlannerInputError, Scenario, plan
 from planner.scenario import Throughput, Transfer, UniformMix
 
 from tests.helpers import run_cli
+from planner.output import to_json_dict
 
 
 def small(**kw):
@@ -58,7 +59,7 @@ def test_cli_refuses_near_zero_rates_with_one_line_and_no_infinity():
 def test_seed_article_json_has_no_infinity():
     d = plan(Scenario(uniform=UniformMix(samples=10**10, tokens=10**7), layout="seed-article", max_seq_len=None,
                       regenerate=False, throughput=Throughput(mode="fixed", tokens_per_s=1, batching=0.1)))
-    json.dumps(d.to_json_dict(), allow_nan=False)
+    json.dumps(to_json_dict(d), allow_nan=False)
 
 
 def test_phase_warnings_reach_the_plan_and_cap_notes_reach_the_component():

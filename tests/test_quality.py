@@ -12,6 +12,7 @@ from planner.quality import (PRESETS, epoch_equivalent, fit_curve, fit_speedup, 
                              reference_tokens, tokens_of)
 from planner.scenario import Throughput, UniformMix
 from planner.trim import Budget, quality_of, trim
+from planner.output import to_json_dict
 
 Q = yaml.safe_load((PRESETS / "quality.yaml").read_text())
 
@@ -146,7 +147,7 @@ def test_payback_by_hand():
     saved = gpu_hours * (1 - 1 / q.payback_speedup) * 2.97
     assert q.saved_usd_per_day == pytest.approx(saved, rel=1e-9)
     assert q.payback_days == pytest.approx(p.cost_usd.total_offline / saved, rel=1e-9)
-    assert p.to_json_dict()["quality"]["payback_days"] == q.payback_days
+    assert to_json_dict(p)["quality"]["payback_days"] == q.payback_days
     # without serving tokens there is no payback
     assert plan(s.with_changes(quality={})).quality.payback_days is None
 

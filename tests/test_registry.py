@@ -238,3 +238,27 @@ def test_custom_gpu_only_when_chosen_and_a_cap_switched_off():
     assert from_widgets(to_widgets(Scenario(max_seq_len=4096).model_dump()))["max_seq_len"] == 4096
     w["w_tr_gpu"] = "custom"
     assert from_widgets(w)["custom_gpu"]["memory_gb"] == 80.0   # the control's default
+
+
+def test_every_control_default_is_the_field_default():
+    # No control keeps its own copy of a default: each one's value where a scenario has none is
+    # Scenario()'s value at its path (field defaults and default factories alike), in widget terms.
+    fresh = Scenario().model_dump()
+    starters = {c.key for c in registry.CONTROLS
+                if c.path[0] in ("custom_model", "custom_gpu") or c.path[:2] == ("quality", "workload")}
+    for c in registry.CONTROLS:
+        if c.key in starters or c.key == "w_cap":
+            continue
+        assert c.default == c.to_widget(registry._get(fresh, c.path)), c.key
+    # the drift this replaced: the training MFU control said 0.35; the field's factory reads
+    # efficiency.yaml's training_mfu (0.32), and the custom GPU's MFU said 0.4 for GPUSpec's 0.35
+    assert registry.BY_KEY["w_tr_mfu"].default == Scenario().training.mfu == 0.32
+    assert registry.BY_KEY["w_cg_mfu"].default == GPUSpec.model_fields["prefill_mfu"].default == 0.35
+    # what Scenario() leaves unset starts from a value to edit: a custom model and GPU (validated by
+    # their models), the cap mode's 2,048 tokens, the five serving shares at 1/5 each (they sum to 1)
+    assert ModelSpec.model_validate(registry.START["custom_model"]).params == 30e9
+    assert GPUSpec.model_validate(registry.START["custom_gpu"]).bf16_tflops == 989
+    assert fresh["max_seq_len"] is None and registry.BY_KEY["w_cap"].default == 2048
+    assert [registry.BY_KEY[f"w_wl_{f}"].default for f in FAMILIES] == [0.2] * 5
+    assert to_widgets(fresh) == {**{c.key: c.default for c in registry.CONTROLS},
+                                 registry.CAP_MODE: registry.LAYOUT, registry.WL_MODE: registry.FULL}

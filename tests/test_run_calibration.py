@@ -15,6 +15,7 @@ from planner.errors import PlannerInputError
 from planner.export.manifest import build_manifest
 from planner.scenario import Scenario
 from planner.specs import ModelSpec
+from planner.output import to_json_dict
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 # the fixtures' SpecForge DFlash files (torch.save): sizes and tokens
@@ -219,7 +220,7 @@ def test_calibration_with_the_tables_own_figures_changes_nothing(layout):
     s = Scenario(layout=layout)
     p = plan(s)
     q = plan(s, measured=_measured(s, p))
-    a, b = p.to_json_dict(), q.to_json_dict()
+    a, b = to_json_dict(p), to_json_dict(q)
     assert [x["tag"] for x in b["assumptions"][:3]] == ["measured"] * 3
     a.pop("assumptions"), b.pop("assumptions")
     assert a == b
@@ -249,7 +250,7 @@ def test_calibration_changes_exactly_the_figures_it_claims():
     p = plan(s)
     m = _measured(s, p, data_bytes_per_token=40_000.0, overhead_bytes_per_file=3000.0, tokens_per_s_per_gpu=2500.0)
     q = plan(s, measured=m)
-    a, b = _flat(p.to_json_dict()), _flat(q.to_json_dict())
+    a, b = _flat(to_json_dict(p)), _flat(to_json_dict(q))
     moved = sorted(k for k in a if not k.startswith("assumptions") and a[k] != b.get(k))
     assert [k for k in moved if not k.startswith(MOVED)
             and not (k.startswith("components.") and k.endswith(("storage_bytes", "share_of_bytes")))] == []

@@ -13,6 +13,7 @@ from planner import Scenario, plan
 from planner.ids import is_id
 from planner.scenario import Costs, MixItem, Throughput, Training, Transfer, UniformMix
 from planner.specs import GPUSpec, ModelSpec
+from planner.output import to_json_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 HARDWARE = yaml.safe_load((ROOT / "planner" / "presets" / "hardware.yaml").read_text())
@@ -150,7 +151,7 @@ def test_the_corners_of_the_bounds_plan_to_finite_figures():
                     training=Training(mfu=0.01, epochs=1000, gpus=1),
                     costs=Costs(extraction_usd_per_gpu_hour=1000, training_usd_per_gpu_hour=1000,
                                 storage_usd_per_tb_month=100_000, storage_months=120))
-    d = plan(slow).to_json_dict()
+    d = to_json_dict(plan(slow))
     assert math.isfinite(d["extraction"]["wall_hours"]) and math.isfinite(d["transfer_hours"])
     assert math.isfinite(d["cost_usd"]["total_offline"]) and math.isfinite(d["cost_usd"]["total_online"])
     roof = slow.with_changes(throughput=Throughput(prefill_mfu=0.01, decode_bandwidth_efficiency=0.01,

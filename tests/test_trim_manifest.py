@@ -20,6 +20,7 @@ from planner.scenario import Scenario
 from planner.trim import Budget, TrimInfeasible, trim, utility
 
 from tests.helpers import run_cli
+from planner.output import to_json_dict
 
 TB = 1e12
 
@@ -172,7 +173,7 @@ def test_round_trip_export_import_estimate_identical(tmp_path):
         f.write_text(dump_manifest(build_manifest(s), fmt))
         r = run_cli("estimate", "--manifest", str(f), "--json")
         assert r.returncode == 0, r.stderr
-        assert json.loads(r.stdout) == json.loads(json.dumps(plan(s).to_json_dict()))
+        assert json.loads(r.stdout) == json.loads(json.dumps(to_json_dict(plan(s))))
     # and through the CLI end to end: trim -> manifest -> estimate --manifest
     out = tmp_path / "t.yaml"
     t = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "5", "--out", str(out), "--json")

@@ -23,9 +23,9 @@ from typing import Iterator
 import duckdb
 
 from planner.errors import PlannerInputError
+from planner.ids import FORMATS  # noqa: F401  (formats.FORMATS: the formats read here)
 from planner.safe_io import check_regular, open_binary
 
-FORMATS = ("auto", "sharegpt", "openai", "alpaca", "glaive")
 ROLE_MAP = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant",
             "bing": "assistant", "bard": "assistant", "model": "assistant", "system": "system", "tool": "tool",
             "function": "tool", "function_call": "assistant", "observation": "tool", "ipython": "tool"}

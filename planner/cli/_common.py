@@ -17,11 +17,11 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from planner.errors import PlannerInputError, describe_validation_error
+from planner.errors import describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
-from planner.scenario import PRESETS, Scenario
+from planner.scenario import PRESETS, Scenario, gpus_on_nodes
+from planner.ids import TRIM_STRATEGIES
 from planner.text import printable
-from planner.trim import STRATEGIES
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
 
@@ -491,8 +491,9 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         _set(data, f.path, f.value(v))
         for path, value in f.also.items():
             _set(data, path, value)
-    _nodes(data, values, ("gpus", "nodes", "gpus_per_node"), ("extraction_gpus", "extraction_nodes", "gpus_per_node"))
-    _nodes(data["training"], values, ("train_gpus", "train_nodes", "train_gpus_per_node"),
+    _nodes(data, values, "extraction", ("gpus", "nodes", "gpus_per_node"),
+           ("extraction_gpus", "extraction_nodes", "gpus_per_node"))
+    _nodes(data["training"], values, "training", ("train_gpus", "train_nodes", "train_gpus_per_node"),
            ("gpus", "nodes", "gpus_per_node"))
     try:
         return Scenario.model_validate(data)
@@ -500,49 +501,32 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         raise CliError(validation_message(exc))
 
 
-def _nodes(data: dict, values: dict, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
-    """GPUs as nodes x GPUs per node: --nodes without --gpus sets the total; both must match; --gpus
-    alone (on a base that named its nodes) lets the nodes follow from it."""
+def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
+    """GPUs as nodes x GPUs per node (planner.scenario.gpus_on_nodes): --nodes without --gpus sets the
+    total; both must match; --gpus alone (on a base that named its nodes) lets the nodes follow from it."""
     g_dest, n_dest, p_dest = dests
     g_key, n_key, p_key = keys
-    if g_dest in values and n_dest in values:
-        gpus, nodes, per = data[g_key], data[n_key], data[p_key]
-        if nodes * per != gpus:
-            raise CliError(f"--{g_dest.replace('_', '-')}: {gpus:,} does not match --{n_dest.replace('_', '-')} "
-                           f"{nodes:,} x --{p_dest.replace('_', '-')} {per:,} = {nodes * per:,} GPUs; give matching "
-                           f"values or one of them")
-    elif g_dest in values:
+    flag = lambda dest: "--" + dest.replace("_", "-")  # noqa: E731
+    if g_dest not in values and data.get(n_key) is None:
+        return
+    if g_dest in values and n_dest not in values:
         data[n_key] = None
-    elif data.get(n_key) is not None:
-        gpus = data[n_key] * data[p_key]
-        hi = _gpu_bound(g_key)
-        if gpus > hi:
-            flag = f"--{n_dest.replace('_', '-')}" if n_dest in values else f"--{p_dest.replace('_', '-')}"
-            raise CliError(f"{flag}: {data[n_key]:,} nodes x {data[p_key]:,} GPUs per node = {gpus:,} GPUs, over the "
-                           f"{hi:,} a plan takes")
-        data[g_key] = gpus
-
-
-def _gpu_bound(key: str) -> int:
-    """The most GPUs Scenario.extraction_gpus / Training.gpus take (their `le`)."""
-    from planner.scenario import Training
-    model, name = (Scenario, "extraction_gpus") if key == "extraction_gpus" else (Training, "gpus")
-    return next(m.le for m in model.model_fields[name].metadata if getattr(m, "le", None) is not None)
+        return
+    try:
+        total = gpus_on_nodes(phase, data[n_key], data[p_key])
+    except ValueError as exc:
+        raise CliError(f"{flag(n_dest) if n_dest in values else flag(p_dest)}: {exc}")
+    if g_dest in values and data[g_key] != total:
+        raise CliError(f"{flag(g_dest)}: {data[g_key]:,} does not match {flag(n_dest)} {data[n_key]:,} x "
+                       f"{flag(p_dest)} {data[p_key]:,} = {total:,} GPUs; give matching values or one of them")
+    data[g_key] = total
 
 
 def read_manifest(path: str, field: str):
-    """The manifest at `path`, read through safe_io: a device, FIFO or directory is refused and at
-    most the size limit (plus one byte) is read, so /dev/zero cannot eat memory."""
-    from planner.export.manifest import parse_manifest
-    cap = LIMITS["manifest"]
-    try:
-        with open_binary(path, field) as fh:
-            data = fh.read(cap + 1)
-    except PlannerInputError as exc:
-        raise CliError(f"{field}: {shown(path)} cannot be read: {exc.allowed}")
-    if len(data) > cap:
-        raise CliError(f"{field}: {shown(path)} is over the {cap:,}-byte limit for a manifest")
-    return warn_sources(parse_manifest(data, os.path.basename(path)))
+    """The manifest at `path` (planner.export.manifest.load_manifest: a regular file, read up to the
+    cap and no further), with the notes about replaced hub sources printed."""
+    from planner.export.manifest import load_manifest
+    return warn_sources(load_manifest(path, field))
 
 
 def warn_sources(m):
@@ -613,7 +597,7 @@ TRIM_FLAGS: tuple[Flag, ...] = BUDGET_FLAGS + (
     Flag("--strategy", "strategy", str, "how to trim (default: proportional): proportional, protect (--protect "
          "kept whole), quality (the most expected acceptance length, an estimate), cap (the largest sequence cap), "
          "value (0.1's sum w log(1 + rows) heuristic, kept as it was for scripts; not tied to any measurement: "
-         "prefer quality)", choices=STRATEGIES),
+         "prefer quality)", choices=TRIM_STRATEGIES),
     Flag("--protect", "protect", id_list, "components or families kept whole: ID_OR_FAMILY[,...]"),
     Flag("--weights", "weights", weights, "value strategy: ID=WEIGHT[,...] (default 1 each)"),
     Flag("--min-cap", "min_cap", truncated_int,

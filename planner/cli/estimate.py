@@ -6,6 +6,7 @@ import json
 
 from planner.cli._common import add_scenario_flags, scenario_from_args
 from planner.text import printable
+from planner.output import to_json_dict
 
 
 def run(a: argparse.Namespace) -> int:
@@ -17,7 +18,7 @@ def run(a: argparse.Namespace) -> int:
         measured = Measured.of(load(a.calibration))
     p = plan(scenario_from_args(a), measured=measured)
     if a.json:
-        d = p.to_json_dict()
+        d = to_json_dict(p)
         if measured is not None:
             d["measured"] = measured.summary()
         print(json.dumps(d, indent=2))

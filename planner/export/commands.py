@@ -162,13 +162,24 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
     return "\n".join(lines) + "\n"
 
 
+def node_gpus(m: Manifest) -> int:
+    """The GPUs of one extraction node, the --nproc_per_node of a capture: the scenario's GPUs per
+    node, or all its GPUs when they fill less than one node. Every export form reads it here."""
+    s = m.scenario
+    return max(1, min(s.gpus_per_node, s.extraction_gpus))
+
+
+def specforge_layout(m: Manifest) -> str:
+    """SpecForge's own layout for this manifest: its EAGLE-3 layout when the plan's drafter is
+    EAGLE-3, else its DFlash layout."""
+    planned = layout_presets().get(m.scenario.layout)
+    return "specforge-eagle3" if planned is not None and planned.drafter == "eagle3" else "specforge-dflash"
+
+
 def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
     """SpecForge: scripts/prepare_hidden_states.py under torchrun, with the strategy, the batch and
     the length that were planned; the capture layers come from the draft model config."""
-    s = m.scenario
-    planned = layout_presets().get(s.layout)
-    spec, eff = _plan_values(m, "specforge-eagle3" if planned is not None and planned.drafter == "eagle3"
-                             else "specforge-dflash")
+    spec, eff = _plan_values(m, specforge_layout(m))
     model = _model_path(m)
     strategy = "dflash" if spec.drafter == "dflash" else "eagle3"
     key = ("dflash_config.target_layer_ids" if strategy == "dflash"
@@ -181,7 +192,7 @@ def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str
         *_layout_note(m, "specforge"),
         "",
         *_materialize(manifest_path),
-        _command(["torchrun", "--nproc_per_node", min(s.extraction_gpus, 8), "scripts/prepare_hidden_states.py"],
+        _command(["torchrun", "--nproc_per_node", node_gpus(m), "scripts/prepare_hidden_states.py"],
                  ["--target-model-path", model, "--strategy", strategy],
                  ["--draft-model-config", "./draft_config.json", "--data-path", "./mix.jsonl"],
                  ["--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],

@@ -9,24 +9,25 @@ import datetime as dt
 import json
 import unicodedata
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from planner import __version__
+from planner._version import __version__
 from planner.errors import describe_validation_error
-from planner.plan import Plan, included_mix, plan
 from planner.scenario import Scenario
-from planner.catalog.formats import FORMATS
-from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.errors import PlannerInputError
 from planner.export.versions import CURRENT, VersionError, migrate_manifest
-from planner.ids import HUB_NAME_PATTERN, HUB_PART_PATTERN, ID_PATTERN, check_no_control
-from planner.safe_io import read_capped
+from planner.ids import FORMATS, HUB_NAME_PATTERN, HUB_PART_PATTERN, ID_PATTERN, check_no_control
+from planner.safe_io import LIMITS, read_capped
+
+if TYPE_CHECKING:
+    from planner.catalog.stats import StatsCatalog
+    from planner.plan import Plan
 
 SCHEMA_VERSION = CURRENT
-MAX_MANIFEST_BYTES = 1_000_000
+MAX_MANIFEST_BYTES = LIMITS["manifest"]      # the one cap, for files and uploads alike
 SOURCE_NOTE = "hub source replaced: "    # the note a received manifest's changed hub source leaves
 NOTE_CODES = ("overlap", "licence")     # the findings a manifest carries as notes (planner/findings.py)
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "manifest.schema.json"
@@ -102,6 +103,8 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
                    local_paths: bool = True) -> Manifest:
     """The manifest of scenario `s`. local_paths=False (the dashboard) names measured components by
     id and content hash only, never by a path on the server."""
+    from planner.catalog.stats import get_catalog    # the model and the catalog load when a manifest is built
+    from planner.plan import included_mix, plan
     cat = catalog or (get_catalog() if s.uniform is None else None)
     p = p or plan(s, cat)
     comps = []
@@ -245,6 +248,7 @@ def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Mani
     s = m.scenario
     if s.uniform is not None:
         return m
+    from planner.catalog.stats import get_catalog
     cat = cat if cat is not None else get_catalog()
     for i, item in enumerate(s.mix or []):
         if item.id not in cat.components:
@@ -271,9 +275,10 @@ def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Mani
 
 
 def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:
-    """A manifest file: a regular file (not a FIFO or a device), read up to the cap and no further."""
+    """A manifest file: a regular file (not a FIFO or a device), read up to the cap and no further.
+    The one reader of a manifest file (the CLI's --manifest and positional manifests included)."""
     try:
-        data = read_capped(path, field, "manifest", MAX_MANIFEST_BYTES)
+        data = read_capped(path, field, "manifest")
     except PlannerInputError as exc:
         raise ManifestError(str(exc))
     return parse_manifest(data, Path(path).name)

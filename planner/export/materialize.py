@@ -261,7 +261,7 @@ if __name__ == "__main__":
 
 def hub_script(m: Manifest, ids: list[str] | None = None) -> str:
     """The `datasets` script for components `ids` (default: those without a local file)."""
-    from planner import __version__
+    from planner._version import __version__
     hub = [c for c in m.components if c.rows_selected and (c.id in ids if ids is not None else not c.local_path)]
     order, total = sharding.placed(m.components, {c.id for c in m.components} - {c.id for c in hub})
     start = {p.id: p.start for p in order if not p.local}

@@ -27,7 +27,8 @@ Each pipeline's own way of splitting the data, read in its code (pipeline_flags.
 from __future__ import annotations
 
 from planner.export import sharding
-from planner.export.commands import (_model_path, _plan_values, _split_last, _target, pipeline_flags, quote)
+from planner.export.commands import (_model_path, _plan_values, _split_last, _target, node_gpus, pipeline_flags, quote,
+                                     specforge_layout)
 from planner.export.manifest import Manifest
 from planner.units import fmt_bytes
 
@@ -53,20 +54,15 @@ class Sharded:
 
     def __init__(self, m: Manifest, fmt: str, world: int, manifest_path: str, catalog=None):
         self.m, self.fmt, self.world, self.manifest_path = m, fmt, world, manifest_path
-        s = m.scenario
-        if fmt == "specforge":
-            from planner.layouts import layout_presets
-            planned = layout_presets().get(s.layout)
-            own = "specforge-eagle3" if planned is not None and planned.drafter == "eagle3" else "specforge-dflash"
-        else:
-            own = {"speculators": "speculators", "modelopt": "modelopt-eagle3"}[fmt]
+        own = (specforge_layout(m) if fmt == "specforge"
+               else {"speculators": "speculators", "modelopt": "modelopt-eagle3"}[fmt])
         self.spec, self.eff = _plan_values(m, own)
         self.model = _model_path(m)
         self.expected = fmt == "speculators"
         self.predicted = sharding.rank_bytes(m, world, self.spec.id, expected=self.expected, catalog=catalog)
         self.need = [int(b * sharding.DISK_MARGIN) + 1 if b else 0 for b in self.predicted]
         self.rows = sharding.rows_by_rank(m.components, world)
-        self.gpus = max(1, min(s.gpus_per_node, s.extraction_gpus))
+        self.gpus = node_gpus(m)
 
     # ------------------------------------------------------------ the commands of one rank
     def shard_file(self, rank: int) -> str:
@@ -278,7 +274,7 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
                  ranks: list[int] | None = None, catalog=None) -> str:
     """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
     the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
-    from planner import __version__
+    from planner._version import __version__
     x = Sharded(m, fmt, world, manifest_path, catalog)
     array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
     lines = [SLURM_MARK + f" for {fmt}, one array task per node (drafter planner {__version__})",
