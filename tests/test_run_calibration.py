@@ -273,18 +273,18 @@ def test_calibration_changes_exactly_the_figures_it_claims():
         assert hours == pytest.approx(e.decode_hours * math.exp(dcal.band[i]) + e.capture_hours * math.exp(pcal.band[i]),
                                       rel=1e-12)
     # the verdict's totals are the cost totals
-    d = q.to_json_dict()
+    d = to_json_dict(q)
     assert d["verdict"]["totals_usd"] == {"offline": q.cost_usd.total_offline, "online": q.cost_usd.total_online,
                                           "disaggregated": q.cost_usd.total_disaggregated}
     # the road from the article: the steps before the layout's bytes per token do not move, the rest
     # do and end at this plan's storage; of the hours, only the capture pass moves
     steps = [(x["step"], x["storage_bytes"], y["storage_bytes"])
-             for x, y in zip(p.to_json_dict()["against_article"]["steps"], d["against_article"]["steps"])]
+             for x, y in zip(to_json_dict(p)["against_article"]["steps"], d["against_article"]["steps"])]
     first = [n for n, _, _ in steps].index("the layout's layers")
     assert all(before == after for _, before, after in steps[:first])
     assert all(before != after for _, before, after in steps[first:])
     assert steps[-1][2] == pytest.approx(q.storage_bytes, abs=1)
-    hours = [(x["step"], x["hours"] != y["hours"]) for x, y in zip(p.to_json_dict()["against_article"]["extraction_hours_steps"],
+    hours = [(x["step"], x["hours"] != y["hours"]) for x, y in zip(to_json_dict(p)["against_article"]["extraction_hours_steps"],
                                                                   d["against_article"]["extraction_hours_steps"])]
     assert [n for n, changed in hours if changed] == ["capture pass"]
 
