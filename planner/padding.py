@@ -32,6 +32,9 @@ class Padded:
         return self.tokens_per_row / self.unpadded_tokens_per_row if self.unpadded_tokens_per_row else 1.0
 
 
+# Above this many capture batches the sorted-batch tops are counted per atom, not listed per batch.
+MAX_BATCH_ARRAY = 1_000_000
+
 def _sorted_atoms(lengths: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(lengths, kind="stable")
     L = np.asarray(lengths, float)[order]
@@ -82,9 +85,21 @@ def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: in
     batches = max(1, math.ceil(captured / batch_size))
     Ls, F = _sorted_atoms(L, w)
     # batch k (1-based) of the sorted rows ends at quantile min(1, k * batch_size / rows)
-    q = np.minimum(1.0, np.arange(1, batches + 1) * batch_size / rows)
-    tops = Ls[np.minimum(np.searchsorted(F, q - 1e-12), len(Ls) - 1)]
-    return Padded(float(captured), float(tops.mean()), float((tops * tops).mean()), mean)
+    if batches <= MAX_BATCH_ARRAY:
+        q = np.minimum(1.0, np.arange(1, batches + 1) * batch_size / rows)
+        tops = Ls[np.minimum(np.searchsorted(F, q - 1e-12), len(Ls) - 1)]
+        return Padded(float(captured), float(tops.mean()), float((tops * tops).mean()), mean)
+    # Too many batches for one array each (a billion rows in pairs is 34 GB): count the batches whose
+    # top is each atom instead. Batch k's top is the first atom j with F_j >= q_k - 1e-12, so atom j
+    # tops the batches with q_k in (F_{j-1} + 1e-12, F_j + 1e-12]; the count of k <= B with
+    # q_k <= x is B for x >= 1, else floor(x * rows / batch_size). Batches past the last atom's F
+    # take the last atom, as the clip above does.
+    def at_most(x: np.ndarray) -> np.ndarray:
+        return np.where(x >= 1.0, batches, np.minimum(batches, np.floor(x * rows / batch_size)))
+    upto = at_most(F + 1e-12)
+    counts = np.diff(np.concatenate(([0.0], upto)))
+    counts[-1] += batches - upto[-1]
+    return Padded(float(captured), float(counts @ Ls / batches), float(counts @ (Ls * Ls) / batches), mean)
 
 
 def padded_per_row(lengths: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

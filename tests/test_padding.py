@@ -58,3 +58,35 @@ def test_per_row_padding_by_hand_and_consistent_with_the_batch_maximum():
     L, w = rng.uniform(10, 5000, 50).round(), rng.uniform(0.1, 1, 50)
     e1, _ = padded_per_row(L, w, 32)
     assert (w * e1).sum() / w.sum() == pytest.approx(batch_maximum(L, w, 32)[0], rel=1e-9)
+
+
+def test_sorted_batch_tops_counted_per_atom_equal_the_listed_ones(monkeypatch):
+    """Above MAX_BATCH_ARRAY batches the sorted tops are counted per atom (a billion rows in pairs
+    listed one batch each took 34.5 GiB, found by test_bad_input's hypothesis run). Both ways must
+    agree: force each way on the same random mixes."""
+    import numpy as np
+    from planner import padding
+    rng = np.random.default_rng(7)
+    for trial in range(100):
+        n = int(rng.integers(1, 20))
+        L = np.sort(rng.integers(1, 4000, n)).astype(float)
+        w = rng.random(n)
+        rows, bs = float(rng.integers(500, 400_000)), int(rng.integers(2, 64))
+        got = []
+        for cap in (10**9, 0):          # listed, then counted
+            monkeypatch.setattr(padding, "MAX_BATCH_ARRAY", cap)
+            p = padding.padded(L, w, rows, bs, sort_by_length=True, drop_last=bool(trial % 2))
+            got.append((p.rows_captured, p.tokens_per_row, p.tokens_sq_per_row))
+        assert got[0] == pytest.approx(got[1], rel=1e-12)
+
+
+def test_a_billion_rows_in_pairs_is_counted_not_listed():
+    # two lengths 1 and 148, equal weight (F(1) = 0.5), sorted into pairs: 499,999,999 batches, the
+    # rows captured 999,999,998 (drop_last). Batch k's top is 1 while 2k / 999,999,999 <= 0.5, i.e.
+    # k <= 249,999,999.75: 249,999,999 batches top 1, the other 250,000,000 top 148. Mean top =
+    # (249,999,999 + 250,000,000 x 148) / 499,999,999 = 74.5 + 73.5 / 499,999,999
+    import numpy as np
+    from planner.padding import padded
+    p = padded(np.array([1.0, 148.0]), np.array([1.0, 1.0]), 999_999_999.0, 2, sort_by_length=True)
+    assert p.rows_captured == 999_999_998
+    assert p.tokens_per_row == pytest.approx(74.5 + 73.5 / 499_999_999, rel=1e-9)
