@@ -309,22 +309,25 @@ def test_out_file_mode_follows_the_umask(tmp_path, capsys):
 # ---------------------------------------------------------------- manifest inputs
 @pytest.mark.parametrize("cmd", [["estimate", "--manifest"], ["export", "--format", "yaml"],
                                  ["trim", "--budget-usd", "5", "--out", "m.yaml", "--manifest"]])
-def test_manifest_inputs_that_are_not_regular_files(cmd, tmp_path, capsys):
-    fifo = tmp_path / "pipe.yaml"
-    os.mkfifo(fifo)
+def test_manifest_inputs_that_are_not_regular_files(cmd, tmp_path, capsys, monkeypatch):
+    # short relative names: a message shows a long value cut to 80 characters, and tmp paths vary
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("pipe.yaml")
+    os.mkdir("folder")
     field = "manifest" if cmd[0] == "export" else "--manifest"
     # /dev/zero was read until memory ran out; a FIFO with no writer made the open hang
-    for path, kind in (("/dev/zero", "character device"), (str(fifo), "FIFO"), (str(tmp_path), "directory")):
+    for path, kind in (("/dev/zero", "character device"), ("pipe.yaml", "FIFO"), ("folder", "directory")):
         one_line_error(*cli(capsys, *cmd, path), f"{field}: {path!r} is not allowed; it ", kind)
     big = tmp_path / "big.yaml"
     big.write_bytes(b"#" * 1_000_001)
     one_line_error(*cli(capsys, *cmd, str(big)), field, "1,000,000-byte limit")
 
 
-def test_one_manifest_reader_and_its_message_says_it_once(tmp_path, capsys):
+def test_one_manifest_reader_and_its_message_says_it_once(tmp_path, capsys, monkeypatch):
     from planner.export.manifest import MAX_MANIFEST_BYTES, ManifestError, load_manifest
     from planner.safe_io import LIMITS
-    missing = str(tmp_path / "gone.yaml")
+    monkeypatch.chdir(tmp_path)         # a short name: a long value is shown cut to 80 characters
+    missing = "gone.yaml"
     # the CLI reads through load_manifest: the same one line, "cannot be read" said once
     with pytest.raises(ManifestError) as e:
         load_manifest(missing, "--manifest")
