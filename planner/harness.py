@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-PRESETS = Path(__file__).resolve().parent / "presets"
 ENGINES = ("paper", "vllm", "sglang")
 MAX_TEMPERATURE = 2.0
 
@@ -99,8 +96,8 @@ class HarnessPresets(_Strict):
 
 @functools.cache
 def harness_presets() -> HarnessPresets:
-    with open(PRESETS / "harness.yaml", encoding="utf-8") as fh:
-        h = HarnessPresets(**yaml.safe_load(fh))
+    from planner.specs import load_preset
+    h = HarnessPresets(**load_preset("harness.yaml"))
     if tuple(h.engines) != ENGINES:
         raise ValueError(f"harness.yaml engines {list(h.engines)} must be {list(ENGINES)}")
     for p in h.engine_pairs:

@@ -30,17 +30,16 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import SHIPPED_CATALOG
+from planner.specs import load_preset
 from planner.findings import Finding, finding
 from planner.harness import fitted, resolve, speedup_at
 from planner.ids import FAMILIES
 
-PRESETS = Path(__file__).resolve().parent / "presets"
 
 
 class _Strict(BaseModel):
@@ -114,8 +113,7 @@ class QualityPresets(_Strict):
 
 @functools.cache
 def quality_presets() -> QualityPresets:
-    with open(PRESETS / "quality.yaml", encoding="utf-8") as fh:
-        q = QualityPresets(**yaml.safe_load(fh))
+    q = QualityPresets(**load_preset("quality.yaml"))
     if tuple(q.families) != FAMILIES:
         raise ValueError(f"quality.yaml families {q.families} must be planner.ids.FAMILIES {FAMILIES}")
     for kind, d in q.drafters.items():

@@ -156,24 +156,25 @@ class GPUSpec(BaseModel):
         return self.bf16_tflops * 1e12
 
 
-def _load(name: str) -> object:
+def load_preset(name: str) -> object:
+    """One preset file of planner/presets/, parsed: the one reader of the presets."""
     with open(PRESETS / name, encoding="utf-8") as fh:
         return yaml.safe_load(fh)
 
 
 @functools.cache
 def model_presets() -> dict[str, ModelSpec]:
-    return {d["id"]: ModelSpec(**d) for d in _load("models.yaml")}
+    return {d["id"]: ModelSpec(**d) for d in load_preset("models.yaml")}
 
 
 @functools.cache
 def gpu_presets() -> dict[str, GPUSpec]:
-    return {d["id"]: GPUSpec(**d) for d in _load("gpus.yaml")}
+    return {d["id"]: GPUSpec(**d) for d in load_preset("gpus.yaml")}
 
 
 @functools.cache
 def hardware() -> dict:
-    return _load("hardware.yaml")
+    return load_preset("hardware.yaml")
 
 
 def disk_presets() -> dict[str, dict]:

@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
-
-import yaml
 
 from pydantic import BaseModel, Field
 
@@ -28,19 +25,15 @@ from planner.drafter import DrafterFlops, DrafterKnobs
 from planner.findings import Finding, finding
 from planner.extraction import prefill_flops_per_token, usable_memory_bytes
 from planner.scenario import Disaggregated, Training
-from planner.specs import GPUSpec, ModelSpec
+from planner.specs import GPUSpec, ModelSpec, load_preset
 from planner.storage import Workload
 from planner.units import hours_at
-
-
-TRAINING_RUNS = Path(__file__).resolve().parent / "presets" / "training_throughput.yaml"
 
 
 @functools.cache
 def overhead_s_per_token() -> float:
     """The per-sample overhead floor: trainer-GPU seconds per training token (training_throughput.yaml)."""
-    with open(TRAINING_RUNS, encoding="utf-8") as fh:
-        return float(yaml.safe_load(fh)["overhead"]["s_per_token"])
+    return float(load_preset("training_throughput.yaml")["overhead"]["s_per_token"])
 
 
 class TrainingPlan(BaseModel):

@@ -43,10 +43,9 @@ def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
 
 
 def test_the_overhead_floor_is_the_fit_of_its_runs():
-    import yaml
-
-    from planner.training import TRAINING_RUNS, overhead_s_per_token
-    data = yaml.safe_load(TRAINING_RUNS.read_text())
+    from planner.specs import load_preset
+    from planner.training import overhead_s_per_token
+    data = load_preset("training_throughput.yaml")
     rows = {r["id"]: r for r in data["rows"]}
     # TorchSpec C2: 6 trainers / 23.5 samples/s / 1,000 tokens = 2.55319e-4 s; SpecForge Domino:
     # 7 / 50.1 / 550 = 2.54038e-4 s; their mean 2.54679e-4 trainer-GPU seconds per token

@@ -4,17 +4,17 @@ payback worked by hand."""
 import math
 
 import pytest
-import yaml
 
 from planner import Scenario, default_scenario, plan
 from planner.ids import FAMILIES
-from planner.quality import (PRESETS, epoch_equivalent, fit_curve, fit_speedup, quality, quality_presets,
+from planner.specs import load_preset
+from planner.quality import (epoch_equivalent, fit_curve, fit_speedup, quality, quality_presets,
                              reference_tokens, tokens_of)
 from planner.scenario import Throughput, UniformMix
 from planner.trim import Budget, quality_of, trim
 from planner.output import to_json_dict
 
-Q = yaml.safe_load((PRESETS / "quality.yaml").read_text())
+Q = load_preset("quality.yaml")
 
 
 @pytest.mark.parametrize("kind", sorted(Q["drafters"]))
