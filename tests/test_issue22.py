@@ -23,6 +23,8 @@ def test_nemo_citations_name_the_default_lines():
     assert "precompute_eagle3.py:309" in t.max_seq_len.source
     assert "precompute_eagle3.py:326" in t.capture_batch_size.source
     assert "eagle3.py:189-199" in t.padding.source
+    # eagle3.py:154-161 is build_eagle3_dataloader's docstring; the truncation is the call's :193-195
+    assert "eagle3.py:189-199" in t.unit.source and "eagle3.py:193-195" in t.overflow.source
 
 
 def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
