@@ -100,6 +100,16 @@ def training_rows(mfu: float | None = None, overhead: float | None = None) -> li
     return out
 
 
+def _training_band_line() -> str:
+    """The band the planner gives (every run) and the one each held-out publication was scored with."""
+    held = {}
+    for r in training_area():
+        held[r["source"]] = (r["low"] / r["predicted"], r["high"] / r["predicted"])
+    lo, hi = training_band()
+    return (f"band x{lo:.2f}-{hi:.2f} (every run); held out: "
+            + ", ".join(f"{k} x{a:.2f}-{b:.2f}" for k, (a, b) in sorted(held.items())))
+
+
 def training_band() -> tuple[float, float]:
     """The planner's training band refitted on every published run (training_throughput.yaml `band`)."""
     from planner.training import band_from_residuals
@@ -225,7 +235,7 @@ def markdown(inf: list[dict], trn: list[dict]) -> str:
               f"calibrated (leave-one-out): ratios {min(cr):.2f}-{max(cr):.2f}, rms log error {log_error(cr):.2f}, "
               f"{sum(0.5 <= x <= 2 for x in cr)}/{len(cr)} within 0.5-2x",
               f"training: ratios {min(tr):.2f}-{max(tr):.2f}, rms log error {log_error(tr):.2f}, "
-              f"{sum(0.5 <= x <= 2 for x in tr)}/{len(tr)} within 0.5-2x",
+              f"{sum(0.5 <= x <= 2 for x in tr)}/{len(tr)} within 0.5-2x; " + _training_band_line(),
               f"(decode MFU {efficiency('decode_mfu'):g}, training MFU {efficiency('training_mfu'):g}, "
               "from planner/presets/hardware.yaml)"]
     return "\n".join(lines)
