@@ -228,4 +228,7 @@ def test_the_training_band_is_the_fit_of_the_published_runs():
     import fidelity
     from planner.training import rate_band
     lo, hi = fidelity.training_band()
-    assert rate_band() == (pytest.approx(lo, abs=6e-4), pytest.approx(hi, abs=6e-4))
+    # the residuals move with the extraction model (the capture supply) and the drafter FLOPs: after
+    # such a change, write the band `bench/fidelity.py --fit` prints into training_throughput.yaml
+    assert rate_band() == (pytest.approx(lo, abs=6e-4), pytest.approx(hi, abs=6e-4)), \
+        f"training_throughput.yaml band is {rate_band()}, the published runs give ({lo:.3f}, {hi:.3f})"
