@@ -199,16 +199,19 @@ def test_band_is_the_prediction_interval_of_the_residuals():
 
 def test_a_disaggregated_plan_bound_by_its_supply_carries_the_band():
     from planner.training import rate_band
-    # DFlash on 16 H100 trainers fed by one H100 capture GPU over a 400 Gb/s network: the capture
-    # supply is one GPU's prefill rate (the extraction model's), well under 16 trainers' floor
-    # (16 / 2.5468e-4 = 62,824 tokens/s)
+    # DFlash on 16 H100 trainers fed by two H100 capture GPUs over a 400 Gb/s network: the capture
+    # supply is 2 x one GPU's prefill rate (the extraction model's, about 26,800 tokens/s), under 16
+    # trainers' floor (16 / 2.5468e-4 = 62,824 tokens/s) and their FLOPs (16 x 989e12 x 0.32 /
+    # 77,778,649,088 per token = 65,101 tokens/s; test_dflash_cost_stops_growing_with_length_past_the_anchor_budget)
     s = rows(1000, 500, "specforge-dflash").with_changes(node_network_gbps=400.0, extraction_gpu="h100-sxm",
-                                                          extraction_gpus=1, disaggregated=Disaggregated(train_gpus=16))
+                                                          extraction_gpus=2, disaggregated=Disaggregated(train_gpus=16))
     p = plan(s)
     t = p.training
     supply = t.stage_rates["disaggregated"]["supply"]
-    assert supply == pytest.approx(p.extraction.prefill_tokens_per_s_per_gpu, rel=1e-12)
+    assert supply == pytest.approx(2 * p.extraction.prefill_tokens_per_s_per_gpu, rel=1e-12)
+    assert 50_000 < supply < 60_000
     assert t.stage_rates["disaggregated"]["overhead"] == pytest.approx(16 / 0.00025468, rel=1e-9)
+    assert t.stage_rates["disaggregated"]["compute"] == pytest.approx(16 * 989e12 * 0.32 / 77_778_649_088, rel=1e-9)
     assert t.bounds["disaggregated"] == "supply" and t.disaggregated_bound == "capture"
     # 1e6 tokens per epoch at the supply's rate
     assert t.disaggregated_hours_per_epoch == pytest.approx(1e6 / supply / 3600, rel=1e-12)
