@@ -8,9 +8,11 @@ Inference (planner/presets/throughput.yaml): for each row, the roofline's figure
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
 figure when the row is left out of the table (leave-one-out: the nearest *other* row's measured /
 roofline scales it). Training (planner/presets/training_throughput.yaml): end-to-end samples/s,
-the slowest of the trainers (drafter FLOPs at the training MFU, never faster than the per-sample
-overhead floor), the capture supply (disaggregated rows) and the target's forward (co-located).
-Ratios are predicted / measured.
+the slowest of the trainers' compute (drafter FLOPs at the training MFU), the per-sample overhead
+floor, the capture supply and the stream's network (disaggregated rows), the target's forward taking
+turns with the drafter (co-located), as planner/training.py paces them; held out by publication, the
+floor is refitted on the other publications' runs and the band is the planner's own (its 90%
+prediction interval) from the other publications' residuals. Ratios are predicted / measured.
 
 Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives the rms log error of
 the held-out predictions and the share of held-out points inside the band made without their
@@ -60,9 +62,19 @@ def inference_rows(decode_mfu: float | None = None) -> list[dict]:
     return out
 
 
-def training_rows(mfu: float | None = None) -> list[dict]:
+def _source(r: dict) -> str:
+    """A run's publication: the key its `source` opens with (SFDOM, TSRES, NEMO)."""
+    return re.match(r"[A-Z0-9]+", r["source"]).group()
+
+
+def training_rows(mfu: float | None = None, overhead: float | None = None) -> list[dict]:
+    """Each published run's end-to-end samples/s as the planner predicts it: the trainers' compute,
+    the capture supply and the stream's network (disaggregated), the target's forward (co-located),
+    never faster than the per-sample overhead floor `overhead` (s per token; None: the preset's)."""
+    from planner.training import online_pace, overhead_s_per_token, pace
     with open(TRAINING, encoding="utf-8") as fh:
         table = yaml.safe_load(fh)["rows"]
+    floor = overhead_s_per_token()
     out = []
     for r in table:
         tr = Training(gpu=r["gpu"], gpus=r["gpus"], epochs=1, disk="node-raid0", ttt_steps=r.get("ttt_steps"),
@@ -74,17 +86,34 @@ def training_rows(mfu: float | None = None) -> list[dict]:
                      capture_batch_size=1, unit="conversation", training=tr, extraction_gpu=r["gpu"],
                      extraction_gpus=r.get("capture_gpus") or 1, disaggregated=dis, node_network_gbps=400)
         t = plan(s).training
-        # end to end: co-located (the target's forward on the trainers), disaggregated (the slowest of
-        # the capture supply, the network and the trainers), else the trainers alone
-        hours = t.online_wall_hours if r["online"] else \
-            t.disaggregated_hours_per_epoch if r.get("capture_gpus") else t.compute_hours_per_epoch
-        predicted = 100_000 / (hours * 3600)
+        # the run's mode: disaggregated (a capture supply), co-located (the target's forward), else the
+        # trainers reading stored states (the bench's reader is a fast RAID: compute or the floor binds)
+        mode = "disaggregated" if r.get("capture_gpus") else "online" if r["online"] else "offline"
+        rates = dict(t.stage_rates[mode])
+        if overhead is not None:      # the floor refitted without the held-out source: it scales 1 / s per token
+            rates["overhead"] *= floor / overhead
+        rate, bound = online_pace(**rates) if mode == "online" else pace(**rates)
+        predicted = rate / r["tokens"]
         out.append({"id": r["id"], "measured": r["samples_per_s"], "predicted": predicted,
                     "ratio": predicted / r["samples_per_s"], "flops_per_sample": t.flops_per_sample,
-                    "bound": t.disaggregated_bound if r.get("capture_gpus") else
-                    ("online" if r["online"] else t.offline_bound),
-                    "source": r["source"], "estimates": r.get("estimates", "")})
+                    "mode": mode, "bound": bound, "source": r["source"], "estimates": r.get("estimates", "")})
     return out
+
+
+def _training_band_line() -> str:
+    """The band the planner gives (every run) and the one each held-out publication was scored with."""
+    held = {}
+    for r in training_area():
+        held[r["source"]] = (r["low"] / r["predicted"], r["high"] / r["predicted"])
+    lo, hi = training_band()
+    return (f"band x{lo:.2f}-{hi:.2f} (every run); held out: "
+            + ", ".join(f"{k} x{a:.2f}-{b:.2f}" for k, (a, b) in sorted(held.items())))
+
+
+def training_band() -> tuple[float, float]:
+    """The planner's training band refitted on every published run (training_throughput.yaml `band`)."""
+    from planner.training import band_from_residuals
+    return band_from_residuals([math.log(r["measured"] / r["predicted"]) for r in training_rows()])
 
 
 # ---------------------------------------------------------------- per area, held out by source
@@ -111,16 +140,23 @@ def phase_area(phase: str) -> list[dict]:
     return _inside(out)
 
 
-def training_area(rows: list[dict]) -> list[dict]:
-    """Each training run against the band of the other publications' runs' residuals."""
-    key = lambda r: re.match(r"[A-Z0-9]+", r["source"]).group()  # noqa: E731
+def training_area(rows: list[dict] | None = None) -> list[dict]:
+    """Each published run held out with its whole publication: the per-sample overhead floor refitted
+    on the other publications' floor runs, and the band the planner would give (planner/training.py
+    band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
+    (the area re-predicts every run per held-out source)."""
+    from planner.training import band_from_residuals, fit_overhead
+    with open(TRAINING, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    by_id = {r["id"]: r for r in data["rows"]}
     out = []
-    for r in rows:
-        m = max((abs(math.log(o["ratio"])) for o in rows if key(o) != key(r)), default=0.0)
-        lo, hi = -m, m
-        out.append({"id": r["id"], "source": key(r), "measured": r["measured"], "predicted": r["predicted"],
-                    "low": r["predicted"] * math.exp(-hi), "high": r["predicted"] * math.exp(-lo),
-                    "ratio": r["ratio"]})
+    for src in sorted({_source(r) for r in data["rows"]}):
+        floor_runs = [by_id[i] for i in data["overhead"]["rows"] if _source(by_id[i]) != src]
+        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None)
+        lo, hi = band_from_residuals([math.log(o["measured"] / o["predicted"]) for o in rows if _source(o) != src])
+        out += [{"id": r["id"], "source": src, "measured": r["measured"], "predicted": r["predicted"],
+                 "low": r["predicted"] * lo, "high": r["predicted"] * hi, "ratio": r["ratio"], "bound": r["bound"]}
+                for r in rows if _source(r) == src]
     return _inside(out)
 
 
@@ -186,10 +222,11 @@ def markdown(inf: list[dict], trn: list[dict]) -> str:
         ratio = f"{r['calibrated_ratio']:.2f}" if r["calibrated_ratio"] else "-"
         lines.append(f"| {r['id']} | {r['metric']} | {r['measured']:,.0f} | {r['roofline']:,.0f} | "
                      f"{r['roofline_ratio']:.2f} | {cal} | {ratio} |")
-    lines += ["", "| training run | measured samples/s | predicted | ratio | TFLOP per sample |", "|---|---|---|---|---|"]
+    lines += ["", "| training run | mode | bound | measured samples/s | predicted | ratio | TFLOP per sample |",
+              "|---|---|---|---|---|---|---|"]
     for r in trn:
-        lines.append(f"| {r['id']} | {r['measured']:,.1f} | {r['predicted']:,.1f} | {r['ratio']:.2f} | "
-                     f"{r['flops_per_sample'] / 1e12:,.1f} |")
+        lines.append(f"| {r['id']} | {r['mode']} | {r['bound']} | {r['measured']:,.1f} | {r['predicted']:,.1f} | "
+                     f"{r['ratio']:.2f} | {r['flops_per_sample'] / 1e12:,.1f} |")
     rr = [r["roofline_ratio"] for r in inf]
     cr = [r["calibrated_ratio"] for r in inf if r["calibrated_ratio"]]
     tr = [r["ratio"] for r in trn]
@@ -198,7 +235,7 @@ def markdown(inf: list[dict], trn: list[dict]) -> str:
               f"calibrated (leave-one-out): ratios {min(cr):.2f}-{max(cr):.2f}, rms log error {log_error(cr):.2f}, "
               f"{sum(0.5 <= x <= 2 for x in cr)}/{len(cr)} within 0.5-2x",
               f"training: ratios {min(tr):.2f}-{max(tr):.2f}, rms log error {log_error(tr):.2f}, "
-              f"{sum(0.5 <= x <= 2 for x in tr)}/{len(tr)} within 0.5-2x",
+              f"{sum(0.5 <= x <= 2 for x in tr)}/{len(tr)} within 0.5-2x; " + _training_band_line(),
               f"(decode MFU {efficiency('decode_mfu'):g}, training MFU {efficiency('training_mfu'):g}, "
               "from planner/presets/hardware.yaml)"]
     return "\n".join(lines)
@@ -223,13 +260,16 @@ def main() -> None:
     if a.fit:
         f = _fits()
         print(f"\nbest decode MFU {f['decode_mfu']:g} (rms log error {f['decode_error']:.3f}); "
-              f"best training MFU {f['training_mfu']:g} (rms log error {f['training_error']:.3f})")
+              f"best training MFU {f['training_mfu']:g} (rms log error {f['training_error']:.3f}); "
+              f"training band x{f['training_band'][0]:.3f}-{f['training_band'][1]:.3f} (training_throughput.yaml band)")
 
 
 def _fits() -> dict:
     d, de = fit(inference_rows, "roofline_ratio", [x / 100 for x in range(20, 91, 5)])
     t, te = fit(training_rows, "ratio", [x / 100 for x in range(10, 61, 1)])
-    return {"decode_mfu": d, "decode_error": de, "training_mfu": t, "training_error": te}
+    lo, hi = training_band()
+    return {"decode_mfu": d, "decode_error": de, "training_mfu": t, "training_error": te,
+            "training_band": [lo, hi]}
 
 
 if __name__ == "__main__":

@@ -12,7 +12,12 @@ The drafter's FLOPs per epoch come from planner/drafter.py (per drafter kind, as
 run them); this module turns them into hours at the training GPUs' peak x training MFU, never
 faster than the per-sample overhead floor (a trainer GPU's seconds per training token whatever the
 FLOPs, fitted on published runs: presets/training_throughput.yaml `overhead`). Training is then as
-fast as the slowest of the trainers, the capture supply (disaggregated), the reader (offline).
+fast as the slowest of the trainers' compute, the capture supply (disaggregated), the reader's I/O
+(offline: the stored states; disaggregated: the stream's network) and the floor (`pace`, the bound
+named compute|supply|io|overhead in TrainingPlan.bounds); co-located, the target's forward and the
+drafter take turns (`online_pace`). Every rate carries a band: the 90% prediction interval of the
+published runs' residuals (`band_from_residuals`, training_throughput.yaml `band`; bench/fidelity.py
+scores it leaving each publication out).
 """
 from __future__ import annotations
 
@@ -34,6 +39,69 @@ from planner.units import hours_at
 def overhead_s_per_token() -> float:
     """The per-sample overhead floor: trainer-GPU seconds per training token (training_throughput.yaml)."""
     return float(load_preset("training_throughput.yaml")["overhead"]["s_per_token"])
+
+
+def fit_overhead(runs: list[dict]) -> float:
+    """The floor as fitted on `runs` (rows of training_throughput.yaml: gpus, samples_per_s, tokens):
+    the mean of their trainer-GPU seconds per token, gpus / samples_per_s / tokens."""
+    return sum(r["gpus"] / r["samples_per_s"] / r["tokens"] for r in runs) / len(runs)
+
+
+BOUNDS = ("compute", "supply", "io", "overhead")
+
+
+def pace(*, compute: float, supply: float = math.inf, io: float = math.inf,
+         overhead: float = math.inf) -> tuple[float, str]:
+    """Training throughput (tokens/s) as its stages run side by side: the minimum of the trainers'
+    compute (FLOPs at the training MFU), the capture supply (inference GPUs x their capture rate;
+    online and disaggregated modes), the reader's I/O (the stored states, or the stream's network)
+    and the per-sample overhead floor (trainers / overhead s per token); inf: no such stage. Returns
+    the rate and which bound binds (the first of BOUNDS on a tie)."""
+    rates = {"compute": compute, "supply": supply, "io": io, "overhead": overhead}
+    bound = min(BOUNDS, key=lambda k: rates[k])
+    return rates[bound], bound
+
+
+def online_pace(*, compute: float, supply: float, overhead: float = math.inf) -> tuple[float, str]:
+    """Co-located (online) training: the target's forward (the supply, tokens/s on the trainers) and
+    then the drafter (the slower of its compute and the overhead floor) run one after the other on
+    the same GPUs, so their times add: 1 / (1/drafter + 1/supply). The bound is the larger part."""
+    drafter, kind = pace(compute=compute, overhead=overhead)
+    if drafter <= 0 or supply <= 0:
+        return 0.0, ("supply" if supply <= 0 else kind)
+    time = 1 / drafter + 1 / supply
+    rate = 1 / time if time else math.inf
+    return rate, ("supply" if supply < drafter else kind)
+
+
+# two-sided 90% Student t quantiles (0.95 one-sided) by degrees of freedom; above 30 the normal's 1.645
+_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860, 9: 1.833, 10: 1.812,
+        12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697}
+
+
+def band_from_residuals(log_residuals: list[float]) -> tuple[float, float]:
+    """The 90% prediction interval of the next run's log(measured / predicted) from these published
+    runs' residuals (mean +- t x sd x sqrt(1 + 1/n), Student t with n - 1 degrees of freedom), as
+    multipliers (low, high) on a predicted rate. Fewer than two residuals: no spread to go on, (0, inf)."""
+    n = len(log_residuals)
+    if n < 2:
+        return 0.0, math.inf
+    mean = sum(log_residuals) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in log_residuals) / (n - 1))
+    t = _T95[max(k for k in _T95 if k <= n - 1)] if n - 1 <= 30 else 1.645
+    half = t * sd * math.sqrt(1 + 1 / n)
+    return math.exp(mean - half), math.exp(mean + half)
+
+
+def _finite(rates: dict[str, float]) -> dict[str, float]:
+    return {k: v for k, v in rates.items() if math.isfinite(v)}
+
+
+@functools.cache
+def rate_band() -> tuple[float, float]:
+    """The planner's band on a training rate (training_throughput.yaml `band`, refitted by bench/fidelity.py)."""
+    b = load_preset("training_throughput.yaml")["band"]
+    return float(b["low"]), float(b["high"])
 
 
 class TrainingPlan(BaseModel):
@@ -75,6 +143,14 @@ class TrainingPlan(BaseModel):
     disaggregated_regeneration_hours: float = 0.0
     disaggregated_rates_tokens_per_s: dict[str, float] = {}   # capture, network, training
     breakeven_epochs_disaggregated: float | None = None      # offline cheaper from this many epochs on
+    # which bound binds each mode (planner.training.BOUNDS: compute|supply|io|overhead; online: the
+    # larger of its two serial parts, the drafter's compute-or-overhead and the target's forward, "supply")
+    bounds: dict[str, str] = {}
+    rate_low: float = 1.0            # the band on every mode's rate (x the predicted; hours / these), 90%
+    rate_high: float = 1.0           # prediction interval of published runs' residuals (training_throughput.yaml band)
+    samples_per_s_low: float = 0.0   # offline samples/s, the band's ends
+    samples_per_s_high: float = 0.0
+    stage_rates: dict[str, dict[str, float]] = {}   # mode -> bound -> tokens/s (the finite ones; online's supply: the target's forward)
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
@@ -90,8 +166,11 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     overhead_h = work.tokens * overhead_s_per_token() / gpus / 3600
     compute_h = max(flops_h, overhead_h)
     read_h = hours_at(bytes_on_disk, read_bytes_per_s)
-    epoch_off = max(compute_h, read_h)
-    bound = "disk read" if read_h > compute_h else ("per-sample overhead" if overhead_h > flops_h else "compute")
+    per_s = {k: work.tokens / (h * 3600) if h else math.inf for k, h in
+             (("compute", flops_h), ("io", read_h), ("overhead", overhead_h))}
+    rate, kind = pace(**per_s)
+    epoch_off = hours_at(work.tokens, rate)
+    bound = {"io": "disk read", "overhead": "per-sample overhead", "compute": "compute"}[kind]
     if bound == "disk read":
         warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
@@ -101,8 +180,11 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
         warnings.append(finding("online-does-not-fit", f"online training needs the target "
                                 f"({model.weight_bytes('bf16') / 1e9:,.0f} GB) and the drafter's training state on the "
                                 f"{gpus} x {gpu.id}: it does not fit"))
-    epoch_on = compute_h + target_h
+    target_rate = work.tokens / (target_h * 3600) if target_h else math.inf
+    on_rate, on_kind = online_pace(compute=per_s["compute"], supply=target_rate, overhead=per_s["overhead"])
+    epoch_on = hours_at(work.tokens, on_rate)
     seconds = epoch_off * 3600
+    low, high = rate_band()
     return TrainingPlan(
         gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=t.gpus_per_node, epochs=t.epochs, drafter=recipe.kind, drafter_layers=recipe.layers,
         drafter_params=drafter_params, ttt_steps=recipe.ttt_steps, num_anchors=recipe.num_anchors,
@@ -112,7 +194,12 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
         offline_gpu_hours=t.epochs * epoch_off * gpus, offline_wall_hours=t.epochs * epoch_off, offline_bound=bound,
         online_gpu_hours=t.epochs * epoch_on * gpus, online_wall_hours=t.epochs * epoch_on, breakeven_epochs=None,
         compute_hours_per_epoch=compute_h, overhead_hours_per_epoch=overhead_h, read_hours_per_epoch=read_h, target_forward_hours_per_epoch=target_h,
-        online_fits=online_fits, warnings=warnings)
+        online_fits=online_fits, warnings=warnings,
+        bounds={"offline": kind, "online": on_kind},
+        stage_rates={"offline": _finite(per_s), "online": _finite({"compute": per_s["compute"], "overhead": per_s["overhead"],
+                                                                  "supply": target_rate})},
+        rate_low=low, rate_high=high, samples_per_s_low=work.rows / seconds * low if seconds else 0.0,
+        samples_per_s_high=work.rows / seconds * high if seconds else 0.0)
 
 
 def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture_gpus: int, train_gpus: int,
@@ -130,15 +217,19 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
     network_rate = nodes * node_network_gbps * 1e9 / 8 * network_efficiency / stream_bytes_per_token \
         if stream_bytes_per_token else math.inf
     peak = train_gpu.peak_flops("bf16")
-    train_rate = train_gpus * peak * train_mfu / tp.flops_per_token if tp.flops_per_token else math.inf
-    train_rate = min(train_rate, train_gpus / overhead_s_per_token())     # the per-sample overhead floor
-    rates = {"capture": capture_rate, "network": network_rate, "training": train_rate}
-    bound = min(rates, key=rates.get)
-    epoch_h = hours_at(work.tokens, rates[bound])
+    compute_rate = train_gpus * peak * train_mfu / tp.flops_per_token if tp.flops_per_token else math.inf
+    overhead_rate = train_gpus / overhead_s_per_token()
+    rate, kind = pace(compute=compute_rate, supply=capture_rate, io=network_rate, overhead=overhead_rate)
+    rates = {"capture": capture_rate, "network": network_rate, "training": min(compute_rate, overhead_rate)}
+    bound = {"supply": "capture", "io": "network"}.get(kind, "training")
+    epoch_h = hours_at(work.tokens, rate)
     regen_h = regeneration_gpu_hours / used if used else 0.0
     tp.disaggregated_capture_gpus = used
     tp.disaggregated_train_gpus = train_gpus
     tp.disaggregated_bound = bound
+    tp.bounds = {**tp.bounds, "disaggregated": kind}
+    tp.stage_rates = {**tp.stage_rates, "disaggregated": _finite(
+        {"compute": compute_rate, "supply": capture_rate, "io": network_rate, "overhead": overhead_rate})}
     tp.disaggregated_hours_per_epoch = epoch_h
     tp.disaggregated_regeneration_hours = regen_h
     tp.disaggregated_rates_tokens_per_s = {k: (v if math.isfinite(v) else 0.0) for k, v in rates.items()}

@@ -23,6 +23,8 @@ def test_nemo_citations_name_the_default_lines():
     assert "precompute_eagle3.py:309" in t.max_seq_len.source
     assert "precompute_eagle3.py:326" in t.capture_batch_size.source
     assert "eagle3.py:189-199" in t.padding.source
+    # eagle3.py:154-161 is build_eagle3_dataloader's docstring; the truncation is the call's :193-195
+    assert "eagle3.py:189-199" in t.unit.source and "eagle3.py:193-195" in t.overflow.source
 
 
 def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
@@ -62,3 +64,21 @@ def test_glaive_end_of_turn_markers_and_system_prefix_are_not_text():
            "chat": "USER: hi ASSISTANT: hello <|endoftext|> FUNCTION RESPONSE: {} ASSISTANT: done <|endoftext|>"}
     assert to_turns(obj, "glaive") == [("system", "You are helpful."), ("user", "hi"), ("assistant", "hello"),
                                        ("tool", "{}"), ("assistant", "done")]
+
+
+def test_modelopt_runs_the_frozen_base_head_at_full_vocabulary():
+    # Model-Optimizer@a2fbac7b: no draft lm_head of its own by default (modeling_eagle.py:43-56), the
+    # base model's full-vocabulary head, frozen (config.py:282-284): 2 passes (forward, input gradient)
+    model = model_presets()["qwen3.6-27b"]
+    k = knobs(layout_presets()["modelopt-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None,
+              num_anchors=None, block_size=None)
+    assert (k.head_passes, k.head_vocab, k.teacher_vocab, k.ttt_steps) == (2, 248_320, 248_320, 3)
+    # its training FLOPs in the head: 3 TTT steps x 2 passes x 2 x H 5,120 x V 248,320 = 15,256,780,800 per
+    # token (SpecForge's trained 32,000-token head: 3 x 3 x 2 x 5,120 x 32,000 = 2,949,120,000, 5.17x less)
+    from planner import Scenario, plan
+    from planner.scenario import Training, UniformMix
+    s = Scenario(uniform=UniformMix(samples=1000, tokens=1000, response_tokens=500), regenerate=False,
+                 model="qwen3.6-27b", layout="modelopt-eagle3", max_seq_len="none", capture_batch_size=1,
+                 training=Training(gpu="h100-sxm", gpus=16, epochs=1, disk="node-raid0"))
+    t = plan(s).training
+    assert t.flops_parts["head x steps"] == pytest.approx(1e6 * 15_256_780_800, rel=1e-12)

@@ -33,13 +33,20 @@ def test_the_curve_refits_from_its_points_and_passes_through_them(kind):
 
 
 def test_eagle3_curve_by_hand():
-    # 1x: 68,000 ShareGPT x 1,350 tokens (the catalog's mean) = 91.8M tokens at tau 5.2 (Figure 1);
-    # 8x: + 464,000 UltraChat x 1,467 = 772.488M tokens at tau 6.13 (Table 1).
-    # tau - 1 = A D / (D + h): 4.2 (91.8M + h) / 91.8M = 5.13 (772.488M + h) / 772.488M
-    #   x = 772.488 / 91.8 = 8.41490, r = 5.13 / 4.2 = 1.22143: h = x (1 - r) / (r - x) x 91.8M = 23.7786M
-    #   A = 4.2 x (91.8M + 23.7786M) / 91.8M = 5.28791
-    A, h = fit_curve([(91.8e6, 5.2), (772.488e6, 6.13)])
-    assert h == pytest.approx(23.7786e6, rel=1e-5) and A == pytest.approx(5.28791, rel=1e-5)
+    # issue 22: the EAGLE papers' ShareGPT is the first 68,000 pieces of ShareGPT_V4.3's cleaned split
+    # (catalog sharegpt_68k: 540 tokens each, from SpecForge PR #37's 1.2 TB), not the default mix's
+    # whole conversations (1,350, an estimate): the curve's token axis was 2.5x long at 1x.
+    # 1x: 68,000 x 540 = 36.72M tokens at tau 5.2 (Figure 1);
+    # 8x: + 464,000 UltraChat x 1,467 = 36.72M + 680.688M = 717.408M tokens at tau 6.13 (Table 1).
+    # tau - 1 = A D / (D + h): 4.2 (36.72M + h) / 36.72M = 5.13 (717.408M + h) / 717.408M
+    #   x = 717.408 / 36.72 = 19.53725, r = 5.13 / 4.2 = 1.221429:
+    #   h = x (1 - r) / (r - x) x 36.72M = (-4.326156 / -18.315822) x 36.72M = 8.67308M
+    #   A = 4.2 x (36.72M + 8.67308M) / 36.72M = 5.19202
+    pts = quality_presets().drafters["eagle3"].scaling.points
+    assert [tokens_of(p.samples, p.component, p.tokens_per_sample) for p in pts] == \
+        [pytest.approx(36.72e6), pytest.approx(717.408e6)]
+    A, h = fit_curve([(36.72e6, 5.2), (717.408e6, 6.13)])
+    assert h == pytest.approx(8.67308e6, rel=1e-5) and A == pytest.approx(5.19202, rel=1e-5)
 
 
 def test_monotone_and_saturating_in_data():

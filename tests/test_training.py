@@ -161,3 +161,77 @@ def test_a_disaggregated_plan_bound_by_the_network():
     # a fast network: the slower of capture and training binds instead
     fast = plan(s.with_changes(node_network_gbps=400.0)).training
     assert fast.disaggregated_bound in ("capture", "training")
+
+
+# ---------------------------------------------------------------- issue 22: training bound by its supply
+def test_pace_is_the_slowest_stage():
+    from planner.training import pace
+    # a disaggregated run of 1,000-token samples: 2 inference GPUs x 17 samples/s = 34 samples/s of
+    # supply (34,000 tokens/s) against trainers that compute 50 samples/s (50,000 tokens/s): the supply binds
+    assert pace(compute=50_000, supply=2 * 17 * 1000) == (34_000, "supply")
+    # six trainers at the floor 2.5468e-4 s per token: 6 / 2.5468e-4 = 23,558.97 tokens/s, below both
+    assert pace(compute=50_000, supply=34_000, overhead=6 / 2.5468e-4) == (pytest.approx(23_558.97, rel=1e-6), "overhead")
+    # offline: the reader at 20,000 tokens/s is the slowest; nothing given is no bound
+    assert pace(compute=50_000, io=20_000) == (20_000, "io")
+    assert pace(compute=50_000) == (50_000, "compute")
+
+
+def test_online_adds_the_targets_forward_to_the_drafter():
+    from planner.training import online_pace
+    # the target's forward at 100,000 tokens/s, then the drafter at 50,000: 1 / (1/50,000 + 1/100,000)
+    # = 33,333.3 tokens/s, the drafter's compute the larger part
+    assert online_pace(compute=50_000, supply=100_000) == (pytest.approx(33_333.333, rel=1e-6), "compute")
+    # a slower forward (40,000): 1 / (1/50,000 + 1/40,000) = 22,222.2, the supply the larger part
+    assert online_pace(compute=50_000, supply=40_000) == (pytest.approx(22_222.222, rel=1e-6), "supply")
+    # the floor (30,000) under the compute: 1 / (1/30,000 + 1/100,000) = 23,076.9, the overhead binds the drafter
+    assert online_pace(compute=50_000, supply=100_000, overhead=30_000) == (pytest.approx(23_076.923, rel=1e-6), "overhead")
+
+
+def test_band_is_the_prediction_interval_of_the_residuals():
+    from planner.training import band_from_residuals
+    # residuals 0.1, -0.1, 0.3: mean 0.1, sd sqrt((0 + 0.04 + 0.04) / 2) = 0.2; t(0.95, 2 df) = 2.920;
+    # half width 2.920 x 0.2 x sqrt(1 + 1/3) = 0.674345 -> exp(0.1 -+ 0.674345) = 0.563073 .. 2.169171
+    lo, hi = band_from_residuals([0.1, -0.1, 0.3])
+    assert (lo, hi) == (pytest.approx(0.563073, rel=1e-5), pytest.approx(2.169171, rel=1e-5))
+    # one residual gives no spread: no band to claim
+    assert band_from_residuals([0.2]) == (0.0, float("inf"))
+
+
+def test_a_disaggregated_plan_bound_by_its_supply_carries_the_band():
+    from planner.training import rate_band
+    # DFlash on 16 H100 trainers fed by two H100 capture GPUs over a 400 Gb/s network: the capture
+    # supply is 2 x one GPU's prefill rate (the extraction model's, about 26,800 tokens/s), under 16
+    # trainers' floor (16 / 2.5468e-4 = 62,824 tokens/s) and their FLOPs (16 x 989e12 x 0.32 /
+    # 77,778,649,088 per token = 65,101 tokens/s; test_dflash_cost_stops_growing_with_length_past_the_anchor_budget)
+    s = rows(1000, 500, "specforge-dflash").with_changes(node_network_gbps=400.0, extraction_gpu="h100-sxm",
+                                                          extraction_gpus=2, disaggregated=Disaggregated(train_gpus=16))
+    p = plan(s)
+    t = p.training
+    supply = t.stage_rates["disaggregated"]["supply"]
+    assert supply == pytest.approx(2 * p.extraction.prefill_tokens_per_s_per_gpu, rel=1e-12)
+    assert 50_000 < supply < 60_000
+    assert t.stage_rates["disaggregated"]["overhead"] == pytest.approx(16 / 0.00025468, rel=1e-9)
+    assert t.stage_rates["disaggregated"]["compute"] == pytest.approx(16 * 989e12 * 0.32 / 77_778_649_088, rel=1e-9)
+    assert t.bounds["disaggregated"] == "supply" and t.disaggregated_bound == "capture"
+    # 1e6 tokens per epoch at the supply's rate
+    assert t.disaggregated_hours_per_epoch == pytest.approx(1e6 / supply / 3600, rel=1e-12)
+    # offline on a fast RAID: the floor binds (test_offline_overhead_bound_on_a_fast_raid); online too
+    # (the target's forward, 1.95 s, is under the drafter's floor, 15.92 s)
+    assert t.bounds["offline"] == "overhead" and t.bounds["online"] == "overhead"
+    # the band: the preset's multipliers on the rate, 0.573 .. 1.578 (refitted below)
+    assert (t.rate_low, t.rate_high) == rate_band() == (0.573, 1.578)
+    assert t.samples_per_s_low == pytest.approx(0.573 * t.samples_per_s, rel=1e-12)
+    assert t.samples_per_s_high == pytest.approx(1.578 * t.samples_per_s, rel=1e-12)
+
+
+def test_the_training_band_is_the_fit_of_the_published_runs():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import fidelity
+    from planner.training import rate_band
+    lo, hi = fidelity.training_band()
+    # the residuals move with the extraction model (the capture supply) and the drafter FLOPs: after
+    # such a change, write the band `bench/fidelity.py --fit` prints into training_throughput.yaml
+    assert rate_band() == (pytest.approx(lo, abs=6e-4), pytest.approx(hi, abs=6e-4)), \
+        f"training_throughput.yaml band is {rate_band()}, the published runs give ({lo:.3f}, {hi:.3f})"

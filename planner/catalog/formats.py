@@ -33,8 +33,11 @@ PROMPT_KEYS = ("system_prompt", "system", "instruction", "input", "question", "p
 RESPONSE_KEYS = ("output", "response", "solution", "answer", "completion", "chosen")
 GLAIVE_SPLIT = re.compile(r"(USER:|ASSISTANT:|FUNCTION RESPONSE:)")
 # glaive-function-calling-v2 writes an end-of-turn marker after each assistant turn and starts its
-# system text with "SYSTEM: ": neither is text a chat template renders (issue 22; no pipeline among
-# SpecForge@a6b6b023, speculators ships a converter for this format to cite)
+# system text with "SYSTEM: ": neither is text a chat template renders (issue 22). No pipeline ships
+# a converter for this raw format to cite: git grep -i "glaive|endoftext" finds none in
+# SpecForge@a6b6b023, speculators@c05b95b3, TorchSpec@6f21829c or Model-Optimizer@a2fbac7b's data
+# preparation; NeMo Automodel@36044ad3 trains on llamafactory/glaive_toolcall_en, already converted
+# to ShareGPT turns (docs/guides/llm/agent-sft.mdx:27)
 GLAIVE_EOT = "<|endoftext|>"
 GLAIVE_SYSTEM = re.compile(r"^\s*SYSTEM:\s*")
 MAX_LINE_BYTES = 16 * 2**20
