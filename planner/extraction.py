@@ -49,11 +49,15 @@ class ExtractionPlan(BaseModel):
     kv_dtype: str = "bf16"
     gpu_hours: float
     wall_hours: float
-    wall_hours_low: float | None = None       # the band of sampled profiles (planner/plan.py)
+    # the band to bet on (issue 22): the per-phase calibration's band, widened to the sampled profiles'
+    # ends where components are sampled (planner/plan.py); the sampled band alone outside calibrated mode
+    wall_hours_low: float | None = None
     wall_hours_high: float | None = None
     # the band of the per-phase calibration (held-out spread of its kind of match); None outside calibrated mode
     calibrated_wall_hours_low: float | None = None
     calibrated_wall_hours_high: float | None = None
+    sampled_wall_hours_low: float | None = None     # the sampled profiles' 95% band alone (planner/plan.py)
+    sampled_wall_hours_high: float | None = None
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float
@@ -517,5 +521,6 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         serving_output_tokens_per_s_per_gpu=serve_out, serving_total_tokens_per_s_per_gpu=serve_total,
         calibration=calibration, prefill_calibration=pcal, decode_calibration=dcal,
         calibrated_wall_hours_low=band_hours[0] if band_hours else None,
-        calibrated_wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
+        calibrated_wall_hours_high=band_hours[1] if band_hours else None,
+        wall_hours_low=band_hours[0] if band_hours else None, wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
         warnings=warnings)
