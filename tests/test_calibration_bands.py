@@ -106,3 +106,19 @@ def test_fidelity_scores_the_plans_band_with_the_source_held_out(monkeypatch):
     for r in rows:
         assert r["low"] <= r["predicted"] <= r["high"]
         assert r["inside"] == (r["low"] <= r["measured"] <= r["high"])
+
+
+def test_the_default_plan_says_its_extraction_is_an_extrapolation_with_its_band():
+    # Qwen3.6-27B on the RTX PRO 6000: prefill on SGLang's B200/B300 hybrid cells (another GPU), decode on
+    # the roofline alone (no decode-phase row near); both say so in the findings and the assumptions,
+    # with the hours' band x exp(-m)-exp(m)
+    from planner import default_scenario, plan
+    p = plan(default_scenario())
+    e = p.extraction
+    for c in (e.prefill_calibration, e.decode_calibration):
+        assert c.extrapolated
+        lo, hi = f"{math.exp(c.band[0]):.2f}", f"{math.exp(c.band[1]):.2f}"
+        assert any(f.code == "calibration" and c.phase in f.text and f"{lo}-{hi}x" in f.text for f in p.findings)
+        row = next(a for a in p.assumptions if a.name == f"{c.phase} calibration")
+        assert f"x{lo}-{hi}" in row.value
+    assert "an extrapolation" in next(a for a in p.assumptions if a.name == "prefill calibration").value
