@@ -15,7 +15,9 @@ Ratios are predicted / measured.
 Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives the rms log error of
 the held-out predictions and the share of held-out points inside the band made without their
 source (leave one source out; the speedup sweeps leave one series out, SpecDecode-Bench's seven
-series being one figure), and lists the points outside it.
+series being one figure), and lists the points outside it. Prefill and decode are scored through the
+plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources): the
+prediction and the band a user would get if that publication did not exist.
 """
 from __future__ import annotations
 
