@@ -17,7 +17,9 @@ prediction interval) from the other publications' residuals. Ratios are predicte
 Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives the rms log error of
 the held-out predictions and the share of held-out points inside the band made without their
 source (leave one source out; the speedup sweeps leave one series out, SpecDecode-Bench's seven
-series being one figure), and lists the points outside it.
+series being one figure), and lists the points outside it. Prefill and decode are scored through the
+plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources): the
+prediction and the band a user would get if that publication did not exist.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ import yaml  # noqa: E402
 
 from planner import Scenario, plan  # noqa: E402
 from planner.calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
-from planner.extraction import _preset_roofline, held_out_phase, measured_ratio, source_key, spread  # noqa: E402
+from planner.extraction import _preset_roofline, measured_ratio, source_key  # noqa: E402
 from planner.harness import held_out_speedup, held_out_tau  # noqa: E402
 from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
 from planner.specs import efficiency, gpu_presets, model_presets  # noqa: E402
@@ -124,19 +126,25 @@ def _inside(rows: list[dict]) -> list[dict]:
 
 
 def phase_area(phase: str) -> list[dict]:
-    """Each row of `phase` calibrated by the nearest row of another publication (the roofline when none
-    is near), the band its kind of match gets from the other publications' held-out rows."""
-    rows = measurements().rows
-    src = {r.id: source_key(r) for r in rows}
-    held = held_out_phase(phase, by_source=True)
+    """Each row of `phase` predicted as the plan predicts (planner.extraction.calibrate, the same code
+    path) with its own publication held out: the nearest row of another publication scales the roofline
+    or not, and the band, as the held-out transfers of the other publications decide (nested: the held-out
+    publication's rows are neither calibrated nor calibrating there)."""
+    from planner.extraction import ENGINE_FAMILY, calibrate, row_phase, row_regime
+    models, gpus = model_presets(), gpu_presets()
     out = []
-    for rid, near, measured, calibrated, transfer in held:
-        lo, hi = spread(held, transfer, lambda o: src[o] == src[rid])
+    for r in measurements().rows:
+        if r.model not in models or row_phase(r.id) != phase:
+            continue
+        own = source_key(r)
+        c = calibrate(models[r.model], gpus[r.gpu], weight_dtype=r.weight_dtype, isl=r.isl, osl=r.osl, phase=phase,
+                      engine=ENGINE_FAMILY[r.engine], regime=row_regime(r.id), exclude_sources=frozenset({own}))
+        roofline, measured = _preset_roofline(r.id)
+        predicted = roofline * c.factor
         # the band is on the rate: rate x exp(-hi) .. rate x exp(-lo) brackets the measurement
-        out.append({"id": rid, "source": src[rid], "measured": measured, "predicted": calibrated,
-                    "low": calibrated * math.exp(-hi), "high": calibrated * math.exp(-lo),
-                    "ratio": calibrated / measured, "basis": near or "roofline",
-                    "transfer": transfer})
+        out.append({"id": r.id, "source": own, "measured": measured, "predicted": predicted,
+                    "low": predicted * math.exp(-c.band[1]), "high": predicted * math.exp(-c.band[0]),
+                    "ratio": predicted / measured, "basis": c.row or "roofline", "extrapolated": c.extrapolated})
     return _inside(out)
 
 

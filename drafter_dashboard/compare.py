@@ -34,8 +34,8 @@ DECIMALS = {"": 0, "USD": 0, "TB": 2, "GPU-days": 1, "days": 2, "h": 1, "tau": 2
 BANDS = [
     ("Storage", "TB", lambda p: None if p.storage_bytes_low is None else
      (p.storage_bytes_low / p.scenario.compression / 1e12, p.storage_bytes_high / p.scenario.compression / 1e12)),
-    ("Extraction", "days", lambda p: None if p.extraction.wall_hours_low is None else
-     (p.extraction.wall_hours_low / 24, p.extraction.wall_hours_high / 24)),
+    ("Extraction", "days", lambda p: None if p.extraction.sampled_wall_hours_low is None else
+     (p.extraction.sampled_wall_hours_low / 24, p.extraction.sampled_wall_hours_high / 24)),
     ("Acceptance length", "tau", lambda p: (p.quality.acceptance_low, p.quality.acceptance_high)),
     ("Speedup", "x", lambda p: (p.quality.speedup_low, p.quality.speedup_high)),
 ]

@@ -79,7 +79,7 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         band_s = f" ±{(hi - lo) / 2:,.2f}"
         help_s = (f"; 95% band {lo:,.2f}-{hi:,.2f} {unit} from the sampled profiles of "
                   f"{', '.join(p.sampled_components)}")
-        elo, ehi = e.wall_hours_low / 24, e.wall_hours_high / 24
+        elo, ehi = e.sampled_wall_hours_low / 24, e.sampled_wall_hours_high / 24
         band_e = f" ±{(ehi - elo) / 2:,.2f}"
         help_e = f"; 95% band {elo:,.2f}-{ehi:,.2f} days from the sampled profiles"
     items = [

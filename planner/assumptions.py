@@ -269,8 +269,8 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
             name = f"{cal.phase} calibration" if cal.phase else "calibration"
             value = (f"{cal.row}: measured {cal.measured:,.0f} / roofline {cal.roofline:,.0f} {cal.metric} tok/s "
                      f"per GPU = x{cal.factor:.2f}") if cal.row else cal.note
-            if cal.row and cal.extrapolated:
-                value += f"; {cal.note}, the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}"
+            if cal.extrapolated and cal.band[1]:   # a transfer, or the roofline alone: its band too
+                value += f"{'; ' + cal.note if cal.row else ''}, the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}"
             out.append(A(name=name, value=value, tag="third-party" if cal.row and not cal.extrapolated else "estimate",
                          source=f"{cal.source} ({cal.date}); planner/presets/throughput.yaml" if cal.row
                          else "planner/presets/throughput.yaml"))

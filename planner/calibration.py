@@ -11,7 +11,10 @@ the roofline and says so.
 
 Per phase (issue 22): prefill and decode are calibrated separately, each by the nearest row whose
 time the roofline puts mostly in that phase (planner/extraction.py), of the same architecture class
-when one is near; a row of another class or GPU is an extrapolation.
+when one is near. How far that row reaches (another decode regime, engine family, GPU generation or
+class) decides, from the held-out transfers of the same reach between publications, whether it scales
+the roofline at all and how wide the band is (extraction.rules); a row of another class, GPU or engine
+is an extrapolation.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.calibration import (MAX_DISTANCE, Calibration, architecture, measurements, nearest,
+from planner.calibration import (MAX_DISTANCE, Calibration, architecture, generation, measurements, nearest,
                                  preset_distances)
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
@@ -49,11 +49,15 @@ class ExtractionPlan(BaseModel):
     kv_dtype: str = "bf16"
     gpu_hours: float
     wall_hours: float
-    wall_hours_low: float | None = None       # the band of sampled profiles (planner/plan.py)
+    # the band to bet on (issue 22): the per-phase calibration's band, widened to the sampled profiles'
+    # ends where components are sampled (planner/plan.py); the sampled band alone outside calibrated mode
+    wall_hours_low: float | None = None
     wall_hours_high: float | None = None
     # the band of the per-phase calibration (held-out spread of its kind of match); None outside calibrated mode
     calibrated_wall_hours_low: float | None = None
     calibrated_wall_hours_high: float | None = None
+    sampled_wall_hours_low: float | None = None     # the sampled profiles' 95% band alone (planner/plan.py)
+    sampled_wall_hours_high: float | None = None
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float
@@ -208,93 +212,175 @@ def source_key(row) -> str:
     return "TRT" if key.startswith("TRT") else key
 
 
+# ---------------------------------------------------------------- how far a calibration reaches
+# A calibration transfers a row's measured / roofline to another case. How far it reaches is the
+# furthest of: another decode regime (the roofline's compute- or memory-bound batch, the
+# concurrency band; decode only), another engine family, another GPU generation, another
+# architecture class; "none" when no row is near (the roofline alone).
+REACH = ("same", "concurrency", "engine", "generation", "class", "none")
+# vLLM and SGLang schedule alike (continuous batching, paged KV, their own kernels); TensorRT-LLM
+# is the other family. The plan's extraction runs vLLM (the LLM class).
+ENGINE_FAMILY = {"trtllm": "trtllm", "vllm-serve": "vllm", "sglang": "vllm"}
+PLAN_ENGINE = "vllm"
+# A reach level's own transfers decide it only when there are at least this many of them among
+# the publications left in; fewer, and the level takes the roofline's spread (below).
+MIN_TRANSFERS = 2
+
+
+@functools.cache
+def row_regime(row_id: str) -> str:
+    """The roofline's decode bound of a table row ("compute" or "memory bandwidth"): its concurrency band."""
+    from planner.specs import gpu_presets, model_presets
+    row = next(r for r in measurements().rows if r.id == row_id)
+    return _row_rates(row, model_presets(), gpu_presets(), Throughput(mode="roofline")).decode_bound
+
+
+def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: str) -> str:
+    """How far calibrating (model, GPU, engine family, decode regime) by table row `row` reaches (REACH)."""
+    from planner.specs import model_presets
+    if architecture(model_presets()[row.model]) != architecture(model):
+        return "class"
+    if generation(row.gpu) != generation(gpu_id):
+        return "generation"
+    if ENGINE_FAMILY[row.engine] != engine:
+        return "engine"
+    if phase == "decode" and regime and row_regime(row.id) != regime:
+        return "concurrency"
+    return "same"
+
+
 def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
-          exclude=lambda r: False):
-    """The nearest row of `phase` within MAX_DISTANCE: of the model's architecture class when one is
-    near, else of any class; (row, distance) or None."""
+          exclude_sources: frozenset = frozenset(), exclude_row: str = ""):
+    """The nearest row of `phase` within MAX_DISTANCE, of no excluded publication: of the model's
+    architecture class when one is near, else of any class; (row, distance) or None."""
     from planner.specs import model_presets
     models = model_presets()
     dist = preset_distances(model, gpu_id, weight_dtype, isl, osl)
     cands = [(dist[r.id], r) for r in measurements().rows
-             if not exclude(r) and r.model in models and row_phase(r.id) == phase]
-    cands = [(d, r) for d, r in cands if d <= MAX_DISTANCE]
+             if r.id != exclude_row and source_key(r) not in exclude_sources and r.model in models
+             and row_phase(r.id) == phase and dist[r.id] <= MAX_DISTANCE]
     same = [(d, r) for d, r in cands if architecture(models[r.model]) == architecture(model)]
     best = min(same or cands, key=lambda x: x[0], default=None)
     return None if best is None else (best[1], best[0])
 
 
-def _transfer(row, model: ModelSpec, gpu_id: str) -> bool:
-    from planner.specs import model_presets
-    return architecture(model_presets()[row.model]) != architecture(model) or row.gpu != gpu_id
+def _log_roofline_error(row_id: str) -> float:
+    roof, measured = _preset_roofline(row_id)
+    return math.log(roof / measured)
 
 
 @functools.cache
-def held_out_phase(phase: str, by_source: bool = False) -> tuple[tuple[str, str, float, float, bool], ...]:
-    """Every row of `phase` calibrated by the nearest *other* row (the same rule; `by_source`: of
-    another publication): (row, from, measured, calibrated, a transfer across class or GPU) - the
-    held-out residuals the band is made of."""
+def transfers(phase: str, exclude_sources: frozenset = frozenset()) -> tuple[tuple[str, str, str, float, float], ...]:
+    """Every row of `phase` of a publication not excluded, calibrated by the nearest row of *another*
+    publication also not excluded (the plan's own rule; nested: excluding a source removes its rows
+    both as the calibrated and as the calibrating): (row, from, reach, log(calibrated / measured),
+    log(roofline / measured))."""
     from planner.specs import model_presets
     models = model_presets()
     out = []
     for r in measurements().rows:
-        if r.model not in models or row_phase(r.id) != phase:
-            continue
         own = source_key(r)
-        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase,
-                    exclude=lambda o: o.id == r.id or (by_source and source_key(o) == own))
-        roof_r, meas_r = _preset_roofline(r.id)
-        if hit is None:     # no row near: the roofline alone (the plan's fallback)
-            out.append((r.id, "", meas_r, roof_r, None))
+        if r.model not in models or own in exclude_sources or row_phase(r.id) != phase:
+            continue
+        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase, exclude_sources | {own})
+        roof = _log_roofline_error(r.id)
+        if hit is None:
+            out.append((r.id, "", "none", roof, roof))
             continue
         n = hit[0]
-        roof_n, meas_n = _preset_roofline(n.id)
-        out.append((r.id, n.id, meas_r, roof_r * meas_n / roof_n, _transfer(n, models[r.model], r.gpu)))
+        level = reach(n, models[r.model], r.gpu, ENGINE_FAMILY[r.engine], row_regime(r.id), phase)
+        out.append((r.id, n.id, level, roof - _log_roofline_error(n.id), roof))
     return tuple(out)
 
 
-def phase_band(phase: str, transfer: bool | None, exclude: str = "") -> tuple[float, float]:
-    """(-m, m), m the largest |log(calibrated / measured)| over the held-out rows of `phase` (rows named
-    `exclude` left out): a match within class and GPU takes such matches' spread; a transfer takes every held-out
-    match's (the few transfers alone are too few to bound it); None (no row near: the roofline alone)
-    takes the roofline's own spread over the phase's rows."""
-    return spread(held_out_phase(phase), transfer, lambda rid: rid == exclude)
+@dataclass(frozen=True)
+class Rule:
+    """What a reach level does: scale by the nearest row or keep the roofline, and the band's half-width
+    (log), from `evidence` held-out transfers of that level (0: the roofline's spread)."""
+    calibrate: bool
+    band: float
+    evidence: int
 
 
-def spread(rows, transfer: bool | None, exclude) -> tuple[float, float]:
-    """phase_band over `rows` of held_out_phase (those `exclude(row id)` names left out)."""
-    rows = [x for x in rows if not exclude(x[0])]
-    if transfer is None:
-        res = [math.log(_preset_roofline(rid)[0] / m) for rid, _, m, _, _ in rows]
-    else:
-        res = [math.log(c / m) for _, _, m, c, tr in rows if tr is not None and (transfer or not tr)]
-    m = max((abs(r) for r in res), default=0.0)      # the largest held-out error, either way
-    return -m, m
+def _rms(xs) -> float:
+    return math.sqrt(sum(x * x for x in xs) / len(xs))
+
+
+@functools.cache
+def rules(phase: str, exclude_sources: frozenset = frozenset()) -> dict[str, Rule]:
+    """Per reach level, from the transfers among the publications left in (transfers()): with at least
+    MIN_TRANSFERS of that level, scale by the nearest row when that did better (rms log error) than the
+    roofline alone on them; with fewer, scale only a `same` match (nothing nearer exists). A scaled level
+    with its own transfers takes their largest |log error|; any other (the roofline alone, or a `same`
+    match no held-out transfer tested) the roofline's largest |log error| over every row left in (both
+    phases). A level's band is never narrower than a nearer level's evidenced band."""
+    rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
+    roof_spread = max((abs(_log_roofline_error(r.id)) for r in rows), default=0.0)
+    held = transfers(phase, exclude_sources)
+    out: dict[str, Rule] = {}
+    floor = 0.0
+    for level in REACH:
+        out[level] = decide(level, [(cal, roof) for _, _, lv, cal, roof in held if lv == level], floor, roof_spread)
+        if out[level].evidence:
+            floor = out[level].band
+    return out
+
+
+def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_spread: float) -> Rule:
+    """One reach level's Rule from its held-out transfers `mine` ((log calibrated / measured, log roofline /
+    measured) each), the nearer levels' evidenced band `floor` and the roofline's spread (rules())."""
+    enough = len(mine) >= MIN_TRANSFERS
+    use = level != "none" and (_rms([c for c, _ in mine]) < _rms([r for _, r in mine]) if enough else level == "same")
+    if use and enough:
+        return Rule(True, max(floor, max(abs(c) for c, _ in mine)), len(mine))
+    return Rule(use, max(floor, roof_spread), 0)
 
 
 def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,
-              phase: str | None = None) -> Calibration:
+              phase: str | None = None, engine: str = PLAN_ENGINE, regime: str = "",
+              exclude_sources: frozenset = frozenset()) -> Calibration:
     """The nearest row's measured / roofline (planner/calibration.py), or a note that none matched.
     The row's roofline takes the preset efficiencies, so the factor is a property of the table and
     the scenario's own efficiencies still move the user's roofline (and the plan) as they say.
-    `phase`: the nearest row of that phase (same architecture class first), with its band."""
+    `phase`: the nearest row of that phase (same architecture class first), used or not and banded by
+    the held-out transfers of its reach (rules()); `engine` the engine family and `regime` the decode
+    bound of the case; `exclude_sources` the publications held out (bench/fidelity.py's leave one
+    source out runs this same function)."""
     from planner.specs import model_presets
-    hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets()) if phase is None else \
-        _pick(model, gpu.id, weight_dtype, isl, osl, phase)
+    if phase is None:
+        hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
+        if hit is None:
+            return Calibration(note=f"no published measurement is near {model.id} on {gpu.id} in {weight_dtype}: "
+                                    f"the roofline alone is used", extrapolated=True)
+        row, dist = hit
+        predicted, measured = _preset_roofline(row.id)
+        return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
+                           roofline=predicted, factor=measured / predicted, distance=dist)
+    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources)
+    level = "none" if hit is None else reach(hit[0], model, gpu.id, engine, regime, phase)
+    rule = rules(phase, exclude_sources)[level]
+    basis = (f"from {rule.evidence} held-out transfers of that reach" if rule.evidence else
+             "the roofline's largest error over the published rows" +
+             (" (no held-out transfer of that reach bounds it)" if rule.calibrate else ""))
     if hit is None:
-        return Calibration(phase=phase or "", extrapolated=True,
-                           band=phase_band(phase, None) if phase else (0.0, 0.0),
-                           note=f"no published {phase + ' ' if phase else ''}measurement is near {model.id} on "
-                                f"{gpu.id} in {weight_dtype}: the roofline alone is used")
+        return Calibration(phase=phase, extrapolated=True, band=(-rule.band, rule.band),
+                           note=f"no published {phase} measurement is near {model.id} on {gpu.id} in "
+                                f"{weight_dtype}: the roofline alone is used, band {basis}")
     row, dist = hit
     predicted, measured = _preset_roofline(row.id)
+    extrapolated = level != "same" or row.gpu != gpu.id
+    if not rule.calibrate:
+        return Calibration(phase=phase, extrapolated=True, band=(-rule.band, rule.band), distance=dist,
+                           note=f"the nearest {phase} row, {row.id}, reaches across {level}: such transfers "
+                                f"did no better than the roofline on held-out publications, so the roofline "
+                                f"alone is used, band {basis}")
     out = Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
-                      roofline=predicted, factor=measured / predicted, distance=dist)
-    if phase is not None:
-        tr = _transfer(row, model, gpu.id)
-        out.phase, out.extrapolated, out.band = phase, tr, phase_band(phase, tr)
-        if tr:
-            out.note = (f"an extrapolation: {row.id} is {architecture(model_presets()[row.model])} on {row.gpu}, "
-                        f"the plan {architecture(model)} on {gpu.id}")
+                      roofline=predicted, factor=measured / predicted, distance=dist, phase=phase,
+                      extrapolated=extrapolated, band=(-rule.band, rule.band))
+    if extrapolated:
+        out.note = (f"an extrapolation: {row.id} is {architecture(model_presets()[row.model])} on {row.gpu} "
+                    f"({row.engine}), the plan {architecture(model)} on {gpu.id} ({engine}); "
+                    f"band {basis}")
     return out
 
 
@@ -394,15 +480,15 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
         if t.mode == "calibrated":
             pcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="prefill")
-            dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="decode")
+            dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="decode",
+                             regime=decode_bound)
             prefill_tps *= pcal.factor
             decode_tps *= dcal.factor
             for c in (pcal, dcal):
-                if not c.row:
-                    warnings.append(finding("calibration", f"calibrated {c.phase} throughput: {c.note}"))
-                elif c.extrapolated:
-                    warnings.append(finding("calibration", f"calibrated {c.phase} throughput is {c.note}: the "
-                                    f"band is {math.exp(c.band[0]):.2f}-{math.exp(c.band[1]):.2f}x the hours"))
+                if c.extrapolated:
+                    warnings.append(finding("calibration", f"calibrated {c.phase} throughput "
+                                    f"{'is ' if c.row else '- '}{c.note}: the band is "
+                                    f"{math.exp(c.band[0]):.2f}-{math.exp(c.band[1]):.2f}x the {c.phase} hours"))
         table_prefill = prefill_tps
         if measured_tokens_per_s is not None:
             prefill_tps = measured_tokens_per_s
@@ -435,5 +521,6 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         serving_output_tokens_per_s_per_gpu=serve_out, serving_total_tokens_per_s_per_gpu=serve_total,
         calibration=calibration, prefill_calibration=pcal, decode_calibration=dcal,
         calibrated_wall_hours_low=band_hours[0] if band_hours else None,
-        calibrated_wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
+        calibrated_wall_hours_high=band_hours[1] if band_hours else None,
+        wall_hours_low=band_hours[0] if band_hours else None, wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
         warnings=warnings)

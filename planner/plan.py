@@ -219,7 +219,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     """The plan of `s`. When a component was profiled from a sample, the plan is made again at the
     low and the high end of every sampled component's 95% interval of mean tokens per row (all at
     the same end together: a conservative band) for `storage_bytes_low/high` and the extraction's
-    `wall_hours_low/high`; `_end` (0 low, 1 high) is that inner call. `band=False` skips it (trim's and
+    `sampled_wall_hours_low/high` (its `wall_hours_low/high` widened to them); `_end` (0 low, 1 high) is that inner call. `band=False` skips it (trim's and
     the sensitivity's many inner plans, whose band nobody reads)."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     model = resolve_model(s)
@@ -348,7 +348,10 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     if band and _end is None and any(m.band and m.rows and eff.unit in m.band for m in mix):
         low, high = plan(s, cat, _end=0, measured=measured), plan(s, cat, _end=1, measured=measured)
         plan_.storage_bytes_low, plan_.storage_bytes_high = low.storage_bytes, high.storage_bytes
-        ex.wall_hours_low, ex.wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours
+        ex.sampled_wall_hours_low, ex.sampled_wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours
+        # the band to bet on: the low end's calibration band low, the high end's high (issue 22)
+        ex.wall_hours_low = min(low.extraction.wall_hours_low or math.inf, low.extraction.wall_hours)
+        ex.wall_hours_high = max(high.extraction.wall_hours_high or 0.0, high.extraction.wall_hours)
         plan_.sampled_components = [m.id for m in mix if m.band and m.rows and eff.unit in m.band]
     return plan_
 

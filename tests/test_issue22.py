@@ -40,8 +40,11 @@ def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
     assert any("an extrapolation" in f.text for f in p.findings)
     d = to_json_dict(p)["extraction"]
     assert d["prefill_calibration"]["phase"] == "prefill" and d["decode_calibration"]["phase"] == "decode"
-    # the sampled profiles' band keeps its names (None here: nothing sampled in the default)
-    assert d["wall_hours_low"] is None and d["calibrated_wall_hours_low"] == e.calibrated_wall_hours_low
+    # wall_hours_low/high are the band to bet on: with nothing sampled (the default), the calibration band;
+    # the sampled profiles' band alone is sampled_wall_hours_low/high (None here)
+    assert d["calibrated_wall_hours_low"] == e.calibrated_wall_hours_low
+    assert (d["wall_hours_low"], d["wall_hours_high"]) == (e.calibrated_wall_hours_low, e.calibrated_wall_hours_high)
+    assert d["sampled_wall_hours_low"] is None and d["sampled_wall_hours_high"] is None
 
 
 def test_the_overhead_floor_is_the_fit_of_its_runs():

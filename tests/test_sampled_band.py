@@ -39,7 +39,13 @@ def test_the_band_is_the_interval_scaled_through_the_plan(home):
     assert p.storage_bytes_high == pytest.approx(4_000 * hi * 51_216 + overhead, rel=1e-9)
     assert p.storage_bytes_low < p.storage_bytes < p.storage_bytes_high
     e = p.extraction
-    assert e.wall_hours_low < e.wall_hours < e.wall_hours_high
+    assert e.sampled_wall_hours_low < e.wall_hours < e.sampled_wall_hours_high
+    # the band to bet on widens the calibration band to the sampled ends (issue 22)
+    assert e.wall_hours_low < e.sampled_wall_hours_low and e.wall_hours_high > e.sampled_wall_hours_high
+    # exactly: the low end's calibration band low and the high end's calibration band high
+    ends = [plan(_scenario("smp", 4_000), get_catalog(), _end=i).extraction for i in (0, 1)]
+    assert (e.sampled_wall_hours_low, e.sampled_wall_hours_high) == (ends[0].wall_hours, ends[1].wall_hours)
+    assert (e.wall_hours_low, e.wall_hours_high) == (ends[0].calibrated_wall_hours_low, ends[1].calibrated_wall_hours_high)
     # in the turn unit the per-turn interval applies (its own, not the conversation's)
     t = plan(_scenario("smp", 4_000, unit="turn"), get_catalog())
     tlo, thi = r.sampled["mean_turn_tokens_ci"]
@@ -54,7 +60,7 @@ def test_a_full_scan_has_no_band_and_the_json_says_so(home):
     f = known_corpus(home / "k.jsonl", 500)
     profile_file(f, "full")
     p = plan(_scenario("full", 500), get_catalog())
-    assert p.storage_bytes_low is None and p.extraction.wall_hours_low is None and p.sampled_components == []
+    assert p.storage_bytes_low is None and p.extraction.sampled_wall_hours_low is None and p.sampled_components == []
     profile_file(f, "smp", sample=100, seed=1)
     r = run_cli("estimate", "--components", "smp=500", "--max-seq-len", "none", "--capture-batch-size", "1", "--json",
                 env={"PLANNER_HOME": str(home / "home")})
@@ -88,7 +94,7 @@ def test_the_dashboard_shows_the_band_as_a_plus_minus(home):
     assert "95% band" in storage.help and "smp" in storage.help
     ex = next(m for m in app.metric if m.label.startswith("Extraction (days)"))
     e = p.extraction
-    assert ex.label == f"Extraction (days) ±{(e.wall_hours_high - e.wall_hours_low) / 2 / 24:,.2f}"
+    assert ex.label == f"Extraction (days) ±{(e.sampled_wall_hours_high - e.sampled_wall_hours_low) / 2 / 24:,.2f}"
 
 
 def test_a_sampled_component_with_no_rows_makes_no_band(home):
