@@ -165,7 +165,8 @@ TAU_POINTS = ROOT / "planner" / "presets" / "tau_points.yaml"
 
 def absolute_tau() -> list[dict]:
     """Each published point of planner/presets/tau_points.yaml through the whole quality model (the
-    data curve, the levels, the harness) for its benchmark's family, against the model's band."""
+    data curve, the levels, the harness, the target's size) for its benchmark's family, against the
+    model's band; the target-size term is fitted without the point's own publication's series."""
     from planner.quality import quality, tokens_of
     with open(TAU_POINTS, encoding="utf-8") as fh:
         points = yaml.safe_load(fh)["points"]
@@ -177,7 +178,7 @@ def absolute_tau() -> list[dict]:
         tokens = {f: total * v / share for f, v in p["mix"].items()}
         q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],
                     workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"],
-                    target=p["target"])
+                    target=p["target"], target_params=p.get("target_params"), target_leave_out=(p["source"],))
         out.append({"id": p["id"], "source": p["source"], "measured": p["tau"], "predicted": q.acceptance_length,
                     "low": q.acceptance_low, "high": q.acceptance_high, "ratio": q.acceptance_length / p["tau"]})
     return _inside(out)
