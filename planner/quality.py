@@ -22,9 +22,15 @@ The reference run gets its own levels: each domain's reference tokens are the re
 tokens of that family plus `transfer` x the rest (the same rule a mix gets), counted as the plan
 counts them (after the layout's cap) when the plan passes them.
 
+The target: the levels were measured on the reference run's target; another target of P parameters
+takes them x (P / P_ref)^beta, beta the mean slope of ln tau on ln P over the drafter kind's published
+same-data series at T = 0 (quality.yaml target_size, target_term), the band from every series' slope,
+widened on both sides by 1 + |ln(P / P_edge)| outside the sizes they cover.
+
 The band: the curve re-fitted through the points moved by their reading error either way, the
-low side also a less tuned recipe (recipe_spread) and the larger regeneration gain; it widens by
-1 + |ln(D / D_edge)| outside the range of the published points (extrapolation).
+low side also a less tuned recipe (recipe_spread) and the larger regeneration gain, both sides the
+target term's; it widens by 1 + |ln(D / D_edge)| outside the range of the published points
+(extrapolation).
 """
 from __future__ import annotations
 
