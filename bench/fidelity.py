@@ -184,6 +184,18 @@ def absolute_tau() -> list[dict]:
     return _inside(out)
 
 
+def target_size_line() -> str:
+    """The target-size term per drafter kind (planner/quality.py target_term): beta from its T = 0
+    series and the slopes its band spans."""
+    from planner.quality import quality_presets, size_fit
+    parts = []
+    for kind in quality_presets().drafters:
+        beta, below, above, sizes, whose = size_fit(kind)
+        parts.append(f"{kind} beta {beta:+.4f} ({whose}, {min(sizes):g}-{max(sizes):g}B; band slopes "
+                     f"{beta - below:+.4f} to {beta + above:+.4f})")
+    return "tau target size, tau x (P / P_ref)^beta: " + "; ".join(parts)
+
+
 def areas(trn: list[dict]) -> dict[str, list[dict]]:
     return {"tau (harness pairs)": held_out_tau(), "tau (absolute)": absolute_tau(), "speedup": held_out_speedup(),
             "prefill": phase_area("prefill"), "decode": phase_area("decode"), "training": training_area(trn)}
@@ -256,6 +268,7 @@ def main() -> None:
         print(json.dumps(out, indent=2))
         return
     print(area_markdown(by_area))
+    print(target_size_line())
     print()
     print(markdown(inf, trn))
     if a.fit:

@@ -141,7 +141,18 @@ def quality_presets() -> QualityPresets:
     for kind, d in q.drafters.items():
         if sorted(d.domains) != sorted(q.families):
             raise ValueError(f"quality.yaml {kind}: domains {sorted(d.domains)} must be the families {q.families}")
+    check_size_series(q)
     return q
+
+
+def check_size_series(q: QualityPresets) -> None:
+    """Each target-size series names a drafter kind, positive sizes (two at least, distinct) and tau >= 1."""
+    for s in q.target_size.series:
+        if s.drafter not in q.drafters:
+            raise ValueError(f"quality.yaml target_size {s.id}: drafter {s.drafter!r} is not one of {sorted(q.drafters)}")
+        if any(not (p > 0 and t >= 1) for _, p, t in s.points) or len({p for _, p, _ in s.points}) < 2:
+            raise ValueError(f"quality.yaml target_size {s.id}: points need two or more distinct sizes > 0 "
+                             f"and tau >= 1, got {s.points}")
 
 
 @functools.cache
@@ -249,6 +260,23 @@ UNKNOWN_SIZE_RATIO = 10.0   # a target of unknown size: the band of a 10x size s
 #                             widest step the series publish), on both sides
 
 
+def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, float, list[float], str]:
+    """(beta, how far the band's slopes reach below and above it, the published sizes in billions,
+    what beta rests on) for a drafter kind from quality.yaml target_size, without the `leave_out`
+    publications' series."""
+    q = quality_presets()
+    every = [s for s in q.target_size.series if s.source not in leave_out]
+    own = [s for s in every if s.drafter == kind]
+    fit = [s for s in own if s.temperature == 0 and not s.spread_only]
+    pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
+    beta = statistics.fmean(series_beta(s.points) for s in (fit or pooled)) if (fit or pooled) else 0.0
+    betas = [series_beta(s.points) for s in (own if len(own) >= 2 else every)] or [beta]
+    sizes = [p for s in (own or every) for _, p, _ in s.points]
+    whose = (f"{len(fit)} published series of {q.drafters[kind].name}" if fit else
+             f"no published series of {q.drafters[kind].name}: every kind's {len(pooled)}")
+    return beta, max(0.0, beta - min(betas)), max(0.0, max(betas) - beta), sizes, whose
+
+
 def target_term(kind: str, target: str | None, target_params: float | None = None,
                 leave_out: tuple[str, ...] = ()) -> TargetTerm:
     """How tau moves from the reference run's target to `target` (params in units, None: the
@@ -262,16 +290,7 @@ def target_term(kind: str, target: str | None, target_params: float | None = Non
     models = model_presets()
     p_ref = models[ref].params / 1e9
     size = target_params if target_params is not None else (models[target].params if target in models else None)
-    every = [s for s in q.target_size.series if s.source not in leave_out]
-    own = [s for s in every if s.drafter == kind]
-    fit = [s for s in own if s.temperature == 0 and not s.spread_only]
-    pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
-    beta = statistics.fmean(series_beta(s.points) for s in (fit or pooled)) if (fit or pooled) else 0.0
-    band_set = own if len(own) >= 2 else every
-    betas = [series_beta(s.points) for s in band_set] or [beta]
-    lo_dev, hi_dev = max(0.0, beta - min(betas)), max(0.0, max(betas) - beta)
-    whose = (f"{len(fit)} published series of {q.drafters[kind].name}" if fit else
-             f"no published series of {q.drafters[kind].name}: every kind's {len(pooled)}")
+    beta, lo_dev, hi_dev, sizes, whose = size_fit(kind, leave_out)
     if size is None:
         ln_r = math.log(UNKNOWN_SIZE_RATIO)     # either way: larger or smaller than the reference's
         ends = [math.exp(x * ln_r) for x in (beta - lo_dev, beta + hi_dev, lo_dev - beta, -beta - hi_dev)]
@@ -279,7 +298,6 @@ def target_term(kind: str, target: str | None, target_params: float | None = Non
                           basis=f"{target}'s size is not known: no size term, the band of a "
                                 f"{UNKNOWN_SIZE_RATIO:g}x size step either way ({whose})")
     p = size / 1e9
-    sizes = [pp for s in (own or every) for _, pp, _ in s.points]
     widen = 1 + max(0.0, math.log(min(sizes) / p), math.log(p / max(sizes)))
     ln_r = math.log(p / p_ref)
     a, b = math.exp((beta - lo_dev * widen) * ln_r), math.exp((beta + hi_dev * widen) * ln_r)

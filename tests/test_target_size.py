@@ -86,3 +86,15 @@ def test_fidelity_scores_the_new_points_with_their_publication_left_out():
     assert held.beta == pytest.approx((-0.032399 + series_beta([("", 1.7, 2.85), ("", 4.0, 3.03), ("", 8.2, 3.72),
                                                                  ("", 14.8, 3.49), ("", 32.8, 2.76)])) / 2, abs=2e-6)
     assert math.sqrt(sum(math.log(r["ratio"]) ** 2 for r in new) / len(new)) < 0.1
+
+
+def test_a_bad_series_is_refused_with_its_id():
+    from planner.quality import check_size_series, quality_presets
+    q = quality_presets().model_copy(deep=True)
+    s = q.target_size.series[0]
+    s.points = [("a", 8.0, 6.0), ("b", 8.0, 5.0)]          # one size twice: no slope
+    with pytest.raises(ValueError, match=f"target_size {s.id}: points need two or more distinct sizes"):
+        check_size_series(q)
+    s.points, s.drafter = [("a", 8.0, 6.0), ("b", 70.0, 5.0)], "medusa"
+    with pytest.raises(ValueError, match="drafter 'medusa' is not one of"):
+        check_size_series(q)
