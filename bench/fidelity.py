@@ -173,7 +173,8 @@ TAU_POINTS = ROOT / "planner" / "presets" / "tau_points.yaml"
 
 def absolute_tau() -> list[dict]:
     """Each published point of planner/presets/tau_points.yaml through the whole quality model (the
-    data curve, the levels, the harness) for its benchmark's family, against the model's band."""
+    data curve, the levels, the harness, the target's size) for its benchmark's family, against the
+    model's band; the target-size term is fitted without the point's own publication's series."""
     from planner.quality import quality, tokens_of
     with open(TAU_POINTS, encoding="utf-8") as fh:
         points = yaml.safe_load(fh)["points"]
@@ -185,10 +186,22 @@ def absolute_tau() -> list[dict]:
         tokens = {f: total * v / share for f, v in p["mix"].items()}
         q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],
                     workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"],
-                    target=p["target"])
+                    target=p["target"], target_params=p.get("target_params"), target_leave_out=(p["source"],))
         out.append({"id": p["id"], "source": p["source"], "measured": p["tau"], "predicted": q.acceptance_length,
                     "low": q.acceptance_low, "high": q.acceptance_high, "ratio": q.acceptance_length / p["tau"]})
     return _inside(out)
+
+
+def target_size_line() -> str:
+    """The target-size term per drafter kind (planner/quality.py target_term): beta from its T = 0
+    series and the slopes its band spans."""
+    from planner.quality import quality_presets, size_fit
+    parts = []
+    for kind in quality_presets().drafters:
+        beta, below, above, sizes, whose = size_fit(kind)
+        parts.append(f"{kind} beta {beta:+.4f} ({whose}, {min(sizes):g}-{max(sizes):g}B; band slopes "
+                     f"{beta - below:+.4f} to {beta + above:+.4f})")
+    return "tau target size, tau x (P / P_ref)^beta: " + "; ".join(parts)
 
 
 def areas(trn: list[dict]) -> dict[str, list[dict]]:
@@ -263,6 +276,7 @@ def main() -> None:
         print(json.dumps(out, indent=2))
         return
     print(area_markdown(by_area))
+    print(target_size_line())
     print()
     print(markdown(inf, trn))
     if a.fit:

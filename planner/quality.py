@@ -22,14 +22,21 @@ The reference run gets its own levels: each domain's reference tokens are the re
 tokens of that family plus `transfer` x the rest (the same rule a mix gets), counted as the plan
 counts them (after the layout's cap) when the plan passes them.
 
+The target: the levels were measured on the reference run's target; another target of P parameters
+takes them x (P / P_ref)^beta, beta the mean slope of ln tau on ln P over the drafter kind's published
+same-data series at T = 0 (quality.yaml target_size, target_term), the band from every series' slope,
+widened on both sides by 1 + |ln(P / P_edge)| outside the sizes they cover.
+
 The band: the curve re-fitted through the points moved by their reading error either way, the
-low side also a less tuned recipe (recipe_spread) and the larger regeneration gain; it widens by
-1 + |ln(D / D_edge)| outside the range of the published points (extrapolation).
+low side also a less tuned recipe (recipe_spread) and the larger regeneration gain, both sides the
+target term's; it widens by 1 + |ln(D / D_edge)| outside the range of the published points
+(extrapolation).
 """
 from __future__ import annotations
 
 import functools
 import math
+import statistics
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -102,11 +109,26 @@ class DrafterQuality(_Strict):
     epoch_saturation: Valued
 
 
+class SizeSeries(_Strict):
+    id: str
+    source: str                                  # the publication (leave-one-source-out drops it)
+    drafter: str
+    temperature: float = 0.0
+    spread_only: bool = False                    # in the band, not in beta
+    points: list[tuple[str, float, float]] = Field(min_length=2)   # (target, params in billions, tau)
+    cite: str
+
+
+class TargetSize(_Strict):
+    source: str
+    series: list[SizeSeries]
+
+
 class QualityPresets(_Strict):
     families: list[str]
     transfer: Valued
     regeneration: Valued
-    target_spread: Valued
+    target_size: TargetSize
     recipe_spread: Valued
     drafters: dict[str, DrafterQuality]
 
@@ -119,7 +141,18 @@ def quality_presets() -> QualityPresets:
     for kind, d in q.drafters.items():
         if sorted(d.domains) != sorted(q.families):
             raise ValueError(f"quality.yaml {kind}: domains {sorted(d.domains)} must be the families {q.families}")
+    check_size_series(q)
     return q
+
+
+def check_size_series(q: QualityPresets) -> None:
+    """Each target-size series names a drafter kind, positive sizes (two at least, distinct) and tau >= 1."""
+    for s in q.target_size.series:
+        if s.drafter not in q.drafters:
+            raise ValueError(f"quality.yaml target_size {s.id}: drafter {s.drafter!r} is not one of {sorted(q.drafters)}")
+        if any(not (p > 0 and t >= 1) for _, p, t in s.points) or len({p for _, p, _ in s.points}) < 2:
+            raise ValueError(f"quality.yaml target_size {s.id}: points need two or more distinct sizes > 0 "
+                             f"and tau >= 1, got {s.points}")
 
 
 @functools.cache
@@ -205,6 +238,78 @@ def epoch_equivalent(epochs: float, saturation: float) -> float:
     return 1 + saturation * (1 - math.exp(-(epochs - 1) / saturation))
 
 
+def series_beta(points: list[tuple[str, float, float]]) -> float:
+    """beta of one size series: the least-squares slope of ln tau on ln params (two points:
+    ln(tau_b / tau_a) / ln(P_b / P_a))."""
+    xs = [math.log(p) for _, p, _ in points]
+    ys = [math.log(t) for _, _, t in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+class TargetTerm(BaseModel):
+    factor: float = 1.0                          # tau multiplier (P / P_ref)^beta
+    low: float = 1.0                             # the band's multipliers
+    high: float = 1.0
+    beta: float = 0.0
+    basis: str = ""                              # what the term rests on ("" for the reference's target)
+    extrapolated: bool = False
+
+
+UNKNOWN_SIZE_RATIO = 10.0   # a target of unknown size: the band of a 10x size step (7B to 70B, the
+#                             widest step the series publish), on both sides
+
+
+def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, float, list[float], str]:
+    """(beta, how far the band's slopes reach below and above it, the published sizes in billions,
+    what beta rests on) for a drafter kind from quality.yaml target_size, without the `leave_out`
+    publications' series."""
+    q = quality_presets()
+    every = [s for s in q.target_size.series if s.source not in leave_out]
+    own = [s for s in every if s.drafter == kind]
+    fit = [s for s in own if s.temperature == 0 and not s.spread_only]
+    pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
+    beta = statistics.fmean(series_beta(s.points) for s in (fit or pooled)) if (fit or pooled) else 0.0
+    betas = [series_beta(s.points) for s in (own if len(own) >= 2 else every)] or [beta]
+    sizes = [p for s in (own or every) for _, p, _ in s.points]
+    whose = (f"{len(fit)} published series of {q.drafters[kind].name}" if fit else
+             f"no published series of {q.drafters[kind].name}: every kind's {len(pooled)}")
+    return beta, max(0.0, beta - min(betas)), max(0.0, max(betas) - beta), sizes, whose
+
+
+def target_term(kind: str, target: str | None, target_params: float | None = None,
+                leave_out: tuple[str, ...] = ()) -> TargetTerm:
+    """How tau moves from the reference run's target to `target` (params in units, None: the
+    models.yaml preset's) at the same data: tau x (P / P_ref)^beta (quality.yaml target_size). The
+    series of the `leave_out` publications are left out (bench/fidelity.py)."""
+    from planner.specs import model_presets
+    q = quality_presets()
+    ref = q.drafters[kind].reference.target
+    if target is None or ref is None or target == ref:
+        return TargetTerm()
+    models = model_presets()
+    p_ref = models[ref].params / 1e9
+    size = target_params if target_params is not None else (models[target].params if target in models else None)
+    beta, lo_dev, hi_dev, sizes, whose = size_fit(kind, leave_out)
+    if size is None:
+        ln_r = math.log(UNKNOWN_SIZE_RATIO)     # either way: larger or smaller than the reference's
+        ends = [math.exp(x * ln_r) for x in (beta - lo_dev, beta + hi_dev, lo_dev - beta, -beta - hi_dev)]
+        return TargetTerm(low=min(ends + [1.0]), high=max(ends + [1.0]), beta=beta, extrapolated=True,
+                          basis=f"{target}'s size is not known: no size term, the band of a "
+                                f"{UNKNOWN_SIZE_RATIO:g}x size step either way ({whose})")
+    p = size / 1e9
+    widen = 1 + max(0.0, math.log(min(sizes) / p), math.log(p / max(sizes)))
+    ln_r = math.log(p / p_ref)
+    a, b = math.exp((beta - lo_dev * widen) * ln_r), math.exp((beta + hi_dev * widen) * ln_r)
+    basis = (f"tau x {p:.3g}B / {p_ref:.3g}B ({ref}) ^ {beta:+.4f} = x{math.exp(beta * ln_r):.3f} "
+             f"(band x{min(a, b):.3f}-{max(a, b):.3f}), beta from {whose}")
+    if widen > 1:
+        basis += (f"; {p:.3g}B lies outside the {min(sizes):.3g}-{max(sizes):.3g}B they cover, so the band "
+                  f"widens by {widen:.2f} on both sides")
+    return TargetTerm(factor=math.exp(beta * ln_r), low=min(a, b), high=max(a, b), beta=beta, basis=basis,
+                      extrapolated=widen > 1)
+
+
 class QualityPlan(BaseModel):
     drafter: str
     acceptance_length: float
@@ -229,7 +334,9 @@ class QualityPlan(BaseModel):
     fleet_batch: float = 1.0                   # the batch the payback uses
     payback_speedup: float | None = None       # the speedup at the fleet's batch
     reference_tokens: dict[str, float] = Field(default_factory=dict, exclude=True)
-    target: str | None = None                  # the target model (another than the reference's widens the band)
+    target: str | None = None                  # the target model (another than the reference's: quality.yaml target_size)
+    target_params: float | None = Field(None, exclude=True)   # its size when not a models.yaml preset's
+    target_factor: float = 1.0                 # the tau multiplier of the target's size (target_term)
     points: list | None = Field(None, exclude=True)   # the user's own runs (Scenario quality.points)
     serving_gpu: str | None = None
 
@@ -238,7 +345,7 @@ class QualityPlan(BaseModel):
         tau_function() take, so that a re-estimate of another mix is on the same harness."""
         return dict(engine=self.eval_engine, temperature=self.temperature, k=self.num_speculative_tokens,
                     serving_batch=self.serving_batch, fleet_batch=self.fleet_batch, reference=self.reference_tokens,
-                    target=self.target, points=self.points)
+                    target=self.target, target_params=self.target_params, points=self.points)
     serving_decode_tokens_per_s_per_gpu: float | None = None
     saved_usd_per_day: float | None = None
     sources: list[str] = []
@@ -309,9 +416,12 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
             workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
             temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
             fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
-            target: str | None = None, points: list | None = None) -> QualityPlan:
+            target: str | None = None, points: list | None = None, target_params: float | None = None,
+            target_leave_out: tuple[str, ...] = ()) -> QualityPlan:
     """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
-    `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens)."""
+    `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens).
+    `target_params`: the target's size (None: its models.yaml preset's); `target_leave_out`: the
+    publications left out of the target-size fit (bench/fidelity.py's leave-one-source-out)."""
     q = quality_presets()
     d = q.drafters[kind]
     warnings: list[Finding] = []
@@ -351,14 +461,12 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
     spread = q.recipe_spread.value if user is None else 0.0     # your own recipe
-    # another target than the reference's: no published term, the low side widens (quality.yaml)
-    other_target = user is None and target is not None and d.reference.target is not None \
-        and target != d.reference.target
-    if other_target:
-        spread = 1 - (1 - spread) * (1 - q.target_spread.value)
+    # another target than the reference's: tau x (P / P_ref)^beta, with its band (quality.yaml target_size)
+    tt = target_term(kind, target, target_params, target_leave_out) if user is None else TargetTerm()
+    if tt.basis:
+        levels = {f: v * tt.factor for f, v in levels.items()}
         warnings.append(finding("quality-extrapolated", f"drafter quality: the levels were measured on "
-                                f"{d.reference.target}; no published point gives tau for {target} on the same data, "
-                                f"so the band's low side is widened by {q.target_spread.value:.0%}"))
+                                f"{d.reference.target}; for {target}: {tt.basis}"))
     per, low, high = {}, {}, {}
     extrapolated = False
     for f in FAMILIES:
@@ -371,7 +479,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         mid = _tau_domain(level, eff, d_ref[f], h) * regen_gain
         a = _tau_domain(level, eff, d_ref[f], h_steep) * regen_low
         b = _tau_domain(level, eff, d_ref[f], h_flat) * regen_gain
-        lo_, hi_ = min(a, b, mid), max(a, b, mid)
+        lo_, hi_ = min(a, b, mid) * tt.low / tt.factor, max(a, b, mid) * tt.high / tt.factor
         lo_ = 1 + (lo_ - 1) * (1 - spread)
         widen = 1 + max(0.0, math.log(d_min / eff), math.log(eff / d_max))
         extrapolated |= widen > 1
@@ -399,8 +507,9 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         extrapolated=extrapolated, eval_engine=engine, temperature=temperature, num_speculative_tokens=h_.k,
         harness=h_.label, serving_batch=serving_batch, fleet_batch=fleet_batch,
         payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens, target=target, points=points,
+        target_params=target_params, target_factor=tt.factor,
         sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
-                 q.recipe_spread.source, d.epoch_saturation.source,
+                 q.recipe_spread.source, q.target_size.source, d.epoch_saturation.source,
                  "planner/presets/harness.yaml (tau where it is served; speedup at the batch)"],
         warnings=warnings)
 
@@ -408,7 +517,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
 def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
                  transfer: float | None = None, engine: str = "paper", temperature: float = 0.0,
                  k: int | None = None, reference: dict[str, float] | None = None, points: list | None = None,
-                 **_batch):
+                 target: str | None = None, target_params: float | None = None, **_batch):
     """The expected tau of `quality()` as a fast function of the training tokens per family (for
     the trim's search, which evaluates it thousands of times): the same curve, levels and harness
     (its rule tabulated)."""
@@ -426,6 +535,9 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
         pts = [(x, tau) for x, tau, _ in pts]
         scale = epoch_equivalent(epochs, sat)
         d_ref = {f: ref_d for f in FAMILIES}
+    else:
+        m = target_term(kind, target, target_params).factor
+        levels = {f: v * m for f, v in levels.items()}
     _, h = fit_curve(pts)
     gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     total_w = sum(workload.values()) or 1.0

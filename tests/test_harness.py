@@ -133,14 +133,18 @@ def test_the_written_constants_are_the_fit_of_the_pairs():
     assert new.batch_band == pytest.approx(old.batch_band, abs=1e-4)
 
 
-def test_another_target_widens_the_low_side_and_says_why():
+def test_another_target_moves_tau_by_its_size_and_says_why():
+    # issue 22: the target-size term (tests/test_target_size.py works its numbers by hand) replaces
+    # the low-side-only widening: the reference's target keeps its level, another moves it
+    from planner.quality import target_term
     ref = reference_tokens("eagle3")
     kw = dict(epochs=40, regenerated=True, workload={"general": 1}, engine="paper", reference=ref)
     same = quality("eagle3", ref, target="llama-3.1-8b", **kw)
     other = quality("eagle3", ref, target="qwen3.6-27b", **kw)
-    assert other.acceptance_length == same.acceptance_length and other.acceptance_high == same.acceptance_high
-    # the low side's distance below tau - 1 grows from the recipe spread 0.18 to 1 - 0.82 x (1 - 0.258)
-    # = 0.3916 (AngelSlim's 32B at 2.76 / 3.72 of its 8B)
-    assert other.acceptance_low < same.acceptance_low
-    assert any(w.code == "quality-extrapolated" and "widened by 26%" in w.text for w in other.warnings)
-    assert not any("widened" in w.text for w in same.warnings)
+    tt = target_term("eagle3", "qwen3.6-27b")
+    assert same.acceptance_length == pytest.approx(6.057, rel=1e-12)
+    assert other.acceptance_length == pytest.approx(6.057 * tt.factor, rel=1e-12) and tt.factor < 1
+    assert other.acceptance_low < other.acceptance_length < other.acceptance_high
+    assert any(w.code == "quality-extrapolated" and "qwen3.6-27b" in w.text and "beta" in w.text
+               for w in other.warnings)
+    assert not any("beta" in w.text for w in same.warnings)
