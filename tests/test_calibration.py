@@ -22,7 +22,9 @@ def test_qwen36_27b_state_per_sequence_from_its_config():
     m = model_presets()["qwen3.6-27b"]
     # conv state: (kernel 4 - 1) rows x (2 x 16 key heads x 128 + 48 value heads x 128 = 10,240) x 2 bytes (bf16)
     assert m.linear_conv_state_bytes_per_layer() == 3 * 10_240 * 2 == 61_440
-    # temporal state: 48 value heads x 128 x 128 x 4 bytes (mamba_ssm_dtype float32)
+    # temporal state: 48 value heads x 128 x 128 x 4 bytes: float32, because vLLM 0.33.0's Qwen3.5 config hook
+    # copies config.json's mamba_ssm_dtype into --mamba-ssm-cache-dtype while it is 'auto'
+    # (vllm/model_executor/models/config.py:953-976); the conv state stays in the model dtype (mamba_utils.py:97-110)
     assert m.linear_ssm_state_bytes_per_layer() == 48 * 128 * 128 * 4 == 3_145_728
     # per sequence over the 48 Gated DeltaNet layers: 48 x 3,207,168 = 153,944,064 bytes (the old bf16,
     # conv-less figure was 48 x 1,572,864 = 75,497,472: about half)
