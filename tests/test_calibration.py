@@ -22,7 +22,9 @@ def test_qwen36_27b_state_per_sequence_from_its_config():
     m = model_presets()["qwen3.6-27b"]
     # conv state: (kernel 4 - 1) rows x (2 x 16 key heads x 128 + 48 value heads x 128 = 10,240) x 2 bytes (bf16)
     assert m.linear_conv_state_bytes_per_layer() == 3 * 10_240 * 2 == 61_440
-    # temporal state: 48 value heads x 128 x 128 x 4 bytes (mamba_ssm_dtype float32)
+    # temporal state: 48 value heads x 128 x 128 x 4 bytes: float32, because vLLM 0.33.0's Qwen3.5 config hook
+    # copies config.json's mamba_ssm_dtype into --mamba-ssm-cache-dtype while it is 'auto'
+    # (vllm/model_executor/models/config.py:953-976); the conv state stays in the model dtype (mamba_utils.py:97-110)
     assert m.linear_ssm_state_bytes_per_layer() == 48 * 128 * 128 * 4 == 3_145_728
     # per sequence over the 48 Gated DeltaNet layers: 48 x 3,207,168 = 153,944,064 bytes (the old bf16,
     # conv-less figure was 48 x 1,572,864 = 75,497,472: about half)
@@ -161,3 +163,26 @@ def test_the_preset_efficiencies_are_the_fitted_ones():
     assert efficiency("training_mfu") == f["training_mfu"]
     # and the roofline stays within 0.5-2x of every published row (the issue's aim)
     assert all(0.5 <= r["roofline_ratio"] <= 2.0 for r in fidelity.inference_rows())
+
+
+def test_a_decode_step_reads_and_writes_each_sequences_gdn_state():
+    # vLLM 0.33.0 keeps Qwen3.6-27B's temporal state in float32 (config hook, config.py:953-976) and its
+    # conv state in bf16; the roofline moves the state twice per sequence and decode step (read, write back).
+    from planner.extraction import Engine, rates
+    m = model_presets()["qwen3.6-27b"]
+    # a GPU where memory is ample and compute free, so the step is the bytes moved / 1 TB/s
+    gpu = GPUSpec(memory_gb=1000, bandwidth_tb_s=1.0, bf16_tflops=1e6)
+    e = Engine(weight_dtype="bf16", kv_dtype="bf16", prefill_mfu=0.5, decode_mfu=1.0, bandwidth_efficiency=1.0,
+               tp_efficiency=1.0, max_num_seqs=10, max_batched_tokens=10_000)
+    r = rates(m, gpu, 1, e, prefill_ctx=1000, decode_ctx=1000, seq_tokens=1000, concurrency=10)
+    assert r.batch == 10 and r.decode_bound == "memory bandwidth"
+    # moved = weights 27.78e9 x 2 = 55.56e9 + 10 sequences x (KV 65,536 x 1,000 = 65,536,000
+    #         + 2 x state 153,944,064 = 307,888,128) = 55.56e9 + 3,734,241,280 = 59,294,241,280 bytes
+    # step = 59,294,241,280 / 1e12 s = 59.294 ms -> 10 tokens / step = 168.65 tokens/s
+    assert r.decode == pytest.approx(10 / 0.05929424128, rel=1e-9)
+    # a bf16 temporal state (vLLM's default for Qwen3-Next, which has no such hook) halves the temporal part:
+    # 48 layers x (61,440 + 48 x 128 x 128 x 2 = 1,572,864) = 78,446,592 bytes per sequence, so the step moves
+    # 10 x 2 x (153,944,064 - 78,446,592) = 1,509,949,440 bytes less: 57,784,291,840 bytes -> 173.06 tokens/s
+    half = rates(m.model_copy(update={"linear_state_dtype": "bfloat16"}), gpu, 1, e, prefill_ctx=1000,
+                 decode_ctx=1000, seq_tokens=1000, concurrency=10)
+    assert half.decode == pytest.approx(10 / 0.05778429184, rel=1e-9)
