@@ -102,6 +102,12 @@ class Declared:
         return self.field.get_default(call_default_factory=True)
 
     @property
+    def optional(self) -> bool:
+        """The field takes None."""
+        ann = self.field.annotation
+        return _is_union(ann) and type(None) in typing.get_args(ann)
+
+    @property
     def choices(self) -> tuple:
         return literal_choices(self.field.annotation)
 
