@@ -216,8 +216,11 @@ def _hidden(rule: tuple[str, tuple] | None) -> Callable[[dict], bool] | None:
 def control_of(d: Declared) -> Control:
     """The control of a declared input (planner.inputs.Input with a widget key)."""
     i = d.input
-    return _c(i.key, d.path, d.model, kind=_kind(d), none=i.none, scale=i.scale, choices=i.mapping,
-              hidden=_hidden(i.shown_when))
+    c = _c(i.key, d.path, d.model, kind=_kind(d), none=i.none, scale=i.scale, choices=i.mapping,
+           hidden=_hidden(i.shown_when))
+    if _value(START, c.path) is None and d.default is not None:   # a field START does not hold (a subclass's)
+        c = dataclasses.replace(c, default=c.to_widget(d.default))
+    return c
 
 _CUSTOM_MODEL: list[Control] = [
     _c("w_cm_hidden", "custom_model.hidden_size", ModelSpec, kind="int", **_CM),

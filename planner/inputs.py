@@ -13,6 +13,7 @@ person sees: flag, label, help, section. No streamlit and no argparse here.
 """
 from __future__ import annotations
 
+import functools
 import types
 import typing
 
@@ -48,7 +49,9 @@ class Input:
     `mapping` (scenario value, widget value) pairs, `labels` the options' display text; shown only
     when the value at `shown_when[0]` is one of `shown_when[1]` (hidden otherwise: its value kept),
     enabled only when `enabled_when` holds. Assumptions: `row` names a plain row (the value with
-    `unit`; "yours" when it differs from the field's default; its source is `source` or the preset's).
+    `unit`, shown when `shown_when` holds): the value in use and its source, "yours" when it differs
+    from the preset's: the hardware.yaml efficiency entry `preset` or the field's Preset default,
+    else the field's own default with `source`.
     """
 
     key: str | None = None
@@ -77,6 +80,7 @@ class Input:
     row: str | None = None
     unit: str = ""
     source: str | None = None
+    preset: str | None = None
 
     @property
     def flag_help(self) -> str:
@@ -158,15 +162,33 @@ def by_path(model: type[BaseModel] | None = None) -> dict[str, Declared]:
     return {d.path: d for d in declared(model)}
 
 
-def in_section(section: str, model: type[BaseModel] | None = None) -> list[Declared]:
-    """A sidebar section's inputs in page order."""
-    return sorted((d for d in declared(model) if d.input.section == section), key=lambda d: d.input.order)
+@functools.cache
+def in_section(section: str, model: type[BaseModel] | None = None) -> tuple[Declared, ...]:
+    """A sidebar section's inputs in page order (worked out once: the sidebar asks on every run)."""
+    return tuple(sorted((d for d in declared(model) if d.input.section == section), key=lambda d: d.input.order))
 
 
-def shown_value(inp: Input, unit_value: float) -> str:
+def shown_value(inp: Input, value: float) -> str:
     """An assumption row's value: `1.5x`, `0.3`, `40 GB/s`."""
-    text = f"{unit_value:g}"
+    text = f"{value:g}"
     return text + inp.unit if inp.unit in ("x", "%") or not inp.unit else f"{text} {inp.unit}"
+
+
+def value_at(obj: Any, path: str) -> Any:
+    """The value at a dotted path of a Scenario (attributes) or of its dump (keys)."""
+    for part in path.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+    return obj
+
+
+def preset_of(d: Declared) -> tuple[float, str]:
+    """(the value a plain row compares with, its source): the hardware.yaml efficiency entry the input
+    names or its default reads, else the field's default and the input's own source."""
+    key = d.input.preset or (d.field.default_factory.key if isinstance(d.field.default_factory, Preset) else None)
+    if key is not None:
+        from planner.specs import efficiency, efficiency_source
+        return efficiency(key), efficiency_source(key)
+    return d.default, d.input.source or "the planner's default"
 
 
 class Preset:

@@ -456,6 +456,7 @@ class Scenario(_Strict):
     compression: Annotated[float, In(
         key="w_compression", label="Compression x", step=0.05, section=HARDWARE, order=180,
         help="bf16 activations compress ~1.0-1.2x; the article assumed 1.5-2x", row="compression", unit="x",
+        preset="compression",
         flag="--compression", doc="compression ratio of the stored states")] = Field(1.0, ge=1.0, le=100)
     transfer: Transfer = Field(default_factory=Transfer)
     training: Training = Field(default_factory=Training)
