@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.inputs import SECTIONS as ALL_SECTIONS, Declared, in_section
+from planner.inputs import SECTIONS as ALL_SECTIONS, Declared, in_section, literal_choices
 from planner.scenario import PRESETS, gpus_on_nodes
-from planner.specs import disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
+from planner.specs import ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
 
 from drafter_dashboard.safe_text import md_text
 
 from planner.ids import FAMILIES
-from drafter_dashboard.registry import (BY_PLACEMENT, CAP_MODE, CAP_MODES, CONTROLS, EXTRACTION_GPU, LAYOUT,
-                                        SET, WL_MODE, WL_MODES, widget_range)
+from drafter_dashboard.registry import BY_PLACEMENT, CAP_MODE, CAP_MODES, CONTROLS, SET, WL_MODE, WL_MODES, widget_range
 from drafter_dashboard.state import keep, request_scenario
 
 
@@ -194,7 +193,8 @@ def _custom_model(c, d: Declared) -> bool:
     _num(a, "key head dim", "w_cm_lin_kd")
     _num(b, "value head dim", "w_cm_lin_vd")
     _num(a, "conv kernel", "w_cm_lin_kernel", help="linear_conv_kernel_dim")
-    b.selectbox("state dtype", ["float32", "bfloat16", "float16"], key="w_cm_lin_dtype",
+    b.selectbox("state dtype", list(literal_choices(ModelSpec.model_fields["linear_state_dtype"].annotation)),
+                key="w_cm_lin_dtype",
                 help="mamba_ssm_dtype: vLLM caches the temporal state in it")
     _num(c, "state bytes per layer (0 = from the shape)", "w_cm_state", step=65536,
          help="an explicit per-sequence state of one linear-attention layer (conv + temporal)")
