@@ -256,7 +256,7 @@ _CUSTOM_GPU: list[Control] = [
 ]
 # the Scenario's own fields, from their declarations; then a custom model's and GPU's, and the shares
 CONTROLS: list[Control] = [
-    *(control_of(d) for d in declared() if d.input.key),
+    *(control_of(d) for d in declared(Scenario) if d.input.key),
     *_CUSTOM_MODEL, *_CUSTOM_GPU,
     *[_c(f"w_wl_{f}", f"quality.workload.{f}", WorkloadShares, kind="float", hidden=_own_workload)
       for f in FAMILIES],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.inputs import SECTIONS as ALL_SECTIONS, Declared, in_section, literal_choices
-from planner.scenario import PRESETS, gpus_on_nodes
+from planner.scenario import PRESETS, Scenario, gpus_on_nodes
 from planner.specs import ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
 
 from drafter_dashboard.safe_text import md_text
@@ -101,7 +101,7 @@ def _draw_section(section: str) -> None:
     """The section's inputs in order. Consecutive half-width inputs (or a wide and a narrow one) with
     the same shown rule share a row of columns, drawn alternately into them; a caption starts anew."""
     cols, kind, rule, n = None, None, None, 0
-    for d in in_section(section):
+    for d in in_section(section, Scenario):
         i = d.input
         if i.caption:
             st.caption(i.caption)

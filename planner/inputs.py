@@ -142,13 +142,10 @@ def literal_choices(annotation) -> tuple:
     return tuple(out)
 
 
-def declared(model: type[BaseModel] | None = None, prefix: str = "") -> Iterator[Declared]:
-    """Every field of `model` (Scenario by default) and of the models inside it that carries an Input,
-    in declaration order. A field whose Input is `widget="special"` and holds a model (custom_model)
-    is listed itself, not walked into."""
-    if model is None:
-        from planner.scenario import Scenario
-        model = Scenario
+def declared(model: type[BaseModel], prefix: str = "") -> Iterator[Declared]:
+    """Every field of `model` (the Scenario) and of the models inside it that carries an Input, in
+    declaration order. A field whose Input is `widget="special"` and holds a model (custom_model)
+    is listed itself, not walked into. (The model is passed in: planner.scenario imports this module.)"""
     for name, f in model.model_fields.items():
         inp = next((m for m in f.metadata if isinstance(m, Input)), None)
         path = f"{prefix}{name}"
@@ -158,12 +155,8 @@ def declared(model: type[BaseModel] | None = None, prefix: str = "") -> Iterator
             yield from declared(sub, path + ".")
 
 
-def by_path(model: type[BaseModel] | None = None) -> dict[str, Declared]:
-    return {d.path: d for d in declared(model)}
-
-
 @functools.cache
-def in_section(section: str, model: type[BaseModel] | None = None) -> tuple[Declared, ...]:
+def in_section(section: str, model: type[BaseModel]) -> tuple[Declared, ...]:
     """A sidebar section's inputs in page order (worked out once: the sidebar asks on every run)."""
     return tuple(sorted((d for d in declared(model) if d.input.section == section), key=lambda d: d.input.order))
 

@@ -55,7 +55,7 @@ def test_a_new_input_gets_its_flag_from_the_declaration_alone():
         Extended.model_validate(data)
     assert validation_message(exc.value, flags).startswith("--checkpoint-gb: ")
     # the real table is the same function over the real Scenario
-    assert _common.SCENARIO_FLAGS[4:-1] == declared_flags(declared())
+    assert _common.SCENARIO_FLAGS[4:-1] == declared_flags(declared(Scenario))
 
 
 def test_a_new_input_gets_its_control_and_widget_from_the_declaration_alone():
@@ -124,7 +124,7 @@ def _leaves(model=Scenario, prefix=""):
 def test_every_user_input_is_declared():
     undeclared = {p for p, i in _leaves() if i is None}
     assert undeclared == set(NOT_INPUTS)
-    for d in declared():
+    for d in declared(Scenario):
         i = d.input
         # what it declares can be used: a widget has a label and a section, a row a name
         assert i.flag or i.switches or i.key or i.widget, d.path
@@ -141,7 +141,7 @@ def _literal(ann) -> list:
 
 def test_flags_controls_and_choices_agree():
     flags = {f.flag: f for f in _common.SCENARIO_FLAGS}
-    for d in declared():
+    for d in declared(Scenario):
         i = d.input
         if i.flag:
             f = flags[i.flag]
@@ -160,14 +160,14 @@ def test_flags_controls_and_choices_agree():
         for rule in (i.shown_when, i.enabled_when):
             if rule:   # a rule names a field that has a control, and values that field takes
                 c = next(c for c in registry.CONTROLS if ".".join(c.path) == rule[0])
-                by = {x.path: x for x in declared()}[rule[0]]
+                by = {x.path: x for x in declared(Scenario)}[rule[0]]
                 assert set(rule[1]) <= set(by.choices or (True, False)), (d.path, rule)
                 assert c.key
     # the flags the CLI keeps by hand set no single field, or set two (--storage-price)
-    by_hand = [f.flag for f in _common.SCENARIO_FLAGS if f not in declared_flags(declared())]
+    by_hand = [f.flag for f in _common.SCENARIO_FLAGS if f not in declared_flags(declared(Scenario))]
     assert by_hand == ["--preset", "--manifest", "--components", "--drop", "--storage-price"]
     # every control of a Scenario field is declared, save a custom model's, a custom GPU's and the shares
-    keys = {d.input.key for d in declared() if d.input.key}
+    keys = {d.input.key for d in declared(Scenario) if d.input.key}
     assert {c.key for c in registry.CONTROLS} - keys == {
         c.key for c in registry.CONTROLS if c.path[0] in ("custom_model", "custom_gpu") or c.key.startswith("w_wl_")}
 
@@ -176,14 +176,14 @@ def test_no_default_is_written_twice():
     """Every control starts from the Scenario's own default (START is Scenario().model_dump()), a
     default read from the presets is read in one place, and a row's preset is its field's default."""
     start = Scenario().model_dump()
-    for d in declared():
+    for d in declared(Scenario):
         if not d.input.key or d.path in ("max_seq_len", "quality.workload"):   # START's editing values
             continue
         c = registry.BY_KEY[d.input.key]
         assert c.default == c.to_widget(registry._get(start, c.path)), d.path
     # the drift issue 19 found: the training MFU's control said 0.35, the Scenario 0.3
     assert registry.BY_KEY["w_tr_mfu"].default == Scenario().training.mfu == efficiency("training_mfu")
-    for d in declared():
+    for d in declared(Scenario):
         if isinstance(d.field.default_factory, Preset):
             assert d.default == efficiency(d.field.default_factory.key), d.path
         if d.input.preset:   # a literal default compared with a preset: they must agree
@@ -191,8 +191,8 @@ def test_no_default_is_written_twice():
 
 
 def test_sections_list_every_sidebar_input_once_in_a_known_order():
-    drawn = [d.path for s in SECTIONS for d in in_section(s)]
-    assert len(drawn) == len(set(drawn)) == sum(1 for d in declared() if d.input.section)
+    drawn = [d.path for s in SECTIONS for d in in_section(s, Scenario)]
+    assert len(drawn) == len(set(drawn)) == sum(1 for d in declared(Scenario) if d.input.section)
     for s in SECTIONS:
-        orders = [d.input.order for d in in_section(s)]
+        orders = [d.input.order for d in in_section(s, Scenario)]
         assert len(orders) == len(set(orders)), s     # no two inputs at one place

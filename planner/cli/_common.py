@@ -314,7 +314,7 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--components", "mix", components, "replace the mix: ID=ROWS[,ID=ROWS...]", special=True),
     Flag("--drop", "mix", id_list, "drop components from the mix (they stay in the scenario, unchecked): ID[,ID...]",
          special=True),
-    *declared_flags(declared()),
+    *declared_flags(declared(Scenario)),
     Flag("--storage-price", "costs.storage", storage_price, "where the states are paid for: a storage preset id "
          "(planner/presets/hardware.yaml storage_prices: local, a network volume, an object store) or a price "
          "in USD per TB-month "
