@@ -1,5 +1,7 @@
 """One table of the sidebar's controls: widget key, where its value lives in the scenario, its
-default, how it converts, when it is hidden. Both directions (scenario -> widget values, widget
+default, how it converts, when it is hidden. The controls of the Scenario's own fields are built from
+the Input each field declares (planner/inputs.py); only a custom model's and a custom GPU's fields and
+the workload shares are listed here. Both directions (scenario -> widget values, widget
 values -> scenario), the hidden-key set and every widget's range come from this table; the ranges
 are read from the pydantic models' field constraints, so a value a link or manifest may carry is a
 value its widget accepts. Plain dicts in, plain dicts out: no streamlit here."""
@@ -17,20 +19,19 @@ from pydantic import BaseModel
 
 from planner.errors import PlannerInputError
 from planner.ids import FAMILIES
-from planner.scenario import Costs, Disaggregated, Quality, Scenario, Throughput, Training, Transfer, WorkloadShares
+from planner.inputs import BY_PLACEMENT, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SORTED, Declared, declared
+from planner.scenario import Scenario, WorkloadShares
 from planner.specs import GPUSpec, ModelSpec
+
+__all__ = ["BY_PLACEMENT", "EXTRACTION_GPU", "FILE_ORDER", "LAYOUT", "SORTED"]   # read from here by the page
 
 CUSTOM = "custom"
 # The fields of a custom model / GPU a user cannot set: fixed, so the page never shows link text there.
-LAYOUT = "layout's"
-SORTED, FILE_ORDER = "sorted", "file order"
 CUSTOM_MODEL_FIXED = {"id": CUSTOM, "name": "Custom model"}
 CUSTOM_GPU_FIXED = {"id": CUSTOM, "name": "Custom GPU"}
-EXTRACTION_GPU = "extraction GPU"
 # the serving workload's states: the full mix's family shares (None), the training mix's own ("mix", what
 # a version-5 scenario meant), or the shares set in the w_wl_* widgets
 FULL, OWN, SET = "the full mix's", "the mix's own", "set"
-BY_PLACEMENT = "where the placement puts them"   # costs.storage None (planner/costs.py storage_preset_id)
 
 
 def is_int(model: type[BaseModel], name: str) -> bool:
@@ -69,10 +70,6 @@ def _is_custom_gpu(s: dict) -> bool:
     return CUSTOM in (s.get("extraction_gpu"), (s.get("training") or {}).get("gpu"))
 
 
-def _mode(s: dict) -> str:
-    return (s.get("throughput") or {}).get("mode", "calibrated")
-
-
 def _own_workload(s: dict) -> bool:
     """The shares are not set in the widgets (None or "mix"): the w_wl_* widgets are hidden."""
     return not isinstance((s.get("quality") or {}).get("workload"), dict)
@@ -81,10 +78,6 @@ def _own_workload(s: dict) -> bool:
 def _workload_mode(s: dict) -> str:
     w = (s.get("quality") or {}).get("workload")
     return FULL if w is None else OWN if w == "mix" else SET
-
-
-def _method(s: dict) -> str:
-    return (s.get("transfer") or {}).get("method", "link")
 
 
 @dataclass(frozen=True)
@@ -184,11 +177,52 @@ def _c(key, path, model, **kw) -> Control:
 
 _CM = {"hidden": lambda s: not _is_custom_model(s)}
 _CG = {"hidden": lambda s: not _is_custom_gpu(s)}
-_FIXED_ONLY = {"hidden": lambda s: _mode(s) != "fixed"}
-_ROOFLINE_ONLY = {"hidden": lambda s: _mode(s) == "fixed"}     # roofline and calibrated
 
-CONTROLS: list[Control] = [
-    _c("w_model", "model", Scenario),
+
+def _value(s: dict, path: tuple[str, ...]):
+    """The value at `path`, or START's where the scenario (dict) has none."""
+    node: Any = s
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return _get(START, path)
+        node = node[part]
+    return node
+
+
+def _kind(d: Declared) -> str:
+    """A declared input's conversion: its own `kind`, else from what it declares (a mapping, a scale,
+    a widget value for None) or the field's type (int, float, else the value as it is)."""
+    i = d.input
+    if i.kind:
+        return i.kind
+    if i.mapping:
+        return "map"
+    if i.scale != 1:
+        return "scaled"
+    if i.none is not None:
+        return "none_as"
+    ann = d.field.annotation
+    args = typing.get_args(ann) if typing.get_origin(ann) in (typing.Union, types.UnionType) else (ann,)
+    return "int" if is_int(d.model, d.name) else "float" if float in args else "value"
+
+
+def _hidden(rule: tuple[str, tuple] | None) -> Callable[[dict], bool] | None:
+    if rule is None:
+        return None
+    path, values = tuple(rule[0].split(".")), rule[1]
+    return lambda s: _value(s, path) not in values
+
+
+def control_of(d: Declared) -> Control:
+    """The control of a declared input (planner.inputs.Input with a widget key)."""
+    i = d.input
+    c = _c(i.key, d.path, d.model, kind=_kind(d), none=i.none, scale=i.scale, choices=i.mapping,
+           hidden=_hidden(i.shown_when))
+    if _value(START, c.path) is None and d.default is not None:   # a field START does not hold (a subclass's)
+        c = dataclasses.replace(c, default=c.to_widget(d.default))
+    return c
+
+_CUSTOM_MODEL: list[Control] = [
     _c("w_cm_hidden", "custom_model.hidden_size", ModelSpec, kind="int", **_CM),
     _c("w_cm_layers", "custom_model.num_layers", ModelSpec, kind="int", **_CM),
     _c("w_cm_full", "custom_model.full_attention_layers", ModelSpec, kind="int", **_CM),
@@ -210,21 +244,8 @@ CONTROLS: list[Control] = [
     _c("w_cm_lin_kernel", "custom_model.linear_conv_kernel", ModelSpec, kind="int", **_CM),
     _c("w_cm_lin_dtype", "custom_model.linear_state_dtype", ModelSpec, **_CM),
     _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, kind="int", **_CM),
-    _c("w_layout", "layout", Scenario),
-    _c("w_hidden_dtype", "hidden_dtype", Scenario, kind="none_as", none=LAYOUT),
-    _c("w_layers", "layers", Scenario, kind="layers"),
-    _c("w_layer_count", "layer_count", Scenario, kind="none_as", none=0),
-    # None: the layout's value (its pipeline's default); see to_widgets for the cap's three states
-    _c("w_unit", "unit", Scenario, kind="none_as", none=LAYOUT),
-    _c("w_cap", "max_seq_len", Scenario, kind="int"),          # with w_cap_mode: see to_widgets
-    _c("w_capture_batch", "capture_batch_size", Scenario, kind="none_as", none=0),
-    _c("w_sort", "sort_by_length", Scenario, kind="map",
-       choices=((None, LAYOUT), (True, SORTED), (False, FILE_ORDER))),
-    _c("w_regen", "regenerate", Scenario),
-    _c("w_resp_mult", "response_multiplier", Scenario, kind="float"),
-    _c("w_length_scale", "length_scale", Scenario, kind="float"),
-    _c("w_ex_gpu", "extraction_gpu", Scenario),
-    _c("w_ex_gpus", "extraction_gpus", Scenario, kind="int"),
+]
+_CUSTOM_GPU: list[Control] = [
     _c("w_cg_mem", "custom_gpu.memory_gb", GPUSpec, kind="float", **_CG),
     _c("w_cg_bw", "custom_gpu.bandwidth_tb_s", GPUSpec, kind="float", **_CG),
     _c("w_cg_bf16", "custom_gpu.bf16_tflops", GPUSpec, kind="float", **_CG),
@@ -232,69 +253,13 @@ CONTROLS: list[Control] = [
     _c("w_cg_mfu", "custom_gpu.prefill_mfu", GPUSpec, kind="float", **_CG),
     _c("w_cg_price_low", "custom_gpu.price_low", GPUSpec, kind="float", **_CG),
     _c("w_cg_price_high", "custom_gpu.price_high", GPUSpec, kind="float", **_CG),
-    _c("w_weight_dtype", "weight_dtype", Scenario),
-    _c("w_kv_dtype", "kv_dtype", Scenario),
-    _c("w_tp_mode", "throughput.mode", Throughput),
-    _c("w_tps", "throughput.tokens_per_s", Throughput, kind="float", **_FIXED_ONLY),
-    _c("w_batching", "throughput.batching", Throughput, kind="float", **_FIXED_ONLY),
-    _c("w_mfu", "throughput.prefill_mfu", Throughput, kind="float", **_ROOFLINE_ONLY),
-    _c("w_decode_mfu", "throughput.decode_mfu", Throughput, kind="float", **_ROOFLINE_ONLY),
-    _c("w_bw_eff", "throughput.decode_bandwidth_efficiency", Throughput, kind="float", **_ROOFLINE_ONLY),
-    _c("w_max_batch", "throughput.max_batch", Throughput, kind="none_as", none=0, **_ROOFLINE_ONLY),
-    _c("w_max_tokens", "throughput.max_batched_tokens", Throughput, kind="none_as", none=0, **_ROOFLINE_ONLY),
-    _c("w_tp_eff", "throughput.tensor_parallel_efficiency", Throughput, kind="float", **_ROOFLINE_ONLY),
-    _c("w_ex_nodes", "extraction_nodes", Scenario, kind="none_as", none=0),
-    _c("w_ex_per_node", "gpus_per_node", Scenario, kind="int"),
-    _c("w_tr_nodes", "training.nodes", Training, kind="none_as", none=0),
-    _c("w_tr_per_node", "training.gpus_per_node", Training, kind="int"),
-    _c("w_placement", "placement", Scenario),
-    _c("w_shared_gbs", "shared_fs_gb_s", Scenario, kind="float", hidden=lambda s: s.get("placement") != "shared"),
-    _c("w_shared_cap", "shared_capacity_tb", Scenario, kind="float",
-       hidden=lambda s: s.get("placement") != "shared"),
-    _c("w_disk", "disk", Scenario),
-    _c("w_disk_cap", "disk_capacity_tb", Scenario, kind="float"),
-    _c("w_double_write", "staging_double_write", Scenario),
-    _c("w_compression", "compression", Scenario, kind="float"),
-    _c("w_transfer", "transfer.method", Transfer),
-    _c("w_link", "transfer.link_gbps", Transfer, kind="float",
-       hidden=lambda s: _method(s) not in ("link", "object_store")),
-    _c("w_link_eff", "transfer.efficiency", Transfer, kind="float",
-       hidden=lambda s: _method(s) not in ("link", "object_store")),
-    _c("w_egress", "transfer.egress_usd_per_gb", Transfer, kind="float",
-       hidden=lambda s: _method(s) != "object_store"),
-    _c("w_drive_days", "transfer.drive_days", Transfer, kind="float", hidden=lambda s: _method(s) != "drives"),
-    _c("w_tr_gpu", "training.gpu", Training),
-    _c("w_tr_gpus", "training.gpus", Training, kind="int"),
-    _c("w_epochs", "training.epochs", Training, kind="float"),
-    _c("w_tr_mfu", "training.mfu", Training, kind="float"),
-    _c("w_tr_disk", "training.disk", Training),
-    _c("w_tr_disk_cap", "training.disk_capacity_tb", Training, kind="float"),
-    _c("w_drafter_b", "training.drafter_params", Training, kind="scaled", scale=1e9),
-    _c("w_drafter_layers", "training.drafter_layers", Training, kind="none_as", none=0),
-    _c("w_ttt", "training.ttt_steps", Training, kind="none_as", none=0),
-    _c("w_anchors", "training.num_anchors", Training, kind="none_as", none=0),
-    _c("w_block", "training.block_size", Training, kind="none_as", none=0),
-    _c("w_dis_capture", "disaggregated.capture_gpus", Disaggregated, kind="none_as", none=0),
-    _c("w_dis_train", "disaggregated.train_gpus", Disaggregated, kind="none_as", none=0),
-    _c("w_buffer", "disaggregated.stream_buffer_gb", Disaggregated, kind="float"),
-    _c("w_node_gbps", "node_network_gbps", Scenario, kind="float"),
-    _c("w_node_kind", "node_network", Scenario),
+]
+# the Scenario's own fields, from their declarations; then a custom model's and GPU's, and the shares
+CONTROLS: list[Control] = [
+    *(control_of(d) for d in declared(Scenario) if d.input.key),
+    *_CUSTOM_MODEL, *_CUSTOM_GPU,
     *[_c(f"w_wl_{f}", f"quality.workload.{f}", WorkloadShares, kind="float", hidden=_own_workload)
       for f in FAMILIES],
-    _c("w_q_transfer", "quality.domain_transfer", Quality, kind="float"),
-    _c("w_serving_tokens_b", "quality.serving_tokens_per_day", Quality, kind="scaled", scale=1e9),
-    _c("w_serving_gpu", "quality.serving_gpu", Quality, kind="none_as", none=EXTRACTION_GPU),
-    _c("w_eval_engine", "quality.eval_engine", Quality),
-    _c("w_temperature", "quality.temperature", Quality, kind="float"),
-    _c("w_spec_k", "quality.num_speculative_tokens", Quality, kind="none_as", none=0),
-    _c("w_serving_batch", "quality.serving_batch", Quality, kind="float"),
-    _c("w_fleet_batch", "quality.fleet_batch", Quality, kind="float"),
-    _c("w_storage", "costs.storage", Costs, kind="none_as", none=BY_PLACEMENT),
-    _c("w_months", "costs.storage_months", Costs, kind="float"),
-    _c("w_keep_days", "costs.keep_days", Costs, kind="float"),
-    _c("w_ex_price", "costs.extraction_usd_per_gpu_hour", Costs, kind="float"),
-    _c("w_tr_price", "costs.training_usd_per_gpu_hour", Costs, kind="float"),
-    _c("w_tb_price", "costs.storage_usd_per_tb_month", Costs, kind="float"),
 ]
 BY_KEY = {c.key: c for c in CONTROLS}
 # max_seq_len: the layout's cap (None), no cap ("none") or w_cap tokens; w_cap keeps its number meanwhile

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from planner.inputs import declared, preset_of, shown_value, value_at
 from planner.scenario import Scenario
 from planner.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
 from planner.drafter import DrafterKnobs
@@ -83,6 +84,20 @@ def _paired(name: str, value: float, preset: float, source: str, tag: str = "est
     if value == preset:
         return Assumption(name=name, value=shown, tag=tag, source=source)
     return Assumption(name=name, value=shown, tag="yours", source=f"set in the scenario; the preset's {preset:g}: {source}")
+
+
+def declared_rows(s: Scenario) -> dict[str, Assumption]:
+    """The plain rows, one for each input that names a `row` (planner/inputs.py) and is in force for
+    this scenario (its shown rule holds), by path: the value in use against the preset's."""
+    out = {}
+    for d in declared(type(s)):
+        i = d.input
+        if i.row is None or (i.shown_when and value_at(s, i.shown_when[0]) not in i.shown_when[1]):
+            continue
+        value = value_at(s, d.path)
+        preset, source = preset_of(d)
+        out[d.path] = _paired(i.row, value, preset, source, shown=shown_value(i, value))
+    return out
 
 
 def _pipeline_values(c: AssumptionContext) -> list[Assumption]:
@@ -185,6 +200,8 @@ def _engine_caps(c: AssumptionContext) -> Assumption:
 def assumptions(c: AssumptionContext) -> list[Assumption]:
     s, model, layout, ex_gpu, tr_gpu = c.scenario, c.model, c.layout, c.extraction_gpu, c.training_gpu
     mine = "yours"
+    plain = declared_rows(s)      # placed below where they were; any other declared row goes last
+    take = lambda path: [plain.pop(path)] if path in plain else []  # noqa: E731
     A = Assumption
     out = [
         A(name="target model", value=f"{model.id}: hidden {model.hidden_size}, {model.num_layers} layers, "
@@ -201,8 +218,7 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
           source="catalog lengths are ~cl100k tokens; a Qwen tokenizer differs by about +-10%"),
     ]
     out += [
-        _paired("compression", s.compression, efficiency("compression"), efficiency_source("compression"),
-                shown=f"{s.compression:g}x"),
+        *take("compression"),
         A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
           f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published", source=ex_gpu.source),
         A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
@@ -213,8 +229,7 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         A(name="placement", value=("each node's local disk, a fixed per-node split gathered to the training nodes"
                                    if s.placement == "local" else "a shared filesystem"), tag=mine,
           source="planner/nodes.py: a global shuffle every epoch would need each training node to hold every byte"),
-        *([_paired("shared filesystem GB/s", s.shared_fs_gb_s, efficiency("shared_fs_gb_s"),
-                   efficiency_source("shared_fs_gb_s"))] if s.placement == "shared" else []),
+        *take("shared_fs_gb_s"),
         A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
         A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
           source=c.disk["source"]),
@@ -228,7 +243,7 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
           source="as given" if s.costs.storage_months is not None else "from the capture pass's first write to the "
           "last training epoch (extraction capture, gather, transfer, offline training), plus keep_days; "
           "a billing month is 30.44 days"),
-        _paired("training MFU", s.training.mfu, efficiency("training_mfu"), efficiency_source("training_mfu")),
+        *take("training.mfu"),
         A(name="drafter parameters", value=f"{c.drafter_params / 1e9:,.2f}B",
           tag=mine if s.training.drafter_params else "estimate",
           source="the draft layers at the target's width, heads and MLP width, plus the fc from the captured "
@@ -249,10 +264,8 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         out += [
             _paired("prefill MFU", c.prefill_mfu, ex_gpu.prefill_mfu,
                     f"{ex_gpu.id} preset; {efficiency_source('prefill_mfu')}"),
-            _paired("decode bandwidth efficiency", t.decode_bandwidth_efficiency, efficiency("decode_bandwidth"),
-                    efficiency_source("decode_bandwidth")),
-            _paired("tensor-parallel efficiency", t.tensor_parallel_efficiency,
-                    efficiency("tensor_parallel_efficiency"), efficiency_source("tensor_parallel_efficiency")),
+            *take("throughput.decode_bandwidth_efficiency"),
+            *take("throughput.tensor_parallel_efficiency"),
             A(name="usable GPU memory", value=f"{efficiency('memory_usable_fraction'):g} x memory - "
               f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate", source=efficiency_source("memory_usable_fraction")),
             _engine_caps(c),
@@ -303,6 +316,7 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         link = link_efficiency()
         out.append(_paired("transfer", tr.efficiency, float(link["value"]), link["source"],
                            shown=f"{tr.method}: {tr.link_gbps:g} Gb/s x {tr.efficiency:g} efficiency"))
+    out += plain.values()
     if c.catalog_mix:
         out.append(A(name="mix statistics", value="per-component length distributions (DuckDB catalog)",
                      tag="estimate", source="datasets_meta/components.yaml: row counts are a reconstruction of the "

@@ -36,10 +36,10 @@ def _meant(expected: dict) -> dict:
     if out.get("custom_model"):
         spec = ModelSpec(**out["custom_model"]).model_dump(mode="json")
         out["custom_model"] = dict(spec, **out["custom_model"])
-    defaults = Scenario().model_dump(mode="json")
-    for key in ("kv_dtype", "node_network_gbps", "node_network", "disaggregated", "quality",
-                "extraction_nodes", "gpus_per_node", "placement", "shared_fs_gb_s", "shared_capacity_tb"):
-        out.setdefault(key, defaults[key])
+    # every other field version 1 did not have (absent from its frozen defaults, at any depth) takes
+    # today's default: a field added later, whose default keeps what older scenarios meant, needs no
+    # line here (docs/add-an-input.md)
+    out = _with_new_fields(out, Scenario().model_dump(mode="json"), fill_scenario_defaults({}, 1))
     if out.get("mix"):
         out["mix"] = [dict(m, include=True) for m in out["mix"]]   # version 4: unchecked components stay
     # version 6: the rent as written (preset and months) plus keep_days (unused while months are given);
@@ -49,6 +49,16 @@ def _meant(expected: dict) -> dict:
         out["quality"] = dict(out["quality"], workload="mix")
     # version 6 (issue 22): tau on the paper's harness and the payback at the batch-1 speedup
     out["quality"] = dict(out["quality"], eval_engine="paper", fleet_batch=1.0)
+    return out
+
+
+def _with_new_fields(out: dict, today: dict, v1: dict) -> dict:
+    out = dict(out)
+    for key, value in today.items():
+        if key not in v1:
+            out.setdefault(key, value)
+        elif isinstance(value, dict) and isinstance(v1[key], dict) and isinstance(out.get(key), dict):
+            out[key] = _with_new_fields(out[key], value, v1[key])
     return out
 
 

@@ -12,6 +12,8 @@ import functools
 import math
 import os
 import sys
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -19,7 +21,8 @@ from pydantic import ValidationError
 
 from planner.errors import describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
-from planner.scenario import PRESETS, Scenario, gpus_on_nodes
+from planner.inputs import Declared, declared
+from planner.scenario import PRESETS, QualityPoint, Scenario, gpus_on_nodes
 from planner.ids import TRIM_STRATEGIES
 from planner.text import printable
 
@@ -130,7 +133,7 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
     return "costs.storage_usd_per_tb_month", value
 
 
-QUALITY_POINT_COLUMNS = ("drafter", "target", "family", "training_tokens", "epochs", "eval_engine", "tau")
+QUALITY_POINT_COLUMNS = tuple(QualityPoint.model_fields)
 MAX_QUALITY_POINTS = 1000
 
 
@@ -143,7 +146,6 @@ def quality_points(flag: str, text: str) -> list[dict]:
 
     from planner.errors import PlannerInputError
     from planner.safe_io import read_capped
-    from planner.scenario import QualityPoint
     try:
         raw = read_capped(text_value(flag, text), flag, "quality points file")
     except PlannerInputError as exc:
@@ -271,114 +273,53 @@ class Flag:
         return self.const if self.is_switch else given
 
 
+PARSERS: dict[str, Callable[[str, str], Any]] = {
+    "int": positive_int, "number": number, "text": text_value, "choice": str, "layers": layer_list,
+    "seq_cap": seq_cap, "shares": family_shares, "points": quality_points}
+
+
+def _parser_name(d: Declared) -> str:
+    """The converter of a declared input: its own `parse`, else from the field's type (a Literal:
+    its choices; an int: a positive whole number; a float: a finite number; an id: non-empty text)."""
+    if d.input.parse:
+        return d.input.parse
+    if d.choices:
+        return "choice"
+    ann = d.field.annotation
+    args = typing.get_args(ann) if typing.get_origin(ann) in (typing.Union, types.UnionType) else (ann,)
+    bases = {typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a for a in args} - {type(None)}
+    return "int" if int in bases else "number" if float in bases else "text"
+
+
+def declared_flags(inputs) -> tuple[Flag, ...]:
+    """The flag table rows of declared inputs (planner.inputs): a value flag and its switches each."""
+    out = []
+    for d in inputs:
+        i = d.input
+        if i.flag:
+            name = _parser_name(d)
+            out.append(Flag(i.flag, d.path, PARSERS[name], i.flag_help, choices=d.choices if name == "choice" else None,
+                            also=dict(i.also), special=i.special))
+        out += [Flag(flag, d.path, None, text, const=value) for flag, value, text in i.switches]
+    return tuple(out)
+
+
+# Every flag that sets one Scenario field comes from the field's declaration (planner/scenario.py,
+# planner/inputs.py); the rows here set no one field: a base, the mix, a storage preset or price.
 SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--preset", "preset", None, "start from a preset (default: default)", choices=tuple(sorted(PRESETS)),
          special=True),
     Flag("--manifest", "manifest", text_value, "start from the scenario stored in a manifest (YAML or JSON)",
          special=True),
-    Flag("--model", "model", text_value, "target model id"),
-    Flag("--layout", "layout", text_value, "capture layout id"),
-    Flag("--layers", "layers", layer_list, "comma-separated layer ids to capture (overrides the layout's rule)"),
-    Flag("--gpu", "extraction_gpu", text_value, "extraction GPU id"),
-    Flag("--gpus", "extraction_gpus", positive_int, "extraction GPU count"),
-    Flag("--nodes", "extraction_nodes", positive_int, "extraction nodes (sets --gpus to nodes x --gpus-per-node "
-         "unless given; then they must match)"),
-    Flag("--gpus-per-node", "gpus_per_node", positive_int, "GPUs per extraction node (default 8)"),
-    Flag("--disk-capacity-tb", "disk_capacity_tb", number, "each extraction node's local disk in TB (local placement)"),
-    Flag("--placement", "placement", str, "where the hidden states live: each node's local disk (gathered to the "
-         "training nodes) or a shared filesystem", choices=("local", "shared")),
-    Flag("--shared-fs-gb-s", "shared_fs_gb_s", number, "the shared filesystem's aggregate bandwidth in GB/s "
-         "(caps capture writes and training reads)"),
-    Flag("--shared-capacity-tb", "shared_capacity_tb", number, "the shared filesystem's free space in TB"),
-    Flag("--train-gpu", "training.gpu", text_value, "training GPU id"),
-    Flag("--train-gpus", "training.gpus", positive_int, "training GPU count"),
-    Flag("--train-nodes", "training.nodes", positive_int, "training nodes (sets --train-gpus to nodes x "
-         "--train-gpus-per-node unless given; then they must match)"),
-    Flag("--train-gpus-per-node", "training.gpus_per_node", positive_int, "GPUs per training node (default 8)"),
-    Flag("--train-disk-capacity-tb", "training.disk_capacity_tb", number, "each training node's local disk in TB "
-         "(checked against its share after a gather)"),
-    Flag("--epochs", "training.epochs", number, "training epochs"),
-    Flag("--train-mfu", "training.mfu", number, "drafter training MFU"),
-    Flag("--ttt-steps", "training.ttt_steps", positive_int, "EAGLE-3 training-time-test steps (default: the layout's)"),
-    Flag("--num-anchors", "training.num_anchors", positive_int, "DFlash anchors per sample (default: the layout's)"),
-    Flag("--block-size", "training.block_size", positive_int, "DFlash block size (default: the layout's)"),
-    Flag("--disagg-capture-gpus", "disaggregated.capture_gpus", positive_int,
-         "disaggregated training: capture GPUs (of the extraction GPU; default: the extraction GPUs)"),
-    Flag("--disagg-train-gpus", "disaggregated.train_gpus", positive_int,
-         "disaggregated training: trainer GPUs (of the training GPU; default: the training GPUs)"),
-    Flag("--stream-buffer-gb", "disaggregated.stream_buffer_gb", number, "disaggregated training: stream buffer GB"),
-    Flag("--node-network-gbps", "node_network_gbps", number, "network per node in Gb/s (between the nodes of a site)"),
-    Flag("--node-network", "node_network", str, "the node network's transport", choices=("tcp", "rdma")),
     Flag("--components", "mix", components, "replace the mix: ID=ROWS[,ID=ROWS...]", special=True),
     Flag("--drop", "mix", id_list, "drop components from the mix (they stay in the scenario, unchecked): ID[,ID...]",
          special=True),
-    Flag("--samples", "uniform.samples", positive_int, "replace the mix by N uniform samples (with --tokens)",
-         special=True),
-    Flag("--tokens", "uniform.tokens", number, "tokens per uniform sample", special=True),
-    Flag("--response-tokens", "uniform.response_tokens", number,
-         "generated (response) tokens per uniform sample", special=True),
-    Flag("--max-seq-len", "max_seq_len", seq_cap, "sequence cap in tokens, or 'none' (default: the layout's)"),
-    Flag("--unit", "unit", str, "training row: a conversation or each assistant turn (default: the layout's)",
-         choices=("conversation", "turn")),
-    Flag("--capture-batch-size", "capture_batch_size", positive_int,
-         "rows per capture batch, padded to the longest where the pipeline pads; 1 = no padding "
-         "(default: the layout's)"),
-    Flag("--sort-by-length", "sort_by_length", None, "group capture batches by length (less padding)", const=True),
-    Flag("--no-sort-by-length", "sort_by_length", None, "capture batches in file order", const=False),
-    Flag("--regenerate", "regenerate", None, "regenerate the responses with the target model", const=True),
-    Flag("--no-regenerate", "regenerate", None, "keep the dataset's responses", const=False),
-    Flag("--response-multiplier", "response_multiplier", number, "regenerated response length x this"),
-    Flag("--tokens-per-s", "throughput.tokens_per_s", number, "fixed throughput mode: single-GPU tokens/s",
-         also={"throughput.mode": "fixed"}),
-    Flag("--batching", "throughput.batching", number, "fixed throughput mode: batching factor",
-         also={"throughput.mode": "fixed"}),
-    Flag("--roofline", "throughput.mode", None, "the roofline alone: compute and bandwidth bounds", const="roofline"),
-    Flag("--calibrated", "throughput.mode", None, "the roofline scaled by the nearest published measurement "
-         "(the default)", const="calibrated"),
-    Flag("--mfu", "throughput.prefill_mfu", number, "prefill MFU (roofline)"),
-    Flag("--decode-mfu", "throughput.decode_mfu", number, "decode's compute efficiency (default: the preset's, "
-         "fitted on the published measurements)"),
-    Flag("--max-num-seqs", "throughput.max_batch", positive_int, "the engine's max_num_seqs (default: vLLM's "
-         "for the GPU's memory)"),
-    Flag("--max-batched-tokens", "throughput.max_batched_tokens", positive_int,
-         "the engine's max_num_batched_tokens (default: vLLM's for the GPU's memory)"),
-    Flag("--kv-dtype", "kv_dtype", str, "dtype of the KV cache", choices=("bf16", "fp8")),
-    Flag("--weight-dtype", "weight_dtype", str, "dtype of the target's weights", choices=("bf16", "fp8")),
-    Flag("--hidden-dtype", "hidden_dtype", str, "dtype of the stored hidden states",
-         choices=("bf16", "fp16", "fp8")),
-    Flag("--compression", "compression", number, "compression ratio of the stored states"),
-    Flag("--transfer", "transfer.method", str, "how the states reach the training machines",
-         choices=("none", "link", "object_store", "drives")),
-    Flag("--link-gbps", "transfer.link_gbps", number, "link speed in Gb/s"),
-    Flag("--link-efficiency", "transfer.efficiency", number, "share of the link speed reached"),
+    *declared_flags(declared(Scenario)),
     Flag("--storage-price", "costs.storage", storage_price, "where the states are paid for: a storage preset id "
          "(planner/presets/hardware.yaml storage_prices: local, a network volume, an object store) or a price "
          "in USD per TB-month "
          "(default: the price of where the placement puts them; local disks cost nothing beyond the nodes)",
          special=True),
-    Flag("--storage-months", "costs.storage_months", number, "months the states are held (default: the plan's "
-         "own timeline, first write to last training epoch, plus --keep-days)"),
-    Flag("--keep-days", "costs.keep_days", number, "days the states are kept after the last training epoch"),
-    Flag("--workload", "quality.workload", family_shares, "the serving workload as family shares, e.g. "
-         "general=0.5,code=0.3,tool=0.2 (default: the full mix's family shares, fixed whatever is trimmed; shares "
-         "are scaled to sum to 1)"),
-    Flag("--domain-transfer", "quality.domain_transfer", number,
-         "how much one family's training tokens count for another (0-1; default: the preset's)"),
-    Flag("--serving-tokens-per-day", "quality.serving_tokens_per_day", number,
-         "tokens served a day: gives the payback of the offline run in days"),
-    Flag("--serving-gpu", "quality.serving_gpu", text_value, "the serving GPU for the payback (default: the extraction GPU)"),
-    Flag("--eval-engine", "quality.eval_engine", str, "where tau is measured: the serving engine or the paper's "
-         "own harness (default: vllm)", choices=("paper", "vllm", "sglang")),
-    Flag("--temperature", "quality.temperature", number, "the serving sampling temperature, 0-2 (default: 0)"),
-    Flag("--num-speculative-tokens", "quality.num_speculative_tokens", positive_int,
-         "drafted tokens a step (default: the engine's usual value for the drafter kind)"),
-    Flag("--serving-batch", "quality.serving_batch", number, "the batch the speedup is given at (default: 1, "
-         "the papers' interactive figure)"),
-    Flag("--quality-points", "quality.points", quality_points, "your own runs, a CSV with the header "
-         f"{','.join(QUALITY_POINT_COLUMNS)} (tau measured at the engine's usual K, temperature 0): refit "
-         "the quality estimate's levels and curve on them"),
-    Flag("--fleet-batch", "quality.fleet_batch", number, "the serving fleet's batch, at which the payback's "
-         "speedup is taken (default: 32)"),
 )
 
 # Validation errors at these paths come from model-level checks, not from one field.
@@ -438,7 +379,8 @@ def _set(data: dict, path: str, value) -> None:
 def _refuse_conflicts(values: dict[str, tuple[Flag, Any]]) -> None:
     """Two given flags that set one field to different values: refuse instead of dropping one."""
     setters: dict[str, tuple[Flag, str, Any]] = {}   # path -> (flag, its value as typed, what it sets)
-    for f, v in values.values():
+    # valued flags first, so that a switch is the one refused and the message shows the value typed
+    for f, v in sorted(values.values(), key=lambda fv: fv[0].is_switch):
         if f.special:
             continue
         for path, value in ((f.path, f.value(v)), *f.also.items()):
