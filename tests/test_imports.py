@@ -1,6 +1,6 @@
-"""The import graph of planner/ and drafter_dashboard/ (read with ast, nothing imported) has no
-circle, the packages' own __init__ included; and `planner --help` loads neither DuckDB nor pandas
-nor plotly (issue 19).
+"""The import graph of planner/, drafter_dashboard/ and app.py (read with ast, nothing imported) has
+no circle, the packages' own __init__ included, and no upward import between the layers of LAYERS;
+and `planner --help` loads neither DuckDB nor pandas nor plotly (issue 19).
 
 An edge A -> B is an import A makes when it is loaded: module-level statements, those under
 `if TYPE_CHECKING:` set aside (they never run). Imports inside a function run when it is called,
@@ -25,6 +25,7 @@ def _modules() -> dict[str, Path]:
             if parts[-1] == "__init__":
                 parts.pop()
             out[".".join(parts)] = f
+    out["app"] = ROOT / "app.py"                    # the page, the top of the graph
     return out
 
 
@@ -144,3 +145,77 @@ def test_the_planner_imports_no_plotly_or_streamlit():
                          else [n.module or ""] if isinstance(n, ast.ImportFrom) else [])
                 found += [f"{m}: {x}" for x in names if x.split(".")[0] in ("plotly", "streamlit")]
     assert found == []
+
+
+# The layers, lowest first. A module may import its own layer and the layers below it, never one
+# above. A planner module not named here is the model (scenario, specs, the phases, plan, report...),
+# so a new phase module lands in it without editing this table.
+LAYERS = (
+    ("base", ("planner", "planner._version", "planner.errors", "planner.ids", "planner.text",
+              "planner.units", "planner.safe_io", "planner.distributions", "planner.findings")),
+    ("catalog", ("planner.catalog.*",)),
+    ("model", ("planner.*",)),
+    ("export", ("planner.export.*",)),
+    ("runs", ("planner.rundir", "planner.runstatus", "planner.run_calibration", "planner.run_formats")),
+    ("cli", ("planner.cli.*", "planner.__main__")),
+    ("dashboard", ("drafter_dashboard.*",)),
+    ("app", ("app",)),
+)
+
+
+def _layer(module: str) -> int:
+    """The index in LAYERS of `module`: an exact name wins over a pattern, a longer pattern over a
+    shorter one (planner.export.* over planner.*)."""
+    best, rank = None, -1
+    for i, (_, names) in enumerate(LAYERS):
+        for name in names:
+            if name == module:
+                return i
+            if name.endswith(".*") and (module == name[:-2] or module.startswith(name[:-1])) and len(name) > rank:
+                best, rank = i, len(name)
+    assert best is not None, f"{module} is in no layer of LAYERS"
+    return best
+
+
+def _upward(edges: dict[str, set[str]]) -> list[str]:
+    """Every import of `edges` from a layer into a higher one, as 'a (layer) -> b (layer)'."""
+    return [f"{m} ({LAYERS[_layer(m)][0]}) -> {n} ({LAYERS[_layer(n)][0]})"
+            for m, targets in sorted(edges.items()) for n in sorted(targets) if _layer(n) > _layer(m)]
+
+
+ALL_EDGES = {m: top | local for m, (top, local) in GRAPH.items()}
+
+
+def test_the_layers_are_what_the_table_says():
+    # read off the table by hand: the exact name beats the pattern, the longer pattern the shorter
+    names = [name for name, _ in LAYERS]
+    assert names[_layer("planner")] == "base" and names[_layer("planner.errors")] == "base"
+    assert names[_layer("planner.catalog")] == names[_layer("planner.catalog.stats")] == "catalog"
+    assert names[_layer("planner.plan")] == names[_layer("planner.a_new_phase")] == "model"
+    assert names[_layer("planner.export.slurm")] == "export" and names[_layer("planner.rundir")] == "runs"
+    assert names[_layer("planner.cli._common")] == "cli" and names[_layer("drafter_dashboard.state")] == "dashboard"
+    assert names[_layer("app")] == "app" and "app" in GRAPH and "planner.plan" in GRAPH["app"][0]
+
+
+def test_no_upward_import_module_level_or_function_local():
+    # function-local imports count: they still make the lower layer depend on the higher one
+    assert _upward(ALL_EDGES) == []
+
+
+def test_the_planner_imports_neither_the_dashboard_nor_the_page():
+    assert [f"{m} -> {n}" for m, targets in ALL_EDGES.items() if m.startswith("planner")
+            for n in targets if n == "app" or n.startswith("drafter_dashboard")] == []
+
+
+def test_an_injected_circle_or_upward_import_is_caught():
+    # what the checks above would see if errors.py imported plan.py (plan imports errors already):
+    # one circle errors -> plan -> errors (perhaps through other modules) and one upward import
+    bad = {m: set(t) for m, t in ALL_EDGES.items()}
+    bad["planner.errors"].add("planner.plan")
+    circle = _cycle(bad)
+    assert circle is not None and "planner.errors" in circle and "planner.plan" in circle
+    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {"planner.errors (base) -> planner.plan (model)"}
+    # and a model module reaching the CLI, even from inside a function
+    bad = {m: set(t) for m, t in ALL_EDGES.items()}
+    bad["planner.storage"].add("planner.cli._common")
+    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {"planner.storage (model) -> planner.cli._common (cli)"}
