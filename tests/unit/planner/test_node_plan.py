@@ -1,6 +1,6 @@
 """planner.nodes.node_plan called directly, with disks whose rates make each term easy to tell apart:
 an idle extraction node's share, the gather's receiving disks and training that reads its shards in
-place (three mutants that survived the plan-level tests of tests/test_nodes.py, issue 19).
+place (three mutants that survived the plan-level tests of tests/unit/planner/test_nodes.py, issue 19).
 
 Every case: 3 extraction nodes of 8 GPUs of which tensor parallelism leaves 2 writing (`writers=2`,
 the third idle), 6 TB stored, node network 800 Gb/s over TCP (hardware.yaml link_efficiency: 0.5,

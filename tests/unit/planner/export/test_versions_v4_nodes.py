@@ -1,5 +1,5 @@
 """The version 4 -> 5 migration of disk_capacity_tb for GPU counts that are not multiples of 8 (a
-mutant that survived tests/test_versions.py, whose counts were all multiples of 8; issue 19).
+mutant that survived tests/unit/planner/export/test_versions.py, whose counts were all multiples of 8; issue 19).
 
 Version 4 checked all the storage against disk_capacity_tb; version 5 checks each node's shard, the
 nodes being as many nodes of 8 as the GPUs need: ceil(gpus / 8), never floor (planner/export/versions.py)."""
