@@ -316,7 +316,7 @@ def test_trim_proposals_say_what_they_give_up():
 
 def test_readme_states_the_versions_the_code_writes():
     from planner.export.versions import CURRENT
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "README.md", *(ROOT / "docs").rglob("*.md")))
     assert f"`s=v{CURRENT}.`" in readme and f"`schema_version` {CURRENT}" in readme
     assert f"links with `v{CURRENT}.`" in readme
 
