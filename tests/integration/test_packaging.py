@@ -48,3 +48,15 @@ def test_wheel_installs_and_runs_from_another_directory(tmp_path):
     # what it built went to the user's cache folder, nothing into site-packages or the cwd
     assert list((tmp_path / "cache" / "drafter-planner").glob("catalog-*.duckdb"))
     assert not list(purelib.rglob("*.duckdb")) and not list(elsewhere.iterdir())
+
+
+def test_the_version_is_written_once():
+    # pyproject.toml reads it from planner/_version.py; the installed metadata says the same
+    import importlib.metadata
+    import tomllib
+
+    import planner
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "planner._version.__version__"}
+    assert importlib.metadata.version("drafter-planner") == planner.__version__
