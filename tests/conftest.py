@@ -17,6 +17,17 @@ def _isolated_home(tmp_path_factory):
         os.environ["PLANNER_HOME"] = old
 
 
+@pytest.fixture(autouse=True)
+def _keep_the_main_module():
+    """AppTest.from_function runs its script as __main__ and leaves it there; a process pool started
+    later (profiling with --workers, forkserver) would re-run that deleted script in each child and die.
+    Each test gets back the __main__ it started with."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
+
+
 _EXIT = {}
 
 
