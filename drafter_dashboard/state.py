@@ -104,7 +104,7 @@ def remember(s: Scenario) -> None:
 
 def _drawn_so_far() -> frozenset[str] | None:
     """The controls this run has drawn so far, from Streamlit 1.67's run context and key-to-id map
-    (tests/test_lazy_sections.py pins it); None, which restores nothing more, where it cannot say."""
+    (tests/app/test_lazy_sections.py pins it); None, which restores nothing more, where it cannot say."""
     try:
         ids = get_script_run_ctx().shared.widget_ids_this_run
         mapper = get_session_state()._state._key_id_mapper

@@ -1,6 +1,6 @@
 """The CLI's JSON (`estimate --json`, `trim --json`): exactly what to_json_dict(plan) returns,
 described once as pydantic models. Its JSON Schema is committed as planner/schema/plan.schema.json
-(regenerate it with the command in tests/test_output.py).
+(regenerate it with the command in tests/unit/planner/test_output.py).
 
 Counts (samples, tokens, bytes) are rounded to whole numbers; hours, dollars and shares are not.
 """

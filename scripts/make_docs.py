@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def quality_png(browser, tmp: Path, out: Path) -> None:
-    """The quality curves as the README shows them, with the default mix marked."""
+    """The quality curves as docs/model.md shows them, with the default mix marked."""
     from planner import default_scenario, plan
     from drafter_dashboard import figures
     p = plan(default_scenario())

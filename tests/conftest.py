@@ -17,6 +17,17 @@ def _isolated_home(tmp_path_factory):
         os.environ["PLANNER_HOME"] = old
 
 
+@pytest.fixture(autouse=True)
+def _keep_the_main_module():
+    """AppTest.from_function runs its script as __main__ and leaves it there; a process pool started
+    later (profiling with --workers, forkserver) would re-run that deleted script in each child and die.
+    Each test gets back the __main__ it started with."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
+
+
 _EXIT = {}
 
 
@@ -36,24 +47,10 @@ def pytest_unconfigure(config):
         os._exit(_EXIT["status"])
 
 
-# The real clusters (tests/cluster.py), once per session (per xdist worker), shared by every test
-# marked slurm or ray.
-@pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory):
-    from tests.cluster import slurm_cluster_fixture
-    yield from slurm_cluster_fixture(tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory):
-    from tests.cluster import ray_cluster_fixture
-    yield from ray_cluster_fixture(tmp_path_factory)
-
-
 @pytest.fixture(autouse=True)
 def _sidebar_sections_open(monkeypatch):
     """AppTest wiring tests reach every sidebar control, so the page they run opens every collapsed
-    section (drafter_dashboard.sidebar.SECTIONS, built only while open). tests/test_lazy_sections.py
+    section (drafter_dashboard.sidebar.SECTIONS, built only while open). tests/app/test_lazy_sections.py
     starts them closed to check that a control not built keeps its value."""
     from streamlit.testing.v1 import AppTest
     real = AppTest.from_file.__func__

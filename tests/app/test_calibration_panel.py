@@ -1,0 +1,73 @@
+"""The Compare tab's calibration upload (drafter_dashboard/calibration_panel.py): the calibrated
+plan beside the tabled one, each moved figure marked with the run it was measured on."""
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from planner import default_scenario, plan
+from planner import run_calibration as rc
+from planner.export.manifest import load_manifest
+
+from tests.helpers import ROOT
+
+RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    """The fixtures' SpecForge run calibrated (176 B a token, 3,900 tokens/h on 1 GPU), relabelled
+    for the dashboard's default scenario (its model and layers), as if measured on it."""
+    run = tmp_path_factory.mktemp("c") / "run"
+    shutil.copytree(RUNS / "specforge", run)
+    for p in run.rglob("*.ckpt"):
+        os.utime(p, (1_780_000_000, 1_780_000_000))
+    c = rc.calibrate(load_manifest(RUNS / "manifest.yaml"), str(run), elapsed_hours=0.01, gpus=1,
+                     disk_capacity_tb=1.0)
+    p = plan(default_scenario())
+    return c.model_copy(update={"model": p.model, "layers": p.layers, "hidden_dtype": p.hidden_dtype})
+
+
+def page(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    app.run()
+    app.session_state["w_tab"] = "Compare"
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def upload(app, name, data: bytes):
+    app.file_uploader(key="w_calibration").set_value((name, data, "application/json")).run()
+    assert not app.exception, app.exception
+
+
+def test_calibrated_plan_beside_the_tabled_one(tmp_path, monkeypatch, calibration):
+    app = page(tmp_path, monkeypatch)
+    upload(app, "cal.json", rc.dump(calibration).encode())
+    table = next(d.value for d in app.dataframe if "calibrated plan" in d.value.columns)
+    by = {r["figure"]: r for r in table.to_dict("records")}
+    label = f"measured on your run: 3 rows, {calibration.created_at[:10]}"
+    # 176 B of tensors a token (SpecForge DFlash keeps nothing in another file); 3,900 tok/h / 3,600 s
+    assert by["Bytes per token"]["calibrated plan"] == 176 and by["Bytes per token"]["source"] == label
+    assert by["Capture rate (tokens/s per GPU)"]["calibrated plan"] == pytest.approx(3900 / 3600)
+    assert by["Stored tokens"]["source"] == "unchanged"
+    assert by["Stored tokens"]["tabled plan"] == by["Stored tokens"]["calibrated plan"]
+    p = plan(default_scenario())
+    assert by["Bytes per token"]["tabled plan"] == p.bytes_per_token
+    shown = [re.sub(r"\\(.)", r"\1", m.value).replace("\u200b", "") for m in app.markdown]   # as read
+    assert any("That run's forecast: 3 of 992 rows measured" in m for m in shown), [m for m in shown if "forecast" in m]
+
+
+def test_bad_uploads_are_one_line_and_another_plan_is_refused(tmp_path, monkeypatch, calibration):
+    app = page(tmp_path, monkeypatch)
+    other = rc.dump(calibration.model_copy(update={"layout": "speculators"})).encode()
+    for data, says in ((b"{", "not a calibration file"),
+                       (b'{"kind": "drafter-planner-calibration", "version": 2}', "version"),
+                       (other, "measured with layout speculators")):
+        upload(app, "bad.json", data)
+        assert any(says in e.value and "\n" not in e.value for e in app.error), [e.value for e in app.error]

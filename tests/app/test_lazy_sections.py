@@ -1,0 +1,69 @@
+"""Issue 23: the collapsed sidebar sections (Transfer, Training, Nodes, Serving, Prices) are built only
+while open. A control that is not built keeps the value the link gave it: in the scenario (so in the
+plan, the next link and the manifest) through any change of a control that is built, and it shows that
+value when its section is opened."""
+import pytest
+import yaml
+from streamlit.testing.v1 import AppTest
+
+from drafter_dashboard.sidebar import SECTIONS
+from planner import default_scenario
+from planner.export.share import decode, encode
+from planner.scenario import Costs, Training, Transfer
+
+from tests.app.test_wiring import APP, metric, open_tab
+
+
+def _closed_app(tmp_path, monkeypatch, link: str) -> AppTest:
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(AppTest, "open_sections", False, raising=False)   # conftest opens them otherwise
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.query_params["s"] = link
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_closed_sections_keep_their_values_in_the_scenario_link_and_manifest(tmp_path, monkeypatch):
+    s = default_scenario()
+    s = s.with_changes(transfer=Transfer(method="link", link_gbps=25.0, efficiency=0.35),
+                       training=s.training.model_copy(update={"epochs": 7.0}),
+                       costs=Costs(storage_usd_per_tb_month=12.0))
+    app = _closed_app(tmp_path, monkeypatch, encode(s))
+    keys = {w.key for w in app.number_input} | {w.key for w in app.selectbox}
+    # not built: the epochs (Training), the link (Transfer), the storage price (Prices)
+    assert not {"w_epochs", "w_link", "w_link_eff", "w_tb_price"} & keys
+    assert not any(app.session_state[k] for k in SECTIONS.values())
+    storage = metric(app, "Storage (TB)")
+    # a control that is built changes the scenario twice; the closed ones keep the link's values
+    for gpus in (3, 5):
+        app.number_input(key="w_ex_gpus").set_value(gpus).run()
+        assert not app.exception, app.exception
+    now = decode(app.query_params["s"])
+    assert now.extraction_gpus == 5
+    assert (now.training.epochs, now.transfer.link_gbps, now.transfer.efficiency,
+            now.costs.storage_usd_per_tb_month) == (7.0, 25.0, 0.35, 12.0)
+    assert metric(app, "Storage (TB)") == storage          # the GPU count moves no byte
+    # the manifest carries them too
+    open_tab(app, "Export / import / profile")
+    app.toggle(key="w_show_manifest").set_value(True).run()
+    exported = yaml.safe_load(app.code[0].value)["scenario"]
+    assert exported["training"]["epochs"] == 7.0 and exported["transfer"]["link_gbps"] == 25.0
+    assert exported["costs"]["storage_usd_per_tb_month"] == 12.0
+    # opening a section builds its controls with the kept values, and they move the plan again
+    app.session_state[SECTIONS["Training"]] = True
+    app.run()
+    assert app.number_input(key="w_epochs").value == 7.0
+    days = metric(app, "Train offline (GPU-days)")
+    app.number_input(key="w_epochs").set_value(14.0).run()
+    assert decode(app.query_params["s"]).training.epochs == 14.0
+    # twice the epochs, twice the offline training GPU-days (each epoch reads the same states)
+    assert metric(app, "Train offline (GPU-days)") == pytest.approx(2 * days, rel=0.02)
+    # closed again: the value set while it was open stays through other changes (Streamlit drops the
+    # state of a widget a run does not draw; the page puts it back)
+    app.session_state[SECTIONS["Training"]] = False
+    app.run()
+    app.number_input(key="w_ex_gpus").set_value(4).run()
+    app.number_input(key="w_ex_gpus").set_value(6).run()
+    assert "w_epochs" not in {w.key for w in app.number_input}
+    assert decode(app.query_params["s"]).training.epochs == 14.0
