@@ -38,7 +38,7 @@ def _meant(expected: dict) -> dict:
         out["custom_model"] = dict(spec, **out["custom_model"])
     # every other field version 1 did not have (absent from its frozen defaults, at any depth) takes
     # today's default: a field added later, whose default keeps what older scenarios meant, needs no
-    # line here (docs/add-an-input.md)
+    # line here (docs/architecture.md "How to add an input")
     out = _with_new_fields(out, Scenario().model_dump(mode="json"), fill_scenario_defaults({}, 1))
     if out.get("mix"):
         out["mix"] = [dict(m, include=True) for m in out["mix"]]   # version 4: unchecked components stay

@@ -11,7 +11,7 @@ from planner.calibration import measurements
 from planner.extraction import (REACH, calibrate, decide, reach, row_phase, rules, source_key, transfers)
 from planner.specs import gpu_presets, model_presets
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_level_with_enough_transfers_takes_the_better_way_and_its_largest_error():

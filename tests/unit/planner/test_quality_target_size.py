@@ -74,7 +74,7 @@ def test_quality_and_the_trims_fast_tau_take_the_term():
 def test_fidelity_scores_the_new_points_with_their_publication_left_out():
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     from fidelity import absolute_tau
     rows = absolute_tau()
     new = [r for r in rows if r["source"] in ("EAGLE3P", "DFLASHP")]

@@ -1,7 +1,7 @@
 """Issue 19, inputs declared once: each Scenario field carries its Input (planner/inputs.py), and the
 CLI's flag, the dashboard's control and widget and the Assumptions row come from it alone.
 
-The first tests add a field the way docs/add-an-input.md says (a Scenario subclass here, so the real
+The first tests add a field the way docs/architecture.md "How to add an input" says (a Scenario subclass here, so the real
 tables stay as they are) and find its flag, control, widget and row without writing any of them.
 The others check the real tables against the declarations: every user input is declared, the flags,
 controls and enum choices agree, and no default is written twice (the registry's training MFU once
@@ -77,7 +77,7 @@ def test_a_new_input_is_drawn_by_the_sidebar_loop():
         import streamlit as st
 
         from drafter_dashboard import registry, sidebar
-        from tests.test_inputs_declared_once import _new
+        from tests.integration.test_inputs_declared_once import _new
         d = _new()
         registry.BY_KEY[d.input.key] = registry.control_of(d)
         st.session_state.setdefault(d.input.key, registry.BY_KEY[d.input.key].default)
