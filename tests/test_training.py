@@ -252,3 +252,20 @@ def test_a_held_out_publication_does_not_calibrate_its_own_runs_capture_supply()
     assert row["source"] == "SFDOM"
     assert row["predicted"] == pytest.approx(7 * 23.5 * 1000 / 6 / 550, rel=1e-9)
     assert row["bound"] == "overhead"
+
+
+def test_the_published_runs_bound_the_training_mfu_only_from_below():
+    # hardware.yaml says the training MFU is the lowest value the runs allow, not a fit: at the preset's
+    # MFU no run is compute-bound, so a higher MFU (0.6) predicts every run the same; just below (0.25)
+    # some run is compute-bound and its prediction drops
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import fidelity
+    from planner.specs import efficiency, efficiency_source
+    mfu = efficiency("training_mfu")
+    at, high, low = (fidelity.training_rows(mfu=m) for m in (mfu, 0.6, mfu - 0.07))
+    assert all(r["bound"] != "compute" for r in at)
+    assert [r["predicted"] for r in at] == [r["predicted"] for r in high]
+    assert any(r["bound"] == "compute" for r in low)
+    assert "not a fit" in efficiency_source("training_mfu")
