@@ -11,8 +11,9 @@ roofline scales it). Training (planner/presets/training_throughput.yaml): end-to
 the slowest of the trainers' compute (drafter FLOPs at the training MFU), the per-sample overhead
 floor, the capture supply and the stream's network (disaggregated rows), the target's forward taking
 turns with the drafter (co-located), as planner/training.py paces them; held out by publication, the
-floor is refitted on the other publications' runs and the band is the planner's own (its 90%
-prediction interval) from the other publications' residuals. Ratios are predicted / measured.
+floor is refitted on the other publications' runs, the capture supply is calibrated without that
+publication's throughput rows, and the band is the planner's own (its 90% prediction interval) from
+the other publications' residuals. Ratios are predicted / measured.
 
 Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives the rms log error of
 the held-out predictions and the share of held-out points inside the band made without their
@@ -69,11 +70,15 @@ def _source(r: dict) -> str:
     return re.match(r"[A-Z0-9]+", r["source"]).group()
 
 
-def training_rows(mfu: float | None = None, overhead: float | None = None) -> list[dict]:
+def training_rows(mfu: float | None = None, overhead: float | None = None, held_out: str = "") -> list[dict]:
     """Each published run's end-to-end samples/s as the planner predicts it: the trainers' compute,
     the capture supply and the stream's network (disaggregated), the target's forward (co-located),
-    never faster than the per-sample overhead floor `overhead` (s per token; None: the preset's)."""
+    never faster than the per-sample overhead floor `overhead` (s per token; None: the preset's).
+    `held_out`: a publication whose throughput rows do not calibrate the capture supply (a run's own
+    publication may also publish its capture rate: SFDOM's specforge-q8b-h200-capture)."""
+    from planner.extraction import calibrate
     from planner.training import online_pace, overhead_s_per_token, pace
+    models, gpus = model_presets(), gpu_presets()
     with open(TRAINING, encoding="utf-8") as fh:
         table = yaml.safe_load(fh)["rows"]
     floor = overhead_s_per_token()
@@ -87,11 +92,20 @@ def training_rows(mfu: float | None = None, overhead: float | None = None) -> li
                      regenerate=False, model=r["model"], layout=r["layout"], max_seq_len="none",
                      capture_batch_size=1, unit="conversation", training=tr, extraction_gpu=r["gpu"],
                      extraction_gpus=r.get("capture_gpus") or 1, disaggregated=dis, node_network_gbps=400)
-        t = plan(s).training
+        p = plan(s)
+        t = p.training
         # the run's mode: disaggregated (a capture supply), co-located (the target's forward), else the
         # trainers reading stored states (the bench's reader is a fast RAID: compute or the floor binds)
         mode = "disaggregated" if r.get("capture_gpus") else "online" if r["online"] else "offline"
         rates = dict(t.stage_rates[mode])
+        pcal = p.extraction.prefill_calibration
+        if held_out and mode == "disaggregated" and pcal is not None:
+            # the capture supply as the plan's calibrate gives it without the held-out publication's rows
+            # (the plan's isl and osl: planner/extraction.py extraction)
+            isl, osl = max(p.tokens - p.output_tokens, 0.0) / p.conversations, p.output_tokens / p.conversations
+            held = calibrate(models[r["model"]], gpus[r["gpu"]], weight_dtype=s.weight_dtype, isl=max(isl, 1.0),
+                             osl=osl, phase="prefill", exclude_sources=frozenset({held_out}))
+            rates["supply"] *= held.factor / pcal.factor
         if overhead is not None:      # the floor refitted without the held-out source: it scales 1 / s per token
             rates["overhead"] *= floor / overhead
         rate, bound = online_pace(**rates) if mode == "online" else pace(**rates)
@@ -150,7 +164,7 @@ def phase_area(phase: str) -> list[dict]:
 
 def training_area(rows: list[dict] | None = None) -> list[dict]:
     """Each published run held out with its whole publication: the per-sample overhead floor refitted
-    on the other publications' floor runs, and the band the planner would give (planner/training.py
+    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/training.py
     band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
     from planner.training import band_from_residuals, fit_overhead
@@ -160,7 +174,7 @@ def training_area(rows: list[dict] | None = None) -> list[dict]:
     out = []
     for src in sorted({_source(r) for r in data["rows"]}):
         floor_runs = [by_id[i] for i in data["overhead"]["rows"] if _source(by_id[i]) != src]
-        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None)
+        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None, held_out=src)
         lo, hi = band_from_residuals([math.log(o["measured"] / o["predicted"]) for o in rows if _source(o) != src])
         out += [{"id": r["id"], "source": src, "measured": r["measured"], "predicted": r["predicted"],
                  "low": r["predicted"] * lo, "high": r["predicted"] * hi, "ratio": r["ratio"], "bound": r["bound"]}

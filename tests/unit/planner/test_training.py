@@ -235,3 +235,37 @@ def test_the_training_band_is_the_fit_of_the_published_runs():
     # such a change, write the band `bench/fidelity.py --fit` prints into training_throughput.yaml
     assert rate_band() == (pytest.approx(lo, abs=6e-4), pytest.approx(hi, abs=6e-4)), \
         f"training_throughput.yaml band is {rate_band()}, the published runs give ({lo:.3f}, {hi:.3f})"
+
+
+def test_a_held_out_publication_does_not_calibrate_its_own_runs_capture_supply():
+    # SpecForge's Domino page (SFDOM) publishes both the 1 + 7 H200 run (50.1 samples/s) and the capture
+    # server's rate it rests on (throughput.yaml specforge-q8b-h200-capture, 27,000 tokens/s). Held out, the
+    # run must not be predicted from that rate (27,000 / 550 = 49.09 samples/s, "supply"): the capture
+    # falls back to the roofline (about 32,300 tokens/s = 58.7 samples/s), and the floor refitted on
+    # TorchSpec's run alone, 6 / 23.5 / 1,000 = 2.55319e-4 s per token, binds: 7 / 2.55319e-4 / 550
+    # = 7 x 23.5 x 1,000 / 6 / 550 = 49.848 samples/s
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import fidelity
+    row = next(r for r in fidelity.training_area() if r["id"] == "specforge-domino-h200")
+    assert row["source"] == "SFDOM"
+    assert row["predicted"] == pytest.approx(7 * 23.5 * 1000 / 6 / 550, rel=1e-9)
+    assert row["bound"] == "overhead"
+
+
+def test_the_published_runs_bound_the_training_mfu_only_from_below():
+    # hardware.yaml says the training MFU is the lowest value the runs allow, not a fit: at the preset's
+    # MFU no run is compute-bound, so a higher MFU (0.6) predicts every run the same; just below (0.25)
+    # some run is compute-bound and its prediction drops
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import fidelity
+    from planner.specs import efficiency, efficiency_source
+    mfu = efficiency("training_mfu")
+    at, high, low = (fidelity.training_rows(mfu=m) for m in (mfu, 0.6, mfu - 0.07))
+    assert all(r["bound"] != "compute" for r in at)
+    assert [r["predicted"] for r in at] == [r["predicted"] for r in high]
+    assert any(r["bound"] == "compute" for r in low)
+    assert "not a fit" in efficiency_source("training_mfu")
