@@ -318,6 +318,13 @@ def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight
     return r.decode * (calibration.factor if calibration is not None else 1.0)
 
 
+def sequence(model: ModelSpec, work: Workload, kv_dtype: str) -> tuple[float, float]:
+    """The sequence a TP group must hold beside the weights: its tokens (the longer mean context) and
+    their KV cache and state in bytes."""
+    seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
+    return seq_tokens, model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
+
+
 def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
     """Tensor-parallel groups of `tp` that `gpus` on nodes of `gpus_per_node` hold: a group stays
     within a node when it fits in one (the last node may be partly filled); a larger group spans
@@ -338,8 +345,7 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     in place of the table's prefill rate; it already holds that run's disk writes."""
     warnings: list[Finding] = []
     weights = model.weight_bytes(weight_dtype)
-    seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
-    seq_bytes = model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
+    seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
     tp = tensor_parallel_needed(weights, seq_bytes, gpu)
     if tp is None:
         room = TP_DEGREES[-1] * usable_memory_bytes(gpu)

@@ -58,6 +58,11 @@ def batch_maximum(lengths: np.ndarray, weights: np.ndarray, n: int) -> tuple[flo
     return float(pL.sum()), float(pL @ L)
 
 
+def captured_rows(rows: float, batch_size: int, drop_last: bool) -> float:
+    """The rows a capture writes: with drop_last, floor(rows / batch_size) whole batches."""
+    return math.floor(rows / batch_size) * batch_size if drop_last else rows
+
+
 @functools.lru_cache(maxsize=4096)
 def _unsorted_batch_maximum(lengths: bytes, weights: bytes, n: int) -> tuple[float, float]:
     """batch_maximum on the arrays' bytes: a trim plans the same distributions many times over."""
@@ -77,7 +82,7 @@ def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: in
     mean = float(wL.sum() / total)
     if batch_size <= 1:
         return Padded(rows, mean, float(wL @ L / total), mean)
-    captured = math.floor(rows / batch_size) * batch_size if drop_last else rows
+    captured = captured_rows(rows, batch_size, drop_last)
     if not sort_by_length:
         m1, m2 = _unsorted_batch_maximum(np.ascontiguousarray(L, float).tobytes(),
                                          np.ascontiguousarray(w, float).tobytes(), batch_size)
