@@ -34,7 +34,7 @@ from planner.quality import QualityPlan, payback, quality, reference_tokens
 from planner.transfer import TransferPlan, transfer
 from planner.nodes import NodePlan, node_plan, writing_nodes
 
-__all__ = ["ComponentPlan", "Plan", "plan", "included_mix", "resolved_mix"]
+__all__ = ["ComponentPlan", "Figures", "Plan", "figures", "plan", "included_mix", "resolved_mix"]
 
 class Plan(BaseModel):
     planner_version: str
@@ -197,9 +197,12 @@ def _capture(s: Scenario, r: _Resolved, st: StoragePhase, measured=None) -> tupl
 
 
 @dataclass(frozen=True)
-class _Run:
-    """The phases after storage: capture, transfer, training and their costs."""
+class Figures:
+    """A scenario's phases without the plan around them (no quality, findings or assumptions): what
+    trim's inner steps compare against the budgets, with the names the Plan gives the same figures."""
 
+    scenario: Scenario
+    storage: StoragePhase
     nodes: NodePlan
     ex: ExtractionPlan
     mfu: float
@@ -209,8 +212,45 @@ class _Run:
     recipe: object
     drafter_params: float
 
+    @property
+    def extraction(self) -> ExtractionPlan:
+        return self.ex
 
-def _run(s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, measured=None) -> _Run:
+    @property
+    def cost_usd(self) -> CostPlan:
+        return self.cost
+
+    @property
+    def transfer_hours(self) -> float:
+        return self.tr.hours
+
+    @property
+    def storage_bytes_compressed(self) -> float:
+        return self.storage.compressed
+
+    @property
+    def samples(self) -> float:
+        return self.storage.total.rows
+
+    @property
+    def conversations(self) -> int:
+        return int(self.storage.total.conversations)
+
+    @property
+    def wall_days_offline(self) -> float:
+        return (self.ex.wall_hours + self.nodes.gather_hours + self.tr.hours + self.trn.offline_wall_hours) / 24
+
+
+def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
+    """The phases of `s` from storage to costs: the figures of plan(s), without its quality, findings,
+    assumptions and band."""
+    cat = catalog or (get_catalog() if s.uniform is None else None)
+    r = _resolve(s)
+    eff = _effective(s, r.spec)
+    return _run(s, r, _stored(s, cat, r, eff), eff)
+
+
+def _run(s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, measured=None) -> Figures:
     nodes, ex, mfu = _capture(s, r, st, measured)
     egress = s.transfer.egress_usd_per_gb
     if egress is None:
@@ -248,7 +288,7 @@ def _run(s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, measured=N
     held_hours = (ex.capture_hours or ex.wall_hours) + nodes.gather_hours + tr.hours + trn.offline_wall_hours
     cost = costs(s.costs, ex, trn, tr, ex_gpu=r.ex_gpu, tr_gpu=r.tr_gpu, store=r.store, stored_bytes=st.compressed,
                  timeline_days=held_hours / 24)
-    return _Run(nodes, ex, mfu, tr, trn, cost, recipe, drafter_params)
+    return Figures(s, st, nodes, ex, mfu, tr, trn, cost, recipe, drafter_params)
 
 
 def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
@@ -301,7 +341,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         unpadded_tokens=st.unpadded_tokens, files=st.files, extraction=ex, nodes=nodes, placement=nodes.placement,
         storage_per_node_bytes=nodes.storage_per_node_bytes, gather_hours=nodes.gather_hours,
         transfer_method=tr.method, transfer_hours=tr.hours, training=trn, cost_usd=cost, quality=qual,
-        wall_days_offline=(ex.wall_hours + nodes.gather_hours + tr.hours + trn.offline_wall_hours) / 24,
+        wall_days_offline=run.wall_days_offline,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
         components=comps, warnings=warn.texts, findings=warn.found,
