@@ -8,6 +8,7 @@ warnings to the components they concern and refuses a plan with a figure that is
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -24,9 +25,9 @@ from planner.extraction import (TP_DEGREES, ExtractionPlan, extraction, replicas
 from planner.scenario import Scenario
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, storage_price_presets
-from planner.storage import CaptureLayout, Workload, resolve_layout, workload
-from planner.storage_phase import (ComponentPlan, StoragePhase, components as component_plans, included_mix,
-                                   resolved_mix, storage_phase)
+from planner.storage import ByIdentity, CaptureLayout, Workload, resolve_layout, workload
+from planner.storage_phase import (ComponentPlan, StoragePhase, components as component_plans, default_family_tokens,
+                                   included_mix, resolved_mix, storage_phase)
 from planner.drafter import NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs, row_sums
 from planner.specs import network_efficiency
 from planner.training import TrainingPlan, disaggregated, training
@@ -196,33 +197,13 @@ def _capture(s: Scenario, r: _Resolved, st: StoragePhase, measured=None) -> tupl
     return nodes, ex, mfu
 
 
-@dataclass(frozen=True)
 class Figures:
-    """A scenario's phases without the plan around them (no quality, findings or assumptions): what
-    trim's inner steps compare against the budgets, with the names the Plan gives the same figures."""
+    """A scenario's phases without the plan around them (no quality, findings or assumptions), each
+    worked out when first read: what trim's inner steps compare against the budgets (a storage budget
+    reads the storage phase alone), under the names the Plan gives the same figures."""
 
-    scenario: Scenario
-    storage: StoragePhase
-    nodes: NodePlan
-    ex: ExtractionPlan
-    mfu: float
-    tr: TransferPlan
-    trn: TrainingPlan
-    cost: CostPlan
-    recipe: object
-    drafter_params: float
-
-    @property
-    def extraction(self) -> ExtractionPlan:
-        return self.ex
-
-    @property
-    def cost_usd(self) -> CostPlan:
-        return self.cost
-
-    @property
-    def transfer_hours(self) -> float:
-        return self.tr.hours
+    def __init__(self, s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, measured=None):
+        self.scenario, self.storage, self._r, self._eff, self._measured = s, st, r, eff, measured
 
     @property
     def storage_bytes_compressed(self) -> float:
@@ -236,9 +217,63 @@ class Figures:
     def conversations(self) -> int:
         return int(self.storage.total.conversations)
 
+    @functools.cached_property
+    def _capture(self) -> tuple[NodePlan, ExtractionPlan, float]:
+        return _capture(self.scenario, self._r, self.storage, self._measured)
+
+    @property
+    def nodes(self) -> NodePlan:
+        return self._capture[0]
+
+    @property
+    def extraction(self) -> ExtractionPlan:
+        return self._capture[1]
+
+    @property
+    def mfu(self) -> float:
+        return self._capture[2]
+
+    @functools.cached_property
+    def transfer(self) -> TransferPlan:
+        s = self.scenario
+        egress = s.transfer.egress_usd_per_gb
+        if egress is None:
+            egress = self._r.store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
+        return transfer(self.storage.compressed, s.transfer, egress)
+
+    @property
+    def transfer_hours(self) -> float:
+        return self.transfer.hours
+
+    @functools.cached_property
+    def _training(self) -> tuple[TrainingPlan, object, float]:
+        return _training(self.scenario, self._r, self.storage, self._eff, self.nodes, self.extraction)
+
+    @property
+    def training(self) -> TrainingPlan:
+        return self._training[0]
+
+    @property
+    def recipe(self):
+        return self._training[1]
+
+    @property
+    def drafter_params(self) -> float:
+        return self._training[2]
+
+    @functools.cached_property
+    def cost_usd(self) -> CostPlan:
+        # the states exist from the capture pass's first write to the last training epoch; a capture
+        # that rides along the decode (the fixed mode) writes from the start
+        ex, trn, tr, r = self.extraction, self.training, self.transfer, self._r
+        held_hours = (ex.capture_hours or ex.wall_hours) + self.nodes.gather_hours + tr.hours + trn.offline_wall_hours
+        return costs(self.scenario.costs, ex, trn, tr, ex_gpu=r.ex_gpu, tr_gpu=r.tr_gpu, store=r.store,
+                     stored_bytes=self.storage.compressed, timeline_days=held_hours / 24)
+
     @property
     def wall_days_offline(self) -> float:
-        return (self.ex.wall_hours + self.nodes.gather_hours + self.tr.hours + self.trn.offline_wall_hours) / 24
+        return (self.extraction.wall_hours + self.nodes.gather_hours + self.transfer.hours
+                + self.training.offline_wall_hours) / 24
 
 
 def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
@@ -247,15 +282,15 @@ def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
     cat = catalog or (get_catalog() if s.uniform is None else None)
     r = _resolve(s)
     eff = _effective(s, r.spec)
-    return _run(s, r, _stored(s, cat, r, eff), eff)
+    return Figures(s, r, _stored(s, cat, r, eff), eff)
 
 
-def _run(s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, measured=None) -> Figures:
-    nodes, ex, mfu = _capture(s, r, st, measured)
-    egress = s.transfer.egress_usd_per_gb
-    if egress is None:
-        egress = r.store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
-    tr = transfer(st.compressed, s.transfer, egress)
+_ROW_SUMS = ByIdentity(4096)     # a component's training rows, for the same rows, padding and recipe
+
+
+def _training(s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, nodes: NodePlan,
+              ex: ExtractionPlan) -> tuple[TrainingPlan, object, float]:
+    """The drafter's training on the stored rows: (its plan, the recipe, the drafter's parameters)."""
     recipe = knobs(r.spec, r.model, captured_layers=len(r.layout.layers),
                    draft_layers=s.training.drafter_layers or eff.draft_layers, ttt_steps=s.training.ttt_steps,
                    num_anchors=s.training.num_anchors, block_size=s.training.block_size)
@@ -265,8 +300,10 @@ def _run(s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, measured=N
     rows = NO_ROWS
     for w, u, rl in zip(st.works, st.unpadded, st.row_lengths):
         if u.tokens:
-            rows = rows + row_sums(rl.lengths, rl.weights, rl.supervised, u.conversations, padded_tokens=w.tokens,
-                                   num_anchors=recipe.num_anchors, window=recipe.attention_window)
+            rows = rows + _ROW_SUMS.get((rl,), (u.conversations, w.tokens, recipe.num_anchors, recipe.attention_window),
+                                        lambda: row_sums(rl.lengths, rl.weights, rl.supervised, u.conversations,
+                                                         padded_tokens=w.tokens, num_anchors=recipe.num_anchors,
+                                                         window=recipe.attention_window))
     flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
     trn = training(r.model, r.tr_gpu, s.training, st.total, flops, recipe, drafter_params=drafter_params,
                    prefill_mfu=r.tr_gpu.prefill_mfu, bytes_on_disk=st.compressed,
@@ -283,12 +320,7 @@ def _run(s: Scenario, r: _Resolved, st: StoragePhase, eff: Effective, measured=N
                   capture_gpus_per_node=s.gpus_per_node,
                   max_row_tokens=float(eff.max_seq_len or max((float(x.lengths.max()) for x in st.row_lengths
                                                                 if len(x.lengths)), default=0.0)))
-    # the states exist from the capture pass's first write to the last training epoch; a capture that
-    # rides along the decode (the fixed mode) writes from the start
-    held_hours = (ex.capture_hours or ex.wall_hours) + nodes.gather_hours + tr.hours + trn.offline_wall_hours
-    cost = costs(s.costs, ex, trn, tr, ex_gpu=r.ex_gpu, tr_gpu=r.tr_gpu, store=r.store, stored_bytes=st.compressed,
-                 timeline_days=held_hours / 24)
-    return Figures(s, st, nodes, ex, mfu, tr, trn, cost, recipe, drafter_params)
+    return trn, recipe, drafter_params
 
 
 def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
@@ -301,10 +333,10 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     r = _resolve(s, measured)
     eff = _effective(s, r.spec)
     st = _stored(s, cat, r, eff)
-    run = _run(s, r, st, eff, measured)
-    nodes, ex, tr, cost = run.nodes, run.ex, run.tr, run.cost
+    run = Figures(s, r, st, eff, measured)
+    nodes, ex, tr, cost = run.nodes, run.extraction, run.transfer, run.cost_usd
     # break-even is a figure of the costs, shown beside the training it concerns
-    trn = run.trn.model_copy(update={"breakeven_epochs": cost.breakeven_epochs,
+    trn = run.training.model_copy(update={"breakeven_epochs": cost.breakeven_epochs,
                                      "breakeven_epochs_disaggregated": cost.breakeven_epochs_disaggregated})
     comps = component_plans(st)
     qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff)
@@ -365,10 +397,7 @@ def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] 
         return w
     if w == "mix" or s.uniform is not None or cat is None:
         return None
-    shares: dict[str, float] = {}
-    for cid, rows in cat.default_mix():
-        comp = cat.components[cid]
-        shares[comp.family] = shares.get(comp.family, 0.0) + rows * comp.conversation.mean_tokens()
+    shares = default_family_tokens(cat)
     return shares if sum(shares.values()) > 0 else None
 
 
@@ -437,11 +466,12 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: _Resolved, eff: Ef
             changed = s.model_copy(update=change)
             try:
                 e = _effective(changed, base.spec)
-                q = _run(changed, base, st := _stored(changed, cat, base, e), e)
+                q = Figures(changed, base, _stored(changed, cat, base, e), e)
+                q_stored, q_usd = q.storage_bytes_compressed, q.cost_usd.total_offline
             except PlannerInputError:       # a figure that would not be finite: no fix to offer
                 continue
-            q_stored, q_usd = st.compressed, q.cost.total_offline
-            if not (math.isfinite(q_stored) and math.isfinite(q_usd) and _finite(q.ex, q.nodes, q.trn, q.cost)):
+            if not (math.isfinite(q_stored) and math.isfinite(q_usd)
+                    and _finite(q.extraction, q.nodes, q.training, q.cost_usd)):
                 continue
             tried.append(f"{label}: {q_stored / 1e12:,.1f} TB (from {stored / 1e12:,.1f}), "
                          f"${q_usd:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")

@@ -94,8 +94,25 @@ class RowLengths:
     supervised: np.ndarray
 
 
-_PER_CONVERSATION: dict[tuple, tuple] = {}
-_CACHE_SIZE = 1024
+class ByIdentity:
+    """Results kept per object (by identity, the object held so its id is not reused) and other
+    hashable values: a plan's distributions are the catalog's own objects, kept for its lifetime, so
+    a figure worked out from one is looked up the next time. Emptied when full."""
+
+    def __init__(self, size: int):
+        self.size, self._kept = size, {}
+
+    def get(self, objects: tuple, key: tuple, compute):
+        k = (*map(id, objects), *key)
+        hit = self._kept.get(k)
+        if hit is None or any(a is not b for a, b in zip(hit[0], objects)):
+            if len(self._kept) >= self.size:
+                self._kept.clear()
+            hit = self._kept[k] = (objects, compute())
+        return hit[1]
+
+
+_PER_CONVERSATION = ByIdentity(1024)
 
 
 def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None, unit: str,
@@ -104,15 +121,10 @@ def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None,
     """Token counts for `conversations` rows drawn uniformly from a length distribution: the
     per-conversation figures (cached on the distribution objects, which the catalog keeps for its
     lifetime, and the settings) times the count."""
-    key = (id(conv), id(turn), cap, unit, regenerate, multiplier, scale, overflow)
-    hit = _PER_CONVERSATION.get(key)
-    if hit is None or hit[0] is not conv or hit[1] is not turn:
-        hit = (conv, turn, *_per_conversation(conv, turn, cap=cap, unit=unit, regenerate=regenerate,
-                                              multiplier=multiplier, scale=scale, overflow=overflow))
-        if len(_PER_CONVERSATION) >= _CACHE_SIZE:
-            _PER_CONVERSATION.pop(next(iter(_PER_CONVERSATION)))
-        _PER_CONVERSATION[key] = hit
-    _, _, per, lengths = hit
+    per, lengths = _PER_CONVERSATION.get(
+        (conv, turn), (cap, unit, regenerate, multiplier, scale, overflow),
+        lambda: _per_conversation(conv, turn, cap=cap, unit=unit, regenerate=regenerate, multiplier=multiplier,
+                                  scale=scale, overflow=overflow))
     n = float(conversations)
     return Workload(*(n * x for x in per)), lengths
 

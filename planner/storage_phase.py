@@ -8,6 +8,7 @@ composes it with the later phases, and runs it again at the ends of a sampled pr
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -19,7 +20,7 @@ from planner.findings import Finding, finding
 from planner.layouts import Effective, LayoutSpec, files_and_overhead
 from planner.padding import captured_rows, padded
 from planner.scenario import MixItem, Scenario
-from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, workload
+from planner.storage import NO_WORK, ByIdentity, CaptureLayout, RowLengths, Workload, workload
 
 
 class ComponentPlan(BaseModel):
@@ -41,10 +42,35 @@ class ComponentPlan(BaseModel):
     notes: list[str] = []       # the warnings that concern this component (overlap, licence, cap, rows)
 
 
+# Per open catalog (read-only, kept for its lifetime): what the plan reads of it on every call,
+# worked out once: its default mix as items, and each component's identity, lengths and band.
+_BY_CATALOG: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _of_catalog(cat: StatsCatalog) -> dict:
+    got = _BY_CATALOG.get(cat)
+    if got is None:
+        got = _BY_CATALOG[cat] = {"default_mix": tuple(MixItem(id=i, rows=r) for i, r in cat.default_mix()),
+                                  "rows": {}}
+    return got
+
+
+def default_family_tokens(cat: StatsCatalog) -> dict[str, float]:
+    """The catalog's default mix in tokens per family (each component's rows x its measured mean tokens)."""
+    got = _of_catalog(cat)
+    if "family_tokens" not in got:
+        shares: dict[str, float] = {}
+        for cid, rows in cat.default_mix():
+            comp = cat.components[cid]
+            shares[comp.family] = shares.get(comp.family, 0.0) + rows * comp.conversation.mean_tokens()
+        got["family_tokens"] = shares
+    return dict(got["family_tokens"])
+
+
 def resolved_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
     """The scenario's components: its own list, or the catalog's default mix when it gives none
     (unchecked ones included)."""
-    return list(s.mix) if s.mix is not None else [MixItem(id=i, rows=r) for i, r in cat.default_mix()]
+    return list(s.mix) if s.mix is not None else [m.model_copy() for m in _of_catalog(cat)["default_mix"]]
 
 
 def included_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
@@ -75,19 +101,24 @@ def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
         return [MixRow("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
                        conv, fan_out(conv))]
     out = []
-    for i, item in enumerate(resolved_mix(s, cat)):
+    known = _of_catalog(cat)["rows"]
+    for i, item in enumerate(s.mix if s.mix is not None else _of_catalog(cat)["default_mix"]):
         if not item.include:
             continue
-        comp = cat.components.get(item.id)
-        if comp is None:
-            raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
-        conv, turn = comp.conversation, comp.turn
+        row = known.get(item.id)
+        if row is None:
+            comp = cat.components.get(item.id)
+            if comp is None:
+                raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
+            row = known[item.id] = MixRow(item.id, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"),
+                                          0, comp.conversation, comp.turn,
+                                          band_of(comp.sampled, comp.conversation, comp.turn))
+        conv, turn = row.conv, row.turn
         if item.selection == "shortest" and item.rows:
             # the n shortest rows of all that exist: a truncated distribution, fanned out again
-            conv = shortest(conv, min(1.0, item.rows / max(comp.rows_available, 1)))
+            conv = shortest(conv, min(1.0, item.rows / max(cat.components[item.id].rows_available, 1)))
             turn = fan_out(conv)
-        out.append(MixRow(item.id, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"), item.rows,
-                          conv, turn, band_of(comp.sampled, comp.conversation, comp.turn)))
+        out.append(MixRow(row.id, row.name, row.family, row.origin, row.tokens_tag, item.rows, conv, turn, row.band))
     return out
 
 
@@ -207,11 +238,23 @@ def padded_works(works: list[Workload], lengths: list[RowLengths], eff: Effectiv
         if not w.rows or not r.weights.sum():
             out.append(w)
             continue
-        p = padded(r.lengths, r.weights, w.rows, n, sort_by_length=eff.sort_by_length, drop_last=False)
+        per_row, sq_per_row = _padded_per_row(r, w.rows, n, eff.sort_by_length)
         rows = w.rows * kept
-        out.append(Workload(w.conversations, rows, rows * p.tokens_per_row, w.uncapped_tokens, w.output_tokens,
-                            rows * p.tokens_sq_per_row, w.decode_ctx_sum, w.conversation_tokens * kept))
+        out.append(Workload(w.conversations, rows, rows * per_row, w.uncapped_tokens, w.output_tokens,
+                            rows * sq_per_row, w.decode_ctx_sum, w.conversation_tokens * kept))
     return out
+
+
+_PADDED = ByIdentity(4096)
+
+
+def _padded_per_row(r: RowLengths, rows: float, n: int, sort_by_length: bool) -> tuple[float, float]:
+    """padded()'s tokens per row and their square, kept per length distribution (the RowLengths
+    that storage.workload keeps), batch size and, for sorted batches, row count."""
+    def compute():
+        p = padded(r.lengths, r.weights, rows, n, sort_by_length=sort_by_length, drop_last=False)
+        return p.tokens_per_row, p.tokens_sq_per_row
+    return _PADDED.get((r,), (n, sort_by_length, rows if sort_by_length else None), compute)
 
 
 def _padding_findings(spec: LayoutSpec, eff: Effective, tokens: float, unpadded_tokens: float, rows: float,
