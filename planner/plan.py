@@ -170,8 +170,10 @@ def _effective(s: Scenario, spec: LayoutSpec) -> Effective:
                      sort_by_length=s.sort_by_length)
 
 
-def _stored(s: Scenario, cat: StatsCatalog | None, r: _Resolved, eff: Effective, end: int | None = None) -> StoragePhase:
-    return storage_phase(s, cat, r.layout, r.spec, eff, r.model.hidden_size, r.model.vocab_size, end=end)
+def _stored(s: Scenario, cat: StatsCatalog | None, r: _Resolved, eff: Effective, end: int | None = None,
+            same_rows: StoragePhase | None = None) -> StoragePhase:
+    return storage_phase(s, cat, r.layout, r.spec, eff, r.model.hidden_size, r.model.vocab_size, end=end,
+                         same_rows=same_rows)
 
 
 def _writers(s: Scenario, r: _Resolved, total: Workload) -> int:
@@ -347,7 +349,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     sampled = st.sampled(eff.unit) if band else []
     ends: list[StoragePhase] = []
     if band:
-        _lossless_fixes(s, cat, r, eff, st.compressed, cost, warn.found, measured)
+        _lossless_fixes(s, cat, r, eff, st, cost, warn.found, measured)
         if sampled:   # the band: storage and extraction again at each end of the sampled intervals
             ends = [_stored(s, cat, r, eff, end) for end in (0, 1)]
             low, high = (_capture(s, r, e, measured)[1].wall_hours for e in ends)
@@ -446,7 +448,7 @@ def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
 STORAGE_BLOCKERS = ("disk-capacity", "training-disk-capacity", "shared-capacity")
 
 
-def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: _Resolved, eff: Effective, stored: float,
+def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: _Resolved, eff: Effective, st: StoragePhase,
                     cost: CostPlan, found: list[Finding], measured=None) -> None:
     """A blocking finding about where the bytes fit names the fixes that drop no row first, each with
     its effect on the real plan: no batch padding (a capture batch of 1, or length-sorted batches),
@@ -456,6 +458,7 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: _Resolved, eff: Ef
     blockers = [f for f in found if f.code in STORAGE_BLOCKERS]
     if not blockers:
         return
+    stored = st.compressed
     tried: list[str] = []
     if eff.padding == "batch":
         options = [("a capture batch of 1", {"capture_batch_size": 1})]
@@ -466,7 +469,8 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: _Resolved, eff: Ef
             changed = s.model_copy(update=change)
             try:
                 e = _effective(changed, base.spec)
-                q = Figures(changed, base, _stored(changed, cat, base, e), e)
+                # the capture batches change, not the rows: st's rows and lengths are taken as they are
+                q = Figures(changed, base, _stored(changed, cat, base, e, same_rows=st), e)
                 q_stored, q_usd = q.storage_bytes_compressed, q.cost_usd.total_offline
             except PlannerInputError:       # a figure that would not be finite: no fix to offer
                 continue

@@ -159,16 +159,22 @@ class StoragePhase:
 
 
 def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, spec: LayoutSpec, eff: Effective,
-                  hidden_size: int, vocab_size: int, *, end: int | None = None) -> StoragePhase:
+                  hidden_size: int, vocab_size: int, *, end: int | None = None,
+                  same_rows: StoragePhase | None = None) -> StoragePhase:
     """The storage of `s`'s mix in `layout`; `end` (0 low, 1 high) scales each sampled component's
-    lengths to that end of its 95% interval (all at the same end together: a conservative band)."""
-    mix = mix_rows(s, cat)
-    pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
-                      multiplier=s.response_multiplier, overflow=eff.overflow,
-                      scale=s.length_scale * (m.band[eff.unit][end] if end is not None and m.band
-                                              and eff.unit in m.band else 1.0)) for m in mix]
-    unpadded = [w for w, _ in pairs]
-    row_lengths = [r for _, r in pairs]
+    lengths to that end of its 95% interval (all at the same end together: a conservative band).
+    `same_rows`: a storage phase of the same mix, unit, cap and lengths (only the capture batches
+    differ), whose rows are taken as they are."""
+    if same_rows is not None:
+        mix, unpadded, row_lengths = same_rows.mix, same_rows.unpadded, same_rows.row_lengths
+    else:
+        mix = mix_rows(s, cat)
+        pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
+                          multiplier=s.response_multiplier, overflow=eff.overflow,
+                          scale=s.length_scale * (m.band[eff.unit][end] if end is not None and m.band
+                                                  and eff.unit in m.band else 1.0)) for m in mix]
+        unpadded = [w for w, _ in pairs]
+        row_lengths = [r for _, r in pairs]
     works = padded_works(unpadded, row_lengths, eff)
     total = sum(works, NO_WORK)
     data = sum(w.tokens for w in works) * layout.bytes_per_token
