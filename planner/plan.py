@@ -343,7 +343,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     comps = component_plans(st)
     qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff)
     warn = _Warnings()
-    for f in st.findings + nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
+    for f in st.findings() + nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
     _plan_warnings(s, cat, r.layout, st.files, st.compressed, comps, warn)
     sampled = st.sampled(eff.unit) if band else []

@@ -2,6 +2,7 @@
 counts after sequence caps, per-turn fan-out and regenerated response lengths."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,7 +106,7 @@ class ByIdentity:
     def get(self, objects: tuple, key: tuple, compute):
         k = (*map(id, objects), *key)
         hit = self._kept.get(k)
-        if hit is None or any(a is not b for a, b in zip(hit[0], objects)):
+        if hit is None or not all(map(operator.is_, hit[0], objects)):
             if len(self._kept) >= self.size:
                 self._kept.clear()
             hit = self._kept[k] = (objects, compute())
@@ -126,7 +127,7 @@ def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None,
         lambda: _per_conversation(conv, turn, cap=cap, unit=unit, regenerate=regenerate, multiplier=multiplier,
                                   scale=scale, overflow=overflow))
     n = float(conversations)
-    return Workload(*(n * x for x in per)), lengths
+    return Workload(*[n * x for x in per]), lengths
 
 
 def _per_conversation(conv: Atoms, turn: Atoms, *, cap: int | None, unit: str, regenerate: bool,

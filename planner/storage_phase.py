@@ -151,11 +151,20 @@ class StoragePhase:
     storage_bytes: float
     compressed: float
     unpadded_tokens: float
-    findings: list[Finding]         # rows over what exists, the cap's cuts, padding, drop_last
+    eff: Effective
+    spec: LayoutSpec
+    cat: StatsCatalog | None
 
     def sampled(self, unit: str) -> list[str]:
         """The components whose lengths come from a sample (and have rows)."""
         return [m.id for m in self.mix if m.band and m.rows and unit in m.band]
+
+    def findings(self) -> list[Finding]:
+        """Rows over what exists, the cap's cuts, padding and drop_last (worked out when asked: a trim's
+        steps do not read them)."""
+        return _component_findings(self.eff, self.cat, self.mix, self.unpadded) + _padding_findings(
+            self.spec, self.eff, self.total.tokens, self.unpadded_tokens, self.total.rows,
+            sum(u.rows for u in self.unpadded))
 
 
 def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, spec: LayoutSpec, eff: Effective,
@@ -183,10 +192,8 @@ def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, 
     sizes = [w.tokens * layout.bytes_per_token + (overhead * w.rows / rows if rows else 0.0) for w in works]
     storage_bytes = sum(sizes)
     unpadded_tokens = sum(u.tokens for u in unpadded)
-    found = _component_findings(eff, cat, mix, unpadded)
-    found += _padding_findings(spec, eff, total.tokens, unpadded_tokens, total.rows, sum(u.rows for u in unpadded))
     return StoragePhase(mix, unpadded, row_lengths, works, total, files, overhead, sizes, storage_bytes,
-                        storage_bytes / s.compression, unpadded_tokens, found)
+                        storage_bytes / s.compression, unpadded_tokens, eff, spec, cat)
 
 
 def _truncated(u: Workload) -> float:

@@ -513,8 +513,21 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
         for i, r in rows.items():
             out[fam[i]] = out.get(fam[i], 0.0) + r * per_row[i]
         return out
+    members: dict[str, list[str]] = {}
+    for i in x:
+        members.setdefault(fam[i], []).append(i)
+
+    def tokens_with(now: dict[str, float], i: str, n: int) -> dict[str, float]:
+        """tokens(x with n more rows of i), to the bit: only i's family is summed again, in the same order."""
+        out, f = dict(now), fam[i]
+        total = 0.0
+        for j in members[f]:
+            total = total + (x[j] + n * (j == i)) * per_row[j]
+        out[f] = total
+        return out
     step = {i: max(1, -(-upper[i] // QUALITY_STEPS)) for i in upper}
-    current = tau(tokens(x))
+    now = tokens(x)
+    current = tau(now)
     while True:
         best, best_gain = None, 0.0
         for i in upper:
@@ -524,7 +537,7 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
             use = [a[i][k] * n for k in range(len(limits))]
             if any(u > r * (1 + 1e-12) for u, r in zip(use, room)):
                 continue
-            gain = tau(tokens(dict(x, **{i: x[i] + n}))) - current
+            gain = tau(tokens_with(now, i, n)) - current
             cost = max(u / lim for u, (_, lim, _) in zip(use, limits))
             score = gain / cost if cost > 0 else math.inf
             if best is None or score > best_gain:
@@ -534,5 +547,6 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
         i, n, use = best
         x[i] += n
         room = [r - u for r, u in zip(room, use)]
-        current = tau(tokens(x))
+        now = tokens(x)
+        current = tau(now)
     return _fit_down(x, floor, run, fits)
