@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.distributions import Atoms
-from planner.layouts import LayoutSpec, bytes_per_token, capture_layers
+from planner.layouts import Bytes, LayoutSpec, bytes_per_token, capture_layers
 from planner.specs import ModelSpec
 
 
@@ -36,8 +36,9 @@ class CaptureLayout:
     def bytes_per_token(self) -> int:
         if self.measured_file_bytes_per_token is not None:
             return self.measured_file_bytes_per_token + self.sidecar_bytes_per_token
-        return (self.hidden_state_bytes_per_token + self.scale_bytes_per_token + self.token_id_bytes
-                + self.loss_mask_bytes + self.vocab_bytes_per_token + self.sidecar_bytes_per_token)
+        return Bytes(hidden=self.hidden_state_bytes_per_token, scales=self.scale_bytes_per_token,
+                     ids_and_masks=self.token_id_bytes + self.loss_mask_bytes, vocab=self.vocab_bytes_per_token,
+                     sidecar=self.sidecar_bytes_per_token).per_token
 
 
 def resolve_layout(spec: LayoutSpec, model: ModelSpec, layers: list[int] | None, layer_count: int | None,

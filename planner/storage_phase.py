@@ -186,10 +186,11 @@ def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, 
         row_lengths = [r for _, r in pairs]
     works = padded_works(unpadded, row_lengths, eff)
     total = sum(works, NO_WORK)
-    data = sum(w.tokens for w in works) * layout.bytes_per_token
+    per_token = layout.bytes_per_token
+    data = sum(w.tokens for w in works) * per_token
     files, overhead = files_and_overhead(spec, total.rows, data, hidden_size, vocab_size)
     rows = sum(w.rows for w in works)
-    sizes = [w.tokens * layout.bytes_per_token + (overhead * w.rows / rows if rows else 0.0) for w in works]
+    sizes = [w.tokens * per_token + (overhead * w.rows / rows if rows else 0.0) for w in works]
     storage_bytes = sum(sizes)
     unpadded_tokens = sum(u.tokens for u in unpadded)
     return StoragePhase(mix, unpadded, row_lengths, works, total, files, overhead, sizes, storage_bytes,
