@@ -22,10 +22,12 @@ import math
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.errors import PlannerInputError
+from planner.headlines import HEADLINES
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
 from planner.plan import Figures, Plan, figures, plan, resolved_mix
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.units import TB, TiB
 
 QUALITY_STEPS = 64
 BISECT_STEPS = 48
@@ -56,9 +58,9 @@ class Budget(BaseModel):
         """(budget name, limit in the metric's own unit, label)."""
         out = []
         if self.storage_tb is not None:
-            out.append(("storage_tb", self.storage_tb * 1e12, f"{self.storage_tb:g} TB of storage"))
+            out.append(("storage_tb", self.storage_tb * TB, f"{self.storage_tb:g} TB of storage"))
         if self.storage_tib is not None:
-            out.append(("storage_tib", self.storage_tib * 2**40, f"{self.storage_tib:g} TiB of storage"))
+            out.append(("storage_tib", self.storage_tib * TiB, f"{self.storage_tib:g} TiB of storage"))
         if self.gpu_days is not None:
             out.append(("gpu_days", self.gpu_days, f"{self.gpu_days:g} extraction GPU-days"))
         if self.transfer_hours is not None:
@@ -70,30 +72,22 @@ class Budget(BaseModel):
         return out
 
 
+# each budget and the headline figure it limits (planner/headlines.py); storage in TB or TiB of its bytes
+BUDGET_HEADLINE = {"storage_tb": "storage", "storage_tib": "storage", "gpu_days": "gpu_days",
+                   "transfer_hours": "transfer_hours", "usd": "usd", "days": "days"}
+STORAGE_UNIT = {"storage_tb": ("TB", TB), "storage_tib": ("TiB", TiB)}
+
+
 def metric(p: Plan | Figures, name: str) -> float:
-    if name in ("storage_tb", "storage_tib"):
-        return p.storage_bytes_compressed
-    if name == "gpu_days":
-        return p.extraction.gpu_hours / 24
-    if name == "transfer_hours":
-        return p.transfer_hours
-    if name == "usd":
-        return p.cost_usd.total_offline
-    if name == "days":
-        return p.wall_days_offline
-    raise KeyError(name)
+    return HEADLINES[BUDGET_HEADLINE[name]].get(p)
 
 
 def _fmt(name: str, value: float) -> str:
-    if name in ("storage_tb", "storage_tib") and value < 1e10:
-        return f"{value:,.0f} bytes"
-    if name == "storage_tb":
-        return f"{value / 1e12:,.2f} TB"
-    if name == "storage_tib":
-        return f"{value / 2**40:,.2f} TiB"
-    if name == "usd":
-        return f"${value:,.0f}"
-    return f"{value:,.2f} {'GPU-days' if name == 'gpu_days' else 'h' if name == 'transfer_hours' else 'days'}"
+    if name in STORAGE_UNIT:
+        unit, size = STORAGE_UNIT[name]
+        return f"{value:,.0f} bytes" if value < 1e10 else f"{value / size:,.2f} {unit}"
+    h = HEADLINES[BUDGET_HEADLINE[name]]
+    return f"${value:,.0f}" if h.unit == "$" else f"{value:,.2f} {h.unit}"
 
 
 class BudgetUse(BaseModel):
