@@ -27,7 +27,8 @@ from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.scenario import Throughput
 from planner.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
-from planner.storage import ByIdentity, Workload
+from planner.memo import ByIdentity
+from planner.storage import Workload
 from planner.units import hours_at
 
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)

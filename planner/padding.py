@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.memo import ByIdentity
+
 
 @dataclass(frozen=True)
 class Padded:
@@ -37,7 +39,16 @@ class Padded:
 # batches of 16 lists 15,600 tops a component, which took most of a plan's time.
 MAX_BATCH_ARRAY = 256
 
+_SORTED = ByIdentity(4096)
+
+
 def _sorted_atoms(lengths: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The atoms sorted by length and their cumulative probabilities, kept per pair of arrays (a
+    plan's arrays are the ones storage.workload keeps; the result is never written to)."""
+    return _SORTED.get((lengths, weights), (), lambda: _sort(lengths, weights))
+
+
+def _sort(lengths: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(lengths, kind="stable")
     L = np.asarray(lengths, float)[order]
     F = np.cumsum(np.asarray(weights, float)[order])

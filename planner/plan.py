@@ -25,7 +25,8 @@ from planner.extraction import (TP_DEGREES, ExtractionPlan, extraction, replicas
 from planner.scenario import Scenario
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, storage_price_presets
-from planner.storage import ByIdentity, CaptureLayout, Workload, resolve_layout, workload
+from planner.memo import ByIdentity
+from planner.storage import CaptureLayout, Workload, resolve_layout, workload
 from planner.storage_phase import (ComponentPlan, StoragePhase, components as component_plans, default_family_tokens,
                                    included_mix, resolved_mix, storage_phase)
 from planner.drafter import NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs, row_sums

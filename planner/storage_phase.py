@@ -20,7 +20,8 @@ from planner.findings import Finding, finding
 from planner.layouts import Effective, LayoutSpec, files_and_overhead
 from planner.padding import captured_rows, padded
 from planner.scenario import MixItem, Scenario
-from planner.storage import NO_WORK, ByIdentity, CaptureLayout, RowLengths, Workload, workload
+from planner.memo import ByIdentity
+from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, workload
 
 
 class ComponentPlan(BaseModel):
