@@ -203,15 +203,16 @@ def _truncated(u: Workload) -> float:
 
 
 def components(st: StoragePhase) -> list[ComponentPlan]:
-    """Storage per component with its shares (ComponentPlan, the plan's rows)."""
+    """Storage per component with its shares (ComponentPlan, the plan's rows), built without a second
+    validation: every field is the storage phase's own float, int or str."""
     tot_rows = sum(m.rows for m in st.mix) or 1
-    return [ComponentPlan(
+    return [ComponentPlan.model_construct(
         id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
         tokens=w.tokens, training_tokens=w.conversation_tokens, truncated_share=max(0.0, _truncated(u)),
         output_tokens=w.output_tokens,
         storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
         share_of_bytes=nbytes / st.storage_bytes if st.storage_bytes else 0.0,
-        mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag)
+        mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag, notes=[])
         for m, w, u, nbytes in zip(st.mix, st.works, st.unpadded, st.sizes)]
 
 
