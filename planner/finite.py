@@ -38,6 +38,8 @@ def refuse_non_finite(p: Plan) -> None:
     parts: list[tuple[str, BaseModel]] = [("", p)]
     parts += [(f"{name}.", v) for name, v in p.__dict__.items() if isinstance(v, BaseModel) and name != "scenario"]
     parts += [(f"components[{i}].", c) for i, c in enumerate(p.components)]
+    if all_finite(*(obj for _, obj in parts)):
+        return
     for prefix, obj in parts:
         floats = [(name, v) for name, v in obj.__dict__.items() if v.__class__ is float]
         if all(map(math.isfinite, (v for _, v in floats))):
@@ -49,7 +51,10 @@ def refuse_non_finite(p: Plan) -> None:
 
 
 def all_finite(*models: BaseModel) -> bool:
-    return all(math.isfinite(v) for m in models for v in m.__dict__.values() if v.__class__ is float)
+    """Every float field of `models` is finite. Their sum is finite when they are (an inf or a nan
+    carries through a sum); a sum that overflows (finite values near 1e308) is checked one by one."""
+    values = [v for m in models for v in m.__dict__.values() if v.__class__ is float]
+    return math.isfinite(sum(values)) or all(map(math.isfinite, values))
 
 
 def is_finite_plan(p: Plan) -> bool:
