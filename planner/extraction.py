@@ -336,7 +336,7 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
     return full * (gpus_per_node // tp) + rest // tp
 
 
-# calibrate() per model (the object), GPU, dtype, lengths and phase: the same plan, planned again, asks again
+# calibrate() per model and GPU (the objects), dtype, lengths and phase: the same plan, planned again, asks again
 _CALIBRATIONS = ByIdentity(1024)
 
 
@@ -404,7 +404,8 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
         prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
         if t.mode == "calibrated":
-            pcal, dcal = (_CALIBRATIONS.get((model,), (gpu.id, weight_dtype, max(isl, 1.0), osl, phase), lambda ph=phase:
+            # every argument of calibrate() is in the key (the model and GPU by identity)
+            pcal, dcal = (_CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, phase), lambda ph=phase:
                           calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase=ph))
                           for phase in ("prefill", "decode"))
             prefill_tps *= pcal.factor
