@@ -203,6 +203,24 @@ def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
 
 
 _ROW_SUMS = ByIdentity(4096)     # a component's training rows, for the same rows, padding and recipe
+_MIX_ROW_SUMS = ByIdentity(1024)   # the whole mix's, summed in the mix's order
+
+
+def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None):
+    """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order)."""
+    def per_component(w: Workload, u: Workload, rl):
+        return _ROW_SUMS.get((rl,), (u.conversations, w.tokens, num_anchors, window),
+                             lambda: row_sums(rl.lengths, rl.weights, rl.supervised, u.conversations,
+                                              padded_tokens=w.tokens, num_anchors=num_anchors, window=window))
+
+    def compute():
+        rows = NO_ROWS
+        for w, u, rl in zip(st.works, st.unpadded, st.row_lengths):
+            if u.tokens:
+                rows = rows + per_component(w, u, rl)
+        return rows
+    key = (*(u.conversations for u in st.unpadded), *(w.tokens for w in st.works), num_anchors, window)
+    return _MIX_ROW_SUMS.get(tuple(st.row_lengths), key, compute)
 
 
 def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes: NodePlan,
@@ -214,13 +232,7 @@ def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes:
     shape = drafter_shape(r.model)
     estimate = estimated_drafter_params(shape, recipe)
     drafter_params = s.training.drafter_params or estimate
-    rows = NO_ROWS
-    for w, u, rl in zip(st.works, st.unpadded, st.row_lengths):
-        if u.tokens:
-            rows = rows + _ROW_SUMS.get((rl,), (u.conversations, w.tokens, recipe.num_anchors, recipe.attention_window),
-                                        lambda: row_sums(rl.lengths, rl.weights, rl.supervised, u.conversations,
-                                                         padded_tokens=w.tokens, num_anchors=recipe.num_anchors,
-                                                         window=recipe.attention_window))
+    rows = _mix_row_sums(st, recipe.num_anchors, recipe.attention_window)
     flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
     trn = training(r.model, r.tr_gpu, s.training, st.total, flops, recipe, drafter_params=drafter_params,
                    prefill_mfu=r.tr_gpu.prefill_mfu, bytes_on_disk=st.compressed,
