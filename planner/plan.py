@@ -234,8 +234,9 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
     its effect on the real plan: no batch padding (a capture batch of 1, or length-sorted batches),
     then the nodes that spread the bytes; the finding's own fix (trim, fp8, fewer layers) follows.
     Each fix's figures are the phases run again on the changed scenario (storage to costs; the
-    tables' figures, not a run's measured ones)."""
-    blockers = [f for f in found if f.code in STORAGE_BLOCKERS]
+    tables' figures, not a run's measured ones). A blocking finding in `found` is replaced by a copy
+    with its fix: the phase's own finding stays as the phase made it."""
+    blockers = [i for i, f in enumerate(found) if f.code in STORAGE_BLOCKERS]
     if not blockers:
         return
     on_disk = st.compressed
@@ -259,8 +260,8 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
                 continue
             tried.append(f"{label}: {q_stored / 1e12:,.1f} TB (from {on_disk / 1e12:,.1f}), "
                          f"${q_usd:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
-    for f in blockers:
-        extra = list(tried)
+    for i in blockers:
+        f, extra = found[i], list(tried)
         cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
         if cap:
             need = math.ceil(on_disk / (cap * 1e12))
@@ -269,7 +270,8 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
             extra.append(f"{need} {where} nodes ({need * per} GPUs): {on_disk / need / 1e12:,.2f} TB on each "
                          f"{cap:g} TB disk")
         if extra:
-            f.fix = "lossless first: " + "; ".join(extra) + (f". Otherwise: {f.fix}" if f.fix else "")
+            found[i] = f.model_copy(update={"fix": "lossless first: " + "; ".join(extra)
+                                           + (f". Otherwise: {f.fix}" if f.fix else "")})
 
 
 def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,

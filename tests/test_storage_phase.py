@@ -74,3 +74,7 @@ def test_composing_writes_into_no_phase_result():
     assert p.training.breakeven_epochs == p.cost_usd.breakeven_epochs
     assert f.training.breakeven_epochs is None
     assert f.training is not p.training
+    # the plan's disk-capacity finding carries the lossless fixes; the nodes phase's own does not
+    mine = next(x for x in p.findings if x.code == "disk-capacity")
+    theirs = next(x for x in p.nodes.warnings if x.code == "disk-capacity")
+    assert mine.fix.startswith("lossless first: ") and not theirs.fix.startswith("lossless first")
