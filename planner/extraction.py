@@ -27,6 +27,7 @@ from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.scenario import Throughput
 from planner.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
+from planner.memo import ByIdentity
 from planner.storage import Workload
 from planner.units import hours_at
 
@@ -404,6 +405,13 @@ def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight
     return r.decode * (calibration.factor if calibration is not None else 1.0)
 
 
+def sequence(model: ModelSpec, work: Workload, kv_dtype: str) -> tuple[float, float]:
+    """The sequence a TP group must hold beside the weights: its tokens (the longer mean context) and
+    their KV cache and state in bytes."""
+    seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
+    return seq_tokens, model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
+
+
 def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
     """Tensor-parallel groups of `tp` that `gpus` on nodes of `gpus_per_node` hold: a group stays
     within a node when it fits in one (the last node may be partly filled); a larger group spans
@@ -412,6 +420,10 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
         return gpus // tp
     full, rest = divmod(gpus, gpus_per_node)
     return full * (gpus_per_node // tp) + rest // tp
+
+
+# calibrate() per model and GPU (the objects), dtype, lengths and phase: the same plan, planned again, asks again
+_CALIBRATIONS = ByIdentity(1024)
 
 
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
@@ -424,8 +436,7 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     in place of the table's prefill rate; it already holds that run's disk writes."""
     warnings: list[Finding] = []
     weights = model.weight_bytes(weight_dtype)
-    seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
-    seq_bytes = model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
+    seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
     tp = tensor_parallel_needed(weights, seq_bytes, gpu)
     if tp is None:
         room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
@@ -479,9 +490,13 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
         prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
         if t.mode == "calibrated":
-            pcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="prefill")
-            dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="decode",
-                             regime=decode_bound)
+            # every argument of calibrate() is in the key (the model and GPU by identity)
+            pcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "prefill", None), lambda:
+                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
+                                               phase="prefill"))
+            dcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "decode", decode_bound), lambda:
+                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
+                                               phase="decode", regime=decode_bound))
             prefill_tps *= pcal.factor
             decode_tps *= dcal.factor
             for c in (pcal, dcal):

@@ -1,8 +1,10 @@
 """plan(scenario) -> Plan: the one call the app, the CLI and the tests go through.
 
-It resolves the presets, runs the phases (storage, extraction, transfer, training, costs), each of
-which returns its own model, attaches warnings to the components they concern and refuses a plan
-with a figure that is not finite.
+It composes the phases (planner/phases.py: presets, storage in planner/storage_phase.py, capture on
+the nodes, transfer, training, costs) with quality, findings and assumptions. Figures that join two
+phases (break-even, the sampled band, the lossless fixes) are worked out here, where the phases meet;
+no phase changes another's result. It attaches warnings to the components they concern and refuses a
+plan with a figure that is not finite (planner/finite.py).
 """
 from __future__ import annotations
 
@@ -14,42 +16,23 @@ from pydantic import BaseModel
 from planner._version import __version__
 from planner.assumptions import Assumption, AssumptionContext, assumptions
 from planner.catalog.stats import StatsCatalog, get_catalog
-from planner.costs import CostPlan, costs, storage_preset_id
-from planner.distributions import Atoms, fan_out, point_mass, shortest
+from planner.costs import CostPlan
 from planner.errors import PlannerInputError
+from planner.extraction import TP_DEGREES, ExtractionPlan, serving_decode_rate
+from planner.finite import all_finite, is_finite_plan, refuse_non_finite
 from planner.findings import Finding, finding
-from planner.extraction import TP_DEGREES, ExtractionPlan, extraction, serving_decode_rate
-from planner.scenario import MixItem, Scenario
-from planner.layouts import Effective, LayoutSpec, effective, files_and_overhead, layout_presets
-from planner.padding import padded
-from planner.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, storage_price_presets
-from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, resolve_layout, workload
-from planner.drafter import NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs, row_sums
-from planner.specs import network_efficiency
-from planner.training import TrainingPlan, disaggregated, training
+from planner.layouts import Effective, LayoutSpec
+from planner.nodes import NodePlan
+from planner.phases import Figures, Resolved, capture, figures, in_force, resolve, resolve_gpu, stored
 from planner.quality import QualityPlan, payback, quality, reference_tokens
-from planner.transfer import transfer
-from planner.nodes import NodePlan, node_plan, writing_nodes
+from planner.scenario import Scenario
+from planner.specs import GPUSpec, ModelSpec
+from planner.storage import CaptureLayout, workload
+from planner.storage_phase import (ComponentPlan, StoragePhase, components as component_plans, default_family_tokens,
+                                   included_mix, resolved_mix)
+from planner.training import TrainingPlan
 
-class ComponentPlan(BaseModel):
-    id: str
-    name: str
-    family: str
-    origin: str
-    rows: int                   # conversations selected
-    training_rows: float        # rows after fan-out (files written)
-    tokens: float               # stored tokens
-    training_tokens: float = 0.0   # each conversation's tokens once, after the cap (the quality model's data)
-    truncated_share: float      # share of tokens cut by the sequence cap
-    output_tokens: float
-    storage_bytes: float
-    share_of_rows: float
-    share_of_bytes: float
-    mean_tokens: float
-    tokens_tag: str
-    notes: list[str] = []       # the warnings that concern this component (overlap, licence, cap, rows)
-
-
+__all__ = ["ComponentPlan", "Figures", "Plan", "figures", "included_mix", "is_finite_plan", "plan", "resolved_mix"]
 
 class Plan(BaseModel):
     planner_version: str
@@ -104,98 +87,6 @@ class Plan(BaseModel):
     assumptions: list[Assumption]
 
 
-def resolve_model(s: Scenario) -> ModelSpec:
-    if s.model == "custom":
-        if s.custom_model is None:
-            raise PlannerInputError("model", "custom", "a custom model needs custom_model (hidden size, layers, heads ...)")
-        return s.custom_model
-    models = model_presets()
-    if s.model not in models:
-        raise PlannerInputError("model", s.model, f"known models: {', '.join(models)} or custom")
-    return models[s.model]
-
-
-def resolve_gpu(field: str, gpu_id: str, custom: GPUSpec | None) -> GPUSpec:
-    if gpu_id == "custom":
-        if custom is None:
-            raise PlannerInputError(field, "custom", "a custom GPU needs custom_gpu (memory, bandwidth, TFLOPS)")
-        return custom
-    gpus = gpu_presets()
-    if gpu_id not in gpus:
-        raise PlannerInputError(field, gpu_id, f"known GPUs: {', '.join(gpus)} or custom")
-    return gpus[gpu_id]
-
-
-def _lookup(table: dict, field: str, key: str) -> dict:
-    if key not in table:
-        raise PlannerInputError(field, key, f"known: {', '.join(table)}")
-    return table[key]
-
-
-def resolved_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
-    """The scenario's components: its own list, or the catalog's default mix when it gives none
-    (unchecked ones included)."""
-    return list(s.mix) if s.mix is not None else [MixItem(id=i, rows=r) for i, r in cat.default_mix()]
-
-
-def included_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
-    """The components the plan counts: the checked ones."""
-    return [m for m in resolved_mix(s, cat) if m.include]
-
-
-@dataclass(frozen=True)
-class MixRow:
-    """One component of the mix as the plan needs it: identity, rows and length distributions."""
-
-    id: str
-    name: str
-    family: str
-    origin: str
-    tokens_tag: str
-    rows: int
-    conv: Atoms        # per-conversation lengths
-    turn: Atoms        # per-turn fan-out of the same
-    # a sampled profile: (low, high) of its mean tokens per row over the mean, per unit (the 95% interval)
-    band: dict[str, tuple[float, float]] | None = None
-
-
-def _mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
-    if s.uniform is not None:
-        u = s.uniform
-        conv = point_mass(u.tokens, u.response_tokens, u.turns)
-        return [MixRow("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
-                       conv, fan_out(conv))]
-    out = []
-    for i, item in enumerate(resolved_mix(s, cat)):
-        if not item.include:
-            continue
-        comp = cat.components.get(item.id)
-        if comp is None:
-            raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
-        conv, turn = comp.conversation, comp.turn
-        if item.selection == "shortest" and item.rows:
-            # the n shortest rows of all that exist: a truncated distribution, fanned out again
-            conv = shortest(conv, min(1.0, item.rows / max(comp.rows_available, 1)))
-            turn = fan_out(conv)
-        out.append(MixRow(item.id, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"), item.rows,
-                          conv, turn, _band(comp.sampled, comp.conversation, comp.turn)))
-    return out
-
-
-def _band(sampled: dict | None, conv: Atoms, turn: Atoms) -> dict[str, tuple[float, float]] | None:
-    """A sampled component's 95% intervals of mean tokens per conversation and per turn row, as
-    factors on its measured means (what the plan scales its lengths by for the low and high ends)."""
-    if not sampled:
-        return None
-    out = {}
-    for unit, atoms, key in (("conversation", conv, "mean_tokens_ci"), ("turn", turn, "mean_turn_tokens_ci")):
-        ci, rows = sampled.get(key), float(atoms.rows.sum())
-        mean = float((atoms.rows * atoms.tokens).sum()) / rows if rows else 0.0
-        if ci and mean > 0:
-            out[unit] = (min(1.0, ci[0] / mean), max(1.0, ci[1] / mean))
-    return out or None
-
-
 @dataclass
 class _Warnings:
     """The plan's findings (planner/findings.py), each also noted on the components it concerns."""
@@ -214,145 +105,72 @@ class _Warnings:
         return [f.text for f in self.found]
 
 
-def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, _end: int | None = None,
-         measured=None) -> Plan:
-    """The plan of `s`. When a component was profiled from a sample, the plan is made again at the
-    low and the high end of every sampled component's 95% interval of mean tokens per row (all at
-    the same end together: a conservative band) for `storage_bytes_low/high` and the extraction's
-    `sampled_wall_hours_low/high` (its `wall_hours_low/high` widened to them); `_end` (0 low, 1 high) is that inner call. `band=False` skips it (trim's and
-    the sensitivity's many inner plans, whose band nobody reads)."""
+def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
+    """The plan of `s`. When a component was profiled from a sample, storage and extraction are worked
+    out again at the low and the high end of every sampled component's 95% interval of mean tokens per
+    row (all at the same end together: a conservative band) for `storage_bytes_low/high` and the
+    extraction's `sampled_wall_hours_low/high` (its `wall_hours_low/high`, the calibration band, widened to
+    them). `band=False` skips that band and the lossless fixes of a
+    blocking finding (trim's and the sensitivity's many inner plans, which read neither)."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
-    model = resolve_model(s)
-    layout_spec = layout_presets().get(s.layout)
-    if layout_spec is None:
-        raise PlannerInputError("layout", s.layout, f"known layouts: {', '.join(layout_presets())}")
-    layout = resolve_layout(layout_spec, model, s.layers, s.layer_count, s.hidden_dtype)
-    if measured is not None:   # a run's own figures (planner/run_calibration.py Measured): bytes and file overhead
-        layout, layout_spec = measured.apply(s, layout, layout_spec)
-    ex_gpu = resolve_gpu("extraction_gpu", s.extraction_gpu, s.custom_gpu)
-    tr_gpu = resolve_gpu("training.gpu", s.training.gpu, s.custom_gpu)
-    disk = _lookup(disk_presets(), "disk", s.disk)
-    tr_disk = _lookup(disk_presets(), "training.disk", s.training.disk)
-    store = _lookup(storage_price_presets(), "costs.storage", storage_preset_id(s))
+    r = resolve(s, measured)
+    eff = in_force(s, r.spec)
+    st = stored(s, cat, r, eff)
+    run = Figures(s, r, st, eff, measured)
+    nodes, ex, tr, cost = run.nodes, run.extraction, run.transfer, run.cost_usd
+    # break-even is a figure of the costs, shown beside the training it concerns
+    trn = run.training.model_copy(update={"breakeven_epochs": cost.breakeven_epochs,
+                                     "breakeven_epochs_disaggregated": cost.breakeven_epochs_disaggregated})
+    comps = component_plans(st)
+    qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff)
     warn = _Warnings()
-
-    # -- storage, per component, with the pipeline's unit, cap and capture padding
-    eff = effective(layout_spec, unit=s.unit, max_seq_len=s.max_seq_len, capture_batch_size=s.capture_batch_size,
-                    sort_by_length=s.sort_by_length)
-    mix = _mix_rows(s, cat)
-    pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
-                      multiplier=s.response_multiplier, overflow=eff.overflow,
-                      scale=s.length_scale * (m.band[eff.unit][_end] if _end is not None and m.band
-                                              and eff.unit in m.band else 1.0)) for m in mix]
-    unpadded = [w for w, _ in pairs]
-    row_lengths = [r for _, r in pairs]
-    works = _padded(unpadded, row_lengths, eff)
-    total = sum(works, NO_WORK)
-    data = sum(w.tokens for w in works) * layout.bytes_per_token
-    files, overhead = files_and_overhead(layout_spec, total.rows, data, model.hidden_size, model.vocab_size)
-    components = _components(eff, cat, mix, works, unpadded, layout, overhead, warn)
-    storage_bytes = sum(c.storage_bytes for c in components)
-    compressed = storage_bytes / s.compression
-    unpadded_tokens = sum(u.tokens for u in unpadded)
-    _padding_warning(layout_spec, eff, total.tokens, unpadded_tokens, total.rows, sum(u.rows for u in unpadded),
-                     warn)
-
-    # -- the phases
-    mfu = s.throughput.prefill_mfu or ex_gpu.prefill_mfu
-    # the capture write rate depends on the nodes that write, which tensor parallelism may leave
-    # idle: first with every node, then (if that changes the writers) with the nodes that hold a group
-    write_bytes = compressed * (2 if s.staging_double_write else 1)
-    writers = s.extraction_node_count
-    for _ in range(2):
-        nodes = node_plan(s, stored_bytes=compressed, writers=writers, disk=disk, training_disk=tr_disk)
-        ex = extraction(model, ex_gpu, s.throughput, total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
-                        prefill_mfu=mfu, write_bytes=write_bytes, write_bytes_per_s=nodes.capture_write_bytes_per_s,
-                        write_bound=nodes.capture_write_bound, nodes=nodes.extraction_nodes,
-                        gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
-                        measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None)
-        used = writing_nodes(s.extraction_node_count, s.gpus_per_node, ex.tensor_parallel, ex.replicas)
-        if used == writers:
-            break
-        writers = used
-    egress = s.transfer.egress_usd_per_gb
-    if egress is None:
-        egress = store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
-    tr = transfer(compressed, s.transfer, egress)
-    drafter_layers = s.training.drafter_layers or eff.draft_layers
-    recipe = knobs(layout_spec, model, captured_layers=len(layout.layers), draft_layers=drafter_layers,
-                   ttt_steps=s.training.ttt_steps, num_anchors=s.training.num_anchors,
-                   block_size=s.training.block_size)
-    shape = drafter_shape(model)
-    estimate = estimated_drafter_params(shape, recipe)
-    drafter_params = s.training.drafter_params or estimate
-    rows = NO_ROWS
-    for w, u, r in zip(works, unpadded, row_lengths):
-        if u.tokens:
-            rows = rows + row_sums(r.lengths, r.weights, r.supervised, u.conversations, padded_tokens=w.tokens,
-                                   num_anchors=recipe.num_anchors, window=recipe.attention_window)
-    flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
-    trn = training(model, tr_gpu, s.training, total, flops, recipe, drafter_params=drafter_params,
-                   prefill_mfu=tr_gpu.prefill_mfu, bytes_on_disk=compressed,
-                   read_bytes_per_s=nodes.training_read_bytes_per_s, read_bound=nodes.training_read_bound,
-                   nodes=nodes.training_nodes)
-    d = s.disaggregated
-    disaggregated(trn, d, total, capture_gpus=d.capture_gpus or ex.gpus_used, train_gpus=d.train_gpus or s.training.gpus,
-                  tensor_parallel=ex.tensor_parallel, capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
-                  regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=tr_gpu, train_mfu=s.training.mfu,
-                  stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
-                  node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
-                  capture_gpus_per_node=s.gpus_per_node,
-                  max_row_tokens=float(eff.max_seq_len or max((float(r.lengths.max()) for r in row_lengths
-                                                                if len(r.lengths)), default=0.0)))
-    # the states exist from the capture pass's first write to the last training epoch; a capture that
-    # rides along the decode (the fixed mode) writes from the start
-    held_hours = (ex.capture_hours or ex.wall_hours) + nodes.gather_hours + tr.hours + trn.offline_wall_hours
-    cost = costs(s.costs, ex, trn, tr, ex_gpu=ex_gpu, tr_gpu=tr_gpu, store=store, stored_bytes=compressed,
-                 timeline_days=held_hours / 24)
-    trn.breakeven_epochs = cost.breakeven_epochs
-    trn.breakeven_epochs_disaggregated = cost.breakeven_epochs_disaggregated
-    qual = _quality(s, cat, model, ex_gpu, ex, layout_spec, components, cost, eff)
-    for f in nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
+    for f in st.findings() + nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
-
-    _plan_warnings(s, cat, layout, files, compressed, components, warn)
-    if band and _end is None:
-        _lossless_fixes(s, cat, eff, compressed, cost, nodes, warn.found)
-    for c in components:
+    _plan_warnings(s, cat, r.layout, st.files, st.compressed, comps, warn)
+    sampled = st.sampled(eff.unit) if band else []
+    ends: list[StoragePhase] = []
+    if band:
+        _lossless_fixes(s, cat, r, eff, st, cost, warn.found, measured)
+        if sampled:   # the band: storage and extraction again at each end of the sampled intervals
+            ends = [stored(s, cat, r, eff, end) for end in (0, 1)]
+            lo_ex, hi_ex = (capture(s, r, e, measured)[1] for e in ends)
+            # the sampled ends, and the band to bet on: the low end's calibration band low, the high
+            # end's high (issue 22)
+            ex = ex.model_copy(update={
+                "sampled_wall_hours_low": lo_ex.wall_hours, "sampled_wall_hours_high": hi_ex.wall_hours,
+                "wall_hours_low": min(lo_ex.wall_hours_low or math.inf, lo_ex.wall_hours),
+                "wall_hours_high": max(hi_ex.wall_hours_high or 0.0, hi_ex.wall_hours)})
+    for c in comps:
         c.notes = warn.notes.get(c.id, [])
-
-    context = AssumptionContext(scenario=s, model=model, layout=layout, extraction_gpu=ex_gpu, training_gpu=tr_gpu,
-                                disk=disk, store=store, prefill_mfu=mfu, drafter_params=drafter_params,
-                                catalog_mix=cat is not None and s.uniform is None, effective=eff, recipe=recipe, extraction=ex,
-                                quality=qual)
+    layout = r.layout
+    context = AssumptionContext(scenario=s, model=r.model, layout=layout, extraction_gpu=r.ex_gpu,
+                                training_gpu=r.tr_gpu, disk=r.disk, store=r.store, prefill_mfu=run.mfu,
+                                drafter_params=run.drafter_params, catalog_mix=cat is not None and s.uniform is None,
+                                effective=eff, recipe=run.recipe, extraction=ex, quality=qual)
+    total = st.total
     plan_ = Plan(
-        planner_version=__version__, scenario=s, model=model.id, layout=layout.id, layers=layout.layers,
+        planner_version=__version__, scenario=s, model=r.model.id, layout=layout.id, layers=layout.layers,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
         tokens=total.tokens, uncapped_tokens=total.uncapped_tokens, output_tokens=total.output_tokens,
         bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
-        id_mask_bytes_per_token=layout.token_id_bytes + layout.loss_mask_bytes, file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=storage_bytes,
-        storage_bytes_compressed=compressed, drafter=layout_spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
+        id_mask_bytes_per_token=layout.token_id_bytes + layout.loss_mask_bytes,
+        file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=st.storage_bytes,
+        storage_bytes_compressed=st.compressed, drafter=r.spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
         overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
         sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
-        unpadded_tokens=unpadded_tokens, files=files, extraction=ex, nodes=nodes, placement=nodes.placement,
+        unpadded_tokens=st.unpadded_tokens, files=st.files, extraction=ex, nodes=nodes, placement=nodes.placement,
         storage_per_node_bytes=nodes.storage_per_node_bytes, gather_hours=nodes.gather_hours,
         transfer_method=tr.method, transfer_hours=tr.hours, training=trn, cost_usd=cost, quality=qual,
-        wall_days_offline=(ex.wall_hours + nodes.gather_hours + tr.hours + trn.offline_wall_hours) / 24,
+        wall_days_offline=run.wall_days_offline,
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
-        components=components, warnings=warn.texts, findings=warn.found, assumptions=assumptions(context),
+        components=comps, warnings=warn.texts, findings=warn.found,
+        assumptions=(measured.assumptions() if measured is not None else []) + assumptions(context),
     )
-    if measured is not None:
-        plan_.assumptions = measured.assumptions() + plan_.assumptions
-    _refuse_non_finite(plan_)
-    if band and _end is None and any(m.band and m.rows and eff.unit in m.band for m in mix):
-        low, high = plan(s, cat, _end=0, measured=measured), plan(s, cat, _end=1, measured=measured)
-        plan_.storage_bytes_low, plan_.storage_bytes_high = low.storage_bytes, high.storage_bytes
-        ex.sampled_wall_hours_low, ex.sampled_wall_hours_high = low.extraction.wall_hours, high.extraction.wall_hours
-        # the band to bet on: the low end's calibration band low, the high end's high (issue 22)
-        ex.wall_hours_low = min(low.extraction.wall_hours_low or math.inf, low.extraction.wall_hours)
-        ex.wall_hours_high = max(high.extraction.wall_hours_high or 0.0, high.extraction.wall_hours)
-        plan_.sampled_components = [m.id for m in mix if m.band and m.rows and eff.unit in m.band]
+    refuse_non_finite(plan_)
+    if ends:
+        plan_.storage_bytes_low, plan_.storage_bytes_high = (e.storage_bytes for e in ends)
+        plan_.sampled_components = sampled
     return plan_
 
 
@@ -367,10 +185,7 @@ def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] 
         return w
     if w == "mix" or s.uniform is not None or cat is None:
         return None
-    shares: dict[str, float] = {}
-    for cid, rows in cat.default_mix():
-        comp = cat.components[cid]
-        shares[comp.family] = shares.get(comp.family, 0.0) + rows * comp.conversation.mean_tokens()
+    shares = default_family_tokens(cat)
     return shares if sum(shares.values()) > 0 else None
 
 
@@ -416,110 +231,53 @@ def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
     return mean
 
 
-def _components(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow], works: list[Workload],
-                unpadded: list[Workload], layout: CaptureLayout, overhead: float,
-                warn: _Warnings) -> list[ComponentPlan]:
-    """Storage per component (its tokens x bytes per token, and its rows' share of the files'
-    overhead), with its shares and the warnings about its rows and the cap."""
-    rows = sum(w.rows for w in works)
-    sizes = [w.tokens * layout.bytes_per_token + (overhead * w.rows / rows if rows else 0.0) for w in works]
-    storage_bytes = sum(sizes)
-    tot_rows = sum(m.rows for m in mix) or 1
-    out = []
-    for m, w, u, nbytes in zip(mix, works, unpadded, sizes):
-        truncated = 1 - u.tokens / u.uncapped_tokens if u.uncapped_tokens else 0.0
-        out.append(ComponentPlan(
-            id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
-            tokens=w.tokens, training_tokens=w.conversation_tokens, truncated_share=max(0.0, truncated),
-            output_tokens=w.output_tokens,
-            storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
-            share_of_bytes=nbytes / storage_bytes if storage_bytes else 0.0,
-            mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag))
-        if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
-            warn.add("rows-over-available", f"{m.id}: {m.rows:,} rows selected but only "
-                     f"{cat.components[m.id].rows_available:,} exist", (m.id,))
-        if truncated > 0.2 and m.rows:
-            verb = "drops rows holding" if eff.overflow == "skip" else "cuts"
-            warn.add("cap-truncates", f"{m.id}: the {eff.max_seq_len:,}-token cap {verb} {truncated:.0%} of its tokens",
-                     (m.id,))
-    return out
-
-
 STORAGE_BLOCKERS = ("disk-capacity", "training-disk-capacity", "shared-capacity")
 
 
-def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, eff: Effective, stored: float, cost: CostPlan,
-                    nodes: NodePlan, found: list[Finding]) -> None:
+def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, st: StoragePhase,
+                    cost: CostPlan, found: list[Finding], measured=None) -> None:
     """A blocking finding about where the bytes fit names the fixes that drop no row first, each with
     its effect on the real plan: no batch padding (a capture batch of 1, or length-sorted batches),
-    then the nodes that spread the bytes; the finding's own fix (trim, fp8, fewer layers) follows."""
-    blockers = [f for f in found if f.code in STORAGE_BLOCKERS]
+    then the nodes that spread the bytes; the finding's own fix (trim, fp8, fewer layers) follows.
+    Each fix's figures are the phases run again on the changed scenario (storage to costs; the
+    tables' figures, not a run's measured ones). A blocking finding in `found` is replaced by a copy
+    with its fix: the phase's own finding stays as the phase made it."""
+    blockers = [i for i, f in enumerate(found) if f.code in STORAGE_BLOCKERS]
     if not blockers:
         return
+    on_disk = st.compressed
     tried: list[str] = []
     if eff.padding == "batch":
         options = [("a capture batch of 1", {"capture_batch_size": 1})]
         if not eff.sort_by_length:
             options.append(("length-sorted capture batches", {"sort_by_length": True}))
+        base = r if measured is None else resolve(s)
         for label, change in options:
+            changed = s.model_copy(update=change)
             try:
-                q = plan(s.with_changes(**change), cat, band=False)
+                e = in_force(changed, base.spec)
+                # the capture batches change, not the rows: st's rows and lengths are taken as they are
+                q = Figures(changed, base, stored(changed, cat, base, e, same_rows=st), e)
+                q_stored, q_usd = q.storage_bytes_compressed, q.cost_usd.total_offline
             except PlannerInputError:       # a figure that would not be finite: no fix to offer
                 continue
-            tried.append(f"{label}: {q.storage_bytes_compressed / 1e12:,.1f} TB (from {stored / 1e12:,.1f}), "
-                         f"${q.cost_usd.total_offline:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
-    for f in blockers:
-        extra = list(tried)
+            if not (math.isfinite(q_stored) and math.isfinite(q_usd)
+                    and all_finite(q.extraction, q.nodes, q.training, q.cost_usd)):
+                continue
+            tried.append(f"{label}: {q_stored / 1e12:,.1f} TB (from {on_disk / 1e12:,.1f}), "
+                         f"${q_usd:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
+    for i in blockers:
+        f, extra = found[i], list(tried)
         cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
         if cap:
-            need = math.ceil(stored / (cap * 1e12))
+            need = math.ceil(on_disk / (cap * 1e12))
             per = s.gpus_per_node if f.code == "disk-capacity" else s.training.gpus_per_node
             where = "extraction" if f.code == "disk-capacity" else "training"
-            extra.append(f"{need} {where} nodes ({need * per} GPUs): {stored / need / 1e12:,.2f} TB on each "
+            extra.append(f"{need} {where} nodes ({need * per} GPUs): {on_disk / need / 1e12:,.2f} TB on each "
                          f"{cap:g} TB disk")
         if extra:
-            f.fix = "lossless first: " + "; ".join(extra) + (f". Otherwise: {f.fix}" if f.fix else "")
-
-
-def _padded(works: list[Workload], lengths: list[RowLengths], eff: Effective) -> list[Workload]:
-    """Each component's rows as captured: padded to the batch's longest row, or to the cap;
-    drop_last leaves out the last partial batch. A batch holds rows of one component: SpecForge reads
-    the file in order (DistributedSampler(shuffle=False), specforge/data/utils.py:199-243) and
-    materialize writes one component after another. Padded tokens are stored and run through prefill."""
-    if eff.padding == "none" or not works:
-        return works
-    if eff.padding == "max_length":
-        if eff.max_seq_len is None:
-            return works
-        cap = float(eff.max_seq_len)
-        return [Workload(w.conversations, w.rows, w.rows * cap, w.uncapped_tokens, w.output_tokens,
-                         w.rows * cap * cap, w.decode_ctx_sum, w.conversation_tokens) for w in works]
-    n = eff.capture_batch_size
-    all_rows = sum(w.rows for w in works)
-    kept = math.floor(all_rows / n) * n / all_rows if eff.drop_last and all_rows else 1.0
-    out = []
-    for r, w in zip(lengths, works):
-        if not w.rows or not r.weights.sum():
-            out.append(w)
-            continue
-        p = padded(r.lengths, r.weights, w.rows, n, sort_by_length=eff.sort_by_length, drop_last=False)
-        rows = w.rows * kept
-        out.append(Workload(w.conversations, rows, rows * p.tokens_per_row, w.uncapped_tokens, w.output_tokens,
-                            rows * p.tokens_sq_per_row, w.decode_ctx_sum, w.conversation_tokens * kept))
-    return out
-
-
-def _padding_warning(spec: LayoutSpec, eff: Effective, tokens: float, unpadded_tokens: float, rows: float,
-                     rows_before: float, warn: _Warnings) -> None:
-    if eff.padding != "none" and unpadded_tokens and tokens > 1.05 * unpadded_tokens:
-        why = (f"batches of {eff.capture_batch_size} padded to their longest row" if eff.padding == "batch"
-               else f"every row padded to {eff.max_seq_len:,} tokens")
-        warn.add("padding", f"{spec.name}: {why} store {tokens / unpadded_tokens:.2f}x the tokens of the rows themselves"
-                 + (" (a capture batch of 1, or length-sorted batches, avoid it)" if eff.padding == "batch" else ""))
-    dropped = rows_before - rows
-    if dropped >= 0.5:
-        warn.add("drop-last", f"{spec.name}: drop_last leaves out the last partial capture batch: {dropped:,.0f} of "
-                 f"{rows_before:,.0f} rows are never captured")
+            found[i] = f.model_copy(update={"fix": "lossless first: " + "; ".join(extra)
+                                           + (f". Otherwise: {f.fix}" if f.fix else "")})
 
 
 def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,
@@ -556,43 +314,3 @@ def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tupl
 def licence_warnings(cat: StatsCatalog, ids: list[str]) -> list[tuple[tuple[str, ...], str]]:
     return [((i,), f"{i}: {cat.components[i].licence_note}") for i in ids
             if i in cat.components and cat.components[i].licence_note]
-
-
-# The inputs a figure that overflowed can come from, per phase: rates multiply, so the one nearest
-# zero is named. Bounds on the Scenario keep every value inside them finite; this is the last line.
-def _suspects(s: Scenario, path: str) -> list[tuple[str, float]]:
-    phase = path.split(".")[0]
-    if phase in ("extraction", "wall_days_offline", "wall_days_online") or path in ("cost_usd.extraction",
-                                                                                   "cost_usd.regeneration"):
-        t = s.throughput
-        if t.mode == "fixed":
-            return [("throughput.tokens_per_s", t.tokens_per_s), ("throughput.batching", t.batching)]
-        return [("throughput.prefill_mfu", t.prefill_mfu or 1.0),
-                ("throughput.decode_bandwidth_efficiency", t.decode_bandwidth_efficiency),
-                ("throughput.tensor_parallel_efficiency", t.tensor_parallel_efficiency)]
-    if phase == "transfer_hours" or path == "cost_usd.transfer":
-        return [("transfer.link_gbps", s.transfer.link_gbps), ("transfer.efficiency", s.transfer.efficiency)]
-    if phase in ("training", "cost_usd"):
-        return [("training.mfu", s.training.mfu), ("training.epochs", s.training.epochs)]
-    return [("uniform.tokens", s.uniform.tokens)] if s.uniform is not None else [("mix", len(s.mix or ()))]
-
-
-def _refuse_non_finite(p: Plan) -> None:
-    """Every float of the plan, its phases and its components (not the scenario) must be finite."""
-    parts: list[tuple[str, BaseModel]] = [("", p)]
-    parts += [(f"{name}.", v) for name, v in p.__dict__.items() if isinstance(v, BaseModel) and name != "scenario"]
-    parts += [(f"components[{i}].", c) for i, c in enumerate(p.components)]
-    for prefix, obj in parts:
-        floats = [(name, v) for name, v in obj.__dict__.items() if v.__class__ is float]
-        if all(map(math.isfinite, (v for _, v in floats))):
-            continue
-        path, value = next((prefix + name, v) for name, v in floats if not math.isfinite(v))
-        field_, given = min(_suspects(p.scenario, path), key=lambda fv: fv[1])
-        raise PlannerInputError(field_, given, f"it makes {path} {value}; every figure must be finite "
-                                f"(give a value inside the input's bounds)")
-
-
-def is_finite_plan(p: Plan) -> bool:
-    nums = [p.storage_bytes, p.tokens, p.output_tokens, p.extraction.gpu_hours, p.transfer_hours,
-            p.training.offline_gpu_hours, p.training.online_gpu_hours, p.cost_usd.total_offline, p.cost_usd.total_online]
-    return all(math.isfinite(x) and x >= 0 for x in nums)

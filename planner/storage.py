@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.distributions import Atoms
-from planner.layouts import LayoutSpec, bytes_per_token, capture_layers
+from planner.layouts import Bytes, LayoutSpec, bytes_per_token, capture_layers
+from planner.memo import ByIdentity
 from planner.specs import ModelSpec
 
 
@@ -35,8 +36,9 @@ class CaptureLayout:
     def bytes_per_token(self) -> int:
         if self.measured_file_bytes_per_token is not None:
             return self.measured_file_bytes_per_token + self.sidecar_bytes_per_token
-        return (self.hidden_state_bytes_per_token + self.scale_bytes_per_token + self.token_id_bytes
-                + self.loss_mask_bytes + self.vocab_bytes_per_token + self.sidecar_bytes_per_token)
+        return Bytes(hidden=self.hidden_state_bytes_per_token, scales=self.scale_bytes_per_token,
+                     ids_and_masks=self.token_id_bytes + self.loss_mask_bytes, vocab=self.vocab_bytes_per_token,
+                     sidecar=self.sidecar_bytes_per_token).per_token
 
 
 def resolve_layout(spec: LayoutSpec, model: ModelSpec, layers: list[int] | None, layer_count: int | None,
@@ -94,8 +96,7 @@ class RowLengths:
     supervised: np.ndarray
 
 
-_PER_CONVERSATION: dict[tuple, tuple] = {}
-_CACHE_SIZE = 1024
+_PER_CONVERSATION = ByIdentity(1024)
 
 
 def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None, unit: str,
@@ -104,17 +105,12 @@ def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None,
     """Token counts for `conversations` rows drawn uniformly from a length distribution: the
     per-conversation figures (cached on the distribution objects, which the catalog keeps for its
     lifetime, and the settings) times the count."""
-    key = (id(conv), id(turn), cap, unit, regenerate, multiplier, scale, overflow)
-    hit = _PER_CONVERSATION.get(key)
-    if hit is None or hit[0] is not conv or hit[1] is not turn:
-        hit = (conv, turn, *_per_conversation(conv, turn, cap=cap, unit=unit, regenerate=regenerate,
-                                              multiplier=multiplier, scale=scale, overflow=overflow))
-        if len(_PER_CONVERSATION) >= _CACHE_SIZE:
-            _PER_CONVERSATION.pop(next(iter(_PER_CONVERSATION)))
-        _PER_CONVERSATION[key] = hit
-    _, _, per, lengths = hit
+    per, lengths = _PER_CONVERSATION.get(
+        (conv, turn), (cap, unit, regenerate, multiplier, scale, overflow),
+        lambda: _per_conversation(conv, turn, cap=cap, unit=unit, regenerate=regenerate, multiplier=multiplier,
+                                  scale=scale, overflow=overflow))
     n = float(conversations)
-    return Workload(*(n * x for x in per)), lengths
+    return Workload(*[n * x for x in per]), lengths
 
 
 def _per_conversation(conv: Atoms, turn: Atoms, *, cap: int | None, unit: str, regenerate: bool,

@@ -11,7 +11,9 @@ Strategies return a new Scenario and a diff, deterministically:
   never below proportional on expected tau;
 - cap: the largest maximum sequence length that fits; with `min_cap`, the cap stops there and
   the proportional fraction does the rest.
-Every result is checked against the full plan() before it is returned.
+Each step of a search is worked out by figures() (the phases from storage to costs, the same
+arithmetic as plan() without its quality, findings and assumptions); the answer is then checked
+against one full plan() before it is returned.
 """
 from __future__ import annotations
 
@@ -20,10 +22,12 @@ import math
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.errors import PlannerInputError
+from planner.headlines import HEADLINES
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
-from planner.plan import Plan, plan, resolved_mix
-from planner.scenario import Scenario
+from planner.plan import Figures, Plan, figures, plan, resolved_mix
+from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.units import TB, TiB
 
 QUALITY_STEPS = 64
 BISECT_STEPS = 48
@@ -54,9 +58,9 @@ class Budget(BaseModel):
         """(budget name, limit in the metric's own unit, label)."""
         out = []
         if self.storage_tb is not None:
-            out.append(("storage_tb", self.storage_tb * 1e12, f"{self.storage_tb:g} TB of storage"))
+            out.append(("storage_tb", self.storage_tb * TB, f"{self.storage_tb:g} TB of storage"))
         if self.storage_tib is not None:
-            out.append(("storage_tib", self.storage_tib * 2**40, f"{self.storage_tib:g} TiB of storage"))
+            out.append(("storage_tib", self.storage_tib * TiB, f"{self.storage_tib:g} TiB of storage"))
         if self.gpu_days is not None:
             out.append(("gpu_days", self.gpu_days, f"{self.gpu_days:g} extraction GPU-days"))
         if self.transfer_hours is not None:
@@ -68,30 +72,22 @@ class Budget(BaseModel):
         return out
 
 
-def metric(p: Plan, name: str) -> float:
-    if name in ("storage_tb", "storage_tib"):
-        return p.storage_bytes_compressed
-    if name == "gpu_days":
-        return p.extraction.gpu_hours / 24
-    if name == "transfer_hours":
-        return p.transfer_hours
-    if name == "usd":
-        return p.cost_usd.total_offline
-    if name == "days":
-        return p.wall_days_offline
-    raise KeyError(name)
+# each budget and the headline figure it limits (planner/headlines.py); storage in TB or TiB of its bytes
+BUDGET_HEADLINE = {"storage_tb": "storage", "storage_tib": "storage", "gpu_days": "gpu_days",
+                   "transfer_hours": "transfer_hours", "usd": "usd", "days": "days"}
+STORAGE_UNIT = {"storage_tb": ("TB", TB), "storage_tib": ("TiB", TiB)}
+
+
+def metric(p: Plan | Figures, name: str) -> float:
+    return HEADLINES[BUDGET_HEADLINE[name]].get(p)
 
 
 def _fmt(name: str, value: float) -> str:
-    if name in ("storage_tb", "storage_tib") and value < 1e10:
-        return f"{value:,.0f} bytes"
-    if name == "storage_tb":
-        return f"{value / 1e12:,.2f} TB"
-    if name == "storage_tib":
-        return f"{value / 2**40:,.2f} TiB"
-    if name == "usd":
-        return f"${value:,.0f}"
-    return f"{value:,.2f} {'GPU-days' if name == 'gpu_days' else 'h' if name == 'transfer_hours' else 'days'}"
+    if name in STORAGE_UNIT:
+        unit, size = STORAGE_UNIT[name]
+        return f"{value:,.0f} bytes" if value < 1e10 else f"{value / size:,.2f} {unit}"
+    h = HEADLINES[BUDGET_HEADLINE[name]]
+    return f"${value:,.0f}" if h.unit == "$" else f"{value:,.2f} {h.unit}"
 
 
 class BudgetUse(BaseModel):
@@ -142,6 +138,10 @@ def _rows_of(s: Scenario, cat: StatsCatalog | None) -> list[dict]:
 
 
 def _with_rows(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> Scenario:
+    if cap is ... and s.uniform is None:
+        # only row counts change: each item is validated, the rest of the scenario was
+        return s.model_copy(update={"mix": [MixItem(**(dict(m, rows=int(rows[m["id"]])) if m["id"] in rows else m))
+                                            for m in base]})
     changes: dict = {}
     if s.uniform is not None:
         u = s.uniform.model_copy(update={"samples": max(1, rows["uniform"])})
@@ -182,15 +182,15 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         raise PlannerInputError("protect", protect, "name at least one component or family to protect")
     floor = _floors(upper, protected, min_family_share or {}, cat)
 
-    def run(rows: dict[str, int], cap=...) -> Plan:
-        return plan(_with_rows(s, base, rows, cap), cat, band=False)
+    def run(rows: dict[str, int], cap=...) -> Figures:
+        return figures(_with_rows(s, base, rows, cap), cat)
 
-    def fits(p: Plan) -> bool:
+    def fits(p: Plan | Figures) -> bool:
         # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
         captured = p.samples > 0 or p.conversations == 0
         return captured and all(metric(p, n) <= lim * (1 + 1e-12) for n, lim, _ in limits)
 
-    def infeasible(p: Plan, what: str) -> TrimInfeasible:
+    def infeasible(p: Plan | Figures, what: str) -> TrimInfeasible:
         for n, lim, label in limits:
             used = metric(p, n)
             if used > lim * (1 + 1e-12):
@@ -201,7 +201,7 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
     def scaled(f: float) -> dict[str, int]:
         return {i: max(floor[i], int(math.floor(f * u))) for i, u in upper.items()}
 
-    def best_fraction(cap=...) -> tuple[dict[str, int], Plan]:
+    def best_fraction(cap=...) -> tuple[dict[str, int], Plan | Figures]:
         p1 = run(upper, cap)
         if fits(p1):
             return dict(upper), p1
@@ -223,6 +223,11 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         """The trimmed mix's expected quality for the full mix's serving workload: what is served does
         not change because a family was trimmed (planner/quality.py)."""
         return quality_of(p, full.quality.workload)
+
+    def planned(rows: dict[str, int], cap) -> Plan:
+        """The full plan of a proposal (its scenario as trim returns it)."""
+        return plan(_with_rows(s, base, rows, cap) if cap != cap_before else _with_rows(s, base, rows), cat,
+                    band=False)
 
     cap_before = full.max_seq_len          # in force: the scenario's or the layout's (None: no cap)
 
@@ -269,14 +274,17 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                                    f"acceptance" + (f" ({c_note})" if c_note else "")))
             except TrimInfeasible:
                 pass
-        _, rows, p, cap_after, note = max(candidates, key=lambda c: kept_quality(c[2]).acceptance_length)
+        planned_ = [(c, planned(c[1], c[3])) for c in candidates]
+        (_, rows, _, cap_after, note), p = max(planned_, key=lambda cp: kept_quality(cp[1]).acceptance_length)
     else:  # cap
         rows, p, cap_after, note = by_cap()
     if s.uniform is None and any(upper.values()) and not any(rows.values()):
         raise _no_rows_left(upper, limits, run, strategy, full.capture_batch_size if full.drop_last else 1)
     if not note and rows == upper and cap_after == cap_before:
         note = "the mix already fits every budget"
-    new_s = _with_rows(s, base, rows, cap_after) if cap_after != cap_before else _with_rows(s, base, rows)
+    if strategy != "quality":
+        p = planned(rows, cap_after)       # the one full plan: the answer checked against it
+    new_s = p.scenario
     assert fits(p), "trim returned a plan over budget"
     after = kept_quality(p)
     warnings = _proposal_warnings(strategy, upper, rows, protected, full, p, after.speedup)
@@ -499,8 +507,21 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
         for i, r in rows.items():
             out[fam[i]] = out.get(fam[i], 0.0) + r * per_row[i]
         return out
+    members: dict[str, list[str]] = {}
+    for i in x:
+        members.setdefault(fam[i], []).append(i)
+
+    def tokens_with(now: dict[str, float], i: str, n: int) -> dict[str, float]:
+        """tokens(x with n more rows of i), to the bit: only i's family is summed again, in the same order."""
+        out, f = dict(now), fam[i]
+        total = 0.0
+        for j in members[f]:
+            total = total + (x[j] + n * (j == i)) * per_row[j]
+        out[f] = total
+        return out
     step = {i: max(1, -(-upper[i] // QUALITY_STEPS)) for i in upper}
-    current = tau(tokens(x))
+    now = tokens(x)
+    current = tau(now)
     while True:
         best, best_gain = None, 0.0
         for i in upper:
@@ -510,7 +531,7 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
             use = [a[i][k] * n for k in range(len(limits))]
             if any(u > r * (1 + 1e-12) for u, r in zip(use, room)):
                 continue
-            gain = tau(tokens(dict(x, **{i: x[i] + n}))) - current
+            gain = tau(tokens_with(now, i, n)) - current
             cost = max(u / lim for u, (_, lim, _) in zip(use, limits))
             score = gain / cost if cost > 0 else math.inf
             if best is None or score > best_gain:
@@ -520,5 +541,6 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
         i, n, use = best
         x[i] += n
         room = [r - u for r, u in zip(room, use)]
-        current = tau(tokens(x))
+        now = tokens(x)
+        current = tau(now)
     return _fit_down(x, floor, run, fits)

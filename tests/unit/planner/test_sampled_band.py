@@ -43,7 +43,10 @@ def test_the_band_is_the_interval_scaled_through_the_plan(home):
     # the band to bet on widens the calibration band to the sampled ends (issue 22)
     assert e.wall_hours_low < e.sampled_wall_hours_low and e.wall_hours_high > e.sampled_wall_hours_high
     # exactly: the low end's calibration band low and the high end's calibration band high
-    ends = [plan(_scenario("smp", 4_000), get_catalog(), _end=i).extraction for i in (0, 1)]
+    from planner.phases import capture, in_force, resolve, stored
+    sc = _scenario("smp", 4_000)
+    res = resolve(sc, None)
+    ends = [capture(sc, res, stored(sc, get_catalog(), res, in_force(sc, res.spec), i), None)[1] for i in (0, 1)]
     assert (e.sampled_wall_hours_low, e.sampled_wall_hours_high) == (ends[0].wall_hours, ends[1].wall_hours)
     assert (e.wall_hours_low, e.wall_hours_high) == (ends[0].calibrated_wall_hours_low, ends[1].calibrated_wall_hours_high)
     # in the turn unit the per-turn interval applies (its own, not the conversation's)
