@@ -167,8 +167,9 @@ def main() -> None:
         metrics.article_panel(p)
     with tab_io:
         _io_tab(p, table, catalog, v, link, unit, tab_io.open)
-    with tab_assume:
-        st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
+    if tab_assume.open:               # a table of every assumption: sent when shown, not on every run
+        with tab_assume:
+            st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
 
     _write_link(link)
     st.session_state[EXTERNAL] = False

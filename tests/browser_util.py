@@ -25,10 +25,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(home: Path, timeout: float = 60, app: Path = ROOT / "app.py"):
-    """`app`: the script to serve (bench/run.py also serves bench/trivial_page.py)."""
+def streamlit_server(home: Path, timeout: float = 60, app: Path = ROOT / "app.py", env: dict | None = None):
+    """`app`: the script to serve (bench/run.py also serves bench/trivial_page.py); `env`: more
+    environment variables for the server (PLANNER_TIMING_LOG, say)."""
     port = free_port()
-    env = dict(os.environ, PLANNER_HOME=str(home))
+    env = dict(os.environ, **(env or {}), PLANNER_HOME=str(home))
     log = open(home.parent / f"streamlit-{port}.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app),
                              "--server.port", str(port), "--server.address", "127.0.0.1",
