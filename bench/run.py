@@ -92,25 +92,56 @@ def bench_trim(n: int) -> dict:
 TRIVIAL = ROOT / "bench" / "trivial_page.py"   # the yardstick: 6 number inputs, 15 metrics, a small table
 
 
-def _apptest_rerun_ms(script: Path, key: str, values, n: int) -> float:
-    """Median wall time of an AppTest rerun after number input `key` is set to the next of `values`."""
+_SCRIPT_CPU: list[float] = []    # the CPU time (ms) of each script run, in its own thread
+
+
+def _count_script_cpu() -> None:
+    """Record the script thread's CPU time of every AppTest run: unlike the wall time it hardly moves
+    when other processes load this shared machine."""
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+    real = ScriptRunner._run_script
+    if getattr(real, "_bench", False):
+        return
+
+    def counted(self, *args, **kw):
+        cpu = time.thread_time()
+        try:
+            return real(self, *args, **kw)
+        finally:
+            _SCRIPT_CPU.append((time.thread_time() - cpu) * 1000)
+    counted._bench = True
+    ScriptRunner._run_script = counted
+
+
+def _apptest(script: Path, key: str, values):
+    """An AppTest of `script` after its first run, and a function that sets number input `key` to the
+    next of `values` and returns the wall time and the script's CPU time (ms) of the rerun."""
     from streamlit.testing.v1 import AppTest
+    _count_script_cpu()
     at = AppTest.from_file(str(script), default_timeout=120)
     at.run()
-    times = []
-    for i in range(n):
-        at.number_input(key=key).set_value(values(i))
+    count = iter(range(10**9))
+
+    def rerun() -> tuple[float, float]:
+        at.number_input(key=key).set_value(values(next(count)))
         t = time.perf_counter()
         at.run()
-        times.append((time.perf_counter() - t) * 1000)
-    return round(statistics.median(times), 1)
+        return (time.perf_counter() - t) * 1000, _SCRIPT_CPU[-1]
+    return rerun
 
 
 def bench_rerun(n: int) -> dict:
-    """The page's AppTest rerun after a scenario change, and the trivial page's, one after the other."""
-    trivial = _apptest_rerun_ms(TRIVIAL, "n0", lambda i: 10.0 + i, n)
-    page = _apptest_rerun_ms(ROOT / "app.py", "w_ex_gpus", lambda i: 1 + i % 16, n)
-    return {"rerun_ms_median": page, "trivial_rerun_ms_median": trivial}
+    """The page's AppTest rerun after a scenario change and the trivial page's, in turn (a burst of load
+    on this shared machine falls on both)."""
+    trivial = _apptest(TRIVIAL, "n0", lambda i: 10.0 + i)
+    page = _apptest(ROOT / "app.py", "w_ex_gpus", lambda i: 1 + i % 16)
+    times = {"page": [], "trivial": []}
+    for _ in range(n):
+        times["trivial"].append(trivial())
+        times["page"].append(page())
+    med = {k: [round(statistics.median(x[i] for x in v), 1) for i in (0, 1)] for k, v in times.items()}
+    return {"rerun_ms_median": med["page"][0], "trivial_rerun_ms_median": med["trivial"][0],
+            "rerun_cpu_ms_median": med["page"][1], "trivial_rerun_cpu_ms_median": med["trivial"][1]}
 
 
 def bench_profile(rows: int) -> dict:
@@ -242,54 +273,56 @@ def bench_browser(changes: int, sessions: int, cold: int) -> dict:
         out["trivial_cold_start_s"] = round(statistics.median(colds["trivial"]), 2)
         home = HOME / "trivial-home" / "home"
         home.mkdir(parents=True)
-        with streamlit_server(home, app=TRIVIAL) as (url, _proc):
-            page = browser.new_page(viewport={"width": 1500, "height": 1300})
-            page.goto(url)
-            page.locator(FIRST_METRIC).first.wait_for(timeout=60_000)
-            field = page.get_by_label("input 0", exact=True)
+        with streamlit_server(home, app=TRIVIAL) as (turl, _tproc):
+            tpage = browser.new_page(viewport={"width": 1500, "height": 1300})
+            tpage.goto(turl)
+            tpage.locator(FIRST_METRIC).first.wait_for(timeout=60_000)
+            field = tpage.get_by_label("input 0", exact=True)
 
             def trivial_change(i):
                 field.fill(str(20 + i))
                 return lambda: field.press("Enter")
-            out["trivial_browser_update_ms_median"] = round(statistics.median(
-                _timed(page, "Metric 0", trivial_change, changes)), 1)
-            page.close()
-        home = HOME / "browser-home"
-        home.mkdir()
-        t0 = time.perf_counter()
-        with streamlit_server(home) as (url, proc):
-            out["server_ready_s"] = round(time.perf_counter() - t0, 2)
-            page = browser.new_page(viewport={"width": 1500, "height": 1300})
-            page.goto(url)
-            page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
-            page.get_by_role("tab", name="Charts").click()
-            page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
-            out["cold_start_with_charts_s"] = round(time.perf_counter() - t0, 2)   # spawn, then Charts opened
-            wait_idle(page)
-            page.get_by_role("tab", name="Mix").click()
-            wait_idle(page)
-            warm = browser.new_page(viewport={"width": 1500, "height": 1300})
-            t1 = time.perf_counter()
-            warm.goto(url)
-            warm.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
-            out["warm_page_load_s"] = round(time.perf_counter() - t1, 2)
-            warm.close()
-            by_control = {}
-            for name, (label, change) in _page_controls(page).items():
-                by_control[name] = round(statistics.median(_timed(page, label, change, changes)), 1)
-            # the goal holds for any control: the figure is the slowest control's median
-            out["browser_update_ms_median"] = max(by_control.values())
-            out["browser_update_ms_by_control"] = by_control
-            base = rss_mb(proc.pid)
-            pages = []
-            for _ in range(sessions):
-                p = browser.new_page()
-                p.goto(url)
-                p.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
-                pages.append(p)
-            time.sleep(1)
-            out["session_rss_mb"] = round((rss_mb(proc.pid) - base) / sessions, 1)
-            out["server_rss_mb"] = round(rss_mb(proc.pid), 1)
+            trivial_times = _timed(tpage, "Metric 0", trivial_change, changes)
+            home = HOME / "browser-home"
+            home.mkdir()
+            t0 = time.perf_counter()
+            with streamlit_server(home) as (url, proc):
+                out["server_ready_s"] = round(time.perf_counter() - t0, 2)
+                page = browser.new_page(viewport={"width": 1500, "height": 1300})
+                page.goto(url)
+                page.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
+                page.get_by_role("tab", name="Charts").click()
+                page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+                out["cold_start_with_charts_s"] = round(time.perf_counter() - t0, 2)   # spawn, then Charts opened
+                wait_idle(page)
+                page.get_by_role("tab", name="Mix").click()
+                wait_idle(page)
+                warm = browser.new_page(viewport={"width": 1500, "height": 1300})
+                t1 = time.perf_counter()
+                warm.goto(url)
+                warm.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
+                out["warm_page_load_s"] = round(time.perf_counter() - t1, 2)
+                warm.close()
+                by_control = {}
+                for name, (label, change) in _page_controls(page).items():
+                    by_control[name] = round(statistics.median(_timed(page, label, change, changes)), 1)
+                # the goal holds for any control: the figure is the slowest control's median
+                out["browser_update_ms_median"] = max(by_control.values())
+                out["browser_update_ms_by_control"] = by_control
+                # the trivial page's changes before and after the page's: a burst of load falls on both
+                trivial_times += _timed(tpage, "Metric 0", lambda i: trivial_change(i + changes), changes)
+                out["trivial_browser_update_ms_median"] = round(statistics.median(trivial_times), 1)
+                tpage.close()
+                base = rss_mb(proc.pid)
+                pages = []
+                for _ in range(sessions):
+                    p = browser.new_page()
+                    p.goto(url)
+                    p.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
+                    pages.append(p)
+                time.sleep(1)
+                out["session_rss_mb"] = round((rss_mb(proc.pid) - base) / sessions, 1)
+                out["server_rss_mb"] = round(rss_mb(proc.pid), 1)
         browser.close()
     return out
 
@@ -297,6 +330,8 @@ def bench_browser(changes: int, sessions: int, cold: int) -> dict:
 # each page figure beside the trivial page's, measured in the same run: (label, page key, trivial key, goal)
 PAGE_FIGURES = [("AppTest rerun (ms)", "rerun_ms_median", "trivial_rerun_ms_median", "<= 5x trivial",
                  lambda p, t: p <= 5 * t),
+                ("AppTest rerun, the script thread's CPU time (ms)", "rerun_cpu_ms_median",
+                 "trivial_rerun_cpu_ms_median", "(load-robust view of the row above)", lambda p, t: p <= 5 * t),
                 ("control -> metric, chromium (ms, median of each control's, slowest control)",
                  "browser_update_ms_median", "trivial_browser_update_ms_median", "<= 250 ms", lambda p, t: p <= 250),
                 ("spawn -> first metric, chromium (s)", "cold_start_s", "trivial_cold_start_s", "<= trivial + 1.0 s",
