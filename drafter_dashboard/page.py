@@ -6,6 +6,7 @@ modules only other tabs use are imported when those tabs are drawn (plotly's sub
 manifest, the profiler)."""
 from __future__ import annotations
 
+import functools
 import json
 import logging
 
@@ -175,31 +176,41 @@ def main() -> None:
     st.session_state[EXTERNAL] = False
 
 
-# The tabs' own widgets rerun their tab alone (st.fragment). A change that moves the scenario (Apply a
-# trim, import a manifest, a profiled component, remove a saved scenario) calls st.rerun(), which
-# reruns the whole page. A fragment's rerun gets the arguments of the last full run: the scenario and
-# its plan, which only a full run changes.
-@st.fragment
+def _fragment(fn):
+    """st.fragment: the tab's own widgets rerun it alone. A change that moves the scenario (Apply a trim,
+    import a manifest, a profiled component, remove a saved scenario) calls st.rerun(), which reruns the
+    whole page. A fragment's rerun gets the arguments of the last full run: the scenario and its plan,
+    which only a full run changes. An unexpected error in its own rerun is one line, as in run()."""
+    @functools.wraps(fn)
+    def guarded(*args, **kw) -> None:
+        try:
+            fn(*args, **kw)
+        except Exception as exc:   # st.rerun / st.stop are BaseExceptions and pass through
+            _failed(exc)
+    return st.fragment(guarded)
+
+
+@_fragment
 def _budget_tab(scenario: Scenario, catalog, unit: str) -> None:
     from drafter_dashboard import budget
     budget.render(scenario, catalog, unit)
 
 
-@st.fragment
+@_fragment
 def _charts_tab(scenario: Scenario, p, catalog, unit: str) -> None:
     from drafter_dashboard import budget, charts
     full = _baseline(_settings_json(scenario), str(catalog.path), catalog) if scenario.uniform is None else None
     charts.render(p, unit, catalog, budget.storage_budget_bytes(unit), full, budget.current_compare(scenario))
 
 
-@st.fragment
+@_fragment
 def _compare_tab(scenario: Scenario, p, catalog, unit: str) -> None:
     from drafter_dashboard import calibration_panel, compare
     compare.view(p, catalog, unit)
     calibration_panel.render(scenario, p, catalog, unit)
 
 
-@st.fragment
+@_fragment
 def _io_tab(p, table, catalog, v, link: dict, unit: str, show_export: bool) -> None:
     from drafter_dashboard import io_panel, mix_editor
     st.subheader("Export")
