@@ -29,6 +29,13 @@ def current_compare(s: Scenario) -> dict | None:
     return made[1] if made and made[0] == s.model_dump_json() else None
 
 
+def storage_budget_bytes(unit: str) -> float | None:
+    """The storage budget in bytes (for the storage-vs-rows chart), if one is set: read from the
+    panel's field, so the Charts tab has it without drawing the Budget tab's widgets."""
+    storage = st.session_state.get("w_b_storage")
+    return storage * (2**40 if unit == "TiB" else 1e12) if storage else None
+
+
 def render(s: Scenario, catalog, unit: str) -> float | None:
     """Returns the storage budget in bytes (for the storage-vs-rows chart), if one is set."""
     c = st.columns(5)
@@ -78,9 +85,7 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
     made = st.session_state.get(RESULT)
     if made is not None:
         _proposal(s, made[0], made[1], catalog, unit)
-    if storage:
-        return storage * (2**40 if unit == "TiB" else 1e12)
-    return None
+    return storage_budget_bytes(unit)
 
 
 def _speed(x: float) -> str:

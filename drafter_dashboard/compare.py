@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from drafter_dashboard import figures
 from planner.plan import Plan, plan
 from planner.scenario import Scenario
 from drafter_dashboard.safe_text import md_text
@@ -81,14 +80,14 @@ def controls(s: Scenario, sb) -> None:
         undo()
     if b.button("Redo", key="w_redo", disabled=not st.session_state.get(REDO), width="stretch"):
         redo()
-    pinned = st.session_state.get(PINNED)
-    if pinned is None:
-        if c.button("Pin", key="w_pin", width="stretch", help="pin this scenario: every delta is then against it"):
-            pin(s)
-            st.rerun()
-    elif c.button("Unpin", key="w_unpin", width="stretch", help="deltas against the full mix again"):
-        pin(None)
-        st.rerun()
+    # pin and unpin are callbacks: they set the delta mode before the run that draws its radio (the
+    # metrics, and that radio above them, are drawn before these buttons)
+    if st.session_state.get(PINNED) is None:
+        c.button("Pin", key="w_pin", width="stretch", help="pin this scenario: every delta is then against it",
+                 on_click=pin, args=(s,))
+    else:
+        c.button("Unpin", key="w_unpin", width="stretch", help="deltas against the full mix again",
+                 on_click=pin, args=(None,))
     a, b = sb.columns([3, 2])
     name = a.text_input("Save as", key="w_save_name", placeholder="a name", label_visibility="collapsed")
     if b.button("Save", key="w_save", width="stretch", help=f"keep this scenario for Compare (at most {MAX_SAVED})"):
@@ -146,4 +145,5 @@ def view(current: Plan, catalog, unit: str) -> None:
         if pick != "(keep all)" and st.button("Remove", key="w_forget_go"):
             forget(pick)
             st.rerun()
+    from drafter_dashboard import figures      # plotly's subplots: loaded when the Compare tab is drawn
     st.plotly_chart(figures.cost_breakdown(plans), width="stretch", key="fig_compare")

@@ -1,11 +1,9 @@
 """Headline metrics, each with its difference from the full 913,786-sample mix."""
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from planner.plan import Plan
-from planner.report import article_comparison
 from drafter_dashboard.safe_text import md_text
 from planner.units import fmt_hours
 
@@ -169,6 +167,8 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
 
 
 def article_panel(p: Plan) -> None:
+    import pandas as pd          # the first metrics do not wait for pandas (nor the article's comparison)
+    from planner.report import article_comparison
     st.markdown("**The seed article's estimate beside this plan**")
     st.table(pd.DataFrame(article_comparison(p)).set_index("metric"))   # a table wraps the long "why"
 

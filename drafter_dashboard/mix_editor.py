@@ -1,7 +1,9 @@
 """The mix editor: one st.data_editor row per component; include, rows or % of the full count."""
 from __future__ import annotations
 
-import pandas as pd
+import math
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from planner.plan import Plan
@@ -10,6 +12,9 @@ from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard.registry import bounds
 from drafter_dashboard.state import MIX, MIX_VERSION
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EDITABLE = ("include", "rows", "pct", "selection")
 SELECTIONS = ["uniform", "first", "shortest"]
@@ -42,6 +47,7 @@ def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
             "provenance": f"{c.origin}: tokens {c.value_tag('mean_tokens')}, rows {c.value_tag('rows_in_mix')}",
             "notes": "; ".join(pc.notes) if pc else "",
         })
+    import pandas as pd      # loaded with the editor, after the first metrics (apply_edits needs none)
     return pd.DataFrame(rows)
 
 
@@ -127,7 +133,7 @@ def _apply_row(m: dict, changes: dict, catalog) -> None:
             share = float(pct)
         except (TypeError, ValueError):
             share = float("nan")
-        if pd.isna(share) or share < 0:
+        if math.isnan(share) or share < 0:
             raise _Refused(f"mix: % of full for {cid} = {pct!r} is not allowed; give a share of 0 or more")
         m["rows"] = _valid_rows(cid, round(share / 100 * _reference(catalog.components[cid])), catalog)
 
@@ -137,7 +143,7 @@ def _valid_rows(cid: str, value, catalog) -> int:
         f = float(value)
     except (TypeError, ValueError):
         f = float("nan")
-    if pd.isna(f) or f < 0 or f > MAX_ROWS or f != int(f):
+    if math.isnan(f) or f < 0 or f > MAX_ROWS or f != int(f):
         raise _Refused(f"mix: rows for {cid} = {value!r} is not allowed; give a whole number from 0 to "
                        f"{MAX_ROWS:,}")
     available = catalog.components[cid].rows_available

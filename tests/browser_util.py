@@ -25,11 +25,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(home: Path, timeout: float = 60):
+def streamlit_server(home: Path, timeout: float = 60, app: Path = ROOT / "app.py", env: dict | None = None):
+    """`app`: the script to serve (bench/run.py also serves bench/trivial_page.py); `env`: more
+    environment variables for the server (PLANNER_TIMING_LOG, say)."""
     port = free_port()
-    env = dict(os.environ, PLANNER_HOME=str(home))
+    env = dict(os.environ, **(env or {}), PLANNER_HOME=str(home))
     log = open(home.parent / f"streamlit-{port}.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app),
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--server.headless", "true", "--browser.gatherUsageStats", "false"],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -81,9 +83,9 @@ def metric_text(page, label: str) -> str:
         '[data-testid="stMetricValue"]').inner_text()
 
 
-def edit_rows(page, row: int, value: str, attempts: int = 4) -> None:
+def edit_rows(page, row: int, value: str, attempts: int = 4, commit: bool = True):
     """Select the id cell of `row` in the mix editor, move to the rows column, open its editor, type,
-    commit. The grid is a canvas: on a loaded machine a click can land before it takes the focus, so
+    commit (`commit=False`: returns the editor with the value typed, for the caller to press Enter). The grid is a canvas: on a loaded machine a click can land before it takes the focus, so
     a try whose editor does not open is escaped and made again."""
     wait_idle(page)
     grid = page.locator('[data-testid="stDataFrame"]').first
@@ -107,7 +109,9 @@ def edit_rows(page, row: int, value: str, attempts: int = 4) -> None:
     else:
         raise AssertionError(f"the mix editor's rows cell of row {row} did not open after {attempts} tries")
     editor.fill(value)
-    editor.press("Enter")
+    if commit:
+        editor.press("Enter")
+    return editor
 
 
 def wait_idle(page, timeout: float = 60) -> None:

@@ -1,0 +1,378 @@
+"""The page, run by app.py on every script run. What the first numbers (the headline metrics) need
+comes first: the scenario from the widgets' state, its plan, the delta's base and the metrics; then
+the verdict above them, the sidebar's controls and the tabs. A tab's widgets run in a fragment of
+their own (an export format, a budget figure, a chart pick reruns that tab, not the page), and the
+modules only other tabs use are imported when those tabs are drawn (plotly's subplots, the trim, the
+manifest, the profiler)."""
+from __future__ import annotations
+
+import functools
+import json
+import logging
+
+import streamlit as st
+from pydantic import ValidationError
+
+from planner import PlannerInputError, Scenario, plan
+from planner.errors import describe_validation_error
+from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set
+from planner.scenario import default_scenario
+from drafter_dashboard.safe_text import md_text
+from drafter_dashboard import metrics, session
+from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
+                                     apply_pending, ensure_initialised, history_id, remember, restore_hidden_widgets,
+                                     restore_history, scenario_from_widgets)
+
+log = logging.getLogger("drafter_dashboard")
+UNITS = "w_units"     # the sidebar's TB/TiB radio (drafter_dashboard/sidebar.py); TB until it is drawn
+
+
+def run() -> None:
+    """One run of the page; an unexpected error is one line (see _failed)."""
+    st.set_page_config(page_title="Drafter data planner", page_icon="💾", layout="wide")
+    try:
+        main()
+    except Exception as exc:   # st.rerun / st.stop are BaseExceptions and pass through
+        _failed(exc)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _baseline(settings_json: str, catalog_key: str, _catalog):
+    """The full 913,786-sample mix with the same settings. Cached on the settings alone (the
+    scenario without its mix), so editing the mix never misses."""
+    return plan(Scenario.model_validate_json(settings_json), _catalog)
+
+
+def _settings_json(s: Scenario) -> str:
+    d = s.model_dump(mode="json")
+    d["mix"] = d["uniform"] = None
+    return json.dumps(d, sort_keys=True)
+
+
+def _load_link(catalog) -> None:
+    """First run of a session: the scenario from the link (?s=...), or the defaults with one warning."""
+    initial, problem = None, None
+    link = st.query_params.get("s")
+    if link:
+        try:
+            initial = decode(link)
+            plan(initial, catalog if initial.uniform is None else None)
+        except (ShareError, PlannerInputError) as exc:
+            initial, problem = None, str(exc)
+    ensure_initialised(catalog, initial)
+    st.session_state[EXTERNAL] = initial is not None
+    restore_history(st.query_params.get("h"))   # a reload: the undo history kept under the link's h=
+    if problem:
+        st.session_state[NOTICE] = ("warning", f"The shared link could not be used ({problem}); "
+                                               "showing the defaults instead.")
+    kept = st.query_params.get("c")
+    if kept and not problem:
+        try:
+            pinned, saved = decode_set(kept)
+        except ShareError as exc:
+            st.session_state[NOTICE] = ("warning", f"The link's pinned and saved scenarios could not be used ({exc}).")
+        else:
+            # each is planned now: one that cannot be (a visitor's own upload, say) is named once and
+            # left out, instead of breaking every later run of the page
+            dropped = []
+            if pinned is not None and (why := _unplannable(pinned, catalog)):
+                dropped.append(f"the pinned scenario ({why})")
+                pinned = None
+            for name, s in list(saved.items()):
+                if why := _unplannable(s, catalog):
+                    dropped.append(f"saved {name!r} ({why})")
+                    del saved[name]
+            if pinned is not None:
+                st.session_state[PINNED] = pinned
+            st.session_state[SAVED] = saved
+            if dropped:
+                st.session_state[NOTICE] = ("warning", "The link's scenarios that cannot be planned here were left "
+                                                       "out (not pinned or saved): " + "; ".join(dropped))
+
+
+def _unplannable(s: Scenario, catalog) -> str | None:
+    """Why scenario `s` cannot be planned with this session's catalog, or None."""
+    try:
+        plan(s, catalog if s.uniform is None else None)
+    except (PlannerInputError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def main() -> None:
+    from drafter_dashboard import mix_editor
+    catalog = session.catalog()
+    if "w_model" not in st.session_state:
+        _load_link(catalog)
+    apply_pending(catalog)
+    mix_editor.apply_edits(catalog)
+    restore_hidden_widgets()
+
+    history = st.sidebar.container()      # undo, redo, pin, save: above the controls, drawn below
+    st.title("Drafter data planner")
+    st.caption("What a speculative-decoding drafter's training data (DFlash, EAGLE-3) costs before you spend a "
+               "GPU-hour: hidden-state storage, extraction GPU time, transfer, training and dollars, component by "
+               "component. Every number is an estimate with its source; see Assumptions.")
+
+    notice = st.session_state.pop(NOTICE, None)
+    if notice:
+        kind, text = notice if isinstance(notice, tuple) else ("success", notice)
+        (st.warning if kind == "warning" else st.success)(md_text(text))
+
+    # the first numbers: the scenario is read from the widgets' state (a changed control's new value is
+    # there before its widget is drawn again), so the metrics go out before the sidebar is built
+    scenario, p = _current(catalog)
+    verdict_box = st.container()          # the verdict sits above the metrics, computed after them
+    unit = st.session_state.get(UNITS) or "TB"
+    base, against = _delta_base(scenario, catalog)
+    for f in p.findings:
+        if f.severity == "blocks":
+            st.error(md_text(f"{f.text}. To fix: {f.fix}."))
+    metrics.headline(p, base, unit, against)
+
+    # everything below waits for the metrics
+    from drafter_dashboard import compare, sidebar
+    v = verdict_of(p, catalog)
+    verdict_box.info(md_text(v.sentence), icon=":material/balance:")
+    sidebar.render(catalog)
+    remember(scenario)                    # after the sidebar: it records which controls this run drew
+    compare.controls(scenario, history)   # after remember: Undo is enabled by the change just made
+    findings_list(p)
+    metrics.nodes_panel(p, unit)
+
+    # the charts and the compare view run only when their tab is open: the first screen needs no plotly.js
+    link = _link_params(scenario)
+    tab_mix, tab_charts, tab_budget, tab_compare, tab_article, tab_io, tab_assume = st.tabs(
+        ["Mix", "Charts", "Budget", "Compare", "Against the article", "Export / import / profile", "Assumptions"],
+        key="w_tab", on_change="rerun")
+    with tab_mix:
+        if scenario.uniform is not None:
+            u = scenario.uniform
+            st.info(f"This scenario is {u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
+                    f"generated), as in the seed article. Load the default preset to edit components.")
+            table = None
+        else:
+            table = mix_editor.render(p, catalog, unit)
+    with tab_budget:
+        _budget_tab(scenario, catalog, unit)
+    if tab_charts.open:
+        with tab_charts:
+            _charts_tab(scenario, p, catalog, unit)
+    if tab_compare.open:
+        with tab_compare:
+            _compare_tab(scenario, p, catalog, unit)
+    with tab_article:
+        if tab_article.open:          # the waterfalls are plotly charts: drawn when the tab is open
+            from drafter_dashboard import charts
+            charts.article_road(p, *_road(p, catalog), unit)
+        metrics.article_panel(p)
+    with tab_io:
+        _io_tab(p, table, catalog, v, link, unit, tab_io.open)
+    if tab_assume.open:               # a table of every assumption: sent when shown, not on every run
+        with tab_assume:
+            st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
+
+    _write_link(link)
+    st.session_state[EXTERNAL] = False
+
+
+def _fragment(fn):
+    """st.fragment: the tab's own widgets rerun it alone. A change that moves the scenario (Apply a trim,
+    import a manifest, a profiled component, remove a saved scenario) calls st.rerun(), which reruns the
+    whole page. A fragment's rerun gets the arguments of the last full run: the scenario and its plan,
+    which only a full run changes. An unexpected error in its own rerun is one line, as in run()."""
+    @functools.wraps(fn)
+    def guarded(*args, **kw) -> None:
+        try:
+            fn(*args, **kw)
+        except Exception as exc:   # st.rerun / st.stop are BaseExceptions and pass through
+            _failed(exc)
+    return st.fragment(guarded)
+
+
+@_fragment
+def _budget_tab(scenario: Scenario, catalog, unit: str) -> None:
+    from drafter_dashboard import budget
+    budget.render(scenario, catalog, unit)
+
+
+@_fragment
+def _charts_tab(scenario: Scenario, p, catalog, unit: str) -> None:
+    from drafter_dashboard import budget, charts
+    full = _baseline(_settings_json(scenario), str(catalog.path), catalog) if scenario.uniform is None else None
+    charts.render(p, unit, catalog, budget.storage_budget_bytes(unit), full, budget.current_compare(scenario))
+
+
+@_fragment
+def _compare_tab(scenario: Scenario, p, catalog, unit: str) -> None:
+    from drafter_dashboard import calibration_panel, compare
+    compare.view(p, catalog, unit)
+    calibration_panel.render(scenario, p, catalog, unit)
+
+
+@_fragment
+def _io_tab(p, table, catalog, v, link: dict, unit: str, show_export: bool) -> None:
+    from drafter_dashboard import io_panel, mix_editor
+    st.subheader("Export")
+    if show_export:               # the manifest, the pipelines' commands and the report: built when shown
+        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
+                              _report_html(p, catalog, v), link)
+    st.subheader("Import")
+    io_panel.import_panel(catalog)
+    st.subheader("Profile your own dataset")
+    io_panel.profile_panel(catalog)
+
+
+DELTA_MODES = {"since": "since my last change", "pin": "against the pin", "full": "against the full mix"}
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)    # shared and never changed: no copy on every run
+def _plan_cached(scenario_json: str, catalog_key: str, _s: Scenario, _catalog):
+    return plan(_s, _catalog if _s.uniform is None else None)
+
+
+def _plan_of(s: Scenario, catalog):
+    """The plan of `s`, made once per scenario (its canonical JSON) and catalog: a display-only change,
+    a control outside the scenario or the delta's other scenario never plans again."""
+    return _plan_cached(s.model_dump_json(), str(catalog.path), s, catalog)
+
+
+def _delta_base(scenario: Scenario, catalog):
+    """The plan every delta is taken against, by the mode picked above the metrics: the scenario before
+    the last change, the pinned one, or the full mix with the same settings (a sidebar change moves
+    the full mix too, so it shows no delta there)."""
+    ss = st.session_state
+    ss.setdefault(DELTA, "pin" if ss.get(PINNED) is not None else "full")
+    mode = st.radio("Deltas", list(DELTA_MODES), key=DELTA, horizontal=True, format_func=DELTA_MODES.get,
+                    help="what each metric's small figure is the difference from")
+    pinned, undo = ss.get(PINNED), ss.get(UNDO)
+    why = {"since": " (nothing changed yet)", "pin": " (nothing is pinned)"}.get(mode, "")
+    other = {"since": (undo[-1] if undo else None, "the scenario before the last change"),
+             "pin": (pinned, "the pinned scenario")}.get(mode)
+    if other and other[0] is not None:
+        try:
+            return _plan_of(other[0], catalog), other[1]
+        except PlannerInputError:       # e.g. it named an upload this catalog no longer has
+            why = f" ({other[1]} cannot be planned any more)"
+    if scenario.uniform is None:
+        return _baseline(_settings_json(scenario), str(catalog.path), catalog), \
+            "the full 913,786-sample mix with the same settings" + why
+    return None, ""
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _hours) -> str:
+    """The report of this plan with the pinned and saved ones (planned here, once per set of scenarios)."""
+    others = {}
+    for name, s in _scenarios.items():
+        try:
+            others[name] = _plan_of(s, _catalog)
+        except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
+            pass
+    from drafter_dashboard import report
+    return report.build(_p, others, _verdict, _steps, _hours)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _road_cached(scenario_json: str, catalog_key: str, _p, _catalog):
+    from planner.report import article_hours_steps, article_steps
+    return article_steps(_p, _catalog if _p.scenario.uniform is None else None), article_hours_steps(_p)
+
+
+def _road(p, catalog):
+    """The article's storage and extraction hours, step by step to this plan's (planner.report)."""
+    return _road_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _verdict_cached(scenario_json: str, catalog_key: str, _p, _catalog):
+    """planner.verdict for this scenario: its break-evens re-plan the scenario many times, so once per scenario."""
+    from planner.verdict import verdict
+    return verdict(_p, _catalog if _p.scenario.uniform is None else None)
+
+
+def verdict_of(p, catalog):
+    return _verdict_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
+
+
+def _report_html(p, catalog, v) -> str:
+    """The report of this plan with the pinned and saved ones, built once per set of scenarios."""
+    ss = st.session_state
+    pinned, saved = ss.get(PINNED), ss.get(SAVED, {})
+    scenarios = ({"pinned": pinned} if pinned is not None else {}) | dict(saved)
+    key = json.dumps([p.scenario.model_dump_json(), str(catalog.path)]
+                     + [[k, s.model_dump_json()] for k, s in scenarios.items()])
+    return _report_cached(key, p, scenarios, catalog, v, *_road(p, catalog))
+
+
+def _current(catalog) -> tuple[Scenario, object]:
+    """The scenario the widgets describe and its plan. A widget value that makes it invalid is named
+    in one sentence, and the page goes on with the last scenario that planned."""
+    try:
+        scenario = Scenario.model_validate(scenario_from_widgets())
+        return scenario, _plan_of(scenario, catalog)
+    except ValidationError as exc:
+        problem = f"This setting is not valid, so the page shows the last scenario that was: " \
+                  f"{describe_validation_error(exc, prefix='scenario')}"
+    except PlannerInputError as exc:
+        problem = f"This scenario cannot be planned, so the page shows the last one that could: {exc}"
+    st.error(md_text(problem))
+    last = st.session_state.get(LAST) or default_scenario()
+    return last, _plan_of(last, catalog)
+
+
+def findings_list(p) -> None:
+    """Every finding, by severity (blocking ones are also the banner above the metrics)."""
+    if not p.findings:
+        return
+    count = {sev: sum(f.severity == sev for f in p.findings) for sev in ("blocks", "costs", "note")}
+    label = ", ".join(f"{n} {name}" for name, n in (("blocking", count["blocks"]), ("costing time or money",
+                      count["costs"]), ("notes", count["note"])) if n)
+    with st.expander(f"Findings: {label}", expanded=False):
+        for sev, title in (("blocks", "Blocks the plan"), ("costs", "Costs time or money"), ("note", "Notes")):
+            items = [f for f in p.findings if f.severity == sev]
+            if items:
+                st.markdown(f"**{title}**")
+                for f in items:
+                    st.markdown(f"- {md_text(f.text)}" + (f" (fix: {md_text(f.fix)})" if f.fix else ""))
+
+
+def _link_params(scenario: Scenario) -> dict:
+    """s: the scenario; c: the pinned and saved ones, "" when there are none or they do not fit the
+    link's size limit (then `c_left_out` is their length)."""
+    link = encode(scenario)
+    pinned, saved = st.session_state.get(PINNED), st.session_state.get(SAVED, {})
+    kept = encode_set(pinned, saved) if pinned is not None or saved else ""
+    if len(kept) + len(link) > MAX_PARAM_CHARS:
+        return {"s": link, "c": "", "c_left_out": len(kept)}
+    return {"s": link, "c": kept}
+
+
+def _write_link(params: dict) -> None:
+    """The URL carries the scenario (s), the key of this session's undo history on the server (h, see
+    drafter_dashboard/history.py) and, if they fit, the pinned and saved ones (c)."""
+    hid = history_id() if st.session_state.get(UNDO) or st.session_state.get(REDO) else None
+    for key, value in (("s", params["s"]), ("h", hid), ("c", params["c"] or None)):
+        if st.query_params.get(key) != value:
+            if value is None:
+                del st.query_params[key]
+            else:
+                st.query_params[key] = value
+    if params.get("c_left_out"):
+        st.caption(f"The link carries the current scenario; the pinned and saved ones ({params['c_left_out']:,} "
+                   "characters) do not fit its size limit and were left out.")
+
+
+def _failed(exc: Exception) -> None:
+    """Any unexpected error: logged on the server with its traceback; the page shows one line without
+    a traceback or a server path. A scenario that came from a link, an import, a preset or a trim
+    and broke the page is replaced by the defaults (once)."""
+    log.exception("the page failed")
+    if st.session_state.get(EXTERNAL):
+        st.session_state[EXTERNAL] = False
+        st.session_state[PENDING] = default_scenario()
+        st.session_state[NOTICE] = ("warning", f"That scenario could not be shown ({type(exc).__name__}); "
+                                               "showing the defaults instead.")
+        st.rerun()
+    st.error(md_text(f"Something went wrong while drawing the page ({type(exc).__name__}). Your settings are "
+                       "kept; change the last setting back or load a preset."))
