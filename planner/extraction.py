@@ -243,6 +243,10 @@ PLAN_ENGINE = "vllm"
 # A reach level's own transfers decide it only when there are at least this many of them among
 # the publications left in; fewer, and the level takes the roofline's spread (below).
 MIN_TRANSFERS = 2
+# A scaling level's band is its transfers' 90% prediction interval only from this many of them (2 degrees
+# of freedom, t = 2.92); with fewer (2: t = 6.31 on one degree of freedom, an interval the t's tail
+# makes rather than the errors) it falls back to the roofline's spread, the wider level's band.
+MIN_INTERVAL = 3
 
 
 @functools.cache
@@ -319,11 +323,13 @@ def transfers(phase: str, exclude_sources: frozenset = frozenset(),
 @dataclass(frozen=True)
 class Rule:
     """What a reach level does: scale by the nearest row or keep the roofline, and the band's half-width
-    (log), from `evidence` held-out transfers of that level (0: the roofline's spread over `rows` rows)."""
+    (log), from `evidence` held-out transfers of that level (0: the roofline's spread over `rows` rows;
+    `tested` transfers of the level, too few for an interval, did not set it)."""
     calibrate: bool
     band: float
     evidence: int
     rows: int = 0
+    tested: int = 0
 
     def basis(self) -> str:
         """The band's basis and its nominal coverage, as the plan says it."""
@@ -332,7 +338,9 @@ class Rule:
                     f"{self.evidence - 1} degrees of freedom, x sqrt(1 + 1/{self.evidence}))")
         return (f"the roofline's largest error over the {self.rows} published rows (covers about "
                 f"{self.rows}/{self.rows + 1} of new rows)" +
-                (" (no held-out transfer of that reach bounds it)" if self.calibrate else ""))
+                (f" ({self.tested} held-out transfers of that reach are too few for an interval, fewer than "
+                 f"{MIN_INTERVAL})" if self.calibrate and self.tested else
+                 " (no held-out transfer of that reach bounds it)" if self.calibrate else ""))
 
 
 def _rms(xs) -> float:
@@ -344,10 +352,10 @@ def rules(phase: str, exclude_sources: frozenset = frozenset(), decode_mfu: floa
     """Per reach level, from the transfers among the publications left in (transfers()): with at least
     MIN_TRANSFERS of that level, scale by the nearest row when that did better (rms log error) than the
     roofline alone on them; with fewer, scale only a `same` match (nothing nearer exists). A scaled level
-    with its own transfers takes their 90% prediction interval (decide); any other (the roofline alone, or
-    a `same` match no held-out transfer tested) the roofline's largest |log error| over every row left in
-    (both phases). A level's band is never narrower than a nearer level's evidenced band. The roofline at
-    `decode_mfu` (None: the preset's)."""
+    with at least MIN_INTERVAL transfers takes their 90% prediction interval (decide); any other (the
+    roofline alone, or a scaled level with fewer transfers) the roofline's largest |log error| over every
+    row left in (both phases). A level's band is never narrower than a nearer scaled level's band. The
+    roofline at `decode_mfu` (None: the preset's)."""
     rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
     roof_spread = max((abs(_log_roofline_error(r.id, decode_mfu)) for r in rows), default=0.0)
     held = transfers(phase, exclude_sources, decode_mfu)
@@ -356,24 +364,24 @@ def rules(phase: str, exclude_sources: frozenset = frozenset(), decode_mfu: floa
     for level in REACH:
         out[level] = decide(level, [(cal, roof) for _, _, lv, cal, roof in held if lv == level], floor, roof_spread,
                             len(rows))
-        if out[level].evidence:
+        if out[level].calibrate:
             floor = out[level].band
     return out
 
 
 def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_spread: float, rows: int = 0) -> Rule:
     """One reach level's Rule from its held-out transfers `mine` ((log calibrated / measured, log roofline /
-    measured) each), the nearer levels' evidenced band `floor` and the roofline's spread over `rows` rows
-    (rules()). A scaled level's band is the 90% prediction interval of the next transfer from its n
-    (planner/training.py band_from_residuals: mean +- t x sd x sqrt(1 + 1/n)), made symmetric by its
-    farther end: the largest of n errors would cover only about n / (n + 1) of new cases."""
+    measured) each), the nearer scaled levels' band `floor` and the roofline's spread over `rows` rows
+    (rules()). A scaled level's band, from n >= MIN_INTERVAL transfers, is the 90% prediction interval of
+    the next one (planner/training.py band_from_residuals: mean +- t x sd x sqrt(1 + 1/n)), made symmetric
+    by its farther end: the largest of n errors would cover only about n / (n + 1) of new cases."""
     from planner.training import band_from_residuals   # training imports this module: imported here
     enough = len(mine) >= MIN_TRANSFERS
     use = level != "none" and (_rms([c for c, _ in mine]) < _rms([r for _, r in mine]) if enough else level == "same")
-    if use and enough:
+    if use and len(mine) >= MIN_INTERVAL:
         low, high = band_from_residuals([-c for c, _ in mine])     # on log(measured / calibrated)
         return Rule(True, max(floor, -math.log(low), math.log(high)), len(mine), rows)
-    return Rule(use, max(floor, roof_spread), 0, rows)
+    return Rule(use, max(floor, roof_spread), 0, rows, len(mine) if use else 0)
 
 
 def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,

@@ -38,7 +38,9 @@ def test_a_level_without_enough_transfers_scales_only_a_same_match():
     # one transfer is below MIN_TRANSFERS (2): a `same` match (nothing nearer exists) still scales,
     # any farther reach keeps the roofline; both take the roofline's spread, 0.65
     one = [(0.9, 0.1)]
-    assert decide("same", one, 0.0, 0.65) == decide("same", [], 0.0, 0.65)
+    # (the one transfer is named in the basis, too few for an interval; it sets neither use nor band)
+    a, b = decide("same", one, 0.0, 0.65), decide("same", [], 0.0, 0.65)
+    assert (a.calibrate, a.band, a.evidence) == (b.calibrate, b.band, b.evidence) and (a.tested, b.tested) == (1, 0)
     assert decide("same", one, 0.0, 0.65).calibrate and decide("same", one, 0.0, 0.65).band == 0.65
     assert not decide("class", one, 0.0, 0.65).calibrate
     # `none` (no row near) never scales, however many transfers
@@ -131,17 +133,31 @@ def test_the_default_plan_says_its_extraction_is_an_extrapolation_with_its_band(
     assert "an extrapolation" in next(a for a in p.assumptions if a.name == "prefill calibration").value
 
 
-def test_two_transfers_give_a_wide_interval_not_their_larger_error():
-    # two transfers, calibrated errors 0.1 and 0.3 (the roofline's 0.5 and 0.6 did worse): the larger of
-    # two, 0.3, would cover about 2/3 of new transfers. Residuals -0.1, -0.3: mean -0.2, sd
-    # sqrt((0.01 + 0.01) / 1) = 0.141421; t(1 dof) 6.314 x 0.141421 x sqrt(1.5) 1.224745 = 1.093616;
-    # ends -1.293616, 0.893616: band 1.293616 (the roofline's spread 0.65 is narrower and not a floor)
+def test_two_transfers_are_too_few_for_an_interval_and_take_the_roofline_spread():
+    # two transfers, calibrated errors 0.1 and 0.3 (the roofline's 0.5 and 0.6 did worse): scaled, but the
+    # larger of two, 0.3, would cover about 2/3 of new transfers, and their t interval (1 degree of freedom:
+    # 6.314 x sd 0.141421 x sqrt(1.5) = 1.0936 about the mean -0.2, band 1.29) is the t's tail, not the
+    # errors: below MIN_INTERVAL (3) the level takes the roofline's spread, 0.65, and says why
     r = decide("concurrency", [(0.1, 0.5), (0.3, 0.6)], 0.0, 0.65, rows=20)
-    assert r.calibrate and r.evidence == 2 and r.band == pytest.approx(1.293616, abs=1e-5)
-    # the plan's note states the interval and its nominal coverage
-    assert "90% prediction interval of 2 held-out transfers" in r.basis() and "1 degrees of freedom" in r.basis()
-    # the roofline's spread says its own: the largest of 20 rows covers about 20/21 of new rows
-    assert "over the 20 published rows (covers about 20/21" in decide("class", [], 0.0, 0.65, rows=20).basis()
+    assert r.calibrate and r.evidence == 0 and r.band == pytest.approx(0.65)
+    assert "2 held-out transfers of that reach are too few for an interval, fewer than 3" in r.basis()
+    assert "over the 20 published rows (covers about 20/21 of new rows)" in r.basis()
+    # three transfers give the interval, and the note says it: errors 0.1, 0.3, 0.2, residuals -0.1, -0.3,
+    # -0.2: mean -0.2, sd 0.1, half 2.920 x 0.1 x sqrt(4/3) = 0.337166, ends -0.537166, 0.137166: 0.537166
+    r = decide("concurrency", [(0.1, 0.5), (0.3, 0.6), (0.2, 0.6)], 0.0, 0.65, rows=20)
+    assert r.evidence == 3 and r.band == pytest.approx(0.537166, abs=1e-5)
+    assert "90% prediction interval of 3 held-out transfers" in r.basis() and "2 degrees of freedom" in r.basis()
+
+
+def test_a_farther_level_is_never_banded_narrower_than_a_nearer_scaled_one():
+    # every level at or beyond a scaling level is at least as wide (rules(): the floor)
+    for phase in ("prefill", "decode"):
+        rs = rules(phase)
+        scaled = [rs[lv].band for lv in REACH if rs[lv].calibrate]
+        for i, lv in enumerate(REACH):
+            nearer = [rs[x].band for x in REACH[:i] if rs[x].calibrate]
+            assert rs[lv].band >= max(nearer, default=0.0), (phase, lv)
+        assert scaled
 
 
 def test_the_decode_mfu_is_fitted_in_one_place_and_refitted_without_a_held_out_source():
