@@ -198,3 +198,14 @@ def test_a_refitted_decode_mfu_reaches_the_calibration_factor():
     # the decode MFU moves that row's roofline (its decode is compute-bound at 0.25): the factor differs
     assert abs(_preset_roofline(c.row)[0] / roof9 - 1) > 0.05
     assert calibrate(m, g, weight_dtype="bf16", isl=217, osl=202, phase="prefill").row != c.row
+
+
+def test_an_unevidenced_same_match_carries_the_roofline_spread():
+    # the default plan's prefill scales by sglang-q36-27b-b200-bf16 (a `same` reach: hybrid, Blackwell,
+    # vLLM-family; another GPU) though no held-out prefill transfer of that reach exists: its band is then
+    # the widest the table gives, the roofline's largest error over every row, as for the roofline alone
+    from planner import default_scenario, plan
+    c = plan(default_scenario()).extraction.prefill_calibration
+    r = rules("prefill")
+    assert c.row == "sglang-q36-27b-b200-bf16" and r["same"].evidence == 0 and r["same"].tested == 0
+    assert c.band == (-r["none"].band, r["none"].band) and "no held-out transfer of that reach bounds it" in c.note
