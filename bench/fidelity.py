@@ -19,8 +19,9 @@ Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives t
 the held-out predictions and the share of held-out points inside the band made without their
 source (leave one source out; the speedup sweeps leave one series out, SpecDecode-Bench's seven
 series being one figure), and lists the points outside it. Prefill and decode are scored through the
-plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources): the
-prediction and the band a user would get if that publication did not exist.
+plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources) and the
+decode MFU refitted without it (planner.extraction.fit_decode_mfu, passed as decode_mfu): the prediction
+and the band a user would get if that publication did not exist.
 """
 from __future__ import annotations
 
