@@ -19,8 +19,9 @@ Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives t
 the held-out predictions and the share of held-out points inside the band made without their
 source (leave one source out; the speedup sweeps leave one series out, SpecDecode-Bench's seven
 series being one figure), and lists the points outside it. Prefill and decode are scored through the
-plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources): the
-prediction and the band a user would get if that publication did not exist.
+plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources) and the
+decode MFU refitted without it (planner.extraction.fit_decode_mfu, passed as decode_mfu): the prediction
+and the band a user would get if that publication did not exist.
 """
 from __future__ import annotations
 
@@ -143,22 +144,27 @@ def phase_area(phase: str) -> list[dict]:
     """Each row of `phase` predicted as the plan predicts (planner.extraction.calibrate, the same code
     path) with its own publication held out: the nearest row of another publication scales the roofline
     or not, and the band, as the held-out transfers of the other publications decide (nested: the held-out
-    publication's rows are neither calibrated nor calibrating there)."""
-    from planner.extraction import ENGINE_FAMILY, calibrate, row_phase, row_regime
+    publication's rows are neither calibrated nor calibrating there). The decode MFU, the roofline's one
+    fitted constant, is refitted without the held-out publication (planner.extraction.fit_decode_mfu)
+    and the whole prediction (the row's phase, regime, roofline, calibration and band) takes it."""
+    from planner.extraction import ENGINE_FAMILY, calibrate, fit_decode_mfu, row_phase, row_regime
     models, gpus = model_presets(), gpu_presets()
     out = []
     for r in measurements().rows:
-        if r.model not in models or row_phase(r.id) != phase:
-            continue
         own = source_key(r)
+        mfu = fit_decode_mfu(frozenset({own}))[0]
+        if r.model not in models or row_phase(r.id, mfu) != phase:
+            continue
         c = calibrate(models[r.model], gpus[r.gpu], weight_dtype=r.weight_dtype, isl=r.isl, osl=r.osl, phase=phase,
-                      engine=ENGINE_FAMILY[r.engine], regime=row_regime(r.id), exclude_sources=frozenset({own}))
-        roofline, measured = _preset_roofline(r.id)
+                      engine=ENGINE_FAMILY[r.engine], regime=row_regime(r.id, mfu), exclude_sources=frozenset({own}),
+                      decode_mfu=mfu)
+        roofline, measured = _preset_roofline(r.id, mfu)
         predicted = roofline * c.factor
         # the band is on the rate: rate x exp(-hi) .. rate x exp(-lo) brackets the measurement
         out.append({"id": r.id, "source": own, "measured": measured, "predicted": predicted,
                     "low": predicted * math.exp(-c.band[1]), "high": predicted * math.exp(-c.band[0]),
-                    "ratio": predicted / measured, "basis": c.row or "roofline", "extrapolated": c.extrapolated})
+                    "ratio": predicted / measured, "basis": c.row or "roofline", "extrapolated": c.extrapolated,
+                    "decode_mfu": mfu})
     return _inside(out)
 
 
@@ -244,6 +250,14 @@ def log_error(ratios: list[float]) -> float:
     return math.sqrt(statistics.fmean(math.log(x) ** 2 for x in ratios))
 
 
+def decode_mfu_line() -> str:
+    """The decode MFU refitted without each publication (the held-out prefill and decode areas use it)."""
+    from planner.extraction import fit_decode_mfu
+    keys = sorted({source_key(r) for r in measurements().rows})
+    return "decode MFU refitted per held-out source: " + ", ".join(
+        f"{k} {fit_decode_mfu(frozenset({k}))[0]:g}" for k in keys) + f" (every row: {fit_decode_mfu()[0]:g})"
+
+
 def fit(fn, key: str, grid: list[float]) -> tuple[float, float]:
     """The grid value whose ratios are nearest 1 (root mean square of log ratio)."""
     return min(((v, log_error([r[key] for r in fn(v)])) for v in grid), key=lambda x: x[1])
@@ -290,6 +304,7 @@ def main() -> None:
         print(json.dumps(out, indent=2))
         return
     print(area_markdown(by_area))
+    print(decode_mfu_line())
     print(target_size_line())
     print()
     print(markdown(inf, trn))
@@ -301,7 +316,8 @@ def main() -> None:
 
 
 def _fits() -> dict:
-    d, de = fit(inference_rows, "roofline_ratio", [x / 100 for x in range(20, 91, 5)])
+    from planner.extraction import fit_decode_mfu
+    d, de = fit_decode_mfu()
     t, te = fit(training_rows, "ratio", [x / 100 for x in range(10, 61, 1)])
     lo, hi = training_band()
     return {"decode_mfu": d, "decode_error": de, "training_mfu": t, "training_error": te,

@@ -187,22 +187,40 @@ def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], 
 
 
 @functools.cache
-def _preset_roofline(row_id: str) -> tuple[float, float]:
-    """(roofline, measured) of a table row at the preset efficiencies (constant: computed once)."""
+def _preset_roofline(row_id: str, decode_mfu: float | None = None) -> tuple[float, float]:
+    """(roofline, measured) of a table row at the preset efficiencies (constant: computed once);
+    `decode_mfu` another decode MFU than the preset's (a refit without a held-out publication)."""
     from planner.specs import gpu_presets, model_presets
     row = next(r for r in measurements().rows if r.id == row_id)
-    return measured_ratio(row, model_presets(), gpu_presets(), Throughput(mode="roofline"))
+    return measured_ratio(row, model_presets(), gpu_presets(), Throughput(mode="roofline", decode_mfu=decode_mfu))
+
+
+# The decode MFU is the one roofline efficiency fitted on the table (the prefill MFU is a per-GPU
+# estimate, planner/presets/gpus.yaml): the grid value whose roofline is nearest the published rows.
+DECODE_MFU_GRID = tuple(x / 100 for x in range(20, 91, 5))
 
 
 @functools.cache
-def row_phase(row_id: str) -> str:
+def fit_decode_mfu(exclude_sources: frozenset = frozenset()) -> tuple[float, float]:
+    """(decode MFU, rms log(roofline / measured)): the DECODE_MFU_GRID value nearest every row (every
+    metric) of the publications not excluded. hardware.yaml's decode_mfu is this fit on every row
+    (bench/fidelity.py --fit); bench/fidelity.py refits it without each held-out publication."""
+    rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
+
+    def err(m: float) -> float:
+        return _rms([math.log(_preset_roofline(r.id, m)[0] / r.value) for r in rows])
+    return min(((m, err(m)) for m in DECODE_MFU_GRID), key=lambda x: x[1])
+
+
+@functools.cache
+def row_phase(row_id: str, decode_mfu: float | None = None) -> str:
     """prefill or decode: where the roofline puts most of a table row's GPU time (a prefill-metric
     row is prefill)."""
     from planner.specs import gpu_presets, model_presets
     row = next(r for r in measurements().rows if r.id == row_id)
     if row.metric == "prefill" or not row.osl:
         return "prefill"
-    r = _row_rates(row, model_presets(), gpu_presets(), Throughput(mode="roofline"))
+    r = _row_rates(row, model_presets(), gpu_presets(), Throughput(mode="roofline", decode_mfu=decode_mfu))
     return "prefill" if row.isl / r.prefill > row.osl / r.decode else "decode"
 
 
@@ -226,17 +244,23 @@ PLAN_ENGINE = "vllm"
 # A reach level's own transfers decide it only when there are at least this many of them among
 # the publications left in; fewer, and the level takes the roofline's spread (below).
 MIN_TRANSFERS = 2
+# A scaling level's band is its transfers' 90% prediction interval only from this many of them (2 degrees
+# of freedom, t = 2.92); with fewer (2: t = 6.31 on one degree of freedom, an interval the t's tail
+# makes rather than the errors) it falls back to the roofline's spread, the wider level's band.
+MIN_INTERVAL = 3
 
 
 @functools.cache
-def row_regime(row_id: str) -> str:
+def row_regime(row_id: str, decode_mfu: float | None = None) -> str:
     """The roofline's decode bound of a table row ("compute" or "memory bandwidth"): its concurrency band."""
     from planner.specs import gpu_presets, model_presets
     row = next(r for r in measurements().rows if r.id == row_id)
-    return _row_rates(row, model_presets(), gpu_presets(), Throughput(mode="roofline")).decode_bound
+    return _row_rates(row, model_presets(), gpu_presets(),
+                      Throughput(mode="roofline", decode_mfu=decode_mfu)).decode_bound
 
 
-def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: str) -> str:
+def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: str,
+          decode_mfu: float | None = None) -> str:
     """How far calibrating (model, GPU, engine family, decode regime) by table row `row` reaches (REACH)."""
     from planner.specs import model_presets
     if architecture(model_presets()[row.model]) != architecture(model):
@@ -245,13 +269,13 @@ def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: s
         return "generation"
     if ENGINE_FAMILY[row.engine] != engine:
         return "engine"
-    if phase == "decode" and regime and row_regime(row.id) != regime:
+    if phase == "decode" and regime and row_regime(row.id, decode_mfu) != regime:
         return "concurrency"
     return "same"
 
 
 def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
-          exclude_sources: frozenset = frozenset(), exclude_row: str = ""):
+          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None):
     """The nearest row of `phase` within MAX_DISTANCE, of no excluded publication: of the model's
     architecture class when one is near, else of any class; (row, distance) or None."""
     from planner.specs import model_presets
@@ -259,48 +283,65 @@ def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: flo
     dist = preset_distances(model, gpu_id, weight_dtype, isl, osl)
     cands = [(dist[r.id], r) for r in measurements().rows
              if r.id != exclude_row and source_key(r) not in exclude_sources and r.model in models
-             and row_phase(r.id) == phase and dist[r.id] <= MAX_DISTANCE]
+             and row_phase(r.id, decode_mfu) == phase and dist[r.id] <= MAX_DISTANCE]
     same = [(d, r) for d, r in cands if architecture(models[r.model]) == architecture(model)]
     best = min(same or cands, key=lambda x: x[0], default=None)
     return None if best is None else (best[1], best[0])
 
 
-def _log_roofline_error(row_id: str) -> float:
-    roof, measured = _preset_roofline(row_id)
+def _log_roofline_error(row_id: str, decode_mfu: float | None = None) -> float:
+    roof, measured = _preset_roofline(row_id, decode_mfu)
     return math.log(roof / measured)
 
 
 @functools.cache
-def transfers(phase: str, exclude_sources: frozenset = frozenset()) -> tuple[tuple[str, str, str, float, float], ...]:
+def transfers(phase: str, exclude_sources: frozenset = frozenset(),
+              decode_mfu: float | None = None) -> tuple[tuple[str, str, str, float, float], ...]:
     """Every row of `phase` of a publication not excluded, calibrated by the nearest row of *another*
     publication also not excluded (the plan's own rule; nested: excluding a source removes its rows
     both as the calibrated and as the calibrating): (row, from, reach, log(calibrated / measured),
-    log(roofline / measured))."""
+    log(roofline / measured)); the roofline at `decode_mfu` (None: the preset's)."""
     from planner.specs import model_presets
     models = model_presets()
     out = []
     for r in measurements().rows:
         own = source_key(r)
-        if r.model not in models or own in exclude_sources or row_phase(r.id) != phase:
+        if r.model not in models or own in exclude_sources or row_phase(r.id, decode_mfu) != phase:
             continue
-        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase, exclude_sources | {own})
-        roof = _log_roofline_error(r.id)
+        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase, exclude_sources | {own},
+                    decode_mfu=decode_mfu)
+        roof = _log_roofline_error(r.id, decode_mfu)
         if hit is None:
             out.append((r.id, "", "none", roof, roof))
             continue
         n = hit[0]
-        level = reach(n, models[r.model], r.gpu, ENGINE_FAMILY[r.engine], row_regime(r.id), phase)
-        out.append((r.id, n.id, level, roof - _log_roofline_error(n.id), roof))
+        level = reach(n, models[r.model], r.gpu, ENGINE_FAMILY[r.engine], row_regime(r.id, decode_mfu), phase,
+                      decode_mfu)
+        out.append((r.id, n.id, level, roof - _log_roofline_error(n.id, decode_mfu), roof))
     return tuple(out)
 
 
 @dataclass(frozen=True)
 class Rule:
     """What a reach level does: scale by the nearest row or keep the roofline, and the band's half-width
-    (log), from `evidence` held-out transfers of that level (0: the roofline's spread)."""
+    (log), from `evidence` held-out transfers of that level (0: the roofline's spread over `rows` rows;
+    `tested` transfers of the level, too few for an interval, did not set it)."""
     calibrate: bool
     band: float
     evidence: int
+    rows: int = 0
+    tested: int = 0
+
+    def basis(self) -> str:
+        """The band's basis and its nominal coverage, as the plan says it."""
+        if self.evidence:
+            return (f"the 90% prediction interval of {self.evidence} held-out transfers of that reach (Student t, "
+                    f"{self.evidence - 1} degrees of freedom, x sqrt(1 + 1/{self.evidence}))")
+        return (f"the roofline's largest error over the {self.rows} published rows (covers about "
+                f"{self.rows}/{self.rows + 1} of new rows)" +
+                (f" ({self.tested} held-out transfers of that reach are too few for an interval, fewer than "
+                 f"{MIN_INTERVAL})" if self.calibrate and self.tested else
+                 " (no held-out transfer of that reach bounds it)" if self.calibrate else ""))
 
 
 def _rms(xs) -> float:
@@ -308,45 +349,52 @@ def _rms(xs) -> float:
 
 
 @functools.cache
-def rules(phase: str, exclude_sources: frozenset = frozenset()) -> dict[str, Rule]:
+def rules(phase: str, exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None) -> dict[str, Rule]:
     """Per reach level, from the transfers among the publications left in (transfers()): with at least
     MIN_TRANSFERS of that level, scale by the nearest row when that did better (rms log error) than the
     roofline alone on them; with fewer, scale only a `same` match (nothing nearer exists). A scaled level
-    with its own transfers takes their largest |log error|; any other (the roofline alone, or a `same`
-    match no held-out transfer tested) the roofline's largest |log error| over every row left in (both
-    phases). A level's band is never narrower than a nearer level's evidenced band."""
+    with at least MIN_INTERVAL transfers takes their 90% prediction interval (decide); any other (the
+    roofline alone, or a scaled level with fewer transfers) the roofline's largest |log error| over every
+    row left in (both phases). A level's band is never narrower than a nearer scaled level's band. The
+    roofline at `decode_mfu` (None: the preset's)."""
     rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
-    roof_spread = max((abs(_log_roofline_error(r.id)) for r in rows), default=0.0)
-    held = transfers(phase, exclude_sources)
+    roof_spread = max((abs(_log_roofline_error(r.id, decode_mfu)) for r in rows), default=0.0)
+    held = transfers(phase, exclude_sources, decode_mfu)
     out: dict[str, Rule] = {}
     floor = 0.0
     for level in REACH:
-        out[level] = decide(level, [(cal, roof) for _, _, lv, cal, roof in held if lv == level], floor, roof_spread)
-        if out[level].evidence:
+        out[level] = decide(level, [(cal, roof) for _, _, lv, cal, roof in held if lv == level], floor, roof_spread,
+                            len(rows))
+        if out[level].calibrate:
             floor = out[level].band
     return out
 
 
-def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_spread: float) -> Rule:
+def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_spread: float, rows: int = 0) -> Rule:
     """One reach level's Rule from its held-out transfers `mine` ((log calibrated / measured, log roofline /
-    measured) each), the nearer levels' evidenced band `floor` and the roofline's spread (rules())."""
+    measured) each), the nearer scaled levels' band `floor` and the roofline's spread over `rows` rows
+    (rules()). A scaled level's band, from n >= MIN_INTERVAL transfers, is the 90% prediction interval of
+    the next one (planner/training.py band_from_residuals: mean +- t x sd x sqrt(1 + 1/n)), made symmetric
+    by its farther end: the largest of n errors would cover only about n / (n + 1) of new cases."""
+    from planner.training import band_from_residuals   # training imports this module: imported here
     enough = len(mine) >= MIN_TRANSFERS
     use = level != "none" and (_rms([c for c, _ in mine]) < _rms([r for _, r in mine]) if enough else level == "same")
-    if use and enough:
-        return Rule(True, max(floor, max(abs(c) for c, _ in mine)), len(mine))
-    return Rule(use, max(floor, roof_spread), 0)
+    if use and len(mine) >= MIN_INTERVAL:
+        low, high = band_from_residuals([-c for c, _ in mine])     # on log(measured / calibrated)
+        return Rule(True, max(floor, -math.log(low), math.log(high)), len(mine), rows)
+    return Rule(use, max(floor, roof_spread), 0, rows, len(mine) if use else 0)
 
 
 def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,
               phase: str | None = None, engine: str = PLAN_ENGINE, regime: str = "",
-              exclude_sources: frozenset = frozenset()) -> Calibration:
+              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None) -> Calibration:
     """The nearest row's measured / roofline (planner/calibration.py), or a note that none matched.
     The row's roofline takes the preset efficiencies, so the factor is a property of the table and
     the scenario's own efficiencies still move the user's roofline (and the plan) as they say.
     `phase`: the nearest row of that phase (same architecture class first), used or not and banded by
     the held-out transfers of its reach (rules()); `engine` the engine family and `regime` the decode
     bound of the case; `exclude_sources` the publications held out (bench/fidelity.py's leave one
-    source out runs this same function)."""
+    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's)."""
     from planner.specs import model_presets
     if phase is None:
         hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
@@ -357,18 +405,16 @@ def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, 
         predicted, measured = _preset_roofline(row.id)
         return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
                            roofline=predicted, factor=measured / predicted, distance=dist)
-    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources)
-    level = "none" if hit is None else reach(hit[0], model, gpu.id, engine, regime, phase)
-    rule = rules(phase, exclude_sources)[level]
-    basis = (f"from {rule.evidence} held-out transfers of that reach" if rule.evidence else
-             "the roofline's largest error over the published rows" +
-             (" (no held-out transfer of that reach bounds it)" if rule.calibrate else ""))
+    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu)
+    level = "none" if hit is None else reach(hit[0], model, gpu.id, engine, regime, phase, decode_mfu)
+    rule = rules(phase, exclude_sources, decode_mfu)[level]
+    basis = rule.basis()
     if hit is None:
         return Calibration(phase=phase, extrapolated=True, band=(-rule.band, rule.band),
                            note=f"no published {phase} measurement is near {model.id} on {gpu.id} in "
                                 f"{weight_dtype}: the roofline alone is used, band {basis}")
     row, dist = hit
-    predicted, measured = _preset_roofline(row.id)
+    predicted, measured = _preset_roofline(row.id, decode_mfu)
     extrapolated = level != "same" or row.gpu != gpu.id
     if not rule.calibrate:
         return Calibration(phase=phase, extrapolated=True, band=(-rule.band, rule.band), distance=dist,
