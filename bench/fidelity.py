@@ -129,7 +129,7 @@ def _training_band_line() -> str:
 
 def training_band() -> tuple[float, float]:
     """The planner's training band refitted on every published run (training_throughput.yaml `band`)."""
-    from planner.training import band_from_residuals
+    from planner.distributions import band_from_residuals
     return band_from_residuals([math.log(r["measured"] / r["predicted"]) for r in training_rows()])
 
 
@@ -173,7 +173,8 @@ def training_area(rows: list[dict] | None = None) -> list[dict]:
     on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/training.py
     band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
-    from planner.training import band_from_residuals, fit_overhead
+    from planner.distributions import band_from_residuals
+    from planner.training import fit_overhead
     with open(TRAINING, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     by_id = {r["id"]: r for r in data["rows"]}

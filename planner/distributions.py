@@ -127,3 +127,22 @@ def bin_index(tokens) -> np.ndarray:
     """The log-spaced bin of each length, floor(32 x log2(max(tokens, 1))): the one definition
     shared by the fitted atoms and the profiler's streaming histogram."""
     return np.floor(BINS_PER_OCTAVE * np.log2(np.maximum(np.asarray(tokens, float), 1.0))).astype(np.int64)
+
+
+# two-sided 90% Student t quantiles (0.95 one-sided) by degrees of freedom; above 30 the normal's 1.645
+_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860, 9: 1.833, 10: 1.812,
+        12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697}
+
+
+def band_from_residuals(log_residuals: list[float]) -> tuple[float, float]:
+    """The 90% prediction interval of the next run's log(measured / predicted) from these published
+    runs' residuals (mean +- t x sd x sqrt(1 + 1/n), Student t with n - 1 degrees of freedom), as
+    multipliers (low, high) on a predicted rate. Fewer than two residuals: no spread to go on, (0, inf)."""
+    n = len(log_residuals)
+    if n < 2:
+        return 0.0, math.inf
+    mean = sum(log_residuals) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in log_residuals) / (n - 1))
+    t = _T95[max(k for k in _T95 if k <= n - 1)] if n - 1 <= 30 else 1.645
+    half = t * sd * math.sqrt(1 + 1 / n)
+    return math.exp(mean - half), math.exp(mean + half)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from planner.calibration import (MAX_DISTANCE, Calibration, architecture, generation, measurements, nearest,
                                  preset_distances)
+from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.scenario import Throughput
@@ -374,9 +375,8 @@ def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_sprea
     """One reach level's Rule from its held-out transfers `mine` ((log calibrated / measured, log roofline /
     measured) each), the nearer scaled levels' band `floor` and the roofline's spread over `rows` rows
     (rules()). A scaled level's band, from n >= MIN_INTERVAL transfers, is the 90% prediction interval of
-    the next one (planner/training.py band_from_residuals: mean +- t x sd x sqrt(1 + 1/n)), made symmetric
+    the next one (planner/distributions.py band_from_residuals: mean +- t x sd x sqrt(1 + 1/n)), made symmetric
     by its farther end: the largest of n errors would cover only about n / (n + 1) of new cases."""
-    from planner.training import band_from_residuals   # training imports this module: imported here
     enough = len(mine) >= MIN_TRANSFERS
     use = level != "none" and (_rms([c for c, _ in mine]) < _rms([r for _, r in mine]) if enough else level == "same")
     if use and len(mine) >= MIN_INTERVAL:

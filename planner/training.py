@@ -16,7 +16,7 @@ fast as the slowest of the trainers' compute, the capture supply (disaggregated)
 (offline: the stored states; disaggregated: the stream's network) and the floor (`pace`, the bound
 named compute|supply|io|overhead in TrainingPlan.bounds); co-located, the target's forward and the
 drafter take turns (`online_pace`). Every rate carries a band: the 90% prediction interval of the
-published runs' residuals (`band_from_residuals`, training_throughput.yaml `band`; bench/fidelity.py
+published runs' residuals (`planner.distributions.band_from_residuals`, training_throughput.yaml `band`; bench/fidelity.py
 scores it leaving each publication out).
 """
 from __future__ import annotations
@@ -72,25 +72,6 @@ def online_pace(*, compute: float, supply: float, overhead: float = math.inf) ->
     time = 1 / drafter + 1 / supply
     rate = 1 / time if time else math.inf
     return rate, ("supply" if supply < drafter else kind)
-
-
-# two-sided 90% Student t quantiles (0.95 one-sided) by degrees of freedom; above 30 the normal's 1.645
-_T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860, 9: 1.833, 10: 1.812,
-        12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697}
-
-
-def band_from_residuals(log_residuals: list[float]) -> tuple[float, float]:
-    """The 90% prediction interval of the next run's log(measured / predicted) from these published
-    runs' residuals (mean +- t x sd x sqrt(1 + 1/n), Student t with n - 1 degrees of freedom), as
-    multipliers (low, high) on a predicted rate. Fewer than two residuals: no spread to go on, (0, inf)."""
-    n = len(log_residuals)
-    if n < 2:
-        return 0.0, math.inf
-    mean = sum(log_residuals) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in log_residuals) / (n - 1))
-    t = _T95[max(k for k in _T95 if k <= n - 1)] if n - 1 <= 30 else 1.645
-    half = t * sd * math.sqrt(1 + 1 / n)
-    return math.exp(mean - half), math.exp(mean + half)
 
 
 def _finite(rates: dict[str, float]) -> dict[str, float]:

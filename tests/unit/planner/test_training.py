@@ -188,7 +188,7 @@ def test_online_adds_the_targets_forward_to_the_drafter():
 
 
 def test_band_is_the_prediction_interval_of_the_residuals():
-    from planner.training import band_from_residuals
+    from planner.distributions import band_from_residuals
     # residuals 0.1, -0.1, 0.3: mean 0.1, sd sqrt((0 + 0.04 + 0.04) / 2) = 0.2; t(0.95, 2 df) = 2.920;
     # half width 2.920 x 0.2 x sqrt(1 + 1/3) = 0.674345 -> exp(0.1 -+ 0.674345) = 0.563073 .. 2.169171
     lo, hi = band_from_residuals([0.1, -0.1, 0.3])
