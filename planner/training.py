@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from planner.drafter import DrafterFlops, DrafterKnobs
 from planner.findings import Finding, finding
@@ -39,6 +39,15 @@ from planner.units import hours_at
 def overhead_s_per_token() -> float:
     """The per-sample overhead floor: trainer-GPU seconds per training token (training_throughput.yaml)."""
     return float(load_preset("training_throughput.yaml")["overhead"]["s_per_token"])
+
+
+@functools.cache
+def overhead_gpus() -> tuple[str, ...]:
+    """The training GPUs the floor was fitted on (its rows' `gpu`, training_throughput.yaml): on any
+    other the floor is an extrapolation."""
+    t = load_preset("training_throughput.yaml")
+    fitted = set(t["overhead"]["rows"])
+    return tuple(sorted({r["gpu"] for r in t["rows"] if r["id"] in fitted}))
 
 
 def fit_overhead(runs: list[dict]) -> float:
@@ -152,6 +161,37 @@ class TrainingPlan(BaseModel):
     samples_per_s_high: float = 0.0
     stage_rates: dict[str, dict[str, float]] = {}   # mode -> bound -> tokens/s (the finite ones; online's supply: the target's forward)
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
+
+    # the band on the hours: hours = tokens / rate, so the fast end (rate_high) gives the low hours.
+    # The disaggregated regeneration (a decode pass on the capture GPUs, before training) is not a
+    # training rate and keeps its hours at both ends.
+    def _banded(self, hours: float, fixed: float = 0.0) -> tuple[float, float]:
+        return (fixed + (hours - fixed) / self.rate_high,
+                fixed + (hours - fixed) / self.rate_low if self.rate_low else math.inf)
+
+    @computed_field
+    def offline_wall_hours_low(self) -> float:
+        return self._banded(self.offline_wall_hours)[0]
+
+    @computed_field
+    def offline_wall_hours_high(self) -> float:
+        return self._banded(self.offline_wall_hours)[1]
+
+    @computed_field
+    def online_wall_hours_low(self) -> float:
+        return self._banded(self.online_wall_hours)[0]
+
+    @computed_field
+    def online_wall_hours_high(self) -> float:
+        return self._banded(self.online_wall_hours)[1]
+
+    @computed_field
+    def disaggregated_wall_hours_low(self) -> float:
+        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[0]
+
+    @computed_field
+    def disaggregated_wall_hours_high(self) -> float:
+        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[1]
 
 
 def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
