@@ -194,21 +194,21 @@ def _training_basis(c: AssumptionContext) -> list[Assumption]:
     """The training rate's basis: the per-sample overhead floor (its value, the runs it is fitted on),
     which bound binds each mode, and the band on the hours (planner/training.py)."""
     from planner.specs import load_preset
-    from planner.training import overhead_gpus, overhead_s_per_token
+    from planner.training import floor_extrapolation, overhead_s_per_token
     t = c.training
     if t is None:
         return []
     preset = load_preset("training_throughput.yaml")
-    floor, fitted = overhead_s_per_token(), overhead_gpus()
+    floor = overhead_s_per_token()
     binds = "; ".join(f"{mode}: {_BOUND_NAMES.get(b, b)}" for mode, b in t.bounds.items())
     value = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
              f"{t.gpus / floor:,.0f} tok/s); bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
              f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} (offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
     if t.bounds.get("offline") != "compute":
         value += "; the training MFU does not set the offline hours"
-    if t.gpu not in fitted:
-        value += (f"; {t.gpu} is not among the GPUs the floor was fitted on ({', '.join(fitted)}): an extrapolation, "
-                  "the band is not widened (no published run on another GPU where the floor binds shows by how much)")
+    extra = floor_extrapolation(t.gpu)
+    if extra:
+        value += f"; {extra}"
     return [Assumption(name="training per-sample floor and band", value=value, tag="estimate",
                        source=f"fitted on {', '.join(preset['overhead']['rows'])}: {preset['overhead']['source']}; the band: "
                               f"90% prediction interval of the {len(preset['rows'])} published runs' log(measured / "

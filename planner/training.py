@@ -50,6 +50,20 @@ def overhead_gpus() -> tuple[str, ...]:
     return tuple(sorted({r["gpu"] for r in t["rows"] if r["id"] in fitted}))
 
 
+def floor_extrapolation(gpu_id: str) -> str:
+    """'' on a training GPU the floor was fitted on; else that it is an extrapolation there, and why
+    the band is not widened: the published runs on other GPUs (training_throughput.yaml) lie inside it
+    with the floor as fitted (test_training_basis checks it)."""
+    fitted = overhead_gpus()
+    if gpu_id in fitted:
+        return ""
+    others = [f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
+              if r["gpu"] not in fitted]
+    return (f"{gpu_id} is not among the GPUs the per-sample floor was fitted on ({', '.join(fitted)}): an "
+            f"extrapolation; the band is not widened, as the published runs on other GPUs ({', '.join(others)}) "
+            "lie inside it with the floor as fitted")
+
+
 def fit_overhead(runs: list[dict]) -> float:
     """The floor as fitted on `runs` (rows of training_throughput.yaml: gpus, samples_per_s, tokens):
     the mean of their trainer-GPU seconds per token, gpus / samples_per_s / tokens."""
@@ -214,6 +228,13 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     if bound == "disk read":
         warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
+    if kind == "overhead":
+        extra = floor_extrapolation(gpu.id)
+        warnings.append(finding("training-floor", f"offline training is bound by the per-sample overhead floor, "
+                                f"{overhead_s_per_token():.4g} s per token per GPU: {gpus} x {gpu.id} train at most "
+                                f"{per_s['overhead']:,.0f} tokens/s, against {per_s['compute']:,.0f} from their compute "
+                                f"at the training MFU {t.mfu:g}, which does not set these hours"
+                                + (f"; {extra}" if extra else "")))
     target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
     online_fits = model.weight_bytes("bf16") + 16 * drafter_params <= gpus * usable_memory_bytes(gpu)
     if not online_fits:

@@ -227,7 +227,7 @@ def test_a_disaggregated_plan_bound_by_its_supply_carries_the_band():
 def test_the_training_band_is_the_fit_of_the_published_runs():
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     import fidelity
     from planner.training import rate_band
     lo, hi = fidelity.training_band()
@@ -246,7 +246,7 @@ def test_a_held_out_publication_does_not_calibrate_its_own_runs_capture_supply()
     # = 7 x 23.5 x 1,000 / 6 / 550 = 49.848 samples/s
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     import fidelity
     row = next(r for r in fidelity.training_area() if r["id"] == "specforge-domino-h200")
     assert row["source"] == "SFDOM"
@@ -260,7 +260,7 @@ def test_the_published_runs_bound_the_training_mfu_only_from_below():
     # some run is compute-bound and its prediction drops
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     import fidelity
     from planner.specs import efficiency, efficiency_source
     mfu = efficiency("training_mfu")
