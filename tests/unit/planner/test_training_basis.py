@@ -91,6 +91,12 @@ def test_a_finding_says_the_floor_binds_and_not_the_mfu(default):
     slow = plan(Scenario(training=Training(gpu="l40s", mfu=0.05)), band=False)
     assert slow.training.bounds["offline"] == "compute"
     assert not any(x.code == "training-floor" for x in slow.findings)
+    # read-bound (64 H100 in one node reading one Gen4 NVMe, as test_training's disk-read case): the
+    # reader binds, not the floor: its own finding, not this one
+    io = plan(Scenario(training=Training(gpu="h100-sxm", gpus=64, gpus_per_node=64, disk="nvme-gen4")), band=False)
+    assert io.training.bounds["offline"] == "io"
+    codes = {x.code for x in io.findings}
+    assert "training-io-bound" in codes and "training-floor" not in codes
 
 
 def test_the_runs_on_other_gpus_lie_inside_the_band_with_the_floor_as_fitted():
