@@ -41,6 +41,7 @@ class AssumptionContext:
     recipe: DrafterKnobs | None = None    # the trainer's recipe in force
     extraction: object | None = None      # the ExtractionPlan (scheduler caps and calibration in force)
     quality: object | None = None         # the QualityPlan
+    training: object | None = None        # the TrainingPlan (its bounds and band)
 
 
 def _recipe(c: AssumptionContext) -> list[Assumption]:
@@ -185,6 +186,35 @@ def _harness(qp, s) -> list[Assumption]:
          if sq.points else [])
 
 
+_BOUND_NAMES = {"compute": "the trainers' compute (FLOPs at the training MFU)", "supply": "the capture supply",
+                "io": "the reader's I/O", "overhead": "the per-sample overhead floor"}
+
+
+def _training_basis(c: AssumptionContext) -> list[Assumption]:
+    """The training rate's basis: the per-sample overhead floor (its value, the runs it is fitted on),
+    which bound binds each mode, and the band on the hours (planner/training.py)."""
+    from planner.specs import load_preset
+    from planner.training import floor_extrapolation, overhead_s_per_token
+    t = c.training
+    if t is None:
+        return []
+    preset = load_preset("training_throughput.yaml")
+    floor = overhead_s_per_token()
+    binds = "; ".join(f"{mode}: {_BOUND_NAMES.get(b, b)}" for mode, b in t.bounds.items())
+    value = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
+             f"{t.gpus / floor:,.0f} tok/s); bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
+             f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} (offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
+    if t.bounds.get("offline") != "compute":
+        value += "; the training MFU does not set the offline hours"
+    extra = floor_extrapolation(t.gpu)
+    if extra:
+        value += f"; {extra}"
+    return [Assumption(name="training per-sample floor and band", value=value, tag="estimate",
+                       source=f"fitted on {', '.join(preset['overhead']['rows'])}: {preset['overhead']['source']}; the band: "
+                              f"90% prediction interval of the {len(preset['rows'])} published runs' log(measured / "
+                              "predicted) (planner/presets/training_throughput.yaml)")]
+
+
 def _engine_caps(c: AssumptionContext) -> Assumption:
     """The scheduler caps on the decode batch: the engine's defaults for the GPU's memory, or the user's."""
     from planner.specs import engine_defaults
@@ -244,6 +274,7 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
           "last training epoch (extraction capture, gather, transfer, offline training), plus keep_days; "
           "a billing month is 30.44 days"),
         *take("training.mfu"),
+        *_training_basis(c),
         A(name="drafter parameters", value=f"{c.drafter_params / 1e9:,.2f}B",
           tag=mine if s.training.drafter_params else "estimate",
           source="the draft layers at the target's width, heads and MLP width, plus the fc from the captured "

@@ -33,6 +33,7 @@ CODES: dict[str, tuple[str, str]] = {
     "capture-io-bound": ("costs", "a faster disk (RAID-0), more nodes, or fewer stored bytes per token"),
     "shared-fs-bound": ("costs", "local placement (each node's disks), or a faster filesystem"),
     "tp-spans-nodes": ("costs", "fp8 weights or GPUs with more memory, so one tensor-parallel group fits in a node"),
+    "training-floor": ("note", ""),
     "training-io-bound": ("costs", "a faster training disk, or train online / disaggregated"),
     "online-does-not-fit": ("costs", "more or larger training GPUs for online training"),
     "padding": ("costs", "a capture batch of 1 or length-sorted batches"),

@@ -99,6 +99,22 @@ class TrainingOutput(_Out):
     disaggregated_wall_hours: float
     disaggregated_bound: str
     breakeven_epochs_disaggregated: float | None
+    # issue 22: training as runs are really bound, with its band. Which bound binds each mode
+    # (offline | online | disaggregated -> compute | supply | io | overhead, planner/training.py BOUNDS),
+    # each bound's tokens/s, and the band: the 90% prediction interval of published runs' residuals as
+    # multipliers on every rate (planner/presets/training_throughput.yaml band), hours = tokens / rate
+    bounds: dict[str, str]
+    stage_rates: dict[str, dict[str, float]]
+    rate_low: float
+    rate_high: float
+    samples_per_s_low: float
+    samples_per_s_high: float
+    offline_wall_hours_low: float
+    offline_wall_hours_high: float
+    online_wall_hours_low: float
+    online_wall_hours_high: float
+    disaggregated_wall_hours_low: float     # the regeneration's hours at both ends, the epochs' banded
+    disaggregated_wall_hours_high: float
 
 
 class NodesOutput(_Out):
@@ -158,6 +174,9 @@ class QualityOutput(_Out):
     num_speculative_tokens: int | None
     serving_batch: float            # the batch `speedup` is given at
     fleet_batch: float              # the batch `payback_speedup` is given at
+    target_factor: float            # tau x this for the target's size against the reference run's (1: the same size)
+    target_factor_low: float        # its band (1, 1: no size term)
+    target_factor_high: float
 
 
 class ComponentOutput(_Out):

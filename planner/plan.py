@@ -146,7 +146,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     context = AssumptionContext(scenario=s, model=r.model, layout=layout, extraction_gpu=r.ex_gpu,
                                 training_gpu=r.tr_gpu, disk=r.disk, store=r.store, prefill_mfu=run.mfu,
                                 drafter_params=run.drafter_params, catalog_mix=cat is not None and s.uniform is None,
-                                effective=eff, recipe=run.recipe, extraction=ex, quality=qual)
+                                effective=eff, recipe=run.recipe, extraction=ex, quality=qual,
+                                training=trn)
     total = st.total
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=r.model.id, layout=layout.id, layers=layout.layers,
@@ -201,7 +202,7 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
                  temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
                  fleet_batch=q.fleet_batch, reference=reference_tokens(spec.drafter, _reference_mean(s, cat, eff)),
-                 target=model.id, points=q.points)
+                 target=model.id, target_params=model.params, points=q.points)
     if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
                                    f"{sum(q.workload.values()):g}; they were scaled to 1"))

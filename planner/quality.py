@@ -285,11 +285,15 @@ def target_term(kind: str, target: str | None, target_params: float | None = Non
     from planner.specs import model_presets
     q = quality_presets()
     ref = q.drafters[kind].reference.target
-    if target is None or ref is None or target == ref:
+    # the name alone stands for the reference's target only when no size is given: a custom model
+    # may carry the reference's name at another size
+    if target is None or ref is None or (target == ref and target_params is None):
         return TargetTerm()
     models = model_presets()
     p_ref = models[ref].params / 1e9
     size = target_params if target_params is not None else (models[target].params if target in models else None)
+    if size is not None and size / 1e9 == p_ref:   # the reference's size: no term
+        return TargetTerm()
     beta, lo_dev, hi_dev, sizes, whose = size_fit(kind, leave_out)
     if size is None:
         ln_r = math.log(UNKNOWN_SIZE_RATIO)     # either way: larger or smaller than the reference's
@@ -335,8 +339,10 @@ class QualityPlan(BaseModel):
     payback_speedup: float | None = None       # the speedup at the fleet's batch
     reference_tokens: dict[str, float] = Field(default_factory=dict, exclude=True)
     target: str | None = None                  # the target model (another than the reference's: quality.yaml target_size)
-    target_params: float | None = Field(None, exclude=True)   # its size when not a models.yaml preset's
+    target_params: float | None = Field(None, exclude=True)   # its size (the plan passes the model's own; None: the models.yaml preset's)
     target_factor: float = 1.0                 # the tau multiplier of the target's size (target_term)
+    target_factor_low: float = 1.0             # its band (target_term's low and high)
+    target_factor_high: float = 1.0
     points: list | None = Field(None, exclude=True)   # the user's own runs (Scenario quality.points)
     serving_gpu: str | None = None
 
@@ -507,7 +513,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         extrapolated=extrapolated, eval_engine=engine, temperature=temperature, num_speculative_tokens=h_.k,
         harness=h_.label, serving_batch=serving_batch, fleet_batch=fleet_batch,
         payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens, target=target, points=points,
-        target_params=target_params, target_factor=tt.factor,
+        target_params=target_params, target_factor=tt.factor, target_factor_low=tt.low, target_factor_high=tt.high,
         sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
                  q.recipe_spread.source, q.target_size.source, d.epoch_saturation.source,
                  "planner/presets/harness.yaml (tau where it is served; speedup at the batch)"],

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from planner.drafter import DrafterFlops, DrafterKnobs
 from planner.findings import Finding, finding
@@ -39,6 +39,29 @@ from planner.units import hours_at
 def overhead_s_per_token() -> float:
     """The per-sample overhead floor: trainer-GPU seconds per training token (training_throughput.yaml)."""
     return float(load_preset("training_throughput.yaml")["overhead"]["s_per_token"])
+
+
+@functools.cache
+def overhead_gpus() -> tuple[str, ...]:
+    """The training GPUs the floor was fitted on (its rows' `gpu`, training_throughput.yaml): on any
+    other the floor is an extrapolation."""
+    t = load_preset("training_throughput.yaml")
+    fitted = set(t["overhead"]["rows"])
+    return tuple(sorted({r["gpu"] for r in t["rows"] if r["id"] in fitted}))
+
+
+def floor_extrapolation(gpu_id: str) -> str:
+    """'' on a training GPU the floor was fitted on; else that it is an extrapolation there, and why
+    the band is not widened: the published runs on other GPUs (training_throughput.yaml) lie inside it
+    with the floor as fitted (test_training_basis checks it)."""
+    fitted = overhead_gpus()
+    if gpu_id in fitted:
+        return ""
+    others = [f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
+              if r["gpu"] not in fitted]
+    return (f"{gpu_id} is not among the GPUs the per-sample floor was fitted on ({', '.join(fitted)}): an "
+            f"extrapolation; the band is not widened, as the published runs on other GPUs ({', '.join(others)}) "
+            "lie inside it with the floor as fitted")
 
 
 def fit_overhead(runs: list[dict]) -> float:
@@ -134,6 +157,37 @@ class TrainingPlan(BaseModel):
     stage_rates: dict[str, dict[str, float]] = {}   # mode -> bound -> tokens/s (the finite ones; online's supply: the target's forward)
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
+    # the band on the hours: hours = tokens / rate, so the fast end (rate_high) gives the low hours.
+    # The disaggregated regeneration (a decode pass on the capture GPUs, before training) is not a
+    # training rate and keeps its hours at both ends.
+    def _banded(self, hours: float, fixed: float = 0.0) -> tuple[float, float]:
+        return (fixed + (hours - fixed) / self.rate_high,
+                fixed + (hours - fixed) / self.rate_low if self.rate_low else math.inf)
+
+    @computed_field
+    def offline_wall_hours_low(self) -> float:
+        return self._banded(self.offline_wall_hours)[0]
+
+    @computed_field
+    def offline_wall_hours_high(self) -> float:
+        return self._banded(self.offline_wall_hours)[1]
+
+    @computed_field
+    def online_wall_hours_low(self) -> float:
+        return self._banded(self.online_wall_hours)[0]
+
+    @computed_field
+    def online_wall_hours_high(self) -> float:
+        return self._banded(self.online_wall_hours)[1]
+
+    @computed_field
+    def disaggregated_wall_hours_low(self) -> float:
+        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[0]
+
+    @computed_field
+    def disaggregated_wall_hours_high(self) -> float:
+        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[1]
+
 
 def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
              drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
@@ -155,6 +209,13 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     if bound == "disk read":
         warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
+    if kind == "overhead":
+        extra = floor_extrapolation(gpu.id)
+        warnings.append(finding("training-floor", f"offline training is bound by the per-sample overhead floor, "
+                                f"{overhead_s_per_token():.4g} s per token per GPU: {gpus} x {gpu.id} train at most "
+                                f"{per_s['overhead']:,.0f} tokens/s, against {per_s['compute']:,.0f} from their compute "
+                                f"at the training MFU {t.mfu:g}, which does not set these hours"
+                                + (f"; {extra}" if extra else "")))
     target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
     online_fits = model.weight_bytes("bf16") + 16 * drafter_params <= gpus * usable_memory_bytes(gpu)
     if not online_fits:

@@ -58,7 +58,11 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
               ["drafter", "drafter_layers", "ttt_steps", "num_anchors", "block_size", "flops_per_token",
                "flops_per_sample", "tokens_per_s", "samples_per_s", "disaggregated_gpu_hours",
                "disaggregated_wall_hours", "disaggregated_bound", "breakeven_epochs_disaggregated", "nodes",
-               "gpus_per_node"])
+               "gpus_per_node",
+               # issue 22: which bound binds, each bound's rate, the band and the hours at its ends
+               "bounds", "stage_rates", "rate_low", "rate_high", "samples_per_s_low", "samples_per_s_high",
+               "offline_wall_hours_low", "offline_wall_hours_high", "online_wall_hours_low",
+               "online_wall_hours_high", "disaggregated_wall_hours_low", "disaggregated_wall_hours_high"])
     _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
                                     "training_online", "total_offline", "total_online"],
               ["training_disaggregated", "total_disaggregated",
@@ -68,7 +72,7 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
     _in_order(list(d["quality"]), ["drafter", "acceptance_length", "acceptance_low", "acceptance_high", "speedup",
                                    "speedup_low", "speedup_high", "per_domain", "workload", "payback_days", "sources"],
               ["payback_speedup", "eval_engine", "temperature", "num_speculative_tokens", "serving_batch",
-               "fleet_batch"])  # issue 22
+               "fleet_batch", "target_factor", "target_factor_low", "target_factor_high"])  # issue 22
     assert list(d["assumptions"][0]) == ["name", "value", "tag", "source"]
     # the seed article's fixed rate: no calibration row is looked up
     assert d["extraction"]["mode"] == "fixed" and d["extraction"]["calibration"] is None

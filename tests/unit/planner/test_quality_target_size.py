@@ -98,3 +98,40 @@ def test_a_bad_series_is_refused_with_its_id():
     s.points, s.drafter = [("a", 8.0, 6.0), ("b", 70.0, 5.0)], "medusa"
     with pytest.raises(ValueError, match="drafter 'medusa' is not one of"):
         check_size_series(q)
+
+
+def test_a_given_size_overrides_the_name_by_hand():
+    # DFlash's beta -0.010691 (its one series, above); its reference target Qwen3-8B is 8.2B. A 70B
+    # target: ln(70 / 8.2) = 2.144361, factor exp(-0.010691 x 2.144361) = exp(-0.022926) = 0.977335.
+    # 70B lies past 8.2B: widen 1 + 2.144361 = 3.144361; band exp((-0.010691 - 0.038713 x 3.144361) x
+    # 2.144361) = 0.752801 and exp((-0.010691 + 0.075036 x 3.144361) x 2.144361) = 1.620954
+    for name in ("custom", "qwen3-8b"):      # a custom 70B named anyhow, even like the reference's target
+        tt = target_term("dflash", name, target_params=70e9)
+        assert tt.factor == pytest.approx(0.977335, abs=2e-6)
+        assert (tt.low, tt.high) == pytest.approx((0.752801, 1.620954), abs=2e-5)
+        assert "70B / 8.2B (qwen3-8b)" in tt.basis
+    # the reference's own size: no term, whatever the name
+    assert target_term("dflash", "custom", target_params=8.2e9) == target_term("dflash", "qwen3-8b")
+    assert target_term("dflash", "qwen3-8b", target_params=8.2e9).basis == ""
+
+
+def _custom70(name: str):
+    from planner import Scenario, plan
+    from planner.specs import ModelSpec
+    # a dense 70B shaped like Llama-3.1-70B (hidden 8192, 80 layers, 64 / 8 heads)
+    m = ModelSpec(id=name, hidden_size=8192, num_layers=80, full_attention_layers=80, num_q_heads=64, num_kv_heads=8,
+                  head_dim=128, vocab_size=128256, params=70e9, active_params=70e9)
+    return plan(Scenario(model="custom", custom_model=m, layout="specforge-dflash",
+                         mix=[{"id": "openorca", "rows": 20_000}]), band=False)
+
+
+def test_a_custom_70b_target_gets_its_size_term_in_the_plan_and_the_json():
+    from planner.output import to_json_dict
+    for name in ("custom", "qwen3-8b"):
+        p = _custom70(name)
+        # as by hand above: 0.977335, band 0.752801-1.620954
+        assert p.quality.target_factor == pytest.approx(0.977335, abs=2e-6)
+        q = to_json_dict(p)["quality"]
+        assert q["target_factor"] == pytest.approx(0.977335, abs=2e-6)
+        assert (q["target_factor_low"], q["target_factor_high"]) == pytest.approx((0.752801, 1.620954), abs=2e-5)
+        assert not any("size is not known" in f.text for f in p.findings)

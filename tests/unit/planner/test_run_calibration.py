@@ -241,6 +241,9 @@ MOVED = ("bytes_per_token", "file_overhead_bytes", "storage", "extraction.prefil
          "verdict.totals_usd", "verdict.sentence", "verdict.states_ready_days",
          # the break-evens are where the totals cross: the storage and the hours they rest on moved
          "verdict.breakeven.",
+         # the training's stage rates (issue 22 review, in the JSON since): the offline reader's rate is the
+         # stored bytes' and the disaggregated supply the capture rate
+         "training.stage_rates.offline.io", "training.stage_rates.disaggregated.supply",
          "against_article.steps.", "against_article.extraction_hours_steps.")
 
 
