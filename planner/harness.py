@@ -42,29 +42,28 @@ class Engine(_Strict):
     source: str
 
 
-class EnginePair(_Strict):
+class _Pair(_Strict):
+    """One drafter measured two ways: its id, source, draft depth d and the second way's tau."""
     id: str
     source: str
+    d: int = Field(ge=1)
+    tau: float = Field(gt=1)
+    note: str = ""
+
+
+class EnginePair(_Pair):
     drafter: str
     target: str
     bench: str
     ref: float = Field(gt=1)
-    d: int = Field(ge=1)
     engine: str
     k: int = Field(ge=1)
     t: float = Field(ge=0)
-    tau: float = Field(gt=1)
-    note: str = ""
 
 
-class TemperaturePair(_Strict):
-    id: str
-    source: str
-    d: int = Field(ge=1)
+class TemperaturePair(_Pair):
     t0: float = Field(gt=1)
     t: float = Field(gt=0)
-    tau: float = Field(gt=1)
-    note: str = ""
 
 
 class Sweep(_Strict):

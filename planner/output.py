@@ -10,7 +10,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, create_model
+
+from planner.costs import CostPlan
+from planner.quality import QualityPlan
 
 if TYPE_CHECKING:
     from planner.plan import Plan
@@ -137,46 +140,33 @@ class NodesOutput(_Out):
     gather_note: str
 
 
-class CostOutput(_Out):
-    extraction: float
-    regeneration: float
-    transfer: float
-    storage: float
-    training_offline: float
-    training_online: float
-    total_offline: float
-    total_online: float
-    training_disaggregated: float
-    total_disaggregated: float
-    storage_preset: str             # where the states are paid for (presets/hardware.yaml storage_prices)
-    storage_usd_per_tb_month: float
-    storage_days_held: float        # first write to the last training epoch (+ keep_days), or as given
-    storage_months_held: float
+def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "") -> type[_Out]:
+    """The output model of a phase's result: the named fields (in this order, always present), each
+    with the phase model's own type, so a field's type is written once (on the phase's model)."""
+    names = fields.split()
+    missing = [f for f in names if f not in phase.model_fields]
+    if missing:
+        raise TypeError(f"{name}: {phase.__name__} has no field {missing}")
+    return create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__,
+                        **{f: (phase.model_fields[f].annotation, ...) for f in names})
 
 
-class QualityOutput(_Out):
-    """The drafter-quality estimate (planner/quality.py); every figure an estimate, see `sources`."""
+# storage_preset: where the states are paid for (presets/hardware.yaml storage_prices); storage_days_held:
+# first write to the last training epoch (+ keep_days), or as given
+CostOutput = _projection("CostOutput", CostPlan, """
+    extraction regeneration transfer storage training_offline training_online total_offline total_online
+    training_disaggregated total_disaggregated storage_preset storage_usd_per_tb_month storage_days_held
+    storage_months_held""")
 
-    drafter: str
-    acceptance_length: float
-    acceptance_low: float
-    acceptance_high: float
-    speedup: float
-    speedup_low: float
-    speedup_high: float
-    per_domain: dict[str, float]
-    workload: dict[str, float]
-    payback_days: float | None
-    sources: list[str]
-    payback_speedup: float | None   # the speedup at the fleet's batch, which the payback uses
-    eval_engine: str                # where tau is measured: paper | vllm | sglang
-    temperature: float
-    num_speculative_tokens: int | None
-    serving_batch: float            # the batch `speedup` is given at
-    fleet_batch: float              # the batch `payback_speedup` is given at
-    target_factor: float            # tau x this for the target's size against the reference run's (1: the same size)
-    target_factor_low: float        # its band (1, 1: no size term)
-    target_factor_high: float
+# payback_speedup: the speedup at the fleet's batch, which the payback uses; eval_engine: where tau is
+# measured (paper | vllm | sglang); serving_batch: the batch `speedup` is given at, fleet_batch the one
+# `payback_speedup` is; target_factor: tau x this for the target's size against the reference run's (1:
+# the same size), target_factor_low/high its band (1, 1: no size term)
+QualityOutput = _projection("QualityOutput", QualityPlan, """
+    drafter acceptance_length acceptance_low acceptance_high speedup speedup_low speedup_high per_domain
+    workload payback_days sources payback_speedup eval_engine temperature num_speculative_tokens
+    serving_batch fleet_batch target_factor target_factor_low target_factor_high""",
+    "The drafter-quality estimate (planner/quality.py); every figure an estimate, see `sources`.")
 
 
 class ComponentOutput(_Out):

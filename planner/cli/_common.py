@@ -69,11 +69,18 @@ def whole(flag: str, text: str) -> int:
         raise CliError(f"{flag}: {shown(text)} is not a whole number")
 
 
-def positive_int(flag: str, text: str) -> int:
-    value = whole(flag, text)
-    if value <= 0:
-        raise CliError(f"{flag}: {value} must be positive")
-    return value
+def _positive(name: str, convert, shown_as):
+    """`convert`, refusing a value at or below zero (the message shows it as `shown_as` does)."""
+    def check(flag: str, text: str):
+        value = convert(flag, text)
+        if value <= 0:
+            raise CliError(f"{flag}: {shown_as(value)} must be positive")
+        return value
+    check.__name__ = check.__qualname__ = name
+    return check
+
+
+positive_int = _positive("positive_int", whole, str)
 
 
 def number(flag: str, text: str) -> float:
@@ -501,11 +508,7 @@ def validation_message(exc: ValidationError, flags: tuple[Flag, ...] = SCENARIO_
 
 
 # ---------------------------------------------------------------- trim's flags
-def positive_number(flag: str, text: str) -> float:
-    value = number(flag, text)
-    if value <= 0:
-        raise CliError(f"{flag}: {value:g} must be positive")
-    return value
+positive_number = _positive("positive_number", number, lambda v: f"{v:g}")
 
 
 def truncated_int(flag: str, text: str) -> int:

@@ -6,7 +6,6 @@ import json
 
 from planner.cli._common import add_scenario_flags, scenario_from_args
 from planner.text import printable
-from planner.output import to_json_dict
 
 
 def run(a: argparse.Namespace) -> int:
@@ -18,6 +17,7 @@ def run(a: argparse.Namespace) -> int:
         measured = Measured.of(load(a.calibration))
     p = plan(scenario_from_args(a), measured=measured)
     if a.json:
+        from planner.output import to_json_dict   # the result models load only when JSON is asked for
         d = to_json_dict(p)
         if measured is not None:
             d["measured"] = measured.summary()

@@ -12,7 +12,6 @@ from planner.cli._common import (BUDGET_FLAGS, TRIM_FLAGS, CliError, add_flags, 
                                  check_replaceable, given, scenario_from_args, validation_message)
 from planner.safe_io import LIMITS, atomic_write
 from planner.text import printable
-from planner.output import to_json_dict
 
 
 def _is_planner_manifest(data: bytes) -> bool:
@@ -55,6 +54,7 @@ def run(a: argparse.Namespace) -> int:
     out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
     if a.json:
+        from planner.output import to_json_dict   # the result models load only when JSON is asked for
         d = to_json_dict(p)
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))
