@@ -35,13 +35,17 @@ from planner.units import hours_at
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 
 
-class ExtractionPlan(BaseModel):
+class OnNodes(BaseModel):
+    """A phase's GPUs: which, how many, on how many nodes (the scenario's, or as the GPUs need)."""
     gpu: str
-    mode: str
     gpus: int
-    gpus_used: int
-    nodes: int = 1                            # extraction nodes (Scenario.extraction_nodes or as the GPUs need)
+    nodes: int = 1
     gpus_per_node: int = 8
+
+
+class ExtractionPlan(OnNodes):
+    mode: str
+    gpus_used: int
     tensor_parallel: int
     tensor_parallel_efficiency: float = 1.0   # per-GPU throughput kept at this TP degree (1 without TP)
     replicas: int

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from planner.drafter import DrafterFlops, DrafterKnobs
 from planner.findings import Finding, finding
-from planner.extraction import prefill_flops_per_token, usable_memory_bytes
+from planner.extraction import OnNodes, prefill_flops_per_token, usable_memory_bytes
 from planner.scenario import Disaggregated, Training
 from planner.specs import GPUSpec, ModelSpec, load_preset
 from planner.storage import Workload
@@ -108,11 +108,7 @@ def rate_band() -> tuple[float, float]:
     return float(b["low"]), float(b["high"])
 
 
-class TrainingPlan(BaseModel):
-    gpu: str
-    gpus: int
-    nodes: int = 1                   # training nodes (Training.nodes or as the GPUs need)
-    gpus_per_node: int = 8
+class TrainingPlan(OnNodes):
     epochs: float
     drafter: str = "dflash"
     drafter_layers: int
