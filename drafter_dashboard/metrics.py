@@ -55,6 +55,36 @@ def _calibration_band(e) -> str:
             f"days from held-out published rows ({basis})")
 
 
+def _basis(e) -> str:
+    """What the extraction figure rests on: each phase's calibration row or the roofline alone."""
+    parts = [f"{c.phase} {'on ' + c.row if c.row else 'on the roofline alone'}"
+             + (", an extrapolation" if c.extrapolated else "")
+             for c in (e.prefill_calibration, e.decode_calibration) if c is not None]
+    return "; ".join(parts) if parts else _mode(e)
+
+
+def bands_caption(p: Plan) -> str:
+    """The bands to bet on and their basis, in one line under the metrics (issue 22): extraction days,
+    tau with where it is measured and the target-size term, offline training days and the bound that
+    binds, and the speedup at the serving and the fleet's batch."""
+    e, t, q = p.extraction, p.training, p.quality
+    ext = f"Extraction {e.wall_hours / 24:,.2f} days"
+    if e.wall_hours_low is not None and e.wall_hours_high is not None:
+        ext += f" (band {e.wall_hours_low / 24:,.2f}-{e.wall_hours_high / 24:,.2f})"
+    ext += f", basis: {_basis(e)}."
+    k = "" if q.num_speculative_tokens is None else f" K={q.num_speculative_tokens}"
+    tau = (f"τ {q.acceptance_length:.2f} (band {q.acceptance_low:.2f}-{q.acceptance_high:.2f}) as "
+           f"{q.eval_engine}{k} T={q.temperature:g} measures it; target-size term x{q.target_factor:.2f} "
+           f"({q.target_factor_low:.2f}-{q.target_factor_high:.2f})"
+           + ("; outside the published points" if q.extrapolated else "") + ".")
+    train = (f"Offline training {t.offline_wall_hours / 24:,.2f} days (band {t.offline_wall_hours_low / 24:,.2f}-"
+             f"{t.offline_wall_hours_high / 24:,.2f}), bound by {t.bounds.get('offline', t.offline_bound)}.")
+    speed = f"Speedup {q.speedup:.2f}x at batch {q.serving_batch:g}"
+    if q.payback_speedup is not None:
+        speed += f", {q.payback_speedup:.2f}x at the fleet's batch {q.fleet_batch:g} (the payback's)"
+    return " ".join([ext, tau, train, speed + "."])
+
+
 def _recipe(t) -> str:
     if t.drafter == "dflash":
         return f"DFlash {t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size}"
@@ -163,6 +193,7 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
                f"{c.storage_days_held:,.1f} days), transfer ${c.transfer:,.0f}, training ${c.training_offline:,.0f}.")
     if base is not None and against:
         caption += f" Deltas: against {against}."
+    st.caption(md_text(bands_caption(p)))
     st.caption(md_text(caption))
 
 
