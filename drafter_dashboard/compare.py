@@ -2,42 +2,52 @@
 and the compare view (every headline figure, the differences, the cost by phase)."""
 from __future__ import annotations
 
+from typing import Callable
+
 import pandas as pd
 import streamlit as st
 
+from planner.headlines import HEADLINES
 from planner.plan import Plan, plan
 from planner.scenario import Scenario
+from planner.units import bytes_to
 from drafter_dashboard.safe_text import md_text
 from drafter_dashboard.state import (MAX_SAVED, PINNED, REDO, SAVED, UNDO, forget, pin, redo, save, undo)
 
-# the figures compared: label, unit, getter
-FIGURES = [
-    ("Samples", "", lambda p: p.samples),
-    ("Storage", "TB", lambda p: p.storage_bytes_compressed / 1e12),
-    ("Extraction", "GPU-days", lambda p: p.extraction.gpu_hours / 24),
-    ("Extraction", "days", lambda p: p.extraction.wall_hours / 24),
-    ("Transfer", "h", lambda p: p.transfer_hours),
-    ("Training offline", "GPU-days", lambda p: p.training.offline_gpu_hours / 24),
-    ("Training online", "GPU-days", lambda p: p.training.online_gpu_hours / 24),
-    ("Total offline", "USD", lambda p: p.cost_usd.total_offline),
-    ("Total online", "USD", lambda p: p.cost_usd.total_online),
-    ("Total disaggregated", "USD", lambda p: p.cost_usd.total_disaggregated),
-    ("Wall-clock offline", "days", lambda p: p.wall_days_offline),
-    ("Wall-clock online", "days", lambda p: p.wall_days_online),
-    ("Acceptance length", "tau", lambda p: p.quality.acceptance_length),
-    ("Speedup", "x", lambda p: p.quality.speedup),
-]
+# the figures compared: a headline of planner/headlines.py (its getter, unit and which way is better)
+# and the name this table gives it (the report's names, which users' saved tables carry)
+FIGURES = [("samples", "Samples"), ("storage", "Storage"), ("gpu_days", "Extraction"),
+           ("extraction_days", "Extraction"), ("transfer_hours", "Transfer"),
+           ("train_offline_gpu_days", "Training offline"), ("train_online_gpu_days", "Training online"),
+           ("usd", "Total offline"), ("usd_online", "Total online"), ("usd_disaggregated", "Total disaggregated"),
+           ("days", "Wall-clock offline"), ("days_online", "Wall-clock online"),
+           ("acceptance_length", "Acceptance length"), ("speedup", "Speedup")]
+SHOWN_UNIT = {"rows": "", "$": "USD"}      # a headline's unit as the table shows it (bytes: TB or TiB)
+DECIMALS = {"": 0, "USD": 0, "TB": 2, "TiB": 2, "GPU-days": 1, "days": 2, "h": 1, "tau": 2, "x": 2}
+# the 95% bands shown under their figure: headline name -> (low, high) in the headline's unit, or None
+BANDS = {
+    "storage": lambda p: None if p.storage_bytes_low is None else
+    (p.storage_bytes_low / p.scenario.compression, p.storage_bytes_high / p.scenario.compression),
+    "extraction_days": lambda p: None if p.extraction.sampled_wall_hours_low is None else
+    (p.extraction.sampled_wall_hours_low / 24, p.extraction.sampled_wall_hours_high / 24),
+    "acceptance_length": lambda p: (p.quality.acceptance_low, p.quality.acceptance_high),
+    "speedup": lambda p: (p.quality.speedup_low, p.quality.speedup_high),
+}
 
-DECIMALS = {"": 0, "USD": 0, "TB": 2, "GPU-days": 1, "days": 2, "h": 1, "tau": 2, "x": 2}
-# the 95% bands compared beside their figure: label, unit, (low, high) getter or None (no band)
-BANDS = [
-    ("Storage", "TB", lambda p: None if p.storage_bytes_low is None else
-     (p.storage_bytes_low / p.scenario.compression / 1e12, p.storage_bytes_high / p.scenario.compression / 1e12)),
-    ("Extraction", "days", lambda p: None if p.extraction.sampled_wall_hours_low is None else
-     (p.extraction.sampled_wall_hours_low / 24, p.extraction.sampled_wall_hours_high / 24)),
-    ("Acceptance length", "tau", lambda p: (p.quality.acceptance_low, p.quality.acceptance_high)),
-    ("Speedup", "x", lambda p: (p.quality.speedup_low, p.quality.speedup_high)),
-]
+
+def compared(unit: str = "TB") -> list[tuple[str, str, Callable, Callable]]:
+    """The compared figures in display units, storage in `unit` (TB or TiB): (label, shown unit,
+    getter, band getter returning (low, high) or None)."""
+    out = []
+    for name, label in FIGURES:
+        h = HEADLINES[name]
+        shown = unit if h.unit == "bytes" else SHOWN_UNIT.get(h.unit, h.unit)
+        div = bytes_to(1, unit) if h.unit == "bytes" else 1.0
+        band = BANDS.get(name, lambda p: None)
+        out.append((f"{label} ({shown})" if shown else label, shown,
+                    lambda p, g=h.get, d=div: g(p) * d,
+                    lambda p, b=band, d=div: None if (v := b(p)) is None else (v[0] * d, v[1] * d)))
+    return out
 
 
 def fmt_figure(unit: str, v: float) -> str:
@@ -116,21 +126,23 @@ def view(current: Plan, catalog, unit: str) -> None:
         st.info("Pin a scenario or save one (sidebar, top) to compare it with the current one.")
     ref = "pinned" if "pinned" in plans else "current"
     rows = []
-    for label, unit_, get in FIGURES:
+    shown = compared(unit)
+    for label, unit_, get, _ in shown:
         d = DECIMALS.get(unit_, 2)
-        row = {"figure": f"{label} ({unit_})" if unit_ else label}
+        row = {"figure": label}
         for name, p in plans.items():
             row[name] = round(get(p), d)
         for name, p in plans.items():
             if name != ref:
                 row[f"{name} - {ref}"] = round(row[name] - row[ref], d)   # the shown figures' difference
         rows.append(row)
-    for label, unit_, get in BANDS:       # each band as two rows under the figures: its low and high ends
+    for label, unit_, _, get in shown:    # each band as two rows under the figures: its low and high ends
         bands = {name: get(p) for name, p in plans.items()}
         if any(b is not None for b in bands.values()):
             for end, i in (("low", 0), ("high", 1)):
-                rows.append({"figure": f"{label} ({unit_}), 95% band {end}",
-                             **{name: None if b is None else round(b[i], DECIMALS[unit_]) for name, b in bands.items()}})
+                rows.append({"figure": f"{label}, 95% band {end}",
+                             **{name: None if b is None else round(b[i], DECIMALS.get(unit_, 2))
+                                for name, b in bands.items()}})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="localized")
                                 for c in pd.DataFrame(rows).columns if c != "figure"})

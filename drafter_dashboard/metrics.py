@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from planner.headlines import HEADLINES, Headline
 from planner.plan import Plan
 from drafter_dashboard.safe_text import md_text
-from planner.units import fmt_hours
+from planner.units import TB, TiB, fmt_hours
 
 
 METRIC_WIDTH = 172     # px: the grid wraps (5 a row at 1280 px, 3 at 1024) and no value or label is cut
@@ -55,16 +56,60 @@ def _calibration_band(e) -> str:
             f"days from held-out published rows ({basis})")
 
 
+def _basis(e) -> str:
+    """What the extraction figure rests on: each phase's calibration row or the roofline alone."""
+    parts = [f"{c.phase} {'on ' + c.row if c.row else 'on the roofline alone'}"
+             + (", an extrapolation" if c.extrapolated else "")
+             for c in (e.prefill_calibration, e.decode_calibration) if c is not None]
+    return "; ".join(parts) if parts else _mode(e)
+
+
+def bands_caption(p: Plan) -> str:
+    """The bands to bet on and their basis, in one line under the metrics (issue 22): extraction days,
+    tau with where it is measured and the target-size term, offline training days and the bound that
+    binds, and the speedup at the serving and the fleet's batch."""
+    e, t, q = p.extraction, p.training, p.quality
+    ext = f"Extraction {e.wall_hours / 24:,.2f} days"
+    if e.wall_hours_low is not None and e.wall_hours_high is not None:
+        ext += f" (band {e.wall_hours_low / 24:,.2f}-{e.wall_hours_high / 24:,.2f})"
+    ext += f", basis: {_basis(e)}."
+    k = "" if q.num_speculative_tokens is None else f" K={q.num_speculative_tokens}"
+    tau = (f"τ {q.acceptance_length:.2f} (band {q.acceptance_low:.2f}-{q.acceptance_high:.2f}) as "
+           f"{q.eval_engine}{k} T={q.temperature:g} measures it; target-size term x{q.target_factor:.2f} "
+           f"({q.target_factor_low:.2f}-{q.target_factor_high:.2f})"
+           + ("; outside the published points" if q.extrapolated else "") + ".")
+    train = (f"Offline training {t.offline_wall_hours / 24:,.2f} days (band {t.offline_wall_hours_low / 24:,.2f}-"
+             f"{t.offline_wall_hours_high / 24:,.2f}), bound by {t.bounds.get('offline', t.offline_bound)}.")
+    speed = f"Speedup {q.speedup:.2f}x at batch {q.serving_batch:g}"
+    if q.payback_speedup is not None:
+        speed += f", {q.payback_speedup:.2f}x at the fleet's batch {q.fleet_batch:g} (the payback's)"
+    return " ".join([ext, tau, train, speed + "."])
+
+
 def _recipe(t) -> str:
     if t.drafter == "dflash":
         return f"DFlash {t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size}"
     return f"{'EAGLE-3' if t.drafter == 'eagle3' else 'EAGLE'} {t.ttt_steps} TTT step(s)"
 
 
+SHOWN_UNIT = {"rows": "", "tokens": ""}    # a headline's unit as its label shows it (none for counts)
+
+
+def _item(h: Headline, fmt, help_text: str, shown: str | None, band: str = "", *, div: float, unit: str,
+          name: str | None = None):
+    """A metric of headline `h`: (label, text of a value, help, getter of a plan in the shown unit, delta
+    colour). `shown`: the unit in the label (None: the headline's; bytes in `unit`); `name`: another name."""
+    if shown is None:
+        shown = unit if h.unit == "bytes" else SHOWN_UNIT.get(h.unit, h.unit)
+    scale = 1 / div if h.unit == "bytes" else 1.0
+    label = (f"{name or h.label} ({shown})" if shown else name or h.label) + band
+    return label, fmt, help_text, (lambda x: h.get(x) * scale), h.delta_color()
+
+
 def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     """The headline figures, units in the labels (values stay short enough to show whole), each with
     its difference from `base` (the pinned scenario, or the full mix with the same settings)."""
-    div = 2**40 if unit == "TiB" else 1e12
+    div = TiB if unit == "TiB" else TB
     e, t, c, q = p.extraction, p.training, p.cost_usd, p.quality
     comp = p.scenario.compression
     n = p.nodes
@@ -80,82 +125,70 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         elo, ehi = e.sampled_wall_hours_low / 24, e.sampled_wall_hours_high / 24
         band_e = f" ±{(ehi - elo) / 2:,.2f}"
         help_e = f"; 95% band {elo:,.2f}-{ehi:,.2f} days from the sampled profiles"
-    items = [
-        ("Samples", p.samples, lambda v: f"{v:,.0f}",
+    # (headline name of planner/headlines.py: label, getter and which way is better), text of the
+    # value, help, and the unit as the label shows it (None: the headline's, bytes in `unit`)
+    two = lambda v: f"{v:,.2f}"                               # noqa: E731
+    one = lambda v: f"{v:,.1f}"                               # noqa: E731
+    usd = lambda v: f"${v:,.0f}"                              # noqa: E731
+    rows = [
+        ("samples", lambda v: f"{v:,.0f}",
          f"training rows (files): {p.conversations:,} conversations" + (", one row per assistant turn"
-                                                                        if p.unit == "turn" else ""),
-         lambda x: x.samples, "normal"),
-        ("Stored tokens", p.tokens, _num, "tokens whose hidden states are stored, after the cap and padding",
-         lambda x: x.tokens, "inverse"),
-        ((f"Storage ({unit})" if comp == 1 else f"Storage ({unit}, {comp:g}x compressed)") + band_s,
-         p.storage_bytes_compressed / div, lambda v: f"{v:,.2f}",
-         f"on disk; raw {p.storage_bytes / div:,.2f} {unit}" + help_s, lambda x: x.storage_bytes_compressed / div,
-         "inverse"),
-    ]
-    items += [
-        ("Extraction (GPU-days)", e.gpu_hours / 24, lambda v: f"{v:,.2f}",
-         f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", lambda x: x.extraction.gpu_hours / 24,
-         "inverse"),
-        ("Extraction (days)" + band_e, e.wall_hours / 24, lambda v: f"{v:,.2f}",
+                                                                        if p.unit == "turn" else ""), ""),
+        ("tokens", _num, "tokens whose hidden states are stored, after the cap and padding", ""),
+        ("storage", two, f"on disk; raw {p.storage_bytes / div:,.2f} {unit}" + help_s,
+         (unit if comp == 1 else f"{unit}, {comp:g}x compressed"), band_s),
+        ("gpu_days", two, f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", None),
+        ("extraction_days", two,
          f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on {e.nodes} node"
-         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e + _calibration_band(e),
-         lambda x: x.extraction.wall_hours / 24, "inverse"),
-        ("Transfer (h)", p.transfer_hours, lambda v: f"{v:,.1f}", f"method: {p.transfer_method}",
-         lambda x: x.transfer_hours, "inverse"),
-        ("Train offline (GPU-days)", t.offline_gpu_hours / 24, lambda v: f"{v:,.2f}",
+         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e + _calibration_band(e), None, band_e),
+        ("transfer_hours", one, f"method: {p.transfer_method}", None),
+        ("train_offline_gpu_days", two,
          f"{t.gpus} x {t.gpu}, {t.epochs:g} epochs, limited by {t.offline_bound}; {_recipe(t)}: "
          f"{t.flops_per_sample / 1e12:,.1f} TFLOP per sample, {t.samples_per_s:,.1f} samples/s, "
-         f"{t.tokens_per_s:,.0f} tok/s", lambda x: x.training.offline_gpu_hours / 24, "inverse"),
-        ("Train online (GPU-days)", t.online_gpu_hours / 24, lambda v: f"{v:,.2f}",
-         "target forward pass rerun every epoch; no hidden-state storage",
-         lambda x: x.training.online_gpu_hours / 24, "inverse"),
-        ("Offline: store, train ($)", c.total_offline, lambda v: f"${v:,.0f}",
-         f"extraction ${c.extraction:,.0f} + storage ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
-         f"training ${c.training_offline:,.0f}", lambda x: x.cost_usd.total_offline, "inverse"),
-        ("Online: no storage ($)", c.total_online, lambda v: f"${v:,.0f}",
+         f"{t.tokens_per_s:,.0f} tok/s", None),
+        ("train_online_gpu_days", two, "target forward pass rerun every epoch; no hidden-state storage", None),
+        ("usd", usd, f"extraction ${c.extraction:,.0f} + storage ${c.storage:,.0f} + transfer ${c.transfer:,.0f} + "
+         f"training ${c.training_offline:,.0f}", None),
+        ("usd_online", usd,
          f"regeneration ${c.regeneration:,.0f} + training ${c.training_online:,.0f}; offline cheaper after "
-         + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"),
-         lambda x: x.cost_usd.total_online, "inverse"),
-        ("Disaggregated ($)", c.total_disaggregated, lambda v: f"${v:,.0f}",
+         + ("never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"), None),
+        ("usd_disaggregated", usd,
          f"{t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs streaming every epoch, "
          f"{p.wall_days_disaggregated:,.2f} days, limited by {t.disaggregated_bound}; offline cheaper after "
          + ("never" if t.breakeven_epochs_disaggregated is None else f"{t.breakeven_epochs_disaggregated:,.1f} epochs"),
-         lambda x: x.cost_usd.total_disaggregated, "inverse"),
-        ("Offline, wall (days)", p.wall_days_offline, lambda v: f"{v:,.2f}",
-         "extraction + gather + transfer + offline training, one after the other", lambda x: x.wall_days_offline,
-         "inverse"),
-        ("Online, wall (days)", p.wall_days_online, lambda v: f"{v:,.2f}",
-         "regeneration + online training", lambda x: x.wall_days_online, "inverse"),
-        (f"Acceptance length ({q.eval_engine} K={q.num_speculative_tokens} T={q.temperature:g})",
-         q.acceptance_length, lambda v: f"{v:,.2f}",
+         None),
+        ("days", two, "extraction + gather + transfer + offline training, one after the other", None),
+        ("days_online", two, "regeneration + online training", None),
+        ("acceptance_length", two,
          f"expected tau of the {q.drafter} drafter for the serving workload, as {q.harness} measures it: "
          f"band {q.acceptance_low:.2f}-{q.acceptance_high:.2f} (basis: the published data-scaling points and "
          "two-harness pairs, see Assumptions)"
          + (" - outside the published points: wide band" if q.extrapolated else ""),
-         lambda x: x.quality.acceptance_length, "normal"),
-        (f"Speedup (batch {q.serving_batch:g})" if q.speedup >= 1 else f"Slowdown (batch {q.serving_batch:g}, below 1x)",
-         q.speedup, lambda v: f"{v:,.2f}x",
+         f"{q.eval_engine} K={q.num_speculative_tokens} T={q.temperature:g}"),
+        ("speedup", lambda v: f"{v:,.2f}x",
          f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch {q.serving_batch:g} (below 1: the drafter slows decoding down); "
          + (f"{q.payback_speedup:.2f}x at the fleet's batch {q.fleet_batch:g}, which the payback uses"
             if q.payback_speedup is not None else "")
          + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
-            if q.payback_days is not None else ""), lambda x: x.quality.speedup, "normal"),
+            if q.payback_days is not None else ""),
+         f"batch {q.serving_batch:g}" if q.speedup >= 1 else f"batch {q.serving_batch:g}, below 1x"),
     ]
     # the figures only some scenarios have come last: the grid above them never moves
     if n.placement == "local" and n.extraction_nodes > 1:
-        items.append((f"Per node ({unit})", p.storage_per_node_bytes / div, lambda v: f"{v:,.2f}",
-                      f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
-                      lambda x: x.storage_per_node_bytes / div, "inverse"))
+        rows.append(("storage_per_node", two, f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
+                     None))
     if p.gather_hours:
-        items.append(("Gather (h)", p.gather_hours, lambda v: f"{v:,.1f}",
-                      f"{n.gather_note}; {n.gather_bytes_per_s / 1e9:,.1f} GB/s, limited by the {n.gather_bound}",
-                      lambda x: x.gather_hours, "inverse"))
+        rows.append(("gather_hours", one,
+                     f"{n.gather_note}; {n.gather_bytes_per_s / 1e9:,.1f} GB/s, limited by the {n.gather_bound}", None))
     if comp != 1:
-        items.append((f"Raw storage ({unit})", p.storage_bytes / div, lambda v: f"{v:,.2f}",
-                      "before compression", lambda x: x.storage_bytes / div, "inverse"))
+        rows.append(("raw_storage", two, "before compression", None))
+    # below 1x the speedup is a slowdown, and says so in its name
+    names = {"speedup": "Slowdown"} if q.speedup < 1 else {}
+    items = [_item(HEADLINES[r[0]], *r[1:], div=div, unit=unit, name=names.get(r[0])) for r in rows]
     st.html(GRID_CSS)
     grid = st.container(horizontal=True, wrap=True, gap="small", key="headline")
-    for label, value, fmt, help_text, getter, colour in items:
+    for label, fmt, help_text, getter, colour in items:
+        value = getter(p)
         delta = _signed(fmt, value - getter(base)) if base is not None else None
         grid.metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text), width=METRIC_WIDTH)
     caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage "
@@ -163,6 +196,7 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
                f"{c.storage_days_held:,.1f} days), transfer ${c.transfer:,.0f}, training ${c.training_offline:,.0f}.")
     if base is not None and against:
         caption += f" Deltas: against {against}."
+    st.caption(md_text(bands_caption(p)))
     st.caption(md_text(caption))
 
 
@@ -184,7 +218,7 @@ def nodes_panel(p: Plan, unit: str) -> None:
     """Where the states sit, node by node: each extraction node's shard and each training node's share
     against its disk, whatever the transfer (the planner's finding checks the training disks only when
     the states are gathered on one site), and the gather."""
-    div = 2**40 if unit == "TiB" else 1e12
+    div = TiB if unit == "TiB" else TB
     n, s = p.nodes, p.scenario
     if n.placement == "shared":
         cap = s.shared_capacity_tb

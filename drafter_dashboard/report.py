@@ -9,7 +9,7 @@ from planner import __version__
 from planner.plan import Plan
 from planner.report import article_comparison
 
-from drafter_dashboard.compare import BANDS, FIGURES, fmt_figure, input_differences
+from drafter_dashboard.compare import compared, fmt_figure, input_differences
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111; margin: 2em auto;
@@ -62,19 +62,19 @@ def _waterfall(title: str, steps: list[tuple[str, float, str]], unit: str) -> st
             f"<tbody>{rows}</tbody></table>")
 
 
-def build(current: Plan, others: dict[str, Plan], verdict=None, steps=(), hours_steps=()) -> str:
-    """The report of plan `current` with its verdict, compared with `others` (the pinned and saved scenarios)."""
+def build(current: Plan, others: dict[str, Plan], verdict=None, steps=(), hours_steps=(), unit: str = "TB") -> str:
+    """The report of plan `current` with its verdict, compared with `others` (the pinned and saved
+    scenarios); storage in `unit` (TB or TiB)."""
     plans = {"current": current, **others}
-    bands = {(label, unit): get(current) for label, unit, get in BANDS}
+    shown = compared(unit)
     head_rows = []
-    for label, unit, get in FIGURES:
-        band = bands.get((label, unit))
-        head_rows.append([f"{label} ({unit})" if unit else label, fmt_figure(unit, get(current)),
+    for label, unit, get, band_of in shown:
+        band = band_of(current)
+        head_rows.append([label, fmt_figure(unit, get(current)),
                           "" if band is None else f"{fmt_figure(unit, band[0])} - {fmt_figure(unit, band[1])}"])
     compare = ""
     if others:
-        rows = [[f"{label} ({unit})" if unit else label] + [fmt_figure(unit, get(p)) for p in plans.values()]
-                for label, unit, get in FIGURES]
+        rows = [[label] + [fmt_figure(unit, get(p)) for p in plans.values()] for label, unit, get, _ in shown]
         diffs = input_differences({k: p.scenario for k, p in plans.items()})
         compare = ("<h2>Compare</h2>" + _table(["figure", *plans], rows, set(range(1, len(plans) + 1)))
                    + ("<p>Inputs that differ:</p>" + _table(["input", *plans], [[k, *v] for k, v in diffs.items()])

@@ -16,7 +16,7 @@ from typing import Callable
 class Headline:
     name: str
     label: str
-    unit: str                        # what get() returns: bytes, GPU-days, days, h, $, rows, tokens, x
+    unit: str                        # what get() returns: bytes, GPU-days, days, h, $, rows, tokens, tau, x
     get: Callable[[object], float]
     better: str                      # "lower" or "higher"
 
@@ -44,6 +44,6 @@ HEADLINES: dict[str, Headline] = {h.name: h for h in (
     Headline("usd_disaggregated", "Disaggregated", "$", lambda p: p.cost_usd.total_disaggregated, "lower"),
     Headline("days", "Offline, wall", "days", lambda p: p.wall_days_offline, "lower"),
     Headline("days_online", "Online, wall", "days", lambda p: p.wall_days_online, "lower"),
-    Headline("acceptance_length", "Acceptance length", "tokens", lambda p: p.quality.acceptance_length, "higher"),
+    Headline("acceptance_length", "Acceptance length", "tau", lambda p: p.quality.acceptance_length, "higher"),
     Headline("speedup", "Speedup", "x", lambda p: p.quality.speedup, "higher"),
 )}

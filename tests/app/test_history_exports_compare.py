@@ -157,6 +157,20 @@ def test_compare_shows_input_differences_bands_and_the_online_wall_clock(at):
     assert low < tau < high
 
 
+def test_compare_gives_storage_in_the_pages_unit(at):
+    """Compare follows the TB/TiB switch (issue 19: it used to divide by 1e12 whatever the unit)."""
+    from planner import default_scenario, plan
+    p = plan(default_scenario())
+    at.radio(key="w_units").set_value("TiB").run()
+    open_tab(at, "Compare")
+    figures = next(df.value for df in at.dataframe if "figure" in df.value.columns)
+    names = set(figures["figure"])
+    assert "Storage (TiB)" in names and "Storage (TB)" not in names
+    # bytes / 2^40, to 0.01: ~36.7e12 B is ~33.4 TiB, not the 36.7 of the TB figure
+    got = figures[figures["figure"] == "Storage (TiB)"].iloc[0]["current"]
+    assert got == pytest.approx(p.storage_bytes_compressed / 2**40, abs=0.006)
+
+
 def test_deltas_since_my_last_change(at):
     # against the full mix a sidebar change moves the baseline too: no delta on extraction days
     at.number_input(key="w_ex_gpus").set_value(16).run()

@@ -154,6 +154,34 @@ def test_every_control_moves_its_metric(at, kind, key, value, label, expect):
         assert after == pytest.approx(before * expect, rel=0.02)
 
 
+def test_the_default_plans_bands_and_their_basis_are_on_the_page(at):
+    """Issue 22: the extraction, tau and training figures show their band and basis without hovering,
+    in a caption under the metrics; each number worked from the plan's fields as the caption rounds it."""
+    p = plan(default_scenario())
+    e, t, q = p.extraction, p.training, p.quality
+    # as the reader sees it: markdown escapes and the zero-width space md_text puts after a colon removed
+    text = plain(next(c.value for c in at.caption if "basis" in c.value)).replace("\u200b", "")
+    # extraction: wall hours / 24 with the calibration band (widened by sampled profiles), 2 decimals
+    assert f"Extraction {e.wall_hours / 24:,.2f} days (band {e.wall_hours_low / 24:,.2f}-" \
+           f"{e.wall_hours_high / 24:,.2f})" in text
+    assert e.wall_hours_low < e.wall_hours < e.wall_hours_high
+    # its basis: each phase's calibration row, or the roofline alone, and whether it is an extrapolation
+    for c in (e.prefill_calibration, e.decode_calibration):
+        part = f"{c.phase} on {c.row or 'the roofline alone'}"
+        assert (part + (", an extrapolation" if c.extrapolated else "")) in text, part
+    # tau, its band, where it is measured, and the target-size term
+    k = "" if q.num_speculative_tokens is None else f" K={q.num_speculative_tokens}"
+    assert f"τ {q.acceptance_length:.2f} (band {q.acceptance_low:.2f}-{q.acceptance_high:.2f}) as " \
+           f"{q.eval_engine}{k} T={q.temperature:g} measures it" in text
+    assert f"target-size term x{q.target_factor:.2f} ({q.target_factor_low:.2f}-{q.target_factor_high:.2f})" in text
+    # offline training: hours / rate band ends, / 24, and the bound that binds
+    assert f"Offline training {t.offline_wall_hours / 24:,.2f} days (band {t.offline_wall_hours_low / 24:,.2f}-" \
+           f"{t.offline_wall_hours_high / 24:,.2f}), bound by {t.bounds['offline']}" in text
+    # the speedup at the serving batch and the payback's at the fleet's
+    assert f"Speedup {q.speedup:.2f}x at batch {q.serving_batch:g}, {q.payback_speedup:.2f}x at the fleet's " \
+           f"batch {q.fleet_batch:g}" in text
+
+
 def test_units_switch_to_tib(at):
     tb = metric(at, "Storage (TB)")
     at.radio(key="w_units").set_value("TiB").run()
