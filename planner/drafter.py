@@ -29,12 +29,16 @@ so it gets only its weight gradient. Attention: 4 q FLOPs per (query, key) pair,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from pydantic import BaseModel
 
-from planner.layouts import LayoutSpec
-from planner.specs import ModelSpec
+from planner.variants import Registry
+
+if TYPE_CHECKING:
+    from planner.layouts import LayoutSpec
+    from planner.specs import ModelSpec
 
 class DrafterKnobs(BaseModel):
     """The training recipe in force: the scenario's values where it sets them, the layout's otherwise."""
@@ -70,12 +74,13 @@ def knobs(spec: LayoutSpec, model: ModelSpec, *, captured_layers: int, draft_lay
     teacher_vocab = {"none": 0, "full": model.vocab_size, "draft": head_vocab}[str(t.teacher.value)]
 
     kind = spec.drafter
-    steps = pick("ttt_steps", ttt_steps, t.ttt_steps) if kind != "dflash" else None
-    if kind != "dflash" and steps is None:
+    blocks = DRAFTER_KINDS.lookup(kind).drafts_blocks
+    steps = pick("ttt_steps", ttt_steps, t.ttt_steps) if not blocks else None
+    if not blocks and steps is None:
         steps = 1
-    anchors = pick("num_anchors", num_anchors, t.num_anchors) if kind == "dflash" else None
-    block = pick("block_size", block_size, t.block_size) if kind == "dflash" else None
-    if kind == "dflash":
+    anchors = pick("num_anchors", num_anchors, t.num_anchors) if blocks else None
+    block = pick("block_size", block_size, t.block_size) if blocks else None
+    if blocks:
         anchors = anchors or 512
         block = block or 16
     n_aux = captured_layers - (1 if spec.append_last_layer else 0)
@@ -116,9 +121,9 @@ def drafter_params(shape: DrafterShape, k: DrafterKnobs) -> float:
     """Trainable parameters: the draft layers and the fc (EAGLE-3's layer reads 2H; the heads and
     embeddings are the target's, frozen, except a trained EAGLE-3 draft head)."""
     H = shape.hidden
-    d_in = 2 * H if k.kind == "eagle3" else H
-    fc_in = 2 * H if k.kind == "eagle1" else k.n_aux * H
-    head = H * k.head_vocab if (k.kind != "dflash" and k.head_passes == 3) else 0
+    kind = DRAFTER_KINDS.lookup(k.kind)
+    d_in, fc_in = kind.widths(H, k.n_aux)
+    head = H * k.head_vocab if (kind.head_trainable and k.head_passes == 3) else 0
     return k.layers * shape.layer_params(d_in) + fc_in * H + head
 
 
@@ -172,46 +177,86 @@ class DrafterFlops(BaseModel):
     draft_positions: float       # trained positions per epoch (DFlash: anchors x block; EAGLE: tokens x steps)
 
 
-def epoch_flops(shape: DrafterShape, k: DrafterKnobs, r: RowSums, *, params_scale: float = 1.0) -> DrafterFlops:
-    """FLOPs of one epoch over the rows `r` (module docstring); `params_scale` scales the draft
-    layers when the user gives the drafter's size instead of the estimate."""
+def _block_epoch(kind: "DrafterKind", shape: DrafterShape, k: DrafterKnobs, r: RowSums,
+                 params_scale: float) -> tuple[dict[str, float], float]:
+    """DFlash (module docstring): the parts of one epoch, and its draft positions (anchors x block)."""
     H = shape.hidden
     parts: dict[str, float] = {}
-    if k.scope == "pack" and k.pack_tokens:
-        packs = r.tokens / k.pack_tokens     # each pack computes pack_tokens positions
-    else:
-        packs = 0.0
+    packs = r.tokens / k.pack_tokens if k.scope == "pack" and k.pack_tokens else 0.0  # each pack computes pack_tokens positions
     tokens = r.tokens
-    if k.kind == "dflash":
-        B, L = k.block_size, k.layers
-        if packs:
-            Q = packs * k.num_anchors * B
-            mean_row = r.tokens / r.rows if r.rows else 0.0
-            ctx = min(mean_row / 2, k.attention_window or mean_row / 2)
-            anchor_ctx = Q * ctx
-        else:
-            Q = r.anchors * B
-            anchor_ctx = r.anchor_context * B
-        parts["fc (weight gradient)"] = 2 * 2 * tokens * k.n_aux * H * H
-        parts["context K/V in every draft layer"] = 3 * L * tokens * 4 * H * shape.kv
-        parts["draft layers at the draft positions"] = 3 * L * Q * shape.layer_flops(H) * params_scale
-        parts["attention of the draft positions"] = 3 * L * 4 * shape.q * (anchor_ctx + Q * B)
-        parts["head at the draft positions"] = k.head_passes * 2 * Q * H * k.head_vocab
-        if k.teacher_vocab:
-            parts["teacher head (no grad)"] = 2 * min(Q, tokens) * H * k.teacher_vocab
-        positions = Q
+    B, L = k.block_size, k.layers
+    if packs:
+        Q = packs * k.num_anchors * B
+        mean_row = r.tokens / r.rows if r.rows else 0.0
+        ctx = min(mean_row / 2, k.attention_window or mean_row / 2)
+        anchor_ctx = Q * ctx
     else:
-        steps = k.ttt_steps or 1
-        d_in = 2 * H if k.kind == "eagle3" else H
-        fc_in = 2 * H if k.kind == "eagle1" else k.n_aux * H
-        pairs = r.pairs
-        parts["fc (weight gradient)"] = 2 * 2 * tokens * fc_in * H
-        parts["draft layer x steps"] = steps * 3 * k.layers * tokens * shape.layer_flops(d_in) * params_scale
-        parts["attention x steps"] = steps * 3 * k.layers * 4 * shape.q * pairs
-        parts["head x steps"] = steps * k.head_passes * 2 * tokens * H * k.head_vocab
-        if k.teacher_vocab:
-            parts["teacher head (no grad)"] = 2 * tokens * H * k.teacher_vocab
-        positions = tokens * steps
+        Q = r.anchors * B
+        anchor_ctx = r.anchor_context * B
+    parts["fc (weight gradient)"] = 2 * 2 * tokens * k.n_aux * H * H
+    parts["context K/V in every draft layer"] = 3 * L * tokens * 4 * H * shape.kv
+    parts["draft layers at the draft positions"] = 3 * L * Q * shape.layer_flops(kind.widths(H, k.n_aux)[0]) * params_scale
+    parts["attention of the draft positions"] = 3 * L * 4 * shape.q * (anchor_ctx + Q * B)
+    parts["head at the draft positions"] = k.head_passes * 2 * Q * H * k.head_vocab
+    if k.teacher_vocab:
+        parts["teacher head (no grad)"] = 2 * min(Q, tokens) * H * k.teacher_vocab
+    return parts, Q
+
+
+def _steps_epoch(kind: "DrafterKind", shape: DrafterShape, k: DrafterKnobs, r: RowSums,
+                 params_scale: float) -> tuple[dict[str, float], float]:
+    """EAGLE (module docstring): the parts of one epoch, and its trained positions (tokens x steps)."""
+    H = shape.hidden
+    parts: dict[str, float] = {}
+    tokens = r.tokens
+    steps = k.ttt_steps or 1
+    d_in, fc_in = kind.widths(H, k.n_aux)
+    pairs = r.pairs
+    parts["fc (weight gradient)"] = 2 * 2 * tokens * fc_in * H
+    parts["draft layer x steps"] = steps * 3 * k.layers * tokens * shape.layer_flops(d_in) * params_scale
+    parts["attention x steps"] = steps * 3 * k.layers * 4 * shape.q * pairs
+    parts["head x steps"] = steps * k.head_passes * 2 * tokens * H * k.head_vocab
+    if k.teacher_vocab:
+        parts["teacher head (no grad)"] = 2 * tokens * H * k.teacher_vocab
+    return parts, tokens * steps
+
+
+@dataclass(frozen=True)
+class DrafterKind:
+    """One drafter kind, registered by name in DRAFTER_KINDS; a layout names it (`drafter` in
+    presets/layouts.yaml) and its quality curve is its entry in presets/quality.yaml.
+
+    - drafts_blocks: it drafts a block from each anchor (num_anchors, block_size) rather than running
+      training-time-test steps over every position (ttt_steps);
+    - layer_input: the draft layer's input width in units of H;
+    - fc_input: the fc's input width in units of H; None: one H per captured auxiliary layer;
+    - head_trainable: a head run in 3 passes is trained (its parameters count);
+    - epoch: the FLOPs of one epoch by part and the trained positions (module docstring)."""
+
+    name: str
+    drafts_blocks: bool
+    layer_input: int
+    fc_input: int | None
+    head_trainable: bool
+    epoch: Callable[["DrafterKind", DrafterShape, DrafterKnobs, RowSums, float], tuple[dict[str, float], float]]
+
+    def widths(self, hidden: int, n_aux: int) -> tuple[int, int]:
+        """(the draft layer's input width, the fc's input width)."""
+        return self.layer_input * hidden, (self.fc_input or n_aux) * hidden
+
+
+DRAFTER_KINDS: Registry[DrafterKind] = Registry("drafter kind", "layout")
+for _kind in (DrafterKind("eagle3", drafts_blocks=False, layer_input=2, fc_input=None, head_trainable=True, epoch=_steps_epoch),
+              DrafterKind("dflash", drafts_blocks=True, layer_input=1, fc_input=None, head_trainable=False, epoch=_block_epoch),
+              DrafterKind("eagle1", drafts_blocks=False, layer_input=1, fc_input=2, head_trainable=True, epoch=_steps_epoch)):
+    DRAFTER_KINDS.register(_kind.name, _kind)
+
+
+def epoch_flops(shape: DrafterShape, k: DrafterKnobs, r: RowSums, *, params_scale: float = 1.0) -> DrafterFlops:
+    """FLOPs of one epoch over the rows `r` (module docstring) for the drafter kind `k.kind`;
+    `params_scale` scales the draft layers when the user gives the drafter's size instead of the estimate."""
+    kind = DRAFTER_KINDS.lookup(k.kind)
+    parts, positions = kind.epoch(kind, shape, k, r, params_scale)
     total = float(sum(parts.values()))
     return DrafterFlops(total=total, per_token=total / r.tokens if r.tokens else 0.0,
                         per_row=total / r.rows if r.rows else 0.0, parts=parts, draft_positions=positions)

@@ -11,13 +11,14 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Callable, Literal
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from planner.errors import PlannerInputError
 from planner.ids import check_no_control
+from planner.variants import Registry
 
 PRESETS = Path(__file__).resolve().parent / "presets"
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -70,12 +71,37 @@ class LayoutTraining(_Strict):
     attention_window: Default | None = None
 
 
+def dflash_layers(num_layers: int, n: int) -> list[int]:
+    """DFlash rule: n layers evenly spaced from 1 to L-3; one layer gives [L//2]."""
+    if n <= 1:
+        return [num_layers // 2]
+    last = num_layers - 3
+    return [round(1 + i * (last - 1) / (n - 1)) for i in range(n)]
+
+
+# Capture-layer rules by name (a layout's `layer_rule`): the layer ids stored for a model of L layers,
+# given the layout's default_layer_count n (before any last layer the layout appends).
+LAYER_RULES: Registry[Callable[[int, int], list[int]]] = Registry("layer rule", "layer_rule")
+LAYER_RULES.register("dflash", dflash_layers)
+LAYER_RULES.register("speculators", lambda L, n: [2, L // 2, L - 3])
+LAYER_RULES.register("sglang-eagle3", lambda L, n: sorted({1, L // 2 - 1, L - 4}))
+LAYER_RULES.register("last", lambda L, n: [L])
+
+
+def _registered(registry: Registry) -> AfterValidator:
+    def check(name: str) -> str:
+        if name not in registry:
+            raise ValueError(f"not a registered {registry.what}; one of {', '.join(registry)}")
+        return name
+    return AfterValidator(check)
+
+
 class LayoutSpec(_Strict):
     id: Text
     name: Text
     pipeline: Text
-    drafter: Literal["eagle3", "dflash", "eagle1"]
-    layer_rule: Literal["dflash", "speculators", "sglang-eagle3", "last"]
+    drafter: Text                   # a drafter kind of planner.drafter.DRAFTER_KINDS (checked where it is used)
+    layer_rule: Annotated[str, _registered(LAYER_RULES)]
     default_layer_count: int = Field(ge=1, le=256)
     append_last_layer: bool
     hidden_dtype: Literal["bf16", "fp16", "fp8"]
@@ -109,28 +135,14 @@ def layout_presets() -> dict[str, LayoutSpec]:
         return {d["id"]: LayoutSpec(**d) for d in yaml.safe_load(fh)}
 
 
-def dflash_layers(num_layers: int, n: int) -> list[int]:
-    """DFlash rule: n layers evenly spaced from 1 to L-3; one layer gives [L//2]."""
-    if n <= 1:
-        return [num_layers // 2]
-    last = num_layers - 3
-    return [round(1 + i * (last - 1) / (n - 1)) for i in range(n)]
-
-
 def capture_layers(spec: LayoutSpec, num_layers: int, layers: list[int] | None, layer_count: int | None) -> list[int]:
     """The layer ids a layout stores for a model with `num_layers` layers."""
     L = num_layers
     if layers is None:
         if layer_count:
             layers = dflash_layers(L, layer_count)
-        elif spec.layer_rule == "dflash":
-            layers = dflash_layers(L, spec.default_layer_count)
-        elif spec.layer_rule == "speculators":
-            layers = [2, L // 2, L - 3]
-        elif spec.layer_rule == "sglang-eagle3":
-            layers = sorted({1, L // 2 - 1, L - 4})
         else:
-            layers = [L]
+            layers = LAYER_RULES.lookup(spec.layer_rule)(L, spec.default_layer_count)
         if spec.append_last_layer and L not in layers:
             layers = [*layers, L]
     bad = [x for x in layers if x < 0 or x > L]

@@ -240,13 +240,13 @@ def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes:
                    nodes=nodes.training_nodes)
     d = s.disaggregated
     layout = r.layout
-    disaggregated(trn, d, st.total, capture_gpus=d.capture_gpus or ex.gpus_used,
-                  train_gpus=d.train_gpus or s.training.gpus,
-                  tensor_parallel=ex.tensor_parallel, capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
-                  regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=r.tr_gpu, train_mfu=s.training.mfu,
-                  stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
-                  node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
-                  capture_gpus_per_node=s.gpus_per_node,
-                  max_row_tokens=float(eff.max_seq_len or max((float(x.lengths.max()) for x in st.row_lengths
-                                                                if len(x.lengths)), default=0.0)))
+    trn = disaggregated(trn, d, st.total, capture_gpus=d.capture_gpus or ex.gpus_used,
+                        train_gpus=d.train_gpus or s.training.gpus,
+                        tensor_parallel=ex.tensor_parallel, capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
+                        regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=r.tr_gpu, train_mfu=s.training.mfu,
+                        stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
+                        node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
+                        capture_gpus_per_node=s.gpus_per_node,
+                        max_row_tokens=float(eff.max_seq_len or max((float(x.lengths.max()) for x in st.row_lengths
+                                                                      if len(x.lengths)), default=0.0)))
     return trn, recipe, drafter_params

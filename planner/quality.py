@@ -568,20 +568,18 @@ def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tok
             usd_per_gpu_hour: float | None, one_off_usd: float, gpu: str) -> QualityPlan:
     """Days of serving `serving_tokens_per_day` until the GPU time speculation saves repays
     `one_off_usd` (extraction, storage, transfer and training): the GPU-hours a day without the
-    drafter, T / (decode rate x 3600), shrink by 1 - 1/speedup. In place, returned."""
-    qp.serving_gpu = gpu
-    qp.serving_decode_tokens_per_s_per_gpu = decode_tokens_per_s_per_gpu
+    drafter, T / (decode rate x 3600), shrink by 1 - 1/speedup. A new plan; `qp` is left as it was."""
+    update: dict = {"serving_gpu": gpu, "serving_decode_tokens_per_s_per_gpu": decode_tokens_per_s_per_gpu}
     if not serving_tokens_per_day:
-        return qp
+        return qp.model_copy(update=update)
     if usd_per_gpu_hour is None:
-        qp.warnings.append(finding("payback", f"payback: {gpu} has no public price; set a price to see the payback"))
-        return qp
+        return qp.model_copy(update={**update, "warnings": [
+            *qp.warnings, finding("payback", f"payback: {gpu} has no public price; set a price to see the payback")]})
     gpu_hours = serving_tokens_per_day / (decode_tokens_per_s_per_gpu * 3600)
     s = qp.payback_speedup if qp.payback_speedup is not None else qp.speedup
     saved = gpu_hours * (1 - 1 / s) * usd_per_gpu_hour if s > 1 else 0.0
-    qp.saved_usd_per_day = saved
-    qp.payback_days = one_off_usd / saved if saved > 0 else None
+    update.update(saved_usd_per_day=saved, payback_days=one_off_usd / saved if saved > 0 else None)
     if saved <= 0:
-        qp.warnings.append(finding("payback", f"payback: the expected speedup at the fleet's batch "
-                                   f"({qp.fleet_batch:g}) is not above 1, the drafter never pays back"))
-    return qp
+        update["warnings"] = [*qp.warnings, finding("payback", f"payback: the expected speedup at the fleet's batch "
+                                                    f"({qp.fleet_batch:g}) is not above 1, the drafter never pays back")]
+    return qp.model_copy(update=update)

@@ -244,7 +244,7 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
                   tensor_parallel: int, capture_tokens_per_s_per_gpu: float, regeneration_gpu_hours: float,
                   train_gpu: GPUSpec, train_mfu: float, stream_bytes_per_token: float, node_network_gbps: float,
                   network_efficiency: float, max_row_tokens: float, capture_gpus_per_node: int = 8) -> TrainingPlan:
-    """The third mode on `tp` (in place, returned): every epoch the capture GPUs prefill the rows and
+    """`tp` with the third mode added (a new plan; `tp` is left as it was): every epoch the capture GPUs prefill the rows and
     stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
     nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
     `node_network_gbps` x efficiency; the slowest of the three rates sets the pace. The responses
@@ -262,20 +262,17 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
     bound = {"supply": "capture", "io": "network"}.get(kind, "training")
     epoch_h = hours_at(work.tokens, rate)
     regen_h = regeneration_gpu_hours / used if used else 0.0
-    tp.disaggregated_capture_gpus = used
-    tp.disaggregated_train_gpus = train_gpus
-    tp.disaggregated_bound = bound
-    tp.bounds = {**tp.bounds, "disaggregated": kind}
-    tp.stage_rates = {**tp.stage_rates, "disaggregated": _finite(
-        {"compute": compute_rate, "supply": capture_rate, "io": network_rate, "overhead": overhead_rate})}
-    tp.disaggregated_hours_per_epoch = epoch_h
-    tp.disaggregated_regeneration_hours = regen_h
-    tp.disaggregated_rates_tokens_per_s = {k: (v if math.isfinite(v) else 0.0) for k, v in rates.items()}
-    tp.disaggregated_wall_hours = regen_h + tp.epochs * epoch_h
-    tp.disaggregated_gpu_hours = regen_h * used + tp.epochs * epoch_h * (used + train_gpus)
     one_row = max_row_tokens * stream_bytes_per_token * train_gpus
-    if d.stream_buffer_gb * 1e9 < one_row:
-        tp.warnings.append(finding("buffer-small", f"disaggregated: the {d.stream_buffer_gb:g} GB stream buffer holds less "
-                                   f"than one {max_row_tokens:,.0f}-token row per trainer ({one_row / 1e9:,.1f} GB): "
-                                   "trainers wait on every row"))
-    return tp
+    warnings = [] if d.stream_buffer_gb * 1e9 >= one_row else [finding(
+        "buffer-small", f"disaggregated: the {d.stream_buffer_gb:g} GB stream buffer holds less "
+        f"than one {max_row_tokens:,.0f}-token row per trainer ({one_row / 1e9:,.1f} GB): trainers wait on every row")]
+    return tp.model_copy(update=dict(
+        disaggregated_capture_gpus=used, disaggregated_train_gpus=train_gpus, disaggregated_bound=bound,
+        bounds={**tp.bounds, "disaggregated": kind},
+        stage_rates={**tp.stage_rates, "disaggregated": _finite(
+            {"compute": compute_rate, "supply": capture_rate, "io": network_rate, "overhead": overhead_rate})},
+        disaggregated_hours_per_epoch=epoch_h, disaggregated_regeneration_hours=regen_h,
+        disaggregated_rates_tokens_per_s={k: (v if math.isfinite(v) else 0.0) for k, v in rates.items()},
+        disaggregated_wall_hours=regen_h + tp.epochs * epoch_h,
+        disaggregated_gpu_hours=regen_h * used + tp.epochs * epoch_h * (used + train_gpus),
+        warnings=[*tp.warnings, *warnings]))

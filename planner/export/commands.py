@@ -21,6 +21,7 @@ from planner.export.manifest import Manifest, dump_manifest
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.ids import has_control
 from planner.specs import model_presets, num_layers
+from planner.variants import Registry
 
 
 def quote(value: object) -> str:
@@ -170,10 +171,18 @@ def node_gpus(m: Manifest) -> int:
 
 
 def specforge_layout(m: Manifest) -> str:
-    """SpecForge's own layout for this manifest: its EAGLE-3 layout when the plan's drafter is
-    EAGLE-3, else its DFlash layout."""
+    """SpecForge's own layout for this manifest: its layout (presets/layouts.yaml) of the plan's
+    drafter kind, else its DFlash layout."""
     planned = layout_presets().get(m.scenario.layout)
-    return "specforge-eagle3" if planned is not None and planned.drafter == "eagle3" else "specforge-dflash"
+    own = [s.id for s in layout_presets().values()
+           if planned is not None and s.pipeline == "specforge" and s.drafter == planned.drafter]
+    return own[0] if own else "specforge-dflash"
+
+
+def specforge_strategy(spec: LayoutSpec) -> str:
+    """prepare_hidden_states.py --strategy for a SpecForge layout: SpecForge's layouts name their
+    drafter kind by its strategy name (eagle3, dflash)."""
+    return spec.drafter
 
 
 def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
@@ -181,7 +190,7 @@ def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str
     the length that were planned; the capture layers come from the draft model config."""
     spec, eff = _plan_values(m, specforge_layout(m))
     model = _model_path(m)
-    strategy = "dflash" if spec.drafter == "dflash" else "eagle3"
+    strategy = specforge_strategy(spec)
     key = ("dflash_config.target_layer_ids" if strategy == "dflash"
            else "eagle_config.eagle_aux_hidden_state_layer_ids")
     layers = _split_last(m)[0] if strategy == "eagle3" else m.layers
@@ -265,13 +274,13 @@ class ExportFormat:
     model_flags: tuple[str, ...] = ()      # the flags that carry the target model (tests check them)
 
 
-# The CLI's `export --format` choices; tests run every `shell` format with hostile values.
-EXPORT_FORMATS: dict[str, ExportFormat] = {
-    "speculators": ExportFormat(speculators_commands, "shell", ("--model",)),
-    "specforge": ExportFormat(specforge_commands, "shell", ("--target-model-path",)),
-    "modelopt": ExportFormat(modelopt_commands, "shell", ("--model",)),
-    "nemo-automodel": ExportFormat(nemo_commands, "shell", ("--target-model",)),
-    "deepspec": ExportFormat(deepspec_commands, "shell"),
-    "yaml": ExportFormat(lambda m, _path: dump_manifest(m, "yaml"), "data"),
-    "json": ExportFormat(lambda m, _path: dump_manifest(m, "json"), "data"),
-}
+# The CLI's `export --format` choices and the page's exports, by name (planner/variants.py); tests
+# run every `shell` format with hostile values. A new format: its builder and one register() here.
+EXPORT_FORMATS: Registry[ExportFormat] = Registry("export format", "--format")
+EXPORT_FORMATS.register("speculators", ExportFormat(speculators_commands, "shell", ("--model",)))
+EXPORT_FORMATS.register("specforge", ExportFormat(specforge_commands, "shell", ("--target-model-path",)))
+EXPORT_FORMATS.register("modelopt", ExportFormat(modelopt_commands, "shell", ("--model",)))
+EXPORT_FORMATS.register("nemo-automodel", ExportFormat(nemo_commands, "shell", ("--target-model",)))
+EXPORT_FORMATS.register("deepspec", ExportFormat(deepspec_commands, "shell"))
+EXPORT_FORMATS.register("yaml", ExportFormat(lambda m, _path: dump_manifest(m, "yaml"), "data"))
+EXPORT_FORMATS.register("json", ExportFormat(lambda m, _path: dump_manifest(m, "json"), "data"))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from planner.export import sharding
 from planner.export.commands import (_model_path, _plan_values, _split_last, _target, node_gpus, pipeline_flags, quote,
-                                     specforge_layout)
+                                     specforge_layout, specforge_strategy)
 from planner.export.manifest import Manifest
 from planner.units import fmt_bytes
 
@@ -88,7 +88,7 @@ class Sharded:
             return [["python", MODELOPT_SCRIPT, "--model", self.model, "--input-data", _in(data, "mix.jsonl"),
                      "--output-dir", out, "--max-seq-len", eff.max_seq_len or 3072,
                      "--aux-layers", ",".join(str(x) for x in aux), "--dp-rank", rank, "--dp-world-size", N]]
-        strategy = "dflash" if self.spec.drafter == "dflash" else "eagle3"
+        strategy = specforge_strategy(self.spec)
         shard = (_in(data, self.shard_file(rank)) if isinstance(rank, int)
                  else Raw(f'"{data[1:-1]}/mix-$SHARD-of-{N:05d}.jsonl"'))
         rank_out = _in(out, f"rank-{rank:05d}") if isinstance(rank, int) else Raw(f'"{out[1:-1]}/rank-$SHARD"')
