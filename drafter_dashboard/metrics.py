@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.headlines import HEADLINES, Headline
+from planner.drafter import DRAFTER_KINDS
 from planner.plan import Plan
 from drafter_dashboard.safe_text import md_text
 from planner.units import TB, TiB, fmt_hours
@@ -87,7 +88,7 @@ def bands_caption(p: Plan) -> str:
 
 
 def _recipe(t) -> str:
-    if t.drafter == "dflash":
+    if DRAFTER_KINDS.lookup(t.drafter).drafts_blocks:
         return f"DFlash {t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size}"
     return f"{'EAGLE-3' if t.drafter == 'eagle3' else 'EAGLE'} {t.ttt_steps} TTT step(s)"
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from planner.inputs import declared, preset_of, shown_value, value_at
 from planner.scenario import Scenario
 from planner.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
-from planner.drafter import DrafterKnobs
+from planner.drafter import DRAFTER_KINDS, DrafterKnobs
 from planner.layouts import Effective
 from planner.storage import CaptureLayout
 
@@ -51,7 +51,7 @@ def _recipe(c: AssumptionContext) -> list[Assumption]:
     if r is None:
         return []
     shown = []
-    if r.kind != "dflash":
+    if not DRAFTER_KINDS.lookup(r.kind).drafts_blocks:
         shown.append(("training-time-test steps", "ttt_steps", f"{r.ttt_steps}", t.ttt_steps))
     else:
         shown.append(("DFlash anchors", "num_anchors", f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
@@ -161,9 +161,9 @@ def _quality(c: AssumptionContext) -> list[Assumption]:
 def _harness(qp, s) -> list[Assumption]:
     """Where tau is measured, the batches the speedup is given at (planner/presets/harness.yaml) and
     your own runs when given."""
-    from planner.harness import fitted, harness_presets
+    from planner.harness import fitted, group_of, harness_presets
     h, f = harness_presets(), fitted()
-    g = "block" if qp.drafter == "dflash" else "tree"
+    g = group_of(qp.drafter)
     sq = s.quality
     mine = lambda v, d: "yours" if v != d else "estimate"  # noqa: E731
     fields = type(sq).model_fields

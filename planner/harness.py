@@ -183,7 +183,8 @@ def _temperature_predict(p: TemperaturePair, c: float) -> float:
 
 def group_of(drafter: str) -> str:
     """The paper harness a drafter kind's levels come from: EAGLE's tree or DFlash's block."""
-    return "block" if drafter == "dflash" else "tree"
+    from planner.drafter import DRAFTER_KINDS
+    return "block" if DRAFTER_KINDS.lookup(drafter).drafts_blocks else "tree"
 
 
 def engine_groups(pairs: list[EnginePair]) -> dict[str, list[EnginePair]]:

@@ -5,6 +5,7 @@ import textwrap
 
 from pydantic import BaseModel
 
+from planner.drafter import DRAFTER_KINDS
 from planner.plan import Plan
 from planner.verdict import verdict
 from planner.units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
@@ -179,7 +180,7 @@ def _node_lines(p, unit: str) -> list[str]:
 
 
 def _recipe(t) -> str:
-    if t.drafter == "dflash":
+    if DRAFTER_KINDS.lookup(t.drafter).drafts_blocks:
         return f"({t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size})"
     return f"({t.drafter_layers} layer, {t.ttt_steps} TTT step{'s' if t.ttt_steps != 1 else ''})"
 
