@@ -81,7 +81,7 @@ def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
                      "available rows (cuts storage, biases the data towards short samples)"),
             "available": st.column_config.NumberColumn("available", format="localized"),
         })
-    notes = [(r["id"], r["notes"]) for _, r in df.iterrows() if r["notes"]]
+    notes = [(cid, text) for cid, text in zip(df["id"], df["notes"]) if text]   # no iterrows: a Series a row
     if notes:
         with st.expander(f"Notes on {len(notes)} components (overlaps, licences, the cap)"):
             for cid, text in notes:

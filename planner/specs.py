@@ -1,6 +1,7 @@
 """Hardware and model descriptions (pydantic), and the preset catalogs loaded from presets/*.yaml."""
 from __future__ import annotations
 
+import copy
 import functools
 from pathlib import Path
 from typing import Annotated, Literal
@@ -157,7 +158,14 @@ class GPUSpec(BaseModel):
 
 
 def load_preset(name: str) -> object:
-    """One preset file of planner/presets/, parsed: the one reader of the presets."""
+    """One preset file of planner/presets/, parsed: the one reader of the presets. Parsed once per
+    process (the presets ship with the package; a YAML parse is ~5-15 ms and a plan reads some
+    several times); each call gets its own copy, so a caller may change what it gets."""
+    return copy.deepcopy(_parsed(name))
+
+
+@functools.cache
+def _parsed(name: str) -> object:
     with open(PRESETS / name, encoding="utf-8") as fh:
         return yaml.safe_load(fh)
 

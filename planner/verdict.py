@@ -10,7 +10,8 @@ one plan at a bound give the three lines, and where the cheapest one meets anoth
 and the link are searched between the scenario's value and a bound whose plan flips the answer, by
 interpolating where the two totals meet and planning either side of it (to PRECISION). The crossing
 nearest the scenario's value is reported, None when neither end flips it. Every input moves the dollars
-only through plan(), so no formula is written twice.
+only through the plan's phases (planner.phases.figures: plan() without quality, findings and assumptions),
+so no formula is written twice.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 from planner.catalog.stats import StatsCatalog
 from planner.errors import PlannerInputError
 from planner.costs import DAYS_PER_MONTH
+from planner.phases import figures
 from planner.plan import Plan, plan
 from planner.scenario import Costs, Scenario, Training, Transfer
 from planner.sensitivity import _sub, field_bounds
@@ -42,7 +44,8 @@ class Verdict(BaseModel):
     flips_to: dict[str, str | None]               # input -> the mode that is cheapest past it
 
 
-def totals(p: Plan) -> dict[str, float]:
+def totals(p) -> dict[str, float]:
+    """The three totals of a Plan or of planner.phases.Figures (the same cost_usd)."""
     c = p.cost_usd
     return {"offline": c.total_offline, "online": c.total_online, "disaggregated": c.total_disaggregated}
 
@@ -86,10 +89,11 @@ INPUTS = (
 
 def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None) -> dict[str, float] | None:
     """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be finite)."""
-    try:
-        return totals(plan(inp.set(s, x), catalog, band=False))
+    try:   # the budget figures alone (planner.phases.figures): no quality, findings or assumptions to build
+        t = totals(figures(inp.set(s, x), catalog))
     except PlannerInputError:
         return None
+    return t if all(math.isfinite(v) for v in t.values()) else None
 
 
 def _best(t: dict[str, float] | None) -> str | None:
