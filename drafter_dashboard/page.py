@@ -261,7 +261,7 @@ def _delta_base(scenario: Scenario, catalog):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _hours) -> str:
+def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _hours, unit: str = "TB") -> str:
     """The report of this plan with the pinned and saved ones (planned here, once per set of scenarios)."""
     others = {}
     for name, s in _scenarios.items():
@@ -270,7 +270,7 @@ def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _
         except PlannerInputError:    # a saved scenario the catalog no longer knows: Compare says so
             pass
     from drafter_dashboard import report
-    return report.build(_p, others, _verdict, _steps, _hours)
+    return report.build(_p, others, _verdict, _steps, _hours, unit=unit)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -300,9 +300,10 @@ def _report_html(p, catalog, v) -> str:
     ss = st.session_state
     pinned, saved = ss.get(PINNED), ss.get(SAVED, {})
     scenarios = ({"pinned": pinned} if pinned is not None else {}) | dict(saved)
-    key = json.dumps([p.scenario.model_dump_json(), str(catalog.path)]
+    unit = ss.get("w_units", "TB")
+    key = json.dumps([p.scenario.model_dump_json(), str(catalog.path), unit]
                      + [[k, s.model_dump_json()] for k, s in scenarios.items()])
-    return _report_cached(key, p, scenarios, catalog, v, *_road(p, catalog))
+    return _report_cached(key, p, scenarios, catalog, v, *_road(p, catalog), unit=unit)
 
 
 def _current(catalog) -> tuple[Scenario, object]:

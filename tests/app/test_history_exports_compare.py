@@ -171,6 +171,14 @@ def test_compare_gives_storage_in_the_pages_unit(at):
     assert got == pytest.approx(p.storage_bytes_compressed / 2**40, abs=0.006)
 
 
+def test_the_report_gives_storage_in_the_pages_unit(at, files):
+    """The HTML report follows the TB/TiB switch as Compare does (its build() takes the page's unit)."""
+    at.radio(key="w_units").set_value("TiB").run()
+    open_tab(at, "Export / import / profile")
+    html = files["drafter-plan.html"]
+    assert "Storage (TiB)" in html and "Storage (TB)" not in html
+
+
 def test_deltas_since_my_last_change(at):
     # against the full mix a sidebar change moves the baseline too: no delta on extraction days
     at.number_input(key="w_ex_gpus").set_value(16).run()
