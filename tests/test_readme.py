@@ -237,3 +237,15 @@ def test_every_relative_link_of_the_docs_resolves():
             if path and "://" not in path and not found.exists() and found.relative_to(ROOT).as_posix() not in PENDING:
                 broken.append(f"{d.relative_to(ROOT)}: {target}")
     assert broken == []
+
+
+def test_the_readmes_fidelity_table_is_the_benchs_output():
+    # README's "How far to trust the figures" table is copied from bench/fidelity.py's first table:
+    # recompute it (leave-one-source-out over the presets' published points, a few seconds) and find
+    # it, line for line, in the README, so a change to a fit or a band cannot leave the README stale
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import fidelity
+    table = fidelity.area_markdown(fidelity.areas(fidelity.training_rows())).split("\n\n")[0].strip()
+    assert table.count("\n") >= 7 and "| decode |" in table
+    assert table in (ROOT / "README.md").read_text(encoding="utf-8")
