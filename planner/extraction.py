@@ -35,6 +35,9 @@ from planner.units import hours_at
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
 
 
+BandEnd = float | None    # one end of a band of hours; None: no such band for this plan
+
+
 class OnNodes(BaseModel):
     """A phase's GPUs: which, how many, on how many nodes (the scenario's, or as the GPUs need)."""
     gpu: str
@@ -57,13 +60,13 @@ class ExtractionPlan(OnNodes):
     wall_hours: float
     # the band to bet on (issue 22): the per-phase calibration's band, widened to the sampled profiles'
     # ends where components are sampled (planner/plan.py); the sampled band alone outside calibrated mode
-    wall_hours_low: float | None = None
-    wall_hours_high: float | None = None
+    wall_hours_low: BandEnd = None
+    wall_hours_high: BandEnd = None
     # the band of the per-phase calibration (held-out spread of its kind of match); None outside calibrated mode
-    calibrated_wall_hours_low: float | None = None
-    calibrated_wall_hours_high: float | None = None
-    sampled_wall_hours_low: float | None = None     # the sampled profiles' 95% band alone (planner/plan.py)
-    sampled_wall_hours_high: float | None = None
+    calibrated_wall_hours_low: BandEnd = None
+    calibrated_wall_hours_high: BandEnd = None
+    sampled_wall_hours_low: BandEnd = None     # the sampled profiles' 95% band alone (planner/plan.py)
+    sampled_wall_hours_high: BandEnd = None
     decode_hours: float
     capture_hours: float
     prefill_tokens_per_s_per_gpu: float

@@ -114,6 +114,11 @@ def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[
     return nodes, ex, mfu
 
 
+def _item(cached: str, i: int, doc: str) -> property:
+    """A read-only figure: item `i` of the phase result `cached` (computed on first read)."""
+    return property(lambda self: getattr(self, cached)[i], doc=doc)
+
+
 class Figures:
     """A scenario's phases without the plan around them (no quality, findings or assumptions), each
     worked out when first read: what trim's inner steps compare against the budgets (a storage budget
@@ -138,17 +143,9 @@ class Figures:
     def _capture(self) -> tuple[NodePlan, ExtractionPlan, float]:
         return capture(self.scenario, self._r, self.storage, self._measured)
 
-    @property
-    def nodes(self) -> NodePlan:
-        return self._capture[0]
-
-    @property
-    def extraction(self) -> ExtractionPlan:
-        return self._capture[1]
-
-    @property
-    def mfu(self) -> float:
-        return self._capture[2]
+    nodes = _item("_capture", 0, "NodePlan: the nodes")
+    extraction = _item("_capture", 1, "ExtractionPlan")
+    mfu = _item("_capture", 2, "the prefill MFU in force")
 
     @functools.cached_property
     def transfer(self) -> TransferPlan:
@@ -166,17 +163,9 @@ class Figures:
     def _training(self) -> tuple[TrainingPlan, object, float]:
         return _training(self.scenario, self._r, self.storage, self._eff, self.nodes, self.extraction)
 
-    @property
-    def training(self) -> TrainingPlan:
-        return self._training[0]
-
-    @property
-    def recipe(self):
-        return self._training[1]
-
-    @property
-    def drafter_params(self) -> float:
-        return self._training[2]
+    training = _item("_training", 0, "TrainingPlan")
+    recipe = _item("_training", 1, "the drafter's recipe (planner.drafter.knobs)")
+    drafter_params = _item("_training", 2, "the drafter's parameters")
 
     @functools.cached_property
     def cost_usd(self) -> CostPlan:

@@ -109,16 +109,26 @@ def rate_band() -> tuple[float, float]:
     return float(b["low"]), float(b["high"])
 
 
+def _hours_band(mode: str, end: int, fixed: str | None = None):
+    """A computed field of TrainingPlan: the mode's wall hours at one end (0 low, 1 high) of the rate
+    band, `fixed` (the disaggregated regeneration) kept at both ends."""
+    def get(p: "TrainingPlan") -> float:
+        return p._banded(getattr(p, f"{mode}_wall_hours"), getattr(p, fixed) if fixed else 0.0)[end]
+    return computed_field(property(get), return_type=float)
+
+
 class TrainingPlan(OnNodes):
     epochs: float
-    drafter: str = "dflash"
     drafter_layers: int
     drafter_params: float
+    flops_per_token: float           # the drafter's training FLOPs per stored token (the epoch's mean)
+    drafter: str = "dflash"
+    # the recipe: training-time-test steps (EAGLE) or anchors x block size (DFlash), and which of
+    # them the layout's code set
     ttt_steps: int | None = None
     num_anchors: int | None = None
     block_size: int | None = None
     recipe_from_layout: list[str] = []
-    flops_per_token: float           # the drafter's training FLOPs per stored token (the epoch's mean)
     flops_per_sample: float = 0.0    # per training row
     flops_per_epoch: float = 0.0
     flops_parts: dict[str, float] = {}
@@ -161,29 +171,13 @@ class TrainingPlan(OnNodes):
         return (fixed + (hours - fixed) / self.rate_high,
                 fixed + (hours - fixed) / self.rate_low if self.rate_low else math.inf)
 
-    @computed_field
-    def offline_wall_hours_low(self) -> float:
-        return self._banded(self.offline_wall_hours)[0]
-
-    @computed_field
-    def offline_wall_hours_high(self) -> float:
-        return self._banded(self.offline_wall_hours)[1]
-
-    @computed_field
-    def online_wall_hours_low(self) -> float:
-        return self._banded(self.online_wall_hours)[0]
-
-    @computed_field
-    def online_wall_hours_high(self) -> float:
-        return self._banded(self.online_wall_hours)[1]
-
-    @computed_field
-    def disaggregated_wall_hours_low(self) -> float:
-        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[0]
-
-    @computed_field
-    def disaggregated_wall_hours_high(self) -> float:
-        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[1]
+    # <mode>_wall_hours_<low|high>: each mode's hours at the two ends of the rate band
+    offline_wall_hours_low = _hours_band("offline", 0)
+    offline_wall_hours_high = _hours_band("offline", 1)
+    online_wall_hours_low = _hours_band("online", 0)
+    online_wall_hours_high = _hours_band("online", 1)
+    disaggregated_wall_hours_low = _hours_band("disaggregated", 0, "disaggregated_regeneration_hours")
+    disaggregated_wall_hours_high = _hours_band("disaggregated", 1, "disaggregated_regeneration_hours")
 
 
 def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
