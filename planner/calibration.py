@@ -27,6 +27,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.memo import ByIdentity
 from planner.specs import ModelSpec
 
 PRESETS = Path(__file__).resolve().parent / "presets"
@@ -124,6 +125,13 @@ def _fixed_of(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarray:
     worked out once per triple (keyed by the model's JSON; the model itself is used, never validated
     again: a manifest's model was checked where it was read, and a second validation would refuse it
     here, not there)."""
+    return _FIXED_BY_OBJECT.get((model,), (gpu_id, weight_dtype), lambda: _fixed_by_json(model, gpu_id, weight_dtype))
+
+
+_FIXED_BY_OBJECT = ByIdentity(256)     # the same model object asks again: its JSON is not dumped again
+
+
+def _fixed_by_json(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarray:
     from planner.specs import model_presets
     key = (model.model_dump_json(), gpu_id, weight_dtype)
     fixed = _FIXED.get(key)
