@@ -157,20 +157,21 @@ def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float,
     within it: the first in the table's order at the least distance(), with that distance; or None.
     The scan over every row, vectorised: the length term over arrays of the rows' lengths, the rest
     looked up once per (model, GPU, dtype); near ties settled by distance() (TIE)."""
-    rows, r_isl, r_osl, classes = preset_rows()
+    rows, r_isl, r_osl, _ = preset_rows()
     fixed = _fixed_of(model, gpu_id, weight_dtype)
     approx = fixed + (0.25 * np.abs(np.log(r_isl / max(isl, 1))) + 0.25 * np.abs(np.log(r_osl / max(osl, 1))))
 
     def exact(i: int) -> float:
         return float(fixed[i]) + _length_distance(rows[i], isl, osl)
     within = approx <= MAX_DISTANCE
-    for i in np.flatnonzero(np.abs(approx - MAX_DISTANCE) <= TIE):      # on the threshold: the scalar decides
-        within[i] = exact(i) <= MAX_DISTANCE
+    edge = np.abs(approx - MAX_DISTANCE) <= TIE
+    if edge.any():
+        for i in np.flatnonzero(edge):      # on the threshold: the scalar decides
+            within[i] = exact(i) <= MAX_DISTANCE
     if allowed is not None:
         within &= allowed
     if prefer_class:
-        mine = architecture(model)
-        same = within & np.fromiter((c == mine for c in classes), dtype=bool, count=len(classes))
+        same = within & _of_class(architecture(model))
         if same.any():
             within = same
     if not within.any():
@@ -179,6 +180,12 @@ def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float,
     near = np.flatnonzero(within & (approx <= least + TIE))
     d, i = min((exact(i), i) for i in near)          # the least, the first in the table's order on a tie
     return rows[i], d
+
+
+@functools.cache
+def _of_class(architecture_class: str) -> np.ndarray:
+    """The preset-model rows (a mask in preset_rows() order) of that architecture class."""
+    return np.array([c == architecture_class for c in preset_rows()[3]], dtype=bool)
 
 
 def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
