@@ -112,8 +112,15 @@ def preset_rows() -> tuple[tuple[Measurement, ...], np.ndarray, np.ndarray, tupl
     from planner.specs import model_presets
     models = model_presets()
     rows = tuple(r for r in measurements().rows if r.model in models)
-    return (rows, np.array([max(r.isl, 1) for r in rows], dtype=float), np.array([max(r.osl, 1) for r in rows], dtype=float),
+    return (rows, kept([max(r.isl, 1) for r in rows], float), kept([max(r.osl, 1) for r in rows], float),
             tuple(architecture(models[r.model]) for r in rows))
+
+
+def kept(values, dtype) -> np.ndarray:
+    """An array kept and shared between calls: read-only, so no caller can change it for the next."""
+    out = np.array(values, dtype=dtype)
+    out.flags.writeable = False
+    return out
 
 
 _FIXED: dict[tuple[str, str, str], np.ndarray] = {}
@@ -139,8 +146,8 @@ def _fixed_by_json(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarr
         models = model_presets()
         if len(_FIXED) >= _FIXED_MAX:
             _FIXED.clear()
-        fixed = _FIXED[key] = np.array([_fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
-                                        for r in preset_rows()[0]], dtype=float)
+        fixed = _FIXED[key] = kept([_fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
+                                    for r in preset_rows()[0]], float)
     return fixed
 
 
@@ -185,7 +192,7 @@ def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float,
 @functools.cache
 def _of_class(architecture_class: str) -> np.ndarray:
     """The preset-model rows (a mask in preset_rows() order) of that architecture class."""
-    return np.array([c == architecture_class for c in preset_rows()[3]], dtype=bool)
+    return kept([c == architecture_class for c in preset_rows()[3]], bool)
 
 
 def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,

@@ -19,10 +19,9 @@ import functools
 import math
 from dataclasses import dataclass
 
-import numpy as np
 from pydantic import BaseModel, Field
 
-from planner.calibration import (Calibration, architecture, generation, measurements, nearest, nearest_preset,
+from planner.calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
                                  preset_rows)
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
@@ -291,8 +290,8 @@ def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: flo
 @functools.lru_cache(maxsize=1024)
 def _phase_rows(phase: str, exclude_sources: frozenset, exclude_row: str, decode_mfu: float | None):
     """The preset-model rows (a mask in calibration's order) of `phase`, of no excluded publication."""
-    return np.array([r.id != exclude_row and source_key(r) not in exclude_sources and row_phase(r.id, decode_mfu) == phase
-                     for r in preset_rows()[0]], dtype=bool)
+    return kept([r.id != exclude_row and source_key(r) not in exclude_sources and row_phase(r.id, decode_mfu) == phase
+                 for r in preset_rows()[0]], bool)
 
 
 def _log_roofline_error(row_id: str, decode_mfu: float | None = None) -> float:
