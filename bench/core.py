@@ -3,6 +3,7 @@
     .venv/bin/python bench/core.py            # 1000 plans, 10 trims per strategy
     .venv/bin/python bench/core.py --quick    # 200 plans, 3 trims per strategy (what run.py --quick takes)
     .venv/bin/python bench/core.py --quick --cpu   # this process's CPU time instead of wall time
+    .venv/bin/python bench/core.py --quick --profile 25   # where plan()'s time goes: cProfile, top 25
 
 plan_ms_median: the default scenario planned again (what a rerun of the same page asks);
 plan_varied_ms_median: a scenario that differs on every call; trim_ms_by_strategy: the default mix
@@ -29,7 +30,17 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--cpu", action="store_true", help="time by this process's CPU time, not wall time")
+    ap.add_argument("--profile", type=int, metavar="N", help="print the N entries of most cumulative time of a "
+                    "cProfile of the plan figures (the default, the varied and the 10M plans), then stop")
     a = ap.parse_args()
+    if a.profile:
+        import cProfile
+        import pstats
+        prof, plan = cProfile.Profile(), run.plan
+        run.plan = lambda *args, **kw: prof.runcall(plan, *args, **kw)     # the plans alone, not their set-up
+        run.bench_plan(200 if a.quick else 1000)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(r"planner[/\\]", a.profile)
+        return
     if a.cpu:
         run.time = types.SimpleNamespace(perf_counter=time.process_time)
     res = {**run.bench_plan(200 if a.quick else 1000), **run.bench_trim(3 if a.quick else 10)}

@@ -2,6 +2,7 @@
 (the preset's source when the preset value is in use, "yours" when the scenario changed it)."""
 from __future__ import annotations
 
+import functools
 import math
 
 from dataclasses import dataclass
@@ -91,14 +92,20 @@ def declared_rows(s: Scenario) -> dict[str, Assumption]:
     """The plain rows, one for each input that names a `row` (planner/inputs.py) and is in force for
     this scenario (its shown rule holds), by path: the value in use against the preset's."""
     out = {}
-    for d in declared(type(s)):
+    for d, preset, source in _row_inputs(type(s)):
         i = d.input
-        if i.row is None or (i.shown_when and value_at(s, i.shown_when[0]) not in i.shown_when[1]):
+        if i.shown_when and value_at(s, i.shown_when[0]) not in i.shown_when[1]:
             continue
         value = value_at(s, d.path)
-        preset, source = preset_of(d)
         out[d.path] = _paired(i.row, value, preset, source, shown=shown_value(i, value))
     return out
+
+
+@functools.cache
+def _row_inputs(model: type) -> tuple:
+    """The inputs that name a `row`, each with the preset value and source it is compared with (the
+    declarations and the presets ship with the package: walked once per process, not per plan)."""
+    return tuple((d, *preset_of(d)) for d in declared(model) if d.input.row is not None)
 
 
 def _pipeline_values(c: AssumptionContext) -> list[Assumption]:
@@ -193,12 +200,10 @@ _BOUND_NAMES = {"compute": "the trainers' compute (FLOPs at the training MFU)", 
 def _training_basis(c: AssumptionContext) -> list[Assumption]:
     """The training rate's basis: the per-sample overhead floor (its value, the runs it is fitted on),
     which bound binds each mode, and the band on the hours (planner/training.py)."""
-    from planner.specs import load_preset
     from planner.training import floor_extrapolation, overhead_s_per_token
     t = c.training
     if t is None:
         return []
-    preset = load_preset("training_throughput.yaml")
     floor = overhead_s_per_token()
     binds = "; ".join(f"{mode}: {_BOUND_NAMES.get(b, b)}" for mode, b in t.bounds.items())
     value = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
@@ -210,9 +215,17 @@ def _training_basis(c: AssumptionContext) -> list[Assumption]:
     if extra:
         value += f"; {extra}"
     return [Assumption(name="training per-sample floor and band", value=value, tag="estimate",
-                       source=f"fitted on {', '.join(preset['overhead']['rows'])}: {preset['overhead']['source']}; the band: "
-                              f"90% prediction interval of the {len(preset['rows'])} published runs' log(measured / "
-                              "predicted) (planner/presets/training_throughput.yaml)")]
+                       source=_training_source())]
+
+
+@functools.cache
+def _training_source() -> str:
+    """The floor's and the band's source, from the preset (read once per process)."""
+    from planner.specs import load_preset
+    preset = load_preset("training_throughput.yaml")
+    return (f"fitted on {', '.join(preset['overhead']['rows'])}: {preset['overhead']['source']}; the band: "
+            f"90% prediction interval of the {len(preset['rows'])} published runs' log(measured / "
+            "predicted) (planner/presets/training_throughput.yaml)")
 
 
 def _engine_caps(c: AssumptionContext) -> Assumption:

@@ -23,9 +23,11 @@ import math
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.memo import ByIdentity
 from planner.specs import ModelSpec
 
 PRESETS = Path(__file__).resolve().parent / "presets"
@@ -103,14 +105,40 @@ def _length_distance(row: Measurement, isl: float, osl: float) -> float:
     return 0.25 * abs(math.log(max(row.isl, 1) / max(isl, 1))) + 0.25 * abs(math.log(max(row.osl, 1) / max(osl, 1)))
 
 
-_FIXED: dict[tuple[str, str, str], dict[str, float]] = {}
+@functools.cache
+def preset_rows() -> tuple[tuple[Measurement, ...], np.ndarray, np.ndarray, tuple[str, ...]]:
+    """The rows whose model is a preset, in the table's order, with what the length term reads of
+    them as arrays (max(isl, 1), max(osl, 1)) and their models' architecture classes: built once."""
+    from planner.specs import model_presets
+    models = model_presets()
+    rows = tuple(r for r in measurements().rows if r.model in models)
+    return (rows, kept([max(r.isl, 1) for r in rows], float), kept([max(r.osl, 1) for r in rows], float),
+            tuple(architecture(models[r.model]) for r in rows))
+
+
+def kept(values, dtype) -> np.ndarray:
+    """An array kept and shared between calls: read-only, so no caller can change it for the next."""
+    out = np.array(values, dtype=dtype)
+    out.flags.writeable = False
+    return out
+
+
+_FIXED: dict[tuple[str, str, str], np.ndarray] = {}
 _FIXED_MAX = 256
 
 
-def _fixed_of(model: ModelSpec, gpu_id: str, weight_dtype: str) -> dict[str, float]:
-    """Each preset-model row's length-free distance to (model, GPU, dtype), worked out once per triple
-    (keyed by the model's JSON; the model itself is used, never validated again: a manifest's model
-    was checked where it was read, and a second validation would refuse it here, not there)."""
+def _fixed_of(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarray:
+    """Each preset-model row's length-free distance to (model, GPU, dtype) (in preset_rows() order),
+    worked out once per triple (keyed by the model's JSON; the model itself is used, never validated
+    again: a manifest's model was checked where it was read, and a second validation would refuse it
+    here, not there)."""
+    return _FIXED_BY_OBJECT.get((model,), (gpu_id, weight_dtype), lambda: _fixed_by_json(model, gpu_id, weight_dtype))
+
+
+_FIXED_BY_OBJECT = ByIdentity(256)     # the same model object asks again: its JSON is not dumped again
+
+
+def _fixed_by_json(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarray:
     from planner.specs import model_presets
     key = (model.model_dump_json(), gpu_id, weight_dtype)
     fixed = _FIXED.get(key)
@@ -118,16 +146,53 @@ def _fixed_of(model: ModelSpec, gpu_id: str, weight_dtype: str) -> dict[str, flo
         models = model_presets()
         if len(_FIXED) >= _FIXED_MAX:
             _FIXED.clear()
-        fixed = _FIXED[key] = {r.id: _fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
-                               for r in measurements().rows if r.model in models}
+        fixed = _FIXED[key] = kept([_fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
+                                    for r in preset_rows()[0]], float)
     return fixed
 
 
-def preset_distances(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float) -> dict[str, float]:
-    """distance() of every row whose model is a preset, to (model, GPU, dtype) at these lengths: the
-    length-free part looked up once per (model, GPU, dtype), the lengths' part added."""
+# numpy's vectorised log may differ from math.log in the last bit or two (~1e-16 on a distance of
+# order 1): the rows whose vectorised distance lies within TIE of the least one, or of MAX_DISTANCE,
+# are settled by distance() itself, so the row and its distance are the scalar scan's to the bit.
+TIE = 1e-9
+
+
+def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
+                   allowed: np.ndarray | None = None, prefer_class: bool = False) -> tuple[Measurement, float] | None:
+    """Of the preset-model rows `allowed` (a mask in preset_rows() order; None: all) within
+    MAX_DISTANCE, and of those of the model's architecture class when `prefer_class` and one is
+    within it: the first in the table's order at the least distance(), with that distance; or None.
+    The scan over every row, vectorised: the length term over arrays of the rows' lengths, the rest
+    looked up once per (model, GPU, dtype); near ties settled by distance() (TIE)."""
+    rows, r_isl, r_osl, _ = preset_rows()
     fixed = _fixed_of(model, gpu_id, weight_dtype)
-    return {r.id: fixed[r.id] + _length_distance(r, isl, osl) for r in measurements().rows if r.id in fixed}
+    approx = fixed + (0.25 * np.abs(np.log(r_isl / max(isl, 1))) + 0.25 * np.abs(np.log(r_osl / max(osl, 1))))
+
+    def exact(i: int) -> float:
+        return float(fixed[i]) + _length_distance(rows[i], isl, osl)
+    within = approx <= MAX_DISTANCE
+    edge = np.abs(approx - MAX_DISTANCE) <= TIE
+    if edge.any():
+        for i in np.flatnonzero(edge):      # on the threshold: the scalar decides
+            within[i] = exact(i) <= MAX_DISTANCE
+    if allowed is not None:
+        within &= allowed
+    if prefer_class:
+        same = within & _of_class(architecture(model))
+        if same.any():
+            within = same
+    if not within.any():
+        return None
+    least = approx[within].min()
+    near = np.flatnonzero(within & (approx <= least + TIE))
+    d, i = min((exact(i), i) for i in near)          # the least, the first in the table's order on a tie
+    return rows[i], d
+
+
+@functools.cache
+def _of_class(architecture_class: str) -> np.ndarray:
+    """The preset-model rows (a mask in preset_rows() order) of that architecture class."""
+    return kept([c == architecture_class for c in preset_rows()[3]], bool)
 
 
 def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
@@ -135,13 +200,14 @@ def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: f
     """The nearest row within MAX_DISTANCE, or None. Rows never calibrate themselves away: a
     custom GPU still matches rows of other GPUs, at the GPU term's cost."""
     from planner.specs import model_presets
-    fast = preset_distances(model, gpu_id, weight_dtype, isl, osl) if models is model_presets() else None
+    if models is model_presets():
+        return nearest_preset(model, gpu_id, weight_dtype, isl, osl)
     best = None
     for row in measurements().rows:
         rm = models.get(row.model)
         if rm is None:
             continue
-        d = fast[row.id] if fast is not None else distance(row, rm, model, gpu_id, weight_dtype, isl, osl)
+        d = distance(row, rm, model, gpu_id, weight_dtype, isl, osl)
         if best is None or d < best[1]:
             best = (row, d)
     if best is None or best[1] > MAX_DISTANCE:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.calibration import (MAX_DISTANCE, Calibration, architecture, generation, measurements, nearest,
-                                 preset_distances)
+from planner.calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
+                                 preset_rows)
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
@@ -286,15 +286,15 @@ def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: flo
           exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None):
     """The nearest row of `phase` within MAX_DISTANCE, of no excluded publication: of the model's
     architecture class when one is near, else of any class; (row, distance) or None."""
-    from planner.specs import model_presets
-    models = model_presets()
-    dist = preset_distances(model, gpu_id, weight_dtype, isl, osl)
-    cands = [(dist[r.id], r) for r in measurements().rows
-             if r.id != exclude_row and source_key(r) not in exclude_sources and r.model in models
-             and row_phase(r.id, decode_mfu) == phase and dist[r.id] <= MAX_DISTANCE]
-    same = [(d, r) for d, r in cands if architecture(models[r.model]) == architecture(model)]
-    best = min(same or cands, key=lambda x: x[0], default=None)
-    return None if best is None else (best[1], best[0])
+    return nearest_preset(model, gpu_id, weight_dtype, isl, osl, prefer_class=True,
+                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu))
+
+
+@functools.lru_cache(maxsize=1024)
+def _phase_rows(phase: str, exclude_sources: frozenset, exclude_row: str, decode_mfu: float | None):
+    """The preset-model rows (a mask in calibration's order) of `phase`, of no excluded publication."""
+    return kept([r.id != exclude_row and source_key(r) not in exclude_sources and row_phase(r.id, decode_mfu) == phase
+                 for r in preset_rows()[0]], bool)
 
 
 def _log_roofline_error(row_id: str, decode_mfu: float | None = None) -> float:

@@ -22,6 +22,7 @@ from planner.extraction import TP_DEGREES, ExtractionPlan, serving_decode_rate
 from planner.finite import all_finite, is_finite_plan, refuse_non_finite
 from planner.findings import Finding, finding
 from planner.layouts import Effective, LayoutSpec
+from planner.memo import ByIdentity
 from planner.nodes import NodePlan
 from planner.phases import Figures, Resolved, capture, figures, in_force, resolve, resolve_gpu, stored
 from planner.quality import QualityPlan, payback, quality, reference_tokens
@@ -247,26 +248,9 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
     if not blockers:
         return
     on_disk = st.compressed
-    tried: list[str] = []
-    if eff.padding == "batch":
-        options = [("a capture batch of 1", {"capture_batch_size": 1})]
-        if not eff.sort_by_length:
-            options.append(("length-sorted capture batches", {"sort_by_length": True}))
-        base = r if measured is None else resolve(s)
-        for label, change in options:
-            changed = s.model_copy(update=change)
-            try:
-                e = in_force(changed, base.spec)
-                # the capture batches change, not the rows: st's rows and lengths are taken as they are
-                q = Figures(changed, base, stored(changed, cat, base, e, same_rows=st), e)
-                q_stored, q_usd = q.storage_bytes_compressed, q.cost_usd.total_offline
-            except PlannerInputError:       # a figure that would not be finite: no fix to offer
-                continue
-            if not (math.isfinite(q_stored) and math.isfinite(q_usd)
-                    and all_finite(q.extraction, q.nodes, q.training, q.cost_usd)):
-                continue
-            tried.append(f"{label}: {q_stored / 1e12:,.1f} TB (from {on_disk / 1e12:,.1f}), "
-                         f"${q_usd:,.0f} offline (from ${cost.total_offline:,.0f}), no row dropped")
+    tried = [f"{label}: {q_stored / 1e12:,.1f} TB (from {on_disk / 1e12:,.1f}), ${q_usd:,.0f} offline (from "
+             f"${cost.total_offline:,.0f}), no row dropped"
+             for label, q_stored, q_usd in (_fix_figures(s, cat, st, eff.sort_by_length) if eff.padding == "batch" else ())]
     for i in blockers:
         f, extra = found[i], list(tried)
         cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
@@ -279,6 +263,40 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
         if extra:
             found[i] = f.model_copy(update={"fix": "lossless first: " + "; ".join(extra)
                                            + (f". Otherwise: {f.fix}" if f.fix else "")})
+
+
+# Each fix's figures by the scenario's JSON (and the catalog): they are phases run again, the same
+# for the same scenario, so a plan asked again (a page's rerun) does not run them again.
+_FIXES = ByIdentity(256)
+
+
+def _fix_figures(s: Scenario, cat: StatsCatalog | None, st: StoragePhase,
+                 sorted_already: bool) -> tuple[tuple[str, float, float], ...]:
+    """(label, stored bytes, offline USD) of each lossless fix of batch padding whose figures are
+    finite: a capture batch of 1, and length-sorted batches unless `sorted_already`. They
+    depend on the scenario and the catalog alone (st's rows are those of `s` in `cat`; the tables'
+    figures, not a run's measured ones)."""
+    def compute():
+        base = resolve(s)
+        options = [("a capture batch of 1", {"capture_batch_size": 1})]
+        if not sorted_already:
+            options.append(("length-sorted capture batches", {"sort_by_length": True}))
+        out = []
+        for label, change in options:
+            changed = s.model_copy(update=change)
+            try:
+                e = in_force(changed, base.spec)
+                # the capture batches change, not the rows: st's rows and lengths are taken as they are
+                q = Figures(changed, base, stored(changed, cat, base, e, same_rows=st), e)
+                q_stored, q_usd = q.storage_bytes_compressed, q.cost_usd.total_offline
+            except PlannerInputError:       # a figure that would not be finite: no fix to offer
+                continue
+            if not (math.isfinite(q_stored) and math.isfinite(q_usd)
+                    and all_finite(q.extraction, q.nodes, q.training, q.cost_usd)):
+                continue
+            out.append((label, q_stored, q_usd))
+        return tuple(out)
+    return _FIXES.get((cat,), (s.model_dump_json(), sorted_already), compute)
 
 
 def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,

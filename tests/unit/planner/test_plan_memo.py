@@ -1,0 +1,26 @@
+"""What plan() keeps between calls (issue 23) is keyed by everything it depends on: a scenario
+changed in place, or another catalog, is planned afresh, never from a kept result."""
+from planner import plan
+from planner.catalog.stats import get_catalog
+from planner.scenario import default_scenario
+
+
+def _fix(p) -> str:
+    return next(f.fix for f in p.findings if f.code == "disk-capacity")
+
+
+def test_the_lossless_fixes_follow_a_scenario_changed_in_place(monkeypatch):
+    import importlib
+    plan_module = importlib.import_module("planner.plan")
+    cat = get_catalog()
+    s = default_scenario()            # 82 TB on a 30.72 TB disk: the fixes are offered
+    first = _fix(plan(s, cat))
+    assert first.startswith("lossless first: a capture batch of 1: ")
+    assert _fix(plan(s, cat)) == first           # asked again: the same text
+    # another extraction price, set on the scenario's own sub-model: the fixes' offline USD move
+    s.costs.extraction_usd_per_gpu_hour = 10.0
+    changed = _fix(plan(s, cat))
+    assert changed != first
+    # worked out afresh, with nothing kept, it is the same text
+    monkeypatch.setattr(plan_module, "_FIXES", type(plan_module._FIXES)(256))
+    assert _fix(plan(s, cat)) == changed
