@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from planner.inputs import SECTIONS as ALL_SECTIONS, Declared, in_section, literal_choices
+from planner.drafter import DRAFTER_KINDS
 from planner.scenario import PRESETS, Scenario, gpus_on_nodes
 from planner.specs import ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
 
@@ -276,9 +277,9 @@ def _link(c, d: Declared) -> bool:
 def _recipe(c, d: Declared) -> bool:
     """TTT steps (EAGLE), anchors and block size (DFlash): the layout's value in the label."""
     lay = _layout()
-    dflash = lay.drafter == "dflash"
+    blocks = DRAFTER_KINDS.lookup(lay.drafter).drafts_blocks    # anchors x blocks, not TTT steps
     name = d.path.split(".")[-1]
-    if (name == "ttt_steps") == dflash:
+    if (name == "ttt_steps") == blocks:
         return False
     fallback = {"ttt_steps": (1, "one step"), "num_anchors": (512, "SpecForge's 512"),
                 "block_size": (16, "SpecForge's 16")}[name]
