@@ -195,9 +195,5 @@ class Preset:
         from planner.specs import efficiency
         return efficiency(self.key)
 
-    def source(self) -> str:
-        from planner.specs import efficiency_source
-        return efficiency_source(self.key)
-
     def __repr__(self) -> str:
         return f"Preset({self.key!r})"

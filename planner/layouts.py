@@ -100,7 +100,7 @@ class LayoutSpec(_Strict):
     id: Text
     name: Text
     pipeline: Text
-    drafter: Text                   # a drafter kind of planner.drafter.DRAFTER_KINDS (checked where it is used)
+    drafter: Text                   # a drafter kind of planner.drafter.DRAFTER_KINDS (checked by layout_presets)
     layer_rule: Annotated[str, _registered(LAYER_RULES)]
     default_layer_count: int = Field(ge=1, le=256)
     append_last_layer: bool
@@ -131,8 +131,13 @@ class LayoutSpec(_Strict):
 
 @functools.cache
 def layout_presets() -> dict[str, LayoutSpec]:
+    # read here, not through specs.load_preset: specs imports this module (its layouts re-export)
+    from planner.drafter import DRAFTER_KINDS    # numpy: not at import (planner --help)
     with open(PRESETS / "layouts.yaml", encoding="utf-8") as fh:
-        return {d["id"]: LayoutSpec(**d) for d in yaml.safe_load(fh)}
+        specs = {d["id"]: LayoutSpec(**d) for d in yaml.safe_load(fh)}
+    for spec in specs.values():     # every layout's drafter is a registered kind, checked once here
+        DRAFTER_KINDS.lookup(spec.drafter)
+    return specs
 
 
 def capture_layers(spec: LayoutSpec, num_layers: int, layers: list[int] | None, layer_count: int | None) -> list[int]:

@@ -260,7 +260,8 @@ UNKNOWN_SIZE_RATIO = 10.0   # a target of unknown size: the band of a 10x size s
 #                             widest step the series publish), on both sides
 
 
-def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, float, list[float], str]:
+@functools.cache
+def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, float, tuple[float, ...], str]:
     """(beta, how far the band's slopes reach below and above it, the published sizes in billions,
     what beta rests on) for a drafter kind from quality.yaml target_size, without the `leave_out`
     publications' series."""
@@ -271,7 +272,7 @@ def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, 
     pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
     beta = statistics.fmean(series_beta(s.points) for s in (fit or pooled)) if (fit or pooled) else 0.0
     betas = [series_beta(s.points) for s in (own if len(own) >= 2 else every)] or [beta]
-    sizes = [p for s in (own or every) for _, p, _ in s.points]
+    sizes = tuple(p for s in (own or every) for _, p, _ in s.points)
     whose = (f"{len(fit)} published series of {q.drafters[kind].name}" if fit else
              f"no published series of {q.drafters[kind].name}: every kind's {len(pooled)}")
     return beta, max(0.0, beta - min(betas)), max(0.0, max(betas) - beta), sizes, whose
