@@ -28,7 +28,9 @@ def resolve_model(s: Scenario) -> ModelSpec:
     if s.model == "custom":
         if s.custom_model is None:
             raise PlannerInputError("model", "custom", "a custom model needs custom_model (hidden size, layers, heads ...)")
-        return s.custom_model
+        # a snapshot: the plan's caches key a spec by identity (planner/memo.py), and a scenario's own
+        # sub-model may be edited in place after a plan (the presets' specs never are)
+        return s.custom_model.model_copy()
     models = model_presets()
     if s.model not in models:
         raise PlannerInputError("model", s.model, f"known models: {', '.join(models)} or custom")
@@ -39,7 +41,7 @@ def resolve_gpu(field: str, gpu_id: str, custom: GPUSpec | None) -> GPUSpec:
     if gpu_id == "custom":
         if custom is None:
             raise PlannerInputError(field, "custom", "a custom GPU needs custom_gpu (memory, bandwidth, TFLOPS)")
-        return custom
+        return custom.model_copy()      # a snapshot, as resolve_model's custom model
     gpus = gpu_presets()
     if gpu_id not in gpus:
         raise PlannerInputError(field, gpu_id, f"known GPUs: {', '.join(gpus)} or custom")

@@ -24,3 +24,19 @@ def test_the_lossless_fixes_follow_a_scenario_changed_in_place(monkeypatch):
     # worked out afresh, with nothing kept, it is the same text
     monkeypatch.setattr(plan_module, "_FIXES", type(plan_module._FIXES)(256))
     assert _fix(plan(s, cat)) == changed
+
+
+def test_a_custom_gpu_changed_in_place_is_calibrated_afresh():
+    # the calibration caches key the model and GPU by identity: a custom GPU edited in place after a
+    # plan must not get the first plan's calibration (found by review: the distances stayed at the
+    # H100 copy's). Reference: the same edit on a fresh scenario, planned with nothing shared.
+    from planner.specs import gpu_presets
+    s = default_scenario().with_changes(extraction_gpu="custom", custom_gpu=gpu_presets()["h100-sxm"].model_dump())
+    cat = get_catalog()
+    first = plan(s, cat).extraction.prefill_calibration
+    s.custom_gpu.id = "b200"
+    again = plan(s, cat).extraction.prefill_calibration
+    fresh = plan(default_scenario().with_changes(extraction_gpu="custom", custom_gpu={
+        **gpu_presets()["h100-sxm"].model_dump(), "id": "b200"}), cat).extraction.prefill_calibration
+    assert again == fresh
+    assert first != again          # the GPU's id moves the nearest row's distance (1.265 -> 0.0, by review)
