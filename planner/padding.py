@@ -13,7 +13,6 @@ All O(atoms) (unsorted) or O(batches) (sorted), vectorised.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -76,12 +75,6 @@ def captured_rows(rows: float, batch_size: int, drop_last: bool) -> float:
     return math.floor(rows / batch_size) * batch_size if drop_last else rows
 
 
-@functools.lru_cache(maxsize=4096)
-def _unsorted_batch_maximum(lengths: bytes, weights: bytes, n: int) -> tuple[float, float]:
-    """batch_maximum on the arrays' bytes: a trim plans the same distributions many times over."""
-    return batch_maximum(np.frombuffer(lengths), np.frombuffer(weights), n)
-
-
 def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: int, *, sort_by_length: bool = False,
            drop_last: bool = True) -> Padded:
     """Expected stored tokens per row when `rows` rows with this length distribution are captured
@@ -97,8 +90,9 @@ def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: in
         return Padded(rows, mean, float(wL @ L / total), mean)
     captured = captured_rows(rows, batch_size, drop_last)
     if not sort_by_length:
-        m1, m2 = _unsorted_batch_maximum(np.ascontiguousarray(L, float).tobytes(),
-                                         np.ascontiguousarray(w, float).tobytes(), batch_size)
+        # the sorted atoms are kept per pair of arrays (_sorted_atoms), and the plan keeps each
+        # component's padding (storage_phase._PADDED): no third cache on the arrays' bytes here
+        m1, m2 = batch_maximum(L, w, batch_size)
         return Padded(float(captured), m1, m2, mean)
     batches = max(1, math.ceil(captured / batch_size))
     Ls, F = _sorted_atoms(L, w)
