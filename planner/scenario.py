@@ -228,8 +228,10 @@ class QualityPoint(_Strict):
     drafter: Literal["eagle3", "dflash", "eagle1"]
     target: Id
     family: Family
-    training_tokens: float = Field(gt=0, le=1e13)
-    epochs: float = Field(gt=0, le=1000)
+    # at least one token and a hundredth of an epoch: below that a run's data axis underflows
+    # (1e-300 tokens x 1e-300 epochs divided by zero in the curve fit; found by a hostile try)
+    training_tokens: float = Field(ge=1, le=1e13)
+    epochs: float = Field(ge=0.01, le=1000)
     eval_engine: Literal["paper", "vllm", "sglang"]
     tau: float = Field(gt=1, le=65)
 

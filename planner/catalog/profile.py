@@ -511,8 +511,11 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
         if text is not None and (has_control(text) or not text or len(text) > 256):
             raise PlannerInputError(flag, text, "1-256 characters, no control characters")
     _check_options(sample, seed, workers)
-    stored_path = os.path.abspath(local_path or path_text) if _is_pattern(local_path or path_text) \
-        else str(Path(local_path or path_text).resolve())
+    try:
+        stored_path = os.path.abspath(local_path or path_text) if _is_pattern(local_path or path_text) \
+            else str(Path(local_path or path_text).resolve())
+    except (RuntimeError, OSError) as e:     # a symlink loop (RuntimeError before Python 3.13)
+        raise PlannerInputError("PATH", local_path or path_text, f"cannot be resolved: {e}")
     if has_control(stored_path) or len(stored_path) > 4096:
         raise PlannerInputError("PATH", stored_path, "a path without control characters, at most 4,096 characters")
     if not replace and uc.load(target)[0].get(name) is not None:

@@ -65,6 +65,9 @@ def test_the_cli_reads_the_file_and_the_manifest_keeps_it(capsys, tmp_path):
     (HEADER + "medusa,x,general,1e8,3,vllm,2\n", "line 2: drafter"),
     (HEADER + "dflash,x,general,lots,3,vllm,2\n", "line 2: training_tokens"),
     (HEADER + "dflash,x,general,1e8,3,tgi,2\n", "line 2: eval_engine"),
+    # a run of 1e-300 tokens x 1e-300 epochs divided by zero in the curve fit (a traceback before)
+    (HEADER + "dflash,x,general,1e-300,3,vllm,3\n", "line 2: training_tokens"),
+    (HEADER + "dflash,x,general,1e8,1e-300,vllm,3\n", "line 2: epochs"),
     (HEADER + "dflash,x,general,1e8,3\n", "line 2 has 5 columns"),
     (HEADER + "dflash,x,general,1e8,3,vllm,2\n" * 1001, "more than 1000 rows"),
 ])

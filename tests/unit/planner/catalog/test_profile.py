@@ -252,3 +252,14 @@ def test_the_histogram_bins_with_the_fit_formula():
     h.add_many([16, 16, 17], [4, 6, 8], [1, 1, 2])
     h.add_many([17], [2], [1])
     assert h.rows == {128: [2, 32.0, 10.0, 2.0], 130: [2, 34.0, 10.0, 3.0]}
+
+
+def test_a_symlink_loop_is_one_line_naming_the_path(tmp_path, monkeypatch):
+    # profile resolved the path before any check: a loop raised RuntimeError (a traceback) where every
+    # other command refuses it in one line
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(PlannerInputError) as e:
+        profile_file(str(tmp_path / "a"), "loopy")
+    assert "PATH" in str(e.value) and "loop" in str(e.value).lower()
