@@ -18,6 +18,9 @@ from drafter_dashboard.state import request_scenario
 
 RESULT = "_trim_result"        # (the scenario's JSON it was made from, TrimResult)
 COMPARE = "_trim_compare"      # (the same JSON, every strategy's result): the frontier chart reads it
+# the panel's value widgets, kept while the Budget tab is closed (state.hold; the buttons are not)
+HELD = ("w_b_storage", "w_b_gpu_days", "w_b_transfer", "w_b_usd", "w_b_days", "w_b_strategy", "w_b_protect",
+        "w_b_min_cap", "w_b_min_share")
 HELP = ("proportional: one fraction for all; protect: keep some whole; quality: the most expected acceptance "
         "length (an estimate); cap: the largest sequence length; value: 0.1's sum log(1+rows) heuristic, kept "
         "for scripts (prefer quality)")

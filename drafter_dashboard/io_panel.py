@@ -25,6 +25,11 @@ from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
 MAX_PROFILE_UPLOAD_MB = 200
 CSV_DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
+# the tab's value widgets, kept while it is closed (state.hold; not the uploads, buttons or the
+# profile's "replace" confirmation, which belongs to one upload)
+HELD = ("w_show_manifest", "w_x_format", "w_x_nodes", "w_show_commands", "w_profile_name", "w_profile_family",
+        "w_profile_format", "w_profile_tok")
+
 
 def neutralise(value):
     """Spreadsheet formula injection: a text cell that starts with = + - @ is prefixed with '."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 
 import streamlit as st
 from pydantic import ValidationError
@@ -20,10 +21,18 @@ from planner.scenario import default_scenario
 from drafter_dashboard.safe_text import md_text
 from drafter_dashboard import metrics, session
 from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
-                                     apply_pending, ensure_initialised, history_id, remember, restore_hidden_widgets,
-                                     restore_history, scenario_from_widgets)
+                                     apply_pending, ensure_initialised, history_id, hold, remember,
+                                     restore_hidden_widgets, restore_history, scenario_from_widgets)
 
 log = logging.getLogger("drafter_dashboard")
+
+# The server sends each element the script draws from its event-loop thread, which must take the GIL
+# from the script thread for every message; at Python's default 5 ms switch interval the headline's
+# messages wait until the script's run is nearly over. 1 ms lets them go out while the rest is drawn
+# (bench/run.py's control -> metric figure; process-wide, set once when the server imports the page).
+SWITCH_INTERVAL_S = 0.001
+if sys.getswitchinterval() > SWITCH_INTERVAL_S:
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
 UNITS = "w_units"     # the sidebar's TB/TiB radio (drafter_dashboard/sidebar.py); TB until it is drawn
 
 
@@ -153,21 +162,31 @@ def main() -> None:
             table = None
         else:
             table = mix_editor.render(p, catalog, unit)
-    with tab_budget:
-        _budget_tab(scenario, catalog, unit)
+    # a closed tab draws nothing: its elements would still go to the browser on every run, and the
+    # browser's work grows with every element it is sent (bench/run.py, issue 23)
+    if tab_budget.open:
+        with tab_budget:
+            _budget_tab(scenario, catalog, unit)
+    else:
+        from drafter_dashboard.budget import HELD
+        hold(HELD)
     if tab_charts.open:
         with tab_charts:
             _charts_tab(scenario, p, catalog, unit)
     if tab_compare.open:
         with tab_compare:
             _compare_tab(scenario, p, catalog, unit)
-    with tab_article:
-        if tab_article.open:          # the waterfalls are plotly charts: drawn when the tab is open
+    if tab_article.open:              # the waterfalls are plotly charts
+        with tab_article:
             from drafter_dashboard import charts
             charts.article_road(p, *_road(p, catalog), unit)
-        metrics.article_panel(p)
-    with tab_io:
-        _io_tab(p, table, catalog, v, link, unit, tab_io.open)
+            metrics.article_panel(p)
+    if tab_io.open:
+        with tab_io:
+            _io_tab(p, table, catalog, v, link, unit)
+    else:
+        from drafter_dashboard.io_panel import HELD
+        hold(HELD)
     if tab_assume.open:               # a table of every assumption: sent when shown, not on every run
         with tab_assume:
             st.dataframe([a.model_dump() for a in p.assumptions], hide_index=True, width="stretch")
@@ -211,11 +230,10 @@ def _compare_tab(scenario: Scenario, p, catalog, unit: str) -> None:
 
 
 @_fragment
-def _io_tab(p, table, catalog, v, link: dict, unit: str, show_export: bool) -> None:
+def _io_tab(p, table, catalog, v, link: dict, unit: str) -> None:
     from drafter_dashboard import io_panel, mix_editor
     st.subheader("Export")
-    if show_export:               # the manifest, the pipelines' commands and the report: built when shown
-        io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
+    io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
                               _report_html(p, catalog, v), link)
     st.subheader("Import")
     io_panel.import_panel(catalog)

@@ -57,6 +57,17 @@ def load_into_widgets(s: Scenario, catalog) -> None:
     ss[LAST] = s
 
 
+def hold(keys) -> None:
+    """Keep the values of the widgets this run does not draw (a closed tab's, page.py): Streamlit forgets
+    a widget's value after a full run that did not draw it. Set again as a plain session value, it
+    survives until its widget is drawn again, which takes it up. (Buttons, uploads and the data editor
+    cannot be set, and are not kept.)"""
+    ss = st.session_state
+    for key in keys:
+        if key in ss:
+            ss[key] = ss[key]
+
+
 def hidden_keys(s: Scenario) -> set[str]:
     """The widgets the sidebar does not draw for scenario `s`."""
     return registry.hidden_keys(s.model_dump())

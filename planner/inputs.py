@@ -30,9 +30,12 @@ BY_PLACEMENT = "where the placement puts them"   # costs.storage None (planner/c
 
 # The sidebar's sections in page order; True: open on load; False: collapsed and built only while open.
 MODEL, SAMPLES, HARDWARE, TRANSFER = "Target model and capture", "Samples", "Extraction hardware", "Transfer"
+THROUGHPUT, DISKS = "Throughput details", "Disks and compression"
 TRAINING, NODES, SERVING, PRICES = "Training", "Nodes and placement", "Serving (quality estimate)", "Prices"
-SECTIONS: dict[str, bool] = {MODEL: True, SAMPLES: True, HARDWARE: True, TRANSFER: False, TRAINING: False,
-                             NODES: False, SERVING: False, PRICES: False}
+# Open on load: the model and the GPUs, what every plan starts from. The rest are built only when opened:
+# the browser's work on every run grows with each control drawn (bench/run.py, issue 23).
+SECTIONS: dict[str, bool] = {MODEL: True, HARDWARE: True, SAMPLES: False, THROUGHPUT: False, DISKS: False,
+                             TRANSFER: False, TRAINING: False, NODES: False, SERVING: False, PRICES: False}
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.ids import FAMILIES
-from planner.inputs import (BY_PLACEMENT, EXTRACTION_GPU, FILE_ORDER, HARDWARE, LAYOUT, MODEL, NODES, PRICES, SAMPLES,
-                            SERVING, SORTED, TRAINING, TRANSFER, Preset)
+from planner.inputs import (BY_PLACEMENT, DISKS, EXTRACTION_GPU, FILE_ORDER, HARDWARE, LAYOUT, MODEL, NODES, PRICES,
+                            SAMPLES, SERVING, SORTED, THROUGHPUT, TRAINING, TRANSFER, Preset)
 from planner.inputs import Input as In
 from planner.specs import GPUSpec, Id, ModelSpec, link_efficiency
 
@@ -73,42 +73,42 @@ class Throughput(_Strict):
                    "(the default)")))] = "calibrated"
     # fixed mode: single-GPU generation speed (1 tok/s, a CPU-class rate, up to 100k) and batching multiplier
     tokens_per_s: Annotated[float, In(
-        key="w_tps", label="tok/s per GPU", section=HARDWARE, order=70, col="half", shown_when=_FIXED,
+        key="w_tps", label="tok/s per GPU", section=THROUGHPUT, order=70, col="half", shown_when=_FIXED,
         flag="--tokens-per-s", doc="fixed throughput mode: single-GPU tokens/s", also={"throughput.mode": "fixed"})] = \
         Field(default_factory=Preset("fixed_tokens_per_s"), ge=1, le=100_000)
     batching: Annotated[float, In(
-        key="w_batching", label="batching x", section=HARDWARE, order=80, col="half", shown_when=_FIXED,
+        key="w_batching", label="batching x", section=THROUGHPUT, order=80, col="half", shown_when=_FIXED,
         flag="--batching", doc="fixed throughput mode: batching factor", also={"throughput.mode": "fixed"})] = \
         Field(default_factory=Preset("fixed_batching"), ge=0.1, le=100_000)
     prefill_mfu: Annotated[float | None, In(   # roofline: None = the GPU preset's default
-        key="w_mfu", label="Prefill MFU (blank = GPU's)", step=0.05, section=HARDWARE, order=90, col="half",
+        key="w_mfu", label="Prefill MFU (blank = GPU's)", step=0.05, section=THROUGHPUT, order=90, col="half",
         shown_when=_ROOFLINE, help="0.45-0.55 on H100/H200/B200; 0.30-0.45 on AMD, PCIe and consumer cards",
         flag="--mfu", doc="prefill MFU (roofline)")] = Field(None, ge=0.01, le=1)
     decode_mfu: Annotated[float | None, In(    # decode's own compute efficiency; None = the preset's
-        key="w_decode_mfu", label="Decode compute eff. (blank = preset)", step=0.05, section=HARDWARE, order=110,
+        key="w_decode_mfu", label="Decode compute eff. (blank = preset)", step=0.05, section=THROUGHPUT, order=110,
         col="half", shown_when=_ROOFLINE,
         help="decode's own compute efficiency, fitted on the published measurements (bench/fidelity.py)",
         flag="--decode-mfu", doc="decode's compute efficiency (default: the preset's, fitted on the published "
         "measurements)")] = Field(None, ge=0.01, le=1)
     decode_bandwidth_efficiency: Annotated[float, In(
-        key="w_bw_eff", label="Decode bandwidth eff.", step=0.05, section=HARDWARE, order=100, col="half",
+        key="w_bw_eff", label="Decode bandwidth eff.", step=0.05, section=THROUGHPUT, order=100, col="half",
         shown_when=_ROOFLINE, row="decode bandwidth efficiency")] = \
         Field(default_factory=Preset("decode_bandwidth"), ge=0.01, le=1)
     # the engine's scheduler caps (vLLM max_num_seqs, max_num_batched_tokens); None = its default for the GPU
     max_batch: Annotated[int | None, In(
-        key="w_max_batch", label="max_num_seqs (0 = vLLM's)", none=0, section=HARDWARE, order=130, col="half",
+        key="w_max_batch", label="max_num_seqs (0 = vLLM's)", none=0, section=THROUGHPUT, order=130, col="half",
         shown_when=_ROOFLINE,
         help="vLLM's default for the GPU's memory: 1,024 at 70 GiB and more (not A100), else 256",
         flag="--max-num-seqs", doc="the engine's max_num_seqs (default: vLLM's for the GPU's memory)")] = \
         Field(None, ge=1, le=65536)
     max_batched_tokens: Annotated[int | None, In(
-        key="w_max_tokens", label="max_batched_tokens (0 = vLLM's)", none=0, section=HARDWARE, order=140,
+        key="w_max_tokens", label="max_batched_tokens (0 = vLLM's)", none=0, section=THROUGHPUT, order=140,
         col="half", shown_when=_ROOFLINE,
         help="vLLM's default for the GPU's memory: 16,384 at 70 GiB and more (not A100), else 8,192",
         flag="--max-batched-tokens", doc="the engine's max_num_batched_tokens (default: vLLM's for the GPU's "
         "memory)")] = Field(None, ge=16, le=10**7)
     tensor_parallel_efficiency: Annotated[float, In(
-        key="w_tp_eff", label="Tensor-parallel eff.", step=0.05, section=HARDWARE, order=120, col="half",
+        key="w_tp_eff", label="Tensor-parallel eff.", step=0.05, section=THROUGHPUT, order=120, col="half",
         shown_when=_ROOFLINE, help="throughput kept per GPU when a model is split over several",
         row="tensor-parallel efficiency")] = Field(default_factory=Preset("tensor_parallel_efficiency"),
                                                    ge=0.01, le=1)
@@ -414,10 +414,10 @@ class Scenario(_Strict):
         help="extraction nodes' GPUs; a tensor-parallel group stays within a node when it fits",
         flag="--gpus-per-node", doc="GPUs per extraction node (default 8)")] = Field(8, ge=1, le=64)
     custom_gpu: Annotated[GPUSpec | None, In(widget="special", section=HARDWARE, order=30)] = None
-    disk: Annotated[Id, In(key="w_disk", label="Extraction disk", widget="special", section=HARDWARE,
+    disk: Annotated[Id, In(key="w_disk", label="Extraction disk", widget="special", section=DISKS,
                            order=150)] = "nvme-gen4"             # each extraction node's local disk
     disk_capacity_tb: Annotated[float | None, In(   # per node (local placement); None: unchecked
-        key="w_disk_cap", label="Disk TB per node (blank = no check)", section=HARDWARE, order=160,
+        key="w_disk_cap", label="Disk TB per node (blank = no check)", section=DISKS, order=160,
         help="each extraction node's local disk: with local placement it holds that node's shard",
         flag="--disk-capacity-tb", doc="each extraction node's local disk in TB (local placement)")] = \
         Field(30.72, ge=0.01, le=10**7)
@@ -442,7 +442,7 @@ class Scenario(_Strict):
         Field(None, ge=0.01, le=10**8)
     staging_double_write: Annotated[bool, In(   # vLLM writes to a staging path, then the file is moved
         key="w_double_write", label="Staging on another filesystem (writes twice)", widget="checkbox",
-        section=HARDWARE, order=170, help="vLLM writes each file to a staging path, then the client moves it; across "
+        section=DISKS, order=170, help="vLLM writes each file to a staging path, then the client moves it; across "
                                           "filesystems every byte is written twice")] = False
     # the one per-node network figure (Gb/s per node), between the nodes of a site; transfer.link_gbps
     # stays the link between sites
@@ -456,7 +456,7 @@ class Scenario(_Strict):
         flag="--node-network", doc="the node network's transport")] = "tcp"
     disaggregated: Disaggregated = Field(default_factory=Disaggregated)
     compression: Annotated[float, In(
-        key="w_compression", label="Compression x", step=0.05, section=HARDWARE, order=180,
+        key="w_compression", label="Compression x", step=0.05, section=DISKS, order=180,
         help="bf16 activations compress ~1.0-1.2x; the article assumed 1.5-2x", row="compression", unit="x",
         preset="compression",
         flag="--compression", doc="compression ratio of the stored states")] = Field(1.0, ge=1.0, le=100)
