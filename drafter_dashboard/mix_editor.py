@@ -83,9 +83,12 @@ def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
         })
     notes = [(cid, text) for cid, text in zip(df["id"], df["notes"]) if text]   # no iterrows: a Series a row
     if notes:
-        with st.expander(f"Notes on {len(notes)} components (overlaps, licences, the cap)"):
-            for cid, text in notes:
-                st.markdown(f"- **{md_text(cid)}**: {md_text(text)}")
+        box = st.expander(f"Notes on {len(notes)} components (overlaps, licences, the cap)", key="w_open_notes",
+                          on_change="rerun")
+        if box.open:              # drawn only while open
+            with box:
+                for cid, text in notes:
+                    st.markdown(f"- **{md_text(cid)}**: {md_text(text)}")
     _add_components(catalog)
     return df
 

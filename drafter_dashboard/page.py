@@ -149,21 +149,17 @@ def main() -> None:
     findings_list(p)
     metrics.nodes_panel(p, unit)
 
-    # the charts and the compare view run only when their tab is open: the first screen needs no plotly.js
+    # Only the open tab is drawn: a closed tab's elements would still go to the browser on every run, and
+    # the browser's work grows with every element it is sent (bench/run.py, issue 23). The first screen
+    # needs no plotly.js. A closed tab's value widgets keep their values (state.hold).
     link = _link_params(scenario)
     tab_mix, tab_charts, tab_budget, tab_compare, tab_article, tab_io, tab_assume = st.tabs(
         ["Mix", "Charts", "Budget", "Compare", "Against the article", "Export / import / profile", "Assumptions"],
         key="w_tab", on_change="rerun")
-    with tab_mix:
-        if scenario.uniform is not None:
-            u = scenario.uniform
-            st.info(f"This scenario is {u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
-                    f"generated), as in the seed article. Load the default preset to edit components.")
-            table = None
-        else:
-            table = mix_editor.render(p, catalog, unit)
-    # a closed tab draws nothing: its elements would still go to the browser on every run, and the
-    # browser's work grows with every element it is sent (bench/run.py, issue 23)
+    table = None
+    if tab_mix.open:
+        with tab_mix:
+            table = _mix_tab(scenario, p, catalog, unit)
     if tab_budget.open:
         with tab_budget:
             _budget_tab(scenario, catalog, unit)
@@ -193,6 +189,17 @@ def main() -> None:
 
     _write_link(link)
     st.session_state[EXTERNAL] = False
+
+
+def _mix_tab(scenario: Scenario, p, catalog, unit: str):
+    """The mix editor, or what a uniform scenario is; returns the component table shown (or None)."""
+    from drafter_dashboard import mix_editor
+    if scenario.uniform is not None:
+        u = scenario.uniform
+        st.info(f"This scenario is {u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
+                f"generated), as in the seed article. Load the default preset to edit components.")
+        return None
+    return mix_editor.render(p, catalog, unit)
 
 
 def _fragment(fn):
@@ -347,7 +354,10 @@ def findings_list(p) -> None:
     count = {sev: sum(f.severity == sev for f in p.findings) for sev in ("blocks", "costs", "note")}
     label = ", ".join(f"{n} {name}" for name, n in (("blocking", count["blocks"]), ("costing time or money",
                       count["costs"]), ("notes", count["note"])) if n)
-    with st.expander(f"Findings: {label}", expanded=False):
+    box = st.expander(f"Findings: {label}", expanded=False, key="w_open_findings", on_change="rerun")
+    if not box.open:              # its items are drawn only while it is open
+        return
+    with box:
         for sev, title in (("blocks", "Blocks the plan"), ("costs", "Costs time or money"), ("note", "Notes")):
             items = [f for f in p.findings if f.severity == sev]
             if items:

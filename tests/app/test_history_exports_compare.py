@@ -18,6 +18,7 @@ def _rows(app) -> dict:
 def test_undo_after_apply_in_a_fresh_session_restores_the_mix(at):
     before = _rows(at)
     assert at.button(key="w_undo").disabled            # nothing to undo yet
+    open_tab(at, "Budget")
     at.number_input(key="w_b_storage").set_value(10.0).run()
     at.button(key="w_b_trim").click().run()
     at.button(key="w_b_apply").click().run()
@@ -43,6 +44,7 @@ def test_a_preset_is_one_step_and_undo_goes_back_to_the_scenario_before_it(at):
 def test_an_import_is_one_step(at):
     at.number_input(key="w_ex_gpus").set_value(3).run()
     s = default_scenario().with_changes(mix=[{"id": "openorca", "rows": 1000}], extraction_gpus=2)
+    open_tab(at, "Export / import / profile")
     at.file_uploader(key="w_import").set_value(("m.yaml", dump_manifest(build_manifest(s)).encode(),
                                                 "application/yaml")).run()
     assert _rows(at) == {"openorca": 1000} and at.number_input(key="w_ex_gpus").value == 2
@@ -284,6 +286,7 @@ def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_
 def test_a_proposals_tau_is_the_strategy_tables_and_the_headlines_after_apply(at):
     # one serving workload (the full mix's shares, fixed): the proposal, the table of every strategy and
     # the headline after Apply score the trimmed mix on the same workload, so they quote one number
+    open_tab(at, "Budget")
     at.number_input(key="w_b_storage").set_value(10.0).run()
     at.selectbox(key="w_b_strategy").set_value("quality").run()
     at.button(key="w_b_trim").click().run()
@@ -296,6 +299,7 @@ def test_a_proposals_tau_is_the_strategy_tables_and_the_headlines_after_apply(at
 
 def test_a_budget_that_gives_a_slowdown_calls_it_one(at):
     # $10 buys almost no rows: the trimmed drafter is expected to slow decoding down (speedup < 1)
+    open_tab(at, "Budget")
     at.number_input(key="w_b_usd").set_value(10.0).run()
     at.button(key="w_b_trim").click().run()
     r = at.session_state["_trim_result"][1]

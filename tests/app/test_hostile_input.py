@@ -101,6 +101,7 @@ def test_a_link_cannot_inject_markdown(tmp_path, monkeypatch, name):
 
 def test_an_import_with_a_hostile_file_name_is_escaped(tmp_path, monkeypatch):
     app = _app(tmp_path, monkeypatch)
+    open_tab(app, "Export / import / profile")
     app.file_uploader(key="w_import").set_value(("![x](https:example.invalid).yaml", b"scenario: [oops",
                                                  "application/yaml")).run()
     assert not app.exception
@@ -153,6 +154,8 @@ def test_the_manifest_is_built_once_per_scenario(tmp_path, monkeypatch):
 
 
 def _profile(app, name: str, rows: bytes, file_name: str = "mine.jsonl"):
+    if app.session_state["w_tab"] != "Export / import / profile":
+        open_tab(app, "Export / import / profile")      # the profile panel is built while its tab is open
     app.file_uploader(key="w_profile_file").set_value((file_name, rows, "application/jsonl")).run()
     app.text_input(key="w_profile_name").input(name).run()
     app.button(key="w_profile_go").click().run()
@@ -174,14 +177,20 @@ def test_a_failed_upload_leaves_no_file(tmp_path, monkeypatch):
 def test_profiling_an_existing_id_asks_first(tmp_path, monkeypatch):
     app = _app(tmp_path, monkeypatch)
     _profile(app, "mine", GOOD)
+    open_tab(app, "Mix")
     assert "mine" in list(app.data_editor[0].value["id"])
     _profile(app, "mine", GOOD * 2, "again.jsonl")
     assert any("already profiled" in e.value for e in app.error)
+    open_tab(app, "Mix")
     rows = app.data_editor[0].value.set_index("id").loc["mine", "rows"]
     assert rows == 3                                          # unchanged
+    # the upload went with its closed tab (as in a browser: an uploader not drawn forgets its file)
+    _profile(app, "mine", GOOD * 2, "again.jsonl")
+    assert any("already profiled" in e.value for e in app.error)
     app.checkbox(key="w_profile_replace").check().run()
     app.button(key="w_profile_go").click().run()
     assert not app.exception, app.exception
+    open_tab(app, "Mix")
     assert app.data_editor[0].value.set_index("id").loc["mine", "rows"] == 6   # the second file, 6 rows
 
 
@@ -202,6 +211,7 @@ def test_one_visitors_upload_is_not_shown_to_another(tmp_path, monkeypatch):
     a = _app(tmp_path, monkeypatch)
     b = _app(tmp_path, monkeypatch)
     _profile(a, "mine", GOOD)
+    open_tab(a, "Mix")
     assert "mine" in list(a.data_editor[0].value["id"])
     b.run()
     assert "mine" not in b.multiselect(key="w_add_components").options

@@ -67,3 +67,25 @@ def test_closed_sections_keep_their_values_in_the_scenario_link_and_manifest(tmp
     app.number_input(key="w_ex_gpus").set_value(6).run()
     assert "w_epochs" not in {w.key for w in app.number_input}
     assert decode(app.query_params["s"]).training.epochs == 14.0
+
+
+def test_the_first_screen_builds_only_the_models_and_the_gpus_controls(tmp_path, monkeypatch):
+    """The sections open on load are the target model and the extraction hardware; Samples, the throughput
+    details and the disks are built when opened (issue 23: each control drawn is the browser's work on
+    every run). A section re-opened by default, or a field moved into an open one, fails here."""
+    app = _closed_app(tmp_path, monkeypatch, encode(default_scenario()))
+    drawn = {w.key for kind in ("number_input", "selectbox", "radio", "text_input", "toggle", "checkbox")
+             for w in getattr(app.sidebar, kind) if w.key and not w.key.startswith("w_open_")}
+    assert drawn == {"w_preset_pick", "w_units",                                    # the header
+                     "w_model", "w_layout", "w_hidden_dtype", "w_layer_count", "w_layers",   # the model
+                     "w_ex_gpu", "w_ex_gpus", "w_weight_dtype", "w_kv_dtype", "w_tp_mode",   # the GPUs
+                     "w_save_name"}                                                  # undo, pin, save
+    # a closed section's control still holds its value: Tokens per sample x (Samples) is in the plan
+    app.session_state[SECTIONS["Samples"]] = True
+    app.run()
+    app.number_input(key="w_length_scale").set_value(2.0).run()
+    app.session_state[SECTIONS["Samples"]] = False
+    app.run()
+    assert "w_length_scale" not in {w.key for w in app.number_input}
+    assert decode(app.query_params["s"][0] if isinstance(app.query_params["s"], list) else app.query_params["s"]
+                  ).length_scale == 2.0
