@@ -128,6 +128,14 @@ def open_tab(page, name: str) -> None:
     wait_idle(page)
 
 
+def open_section(page, name: str) -> None:
+    """Open a collapsed sidebar section (built only while open: its controls appear after the run)."""
+    wait_idle(page)
+    page.locator('[data-testid="stSidebar"]').get_by_text(name, exact=True).click()
+    page.wait_for_timeout(200)
+    wait_idle(page)
+
+
 def wait_for_change(page, label: str, old: str, timeout: float = 20) -> tuple[str, float]:
     """The metric's new text and how long it took; the run that changed it is then let finish."""
     t0 = time.perf_counter()

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from tests.browser_util import (CUT_JS, open_tab, browser, download, metric_text, require_chromium, server, wait_idle,  # noqa: F401
-                                wait_for_change)
+                                open_section, wait_for_change)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -96,6 +96,7 @@ def test_a_pinned_baseline_shows_the_delta_of_a_sidebar_change(server, browser):
     page.get_by_role("button", name="Pin", exact=True).click()
     page.get_by_role("button", name="Unpin").wait_for(timeout=30_000)
     # item 3: the per-turn unit (a sidebar control) is a delta against the pin
+    open_section(page, "Samples")
     page.locator('[data-testid="stSidebar"]').get_by_text("turn", exact=True).click()
     new, _ = wait_for_change(page, "Storage", storage)
     delta = page.locator('[data-testid="stMetric"]', has_text="Storage").first.locator('[data-testid="stMetricDelta"]')
