@@ -96,6 +96,7 @@ def bench_trim(n: int) -> dict:
     return {"trim_ms_median": max(out.values()), "trim_ms_by_strategy": out}
 
 
+TRIVIAL_EDITOR = ROOT / "bench" / "trivial_editor_page.py"
 TRIVIAL = ROOT / "bench" / "trivial_page.py"   # the yardstick: 6 number inputs, 15 metrics, a small table
 
 
@@ -213,22 +214,27 @@ def _cold_start(browser, home: Path, app: Path) -> float:
     return took
 
 
-def _timed(page, label: str, change, n: int) -> list[float]:
-    """ms from committing a change (`change(i)` does everything but the commit and returns it) to the
-    new text of metric `label`; the run is let finish before the next change."""
-    from tests.browser_util import wait_for_change, metric_text, wait_idle
-    times = []
+def _timed(page, label: str, change, n: int) -> tuple[list[float], list[float]]:
+    """Each change's ms from its commit to the new text of metric `label`: by the page's own clock (the
+    committing key or pointer press to the painted frame with the new text, tests/browser_util.py
+    ARM_TIMING_JS), and as the harness sees it (the commit's round trip plus polling the text every
+    10 ms). `change(i)` does everything but the commit and returns it; each run is let finish, and the
+    page rests 100 ms, before the next change."""
+    from tests.browser_util import arm_timing, metric_text, read_timing, wait_for_change, wait_idle
+    in_page, polled = [], []
     for i in range(n):
         wait_idle(page)
         old = metric_text(page, label)
         commit = change(i)
+        arm_timing(page, label, old)
         t = time.perf_counter()
         commit()
         sent = time.perf_counter() - t
         _, took = wait_for_change(page, label, old)
-        times.append((sent + took) * 1000)
+        polled.append((sent + took) * 1000)
+        in_page.append(read_timing(page))
         page.wait_for_timeout(100)
-    return times
+    return in_page, polled
 
 
 def _page_controls(page) -> dict:
@@ -258,11 +264,30 @@ def _page_controls(page) -> dict:
             "mix cell (rows)": ("Samples", mix_cell)}
 
 
+def _trivial_editor(browser, changes: int) -> float:
+    """Median ms (the page's own clock) from Enter in a cell of bench/trivial_editor_page.py's data
+    editor to its metric's new text: what Streamlit's data editor alone takes (its 150 ms debounce in)."""
+    from tests.browser_util import edit_rows, streamlit_server
+    home = HOME / "trivial-editor-home" / "home"
+    home.mkdir(parents=True)
+    with streamlit_server(home, app=TRIVIAL_EDITOR) as (url, _proc):
+        page = browser.new_page(viewport={"width": 1500, "height": 1300})
+        page.goto(url)
+        page.locator(FIRST_METRIC).first.wait_for(timeout=60_000)
+
+        def cell(i):
+            editor = edit_rows(page, 0, str(2000 + 100 * i), commit=False, x=40, right=1)
+            return lambda: editor.press("Enter")
+        in_page, _ = _timed(page, "Rows", cell, changes)
+        page.close()
+    return round(statistics.median(in_page), 1)
+
+
 def bench_browser(changes: int, sessions: int, cold: int) -> dict:
     sys.path.insert(0, str(ROOT))
     from playwright.sync_api import sync_playwright
 
-    from tests.browser_util import CHROMIUM, launch, streamlit_server, wait_idle
+    from tests.browser_util import CHROMIUM, launch, open_section, streamlit_server, wait_idle
     if not Path(CHROMIUM).exists():
         return {"browser_update_ms_median": None, "cold_start_s": None, "session_rss_mb": None,
                 "browser_note": f"{CHROMIUM} missing"}
@@ -289,7 +314,7 @@ def bench_browser(changes: int, sessions: int, cold: int) -> dict:
             def trivial_change(i):
                 field.fill(str(20 + i))
                 return lambda: field.press("Enter")
-            trivial_times = _timed(tpage, "Metric 0", trivial_change, changes)
+            trivial_in, trivial_polled = _timed(tpage, "Metric 0", trivial_change, changes)
             home = HOME / "browser-home"
             home.mkdir()
             t0 = time.perf_counter()
@@ -310,15 +335,24 @@ def bench_browser(changes: int, sessions: int, cold: int) -> dict:
                 warm.get_by_text("Offline: store, train ($)").wait_for(timeout=60_000)
                 out["warm_page_load_s"] = round(time.perf_counter() - t1, 2)
                 warm.close()
-                by_control = {}
+                open_section(page, "Samples")      # Tokens per sample x is there (collapsed on load)
+                by_control, by_control_polled = {}, {}
                 for name, (label, change) in _page_controls(page).items():
-                    by_control[name] = round(statistics.median(_timed(page, label, change, changes)), 1)
+                    in_page, polled = _timed(page, label, change, changes)
+                    by_control[name] = round(statistics.median(in_page), 1)
+                    by_control_polled[name] = round(statistics.median(polled), 1)
                 # the goal holds for any control: the figure is the slowest control's median
                 out["browser_update_ms_median"] = max(by_control.values())
                 out["browser_update_ms_by_control"] = by_control
+                out["browser_update_polled_ms_median"] = max(by_control_polled.values())
+                out["browser_update_polled_ms_by_control"] = by_control_polled
+                # the floor of a data editor's cell: the trivial editor page's, in the same run
+                out["trivial_editor_cell_ms_median"] = _trivial_editor(browser, changes)
                 # the trivial page's changes before and after the page's: a burst of load falls on both
-                trivial_times += _timed(tpage, "Metric 0", lambda i: trivial_change(i + changes), changes)
-                out["trivial_browser_update_ms_median"] = round(statistics.median(trivial_times), 1)
+                more_in, more_polled = _timed(tpage, "Metric 0", lambda i: trivial_change(i + changes), changes)
+                out["trivial_browser_update_ms_median"] = round(statistics.median(trivial_in + more_in), 1)
+                out["trivial_browser_update_polled_ms_median"] = round(statistics.median(trivial_polled + more_polled),
+                                                                       1)
                 tpage.close()
                 base = rss_mb(proc.pid)
                 pages = []
@@ -339,8 +373,12 @@ PAGE_FIGURES = [("AppTest rerun (ms)", "rerun_ms_median", "trivial_rerun_ms_medi
                  lambda p, t: p <= 5 * t),
                 ("AppTest rerun, the script thread's CPU time (ms)", "rerun_cpu_ms_median",
                  "trivial_rerun_cpu_ms_median", "(load-robust view of the row above)", lambda p, t: p <= 5 * t),
-                ("control -> metric, chromium (ms, median of each control's, slowest control)",
+                ("control -> metric, chromium (ms, median of each control's, slowest control; the page's own "
+                 "clock: key or pointer press to the painted new text)",
                  "browser_update_ms_median", "trivial_browser_update_ms_median", "<= 250 ms", lambda p, t: p <= 250),
+                ("the same, as the harness sees it (the commit's round trip + polling every 10 ms)",
+                 "browser_update_polled_ms_median", "trivial_browser_update_polled_ms_median", "(for comparison)",
+                 lambda p, t: p <= 250),
                 ("spawn -> first metric, chromium (s)", "cold_start_s", "trivial_cold_start_s", "<= trivial + 1.0 s",
                  lambda p, t: p <= t + 1.0)]
 
@@ -354,8 +392,11 @@ def page_table(res: dict) -> str:
             lines.append(f"| {label} | {p} | {t} | - | {goal} | - |")
             continue
         lines.append(f"| {label} | {p:g} | {t:g} | {p / t:.2f}x | {goal} | {'yes' if ok(p, t) else 'NO'} |")
+    floor = res.get("trivial_editor_cell_ms_median")
     for name, ms in res.get("browser_update_ms_by_control", {}).items():
-        lines.append(f"| control -> metric: {name} (ms) | {ms:g} | - | - | <= 250 ms | {'yes' if ms <= 250 else 'NO'} |")
+        t = floor if name.startswith("mix cell") and floor else None
+        lines.append(f"| control -> metric: {name} (ms) | {ms:g} | {t if t else '-'} | "
+                     f"{f'{ms / t:.2f}x' if t else '-'} | <= 250 ms | {'yes' if ms <= 250 else 'NO'} |")
     return "\n".join(lines)
 
 
@@ -380,7 +421,7 @@ def main() -> None:
     if not a.page:
         res.update(bench_profile(50_000 if q else 300_000))
         res.update(bench_profile_memory(0.2 if q else 2.0))
-    res.update(bench_browser(5 if q else 10, 3 if q else 10, 2 if q else 3))
+    res.update(bench_browser(7 if q else 11, 3 if q else 10, 2 if q else 3))
     res["total_s"] = round(time.perf_counter() - t0, 1)
     if a.json:
         print(json.dumps(res))

@@ -20,6 +20,7 @@ EDITABLE = ("include", "rows", "pct", "selection")
 SELECTIONS = ["uniform", "first", "shortest"]
 MAX_ROWS = int(bounds(MixItem, "rows")[1])
 EDIT_ERROR = "_mix_edit_error"
+APPLIED = "_mix_applied"        # (editor version, its edits already applied to the mix)
 
 
 def _reference(c) -> int:
@@ -58,8 +59,14 @@ def render(p: Plan, catalog, unit: str) -> pd.DataFrame:
         st.error(md_text(error))
     df = table(p, catalog, unit)
     turn = p.unit == "turn"
+    key = f"mix_editor_{st.session_state.get(MIX_VERSION, 0)}"
+    if not _shows_the_mix(df, key):       # a fresh editor (the next key), showing the mix as it is
+        st.session_state[MIX_VERSION] = st.session_state.get(MIX_VERSION, 0) + 1
+        key = f"mix_editor_{st.session_state[MIX_VERSION]}"
+    if key not in st.session_state:       # a new editor (or one its closed tab let go): no edit of it applied
+        st.session_state.pop(APPLIED, None)
     st.data_editor(
-        df.drop(columns=["notes"]), key=f"mix_editor_{st.session_state.get(MIX_VERSION, 0)}", hide_index=True,
+        df.drop(columns=["notes"]), key=key, hide_index=True,
         num_rows="fixed", width="stretch", disabled=[c for c in df.columns if c not in EDITABLE],
         column_config={
             "include": st.column_config.CheckboxColumn("include", help="drop or keep the component (it stays in the "
@@ -98,17 +105,29 @@ class _Refused(ValueError):
 
 
 def apply_edits(catalog) -> None:
-    """Apply the editor's edits to the mix before anything is planned or drawn, so that an edit
-    costs one run: the edited widget is then replaced by a fresh one (the next key) showing the new
-    mix. A bad value changes nothing and is reported above the editor."""
+    """Apply the editor's new edits to the mix before anything is planned or drawn, so that an edit costs
+    one run. The editor keeps its key while the mix is edited in it (Streamlit then updates the grid in
+    place rather than building a new one): its state holds every edit made in it, so only the cells
+    that changed since the last run are applied (APPLIED). A bad value changes nothing and is reported
+    above the editor; render() then replaces the editor with a fresh one showing the mix as it is."""
     ss = st.session_state
     version = ss.get(MIX_VERSION, 0)
     state = ss.get(f"mix_editor_{version}")
     if not isinstance(state, dict) or not state.get("edited_rows"):
         return
+    done_version, done = ss.get(APPLIED) or (None, {})
+    done = done if done_version == version else {}
+    new = {}
+    for i, changes in state["edited_rows"].items():
+        before = done.get(i, {})
+        fresh = {k: v for k, v in changes.items() if k not in before or before[k] != v}
+        if fresh:
+            new[i] = fresh
+    if not new:
+        return
     mix = [dict(m) for m in ss.get(MIX, [])]
     try:
-        for i, changes in state["edited_rows"].items():
+        for i, changes in new.items():
             i = int(i)
             if 0 <= i < len(mix):
                 _apply_row(mix[i], changes, catalog)
@@ -116,7 +135,23 @@ def apply_edits(catalog) -> None:
         ss[EDIT_ERROR] = str(exc)
     else:
         ss[MIX] = mix
-    ss[MIX_VERSION] = version + 1
+        ss[APPLIED] = (version, {i: dict(c) for i, c in state["edited_rows"].items()})
+
+
+def _shows_the_mix(df: pd.DataFrame, key: str) -> bool:
+    """Whether editor `key`'s edits (drawn over the table it is given) show the table's own values: a
+    refused value, a % rounded in the table or a rows count beside an earlier % edit do not."""
+    state = st.session_state.get(key)
+    if not isinstance(state, dict):
+        return True
+    for i, changes in (state.get("edited_rows") or {}).items():
+        i = int(i)
+        if i >= len(df):
+            return False
+        for col, value in changes.items():
+            if col not in df.columns or df.iloc[i][col] != value:
+                return False
+    return True
 
 
 def _apply_row(m: dict, changes: dict, catalog) -> None:

@@ -83,10 +83,12 @@ def metric_text(page, label: str) -> str:
         '[data-testid="stMetricValue"]').inner_text()
 
 
-def edit_rows(page, row: int, value: str, attempts: int = 4, commit: bool = True):
+def edit_rows(page, row: int, value: str, attempts: int = 4, commit: bool = True, x: int = 120, right: int = 2):
     """Select the id cell of `row` in the mix editor, move to the rows column, open its editor, type,
-    commit (`commit=False`: returns the editor with the value typed, for the caller to press Enter). The grid is a canvas: on a loaded machine a click can land before it takes the focus, so
-    a try whose editor does not open is escaped and made again."""
+    commit (`commit=False`: returns the editor with the value typed, for the caller to press Enter). The
+    grid is a canvas: on a loaded machine a click can land before it takes the focus, so a try whose
+    editor does not open is escaped and made again. `x`: the id column's offset in the grid; `right`:
+    the columns from it to the rows column (bench/trivial_editor_page.py's grid has others)."""
     wait_idle(page)
     grid = page.locator('[data-testid="stDataFrame"]').first
     grid.wait_for()
@@ -95,11 +97,11 @@ def edit_rows(page, row: int, value: str, attempts: int = 4, commit: bool = True
         grid.scroll_into_view_if_needed()
         page.wait_for_timeout(300 + 400 * attempt)
         box = grid.bounding_box()          # viewport coordinates, as the mouse clicks
-        x, y = box["x"] + 120, box["y"] + 36 + 17 + 35 * row
-        page.mouse.click(x, y)             # one click selects the id cell (a second would open its read-only view)
+        at_x, at_y = box["x"] + x, box["y"] + 36 + 17 + 35 * row
+        page.mouse.click(at_x, at_y)       # one click selects the id cell (a second would open its read-only view)
         page.wait_for_timeout(200)
-        page.keyboard.press("ArrowRight")
-        page.keyboard.press("ArrowRight")
+        for _ in range(right):
+            page.keyboard.press("ArrowRight")
         page.keyboard.press("Enter")
         try:
             editor.wait_for(timeout=8_000)
@@ -126,6 +128,47 @@ def open_tab(page, name: str) -> None:
     page.get_by_role("tab", name=name).click()
     page.wait_for_timeout(200)
     wait_idle(page)
+
+
+# In-page timing of one change (bench/run.py): armed after the change is prepared (a value typed, an
+# editor opened) and before it is committed, it records the page's own clock at the committing key press
+# or pointer press (captured before the page's handlers see it), at the mutation that gives the metric
+# `label` a text other than `old`, and at the next animation frame after it (when that text is painted).
+# No harness round trip is in the figure; the harness still polls, only to know when to read it.
+ARM_TIMING_JS = """([label, old]) => {
+  const t = window.__change = {start: null, text: null, painted: null};
+  const start = () => { if (t.start === null) t.start = performance.now(); };
+  window.addEventListener('keydown', e => { if (e.key === 'Enter') start(); }, {capture: true, once: true});
+  window.addEventListener('pointerdown', start, {capture: true, once: true});
+  const value = () => {
+    for (const m of document.querySelectorAll('[data-testid="stMetric"]'))
+      if (m.querySelector('[data-testid="stMetricLabel"]')?.innerText.includes(label))
+        return m.querySelector('[data-testid="stMetricValue"]')?.innerText;
+  };
+  const seen = new MutationObserver(() => {
+    const now = value();
+    if (t.start === null || now === undefined || now === old) return;
+    t.text = performance.now();
+    seen.disconnect();
+    requestAnimationFrame(() => { t.painted = performance.now(); });
+  });
+  seen.observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def arm_timing(page, label: str, old: str) -> None:
+    page.evaluate(ARM_TIMING_JS, [label, old])
+
+
+def read_timing(page, timeout: float = 10) -> float:
+    """ms from the committing event to the painted frame with the metric's new text (see ARM_TIMING_JS)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        t = page.evaluate("window.__change")
+        if t and t["start"] is not None and t["painted"] is not None:
+            return t["painted"] - t["start"]
+        time.sleep(0.01)
+    raise AssertionError(f"no timed change within {timeout} s: {page.evaluate('window.__change')}")
 
 
 def open_section(page, name: str) -> None:
