@@ -21,7 +21,7 @@ from planner.scenario import default_scenario
 from drafter_dashboard.safe_text import md_text
 from drafter_dashboard import metrics, session
 from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
-                                     apply_pending, ensure_initialised, history_id, hold, remember,
+                                     apply_pending, ensure_initialised, history_id, hold, initialised, remember,
                                      restore_hidden_widgets, restore_history, scenario_from_widgets)
 
 log = logging.getLogger("drafter_dashboard")
@@ -111,7 +111,7 @@ def _unplannable(s: Scenario, catalog) -> str | None:
 def main() -> None:
     from drafter_dashboard import mix_editor
     catalog = session.catalog()
-    if "w_model" not in st.session_state:
+    if not initialised():
         _load_link(catalog)
     apply_pending(catalog)
     mix_editor.apply_edits(catalog)

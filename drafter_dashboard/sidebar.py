@@ -17,7 +17,14 @@ from drafter_dashboard.safe_text import md_text
 
 from planner.ids import FAMILIES
 from drafter_dashboard.registry import BY_PLACEMENT, CAP_MODE, CAP_MODES, CONTROLS, SET, WL_MODE, WL_MODES, widget_range
-from drafter_dashboard.state import keep, request_scenario
+from drafter_dashboard.state import keep, request_scenario, restore, value_of
+
+
+def _k(key: str) -> str:
+    """A control's key, its kept value put back in the session state first if the last run did not
+    draw it (state.restore_hidden_widgets took it out), so the widget shows what the user set."""
+    restore((key,))
+    return key
 
 
 def _num(container, label: str, key: str, blank: bool = False, **kw):
@@ -25,13 +32,13 @@ def _num(container, label: str, key: str, blank: bool = False, **kw):
     `blank`: the field may be empty (None). The value itself comes from the session state."""
     if blank:
         kw["value"] = None
-    return container.number_input(label, key=key, **widget_range(key), **kw)
+    return container.number_input(label, key=_k(key), **widget_range(key), **kw)
 
 
 def _gpus_from_nodes(phase: str, nodes_key: str, per_key: str, gpus_key: str) -> None:
     """Nodes (or GPUs per node) changed: the GPU count follows (planner.scenario.gpus_on_nodes), as the
     CLI's --nodes sets --gpus; a product above the count's bound is left for the scenario to name."""
-    nodes, per = st.session_state.get(nodes_key), st.session_state.get(per_key)
+    nodes, per = value_of(nodes_key), value_of(per_key)
     if nodes and per:
         try:
             keep(gpus_key, gpus_on_nodes(phase, int(nodes), int(per)))
@@ -56,7 +63,7 @@ _BY_PATH = {c.path: c for c in CONTROLS}
 def _widget_value(path: str):
     """The scenario value a drawn (or kept) control holds now, for the shown/enabled rules."""
     c = _BY_PATH[tuple(path.split("."))]
-    return c.from_widget(st.session_state.get(c.key, c.default))
+    return c.from_widget(value_of(c.key, c.default))
 
 
 def _holds(rule) -> bool:
@@ -81,13 +88,13 @@ def _draw(container, d: Declared, **kw) -> bool:
         if i.labels:
             kw["format_func"] = i.labels.get
         if i.widget == "radio":
-            container.radio(i.label, _options(d), key=i.key, horizontal=i.horizontal, **kw)
+            container.radio(i.label, _options(d), key=_k(i.key), horizontal=i.horizontal, **kw)
         else:
-            container.selectbox(i.label, _options(d), key=i.key, **kw)
+            container.selectbox(i.label, _options(d), key=_k(i.key), **kw)
     elif i.widget in ("toggle", "checkbox"):
-        getattr(container, i.widget)(i.label, key=i.key, **kw)
+        getattr(container, i.widget)(i.label, key=_k(i.key), **kw)
     elif i.widget == "text":
-        container.text_input(i.label, key=i.key, **kw)
+        container.text_input(i.label, key=_k(i.key), **kw)
     else:
         if i.step is not None:
             kw["step"] = i.step
@@ -147,7 +154,7 @@ def render(catalog) -> str:
 
 # ---------------------------------------------------------------- the inputs drawn by hand
 def _layout():
-    return layout_presets()[st.session_state["w_layout"]]
+    return layout_presets()[value_of("w_layout")]
 
 
 def _gpu_help() -> str:
@@ -159,14 +166,14 @@ def _disk_help() -> str:
 
 
 def _model(c, d: Declared) -> bool:
-    c.selectbox(d.input.label, list(model_presets()) + ["custom"], key=d.input.key, help=d.input.help)
+    c.selectbox(d.input.label, list(model_presets()) + ["custom"], key=_k(d.input.key), help=d.input.help)
     return True
 
 
 def _custom_model(c, d: Declared) -> bool:
     """A custom model's figures (config.json), or the preset model's summary."""
-    if st.session_state["w_model"] != "custom":
-        m = model_presets()[st.session_state["w_model"]]
+    if value_of("w_model") != "custom":
+        m = model_presets()[value_of("w_model")]
         c.caption(md_text(f"{m.name}: hidden {m.hidden_size:,}, {m.num_layers} layers, {m.params / 1e9:,.1f}B "
                           f"params [{m.tag}]"),
                   help=md_text(m.source + (f" Estimates: {m.estimates}" if m.estimates else "")))
@@ -186,7 +193,7 @@ def _custom_model(c, d: Declared) -> bool:
     _num(a, "MLP width (0 = 8/3 x hidden)", "w_cm_ffn", help="config.json intermediate_size: sizes the drafter's layers")
     _num(b, "vision params (B)", "w_cm_vision_b", help="a text forward does not run the vision tower")
     _num(a, "MTP params (B)", "w_cm_mtp_b", help="nor the multi-token-prediction head")
-    b.checkbox("tied embeddings", key="w_cm_tied", help="untied: the input embedding is a lookup, no FLOPs")
+    b.checkbox("tied embeddings", key=_k("w_cm_tied"), help="untied: the input embedding is a lookup, no FLOPs")
     c.caption("Linear-attention (Gated DeltaNet) layers, from config.json")
     a, b = c.columns(2)
     _num(a, "key heads", "w_cm_lin_k", help="linear_num_key_heads")
@@ -195,7 +202,7 @@ def _custom_model(c, d: Declared) -> bool:
     _num(b, "value head dim", "w_cm_lin_vd")
     _num(a, "conv kernel", "w_cm_lin_kernel", help="linear_conv_kernel_dim")
     b.selectbox("state dtype", list(literal_choices(ModelSpec.model_fields["linear_state_dtype"].annotation)),
-                key="w_cm_lin_dtype",
+                key=_k("w_cm_lin_dtype"),
                 help="mamba_ssm_dtype: vLLM caches the temporal state in it")
     _num(c, "state bytes per layer (0 = from the shape)", "w_cm_state", step=65536,
          help="an explicit per-sequence state of one linear-attention layer (conv + temporal)")
@@ -203,7 +210,7 @@ def _custom_model(c, d: Declared) -> bool:
 
 
 def _layout_pick(c, d: Declared) -> bool:
-    c.selectbox(d.input.label, list(layout_presets()), key=d.input.key, help=d.input.help)
+    c.selectbox(d.input.label, list(layout_presets()), key=_k(d.input.key), help=d.input.help)
     lay = _layout()
     c.caption(md_text(f"{lay.name}: {lay.file_pattern}"),
               help=md_text(f"Source: {lay.source}" + (f" Estimates: {lay.estimates}" if lay.estimates else "")))
@@ -212,7 +219,7 @@ def _layout_pick(c, d: Declared) -> bool:
 
 def _unit(c, d: Declared) -> bool:
     u = _layout().defaults.unit
-    c.radio(f"{d.input.label} (layout's: {u.value})", _options(d), key=d.input.key, horizontal=True,
+    c.radio(f"{d.input.label} (layout's: {u.value})", _options(d), key=_k(d.input.key), horizontal=True,
             help=md_text(f"{d.input.help} This layout: {u.value} ({u.source})"))
     return True
 
@@ -221,10 +228,10 @@ def _cap(c, d: Declared) -> bool:
     """max_seq_len's three states: the layout's cap, a cap of w_cap tokens, or none."""
     ds = _layout().defaults
     a, b = c.columns(2)
-    a.selectbox(f"Sequence cap (layout's: {ds.max_seq_len.value})", list(CAP_MODES), key=CAP_MODE,
+    a.selectbox(f"Sequence cap (layout's: {ds.max_seq_len.value})", list(CAP_MODES), key=_k(CAP_MODE),
                 help=md_text(f"This layout: {ds.max_seq_len.value} ({ds.max_seq_len.source}); rows past it are "
                              f"{'skipped' if ds.overflow.value == 'skip' else 'truncated'}"))
-    _num(b, d.input.label, d.input.key, step=256, disabled=st.session_state.get(CAP_MODE) != "cap")
+    _num(b, d.input.label, d.input.key, step=256, disabled=value_of(CAP_MODE) != "cap")
     return True
 
 
@@ -238,17 +245,17 @@ def _capture_batch(c, d: Declared) -> bool:
 
 def _sort(c, d: Declared) -> bool:
     c.selectbox(f"{d.input.label} (layout's: {'sorted' if _layout().defaults.sort_by_length.value else 'file order'})",
-                [w for _, w in d.input.mapping], key=d.input.key, help=d.input.help)
+                [w for _, w in d.input.mapping], key=_k(d.input.key), help=d.input.help)
     return True
 
 
 def _gpu(c, d: Declared) -> bool:
-    c.selectbox(d.input.label, list(gpu_presets()) + ["custom"], key=d.input.key, help=_gpu_help())
+    c.selectbox(d.input.label, list(gpu_presets()) + ["custom"], key=_k(d.input.key), help=_gpu_help())
     return True
 
 
 def _custom_gpu(c, d: Declared) -> bool:
-    if "custom" not in (st.session_state["w_ex_gpu"], st.session_state.get("w_tr_gpu")):
+    if "custom" not in (value_of("w_ex_gpu"), value_of("w_tr_gpu")):
         return False
     a, b = c.columns(2)
     _num(a, "memory GB", "w_cg_mem")
@@ -263,14 +270,14 @@ def _custom_gpu(c, d: Declared) -> bool:
 
 
 def _disk(c, d: Declared) -> bool:
-    c.selectbox(d.input.label, list(disk_presets()), key=d.input.key, help=_disk_help())
+    c.selectbox(d.input.label, list(disk_presets()), key=_k(d.input.key), help=_disk_help())
     return True
 
 
 def _link(c, d: Declared) -> bool:
     """The usual link speeds, and the one in use."""
-    links = sorted({1.0, 10.0, 25.0, 100.0, 200.0, 400.0, 800.0, float(st.session_state[d.input.key])})
-    c.selectbox(d.input.label, links, key=d.input.key)
+    links = sorted({1.0, 10.0, 25.0, 100.0, 200.0, 400.0, 800.0, float(value_of(d.input.key))})
+    c.selectbox(d.input.label, links, key=_k(d.input.key))
     return True
 
 
@@ -290,21 +297,21 @@ def _recipe(c, d: Declared) -> bool:
 
 
 def _workload(c, d: Declared) -> bool:
-    c.radio(d.input.label, list(WL_MODES), key=WL_MODE, horizontal=True, help=d.input.help)
-    if st.session_state.get(WL_MODE) == SET:
+    c.radio(d.input.label, list(WL_MODES), key=_k(WL_MODE), horizontal=True, help=d.input.help)
+    if value_of(WL_MODE) == SET:
         for col, f in zip(c.columns(len(FAMILIES)), FAMILIES):
             _num(col, f, f"w_wl_{f}", step=0.05)
     return True
 
 
 def _serving_gpu(c, d: Declared) -> bool:
-    c.selectbox(d.input.label, [d.input.none] + list(gpu_presets()), key=d.input.key)
+    c.selectbox(d.input.label, [d.input.none] + list(gpu_presets()), key=_k(d.input.key))
     return True
 
 
 def _storage(c, d: Declared) -> bool:
     prices = storage_price_presets()
-    c.selectbox(d.input.label, [BY_PLACEMENT] + list(prices), key=d.input.key,
+    c.selectbox(d.input.label, [BY_PLACEMENT] + list(prices), key=_k(d.input.key),
                 format_func=lambda k: "by placement" if k == BY_PLACEMENT else k,
                 help=md_text(f"{BY_PLACEMENT}: the nodes' own disks (local, no rent beyond the node price), "
                              "the shared filesystem's volume or the transfer's object store; "
@@ -314,8 +321,8 @@ def _storage(c, d: Declared) -> bool:
 
 def _gpu_price(c, d: Declared) -> bool:
     """A price per GPU-hour; blank: the GPU preset's (named in the label)."""
-    g = gpu_presets().get(st.session_state["w_ex_gpu" if d.path.endswith("extraction_usd_per_gpu_hour")
-                                            else "w_tr_gpu"])
+    g = gpu_presets().get(value_of("w_ex_gpu" if d.path.endswith("extraction_usd_per_gpu_hour")
+                                            else "w_tr_gpu"))
     _num(c, f"{d.input.label} (blank = {g.default_price() if g else 'the custom GPU'})", d.input.key, blank=True)
     return True
 

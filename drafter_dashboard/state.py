@@ -44,10 +44,14 @@ def _mix_items(rows: list[dict]) -> list[dict]:
 
 
 def load_into_widgets(s: Scenario, catalog) -> None:
-    """Write every widget's value for scenario `s` (call before the widgets are created)."""
+    """Every control's value for scenario `s`, kept (KEPT); a widget's old state is let go, so that each
+    widget drawn shows the new value (restore). Call before the widgets are created."""
     ss = st.session_state
     values = widget_values(s)
-    ss.update(values)
+    present = ss.to_dict()
+    for key in registry.KEYS:     # each widget takes its new value from KEPT when it is drawn (restore)
+        if key in present:
+            del ss[key]
     ss[KEPT] = dict(values)
     ss["w_preset"] = s.preset
     ss["uniform"] = s.uniform.model_dump() if s.uniform is not None else None
@@ -74,22 +78,45 @@ def hidden_keys(s: Scenario) -> set[str]:
 
 
 def restore_hidden_widgets() -> None:
-    """Streamlit forgets (or resets) the state of a widget that a run did not draw: the fixed-mode
-    inputs in roofline mode, the link inputs when shipping drives, a custom GPU's figures after
-    picking a preset GPU ... Put back, from the values kept at the end of the last run, every value
-    whose widget was not drawn, so that showing it again shows what the user set. Drawn widgets are
-    left alone: their state carries the user's latest change."""
+    """Streamlit forgets (or resets) the state of a widget that a run did not draw: a closed section's,
+    the fixed-mode inputs in roofline mode, a custom GPU's figures after picking a preset GPU ... Each
+    control the last run did not draw leaves the session state; its value stays in KEPT, which the
+    scenario reads (value_of), and its section puts it back just before drawing it (restore). So the
+    session holds only the drawn controls' keys: Streamlit 1.67 copies the whole session state for
+    every select, radio, number and text input a run draws (issue 23). Drawn widgets are left alone:
+    their state carries the user's latest change."""
     ss = st.session_state
     kept, last = ss.get(KEPT), ss.get(LAST)
     if kept is None or last is None:
         return
-    for key in hidden_keys(last):
-        ss[key] = kept[key]
-    drawn = ss.get(DRAWN)
+    if DRAWN not in ss:           # the first run: no widget drawn yet, each takes its value when drawn
+        return
+    drawn = ss[DRAWN]
+    if drawn is None:             # which were drawn is not known: every value back, as it was kept
+        for key in registry.KEYS:
+            if key not in ss or key in hidden_keys(last):
+                ss[key] = kept[key]
+        return
+    present = ss.to_dict()        # one copy: a membership test on the proxy costs a lookup that may raise
     for key in registry.KEYS:
-        # not drawn last run (a closed sidebar section): Streamlit may hand back an older value
-        if key not in ss or (drawn is not None and key not in drawn):
+        if key not in drawn and key in present:
+            del ss[key]
+
+
+def restore(keys) -> None:
+    """Before a section draws its controls: each control's kept value back in the session state (a
+    control the last run drew is there already, with the user's latest change)."""
+    ss = st.session_state
+    kept = ss.get(KEPT, {})
+    for key in keys:
+        if key not in ss and key in kept:
             ss[key] = kept[key]
+
+
+def value_of(key: str, default=None):
+    """A control's value now: its widget's while it is drawn, else the value kept for it."""
+    ss = st.session_state
+    return ss[key] if key in ss else ss.get(KEPT, {}).get(key, default)
 
 
 def keep(key: str, value) -> None:
@@ -108,7 +135,8 @@ def remember(s: Scenario) -> None:
     ss[LAST] = s
     history.save(history_id(), ss.get(UNDO, []), ss.get(REDO, []))
     kept = dict(ss.get(KEPT, {}))
-    kept.update({key: ss[key] for key in registry.KEYS if key in ss})
+    now = ss.to_dict()
+    kept.update({key: now[key] for key in registry.KEYS if key in now})
     ss[KEPT] = kept
     ss[DRAWN] = _drawn_so_far()
 
@@ -157,8 +185,9 @@ def widget_values(s: Scenario) -> dict:
 def scenario_from_widgets() -> dict:
     """The scenario as a plain dict from the widgets (validated by the caller)."""
     ss = st.session_state
-    kept = ss.get(KEPT, {})
-    values = {key: ss[key] if key in ss else kept.get(key) for key in registry.KEYS}
+    now = ss.to_dict()
+    kept = now.get(KEPT, {})
+    values = {key: now[key] if key in now else kept.get(key) for key in registry.KEYS}
     last = ss.get(LAST)
     data = registry.from_widgets(values, last.model_dump() if last is not None else None)
     mix = _mix_items(ss.get(MIX, []))
@@ -170,8 +199,13 @@ def scenario_from_widgets() -> dict:
     return data
 
 
+def initialised() -> bool:
+    """Whether this session's controls hold a scenario (its first run loads one)."""
+    return KEPT in st.session_state
+
+
 def ensure_initialised(catalog, initial: Scenario | None = None) -> None:
-    if "w_model" not in st.session_state:
+    if not initialised():
         load_into_widgets(initial or default_scenario(), catalog)
 
 
