@@ -156,10 +156,9 @@ def main() -> None:
     tab_mix, tab_charts, tab_budget, tab_compare, tab_article, tab_io, tab_assume = st.tabs(
         ["Mix", "Charts", "Budget", "Compare", "Against the article", "Export / import / profile", "Assumptions"],
         key="w_tab", on_change="rerun")
-    table = None
     if tab_mix.open:
         with tab_mix:
-            table = _mix_tab(scenario, p, catalog, unit)
+            _mix_tab(scenario, p, catalog, unit)
     if tab_budget.open:
         with tab_budget:
             _budget_tab(scenario, catalog, unit)
@@ -179,7 +178,7 @@ def main() -> None:
             metrics.article_panel(p)
     if tab_io.open:
         with tab_io:
-            _io_tab(p, table, catalog, v, link, unit)
+            _io_tab(p, catalog, v, link, unit)
     else:
         from drafter_dashboard.io_panel import HELD
         hold(HELD)
@@ -191,15 +190,15 @@ def main() -> None:
     st.session_state[EXTERNAL] = False
 
 
-def _mix_tab(scenario: Scenario, p, catalog, unit: str):
-    """The mix editor, or what a uniform scenario is; returns the component table shown (or None)."""
+def _mix_tab(scenario: Scenario, p, catalog, unit: str) -> None:
+    """The mix editor, or what a uniform scenario is."""
     from drafter_dashboard import mix_editor
     if scenario.uniform is not None:
         u = scenario.uniform
         st.info(f"This scenario is {u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
                 f"generated), as in the seed article. Load the default preset to edit components.")
-        return None
-    return mix_editor.render(p, catalog, unit)
+        return
+    mix_editor.render(p, catalog, unit)
 
 
 def _fragment(fn):
@@ -237,10 +236,10 @@ def _compare_tab(scenario: Scenario, p, catalog, unit: str) -> None:
 
 
 @_fragment
-def _io_tab(p, table, catalog, v, link: dict, unit: str) -> None:
+def _io_tab(p, catalog, v, link: dict, unit: str) -> None:
     from drafter_dashboard import io_panel, mix_editor
     st.subheader("Export")
-    io_panel.export_panel(p, table if table is not None else mix_editor.table(p, catalog, unit), catalog,
+    io_panel.export_panel(p, mix_editor.table(p, catalog, unit), catalog,
                               _report_html(p, catalog, v), link)
     st.subheader("Import")
     io_panel.import_panel(catalog)
