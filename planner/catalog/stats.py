@@ -150,8 +150,18 @@ def build(path: Path, shipped: dict, user: dict) -> None:
         raise
 
 
+def _insert(con, table: str, rows: list[tuple]) -> None:
+    """`rows` into `table` in one statement, a list per column that DuckDB unnests side by side: no
+    pandas (whose import was most of a first start's catalog build: issue 23)."""
+    if not rows:
+        return
+    types = [t for (t,) in con.execute("SELECT data_type FROM information_schema.columns WHERE table_name = ? "
+                                       "ORDER BY ordinal_position", [table]).fetchall()]
+    con.execute(f"INSERT INTO {table} SELECT " + ", ".join(f"unnest(?::{t}[])" for t in types),
+                [list(column) for column in zip(*rows)])
+
+
 def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
-    import pandas as pd   # only a build needs it (about half of the import time of a CLI command)
     con = duckdb.connect(str(tmp))
     try:
         con.execute("""CREATE TABLE components (id VARCHAR PRIMARY KEY, name VARCHAR, family VARCHAR,
@@ -188,15 +198,8 @@ def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
                 for i in range(len(atoms)):
                     bin_rows.append((meta["id"], unit, i, float(atoms.rows[i]), float(atoms.tokens[i]),
                                      float(atoms.response[i]), float(atoms.turns[i])))
-        comp_df = pd.DataFrame(comp_rows, columns=COMPONENT_COLUMNS)
-        bins_df = pd.DataFrame(bin_rows, columns=["component_id", "unit", "bin", "rows", "tokens",
-                                                  "response_tokens", "turns"])
-        con.register("comp_df", comp_df)
-        con.register("bins_df", bins_df)
-        con.execute("INSERT INTO components SELECT * FROM comp_df")
-        con.execute("INSERT INTO length_bins SELECT * FROM bins_df")
-        con.unregister("comp_df")
-        con.unregister("bins_df")
+        _insert(con, "components", comp_rows)
+        _insert(con, "length_bins", bin_rows)
         con.executemany("INSERT INTO component_overlaps VALUES (?,?,?,?,?)",
                         [(o["a"], o["b"], int(o["shared_rows"]), o["tag"], o["source"]) for o in shipped.get("overlaps", [])])
         con.executemany("INSERT INTO meta VALUES (?,?)", [("build_version", BUILD_VERSION),
