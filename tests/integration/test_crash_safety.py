@@ -87,6 +87,8 @@ def test_the_shipped_catalog_is_never_written(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.run()
+    at.session_state["w_tab"] = "Export / import / profile"       # the profile panel is drawn while open
+    at.run()
     at.file_uploader(key="w_profile_file").set_value(("u.jsonl", data.read_bytes(), "application/jsonl")).run()
     at.text_input(key="w_profile_name").input("uploaded").run()
     at.button(key="w_profile_go").click().run()

@@ -491,6 +491,7 @@ GOOD = b'{"conversations": [{"from": "human", "value": "abcd"}, {"from": "gpt", 
 
 def test_a_replace_tick_confirms_one_id_only(tmp_path, monkeypatch):
     from tests.app.test_hostile_input import _app, _profile
+    from tests.app.test_wiring import open_tab
     app = _app(tmp_path, monkeypatch)
     _profile(app, "one", GOOD)
     _profile(app, "two", GOOD)
@@ -500,6 +501,7 @@ def test_a_replace_tick_confirms_one_id_only(tmp_path, monkeypatch):
     assert not app.checkbox(key="w_profile_replace").value
     app.button(key="w_profile_go").click().run()
     assert any("already profiled" in e.value for e in app.error)
+    open_tab(app, "Mix")
     assert app.data_editor[0].value.set_index("id").loc["two", "rows"] == 3      # not replaced
 
 
@@ -558,8 +560,10 @@ def test_a_catalog_error_names_the_field_at_fault(tmp_path, monkeypatch):
 def test_a_parquet_bomb_upload_is_refused_on_the_page(tmp_path, monkeypatch):
     # the same bound behind the dashboard's uploader (its 200 MB cap passes a 1 KB file)
     from tests.app.test_hostile_input import _app
+    from tests.app.test_wiring import open_tab
     bomb = _bomb(tmp_path / "bomb.parquet", False)
     app = _app(tmp_path, monkeypatch)
+    open_tab(app, "Export / import / profile")                    # the profile panel is drawn while open
     app.file_uploader(key="w_profile_file").set_value(("bomb.parquet", bomb.read_bytes(),
                                                        "application/octet-stream")).run()
     app.text_input(key="w_profile_name").input("bomb").run()
