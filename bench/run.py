@@ -9,12 +9,16 @@ Figures (targets): plan_ms_median (<= 2 ms), plan_10m_ms_median (<= 10 ms, with 
 component of 10M conversations), trim_ms_median per strategy (<= 100 ms), rerun_ms_median
 (AppTest rerun after a control change, <= 150 ms; rerun_cpu_ms_median: its script thread's CPU
 time, which load on a shared machine moves far less), browser_update_ms_median (control change to
-new metric text in chromium: the slowest of several controls' medians, a mix cell among them, <= 500 ms;
-each control's in browser_update_ms_by_control), cold_start_s (server spawn to the first metric, <= 5 s),
-each page figure beside the same figure for bench/trivial_page.py measured in the same run (trivial_*,
-printed as a table with the ratio and issue 23's goals), profile_rows_per_s,
-session_rss_mb (server memory per open session, <= 150 MB), profile_peak_rss_mb (profiling a
-2 GB JSONL, < 1 GB). Timing is printed, never asserted (shared machines are noisy).
+new metric text in chromium, by the page's own clock: from the committing key or pointer press to the
+painted frame with the new text (tests/browser_util.py ARM_TIMING_JS); the slowest of several
+controls' medians, a mix cell among them, <= 500 ms; each control's in browser_update_ms_by_control;
+browser_update_polled_ms_*: the same changes as the harness sees them, its round trip and 10 ms
+polling in), cold_start_s (server spawn to the first metric, <= 5 s), each page figure beside the
+same figure for bench/trivial_page.py measured in the same run (trivial_*, printed as a table with
+the ratio and issue 23's goals; the mix cell beside bench/trivial_editor_page.py, a 6-row data
+editor: Streamlit's own floor for a cell), profile_rows_per_s, session_rss_mb (server memory per open
+session, <= 150 MB), profile_peak_rss_mb (profiling a 2 GB JSONL, < 1 GB). Timing is printed, never
+asserted (shared machines are noisy).
 """
 from __future__ import annotations
 
@@ -378,7 +382,7 @@ PAGE_FIGURES = [("AppTest rerun (ms)", "rerun_ms_median", "trivial_rerun_ms_medi
                  "browser_update_ms_median", "trivial_browser_update_ms_median", "<= 250 ms", lambda p, t: p <= 250),
                 ("the same, as the harness sees it (the commit's round trip + polling every 10 ms)",
                  "browser_update_polled_ms_median", "trivial_browser_update_polled_ms_median", "(for comparison)",
-                 lambda p, t: p <= 250),
+                 None),
                 ("spawn -> first metric, chromium (s)", "cold_start_s", "trivial_cold_start_s", "<= trivial + 1.0 s",
                  lambda p, t: p <= t + 1.0)]
 
@@ -391,7 +395,8 @@ def page_table(res: dict) -> str:
         if p is None or t is None:
             lines.append(f"| {label} | {p} | {t} | - | {goal} | - |")
             continue
-        lines.append(f"| {label} | {p:g} | {t:g} | {p / t:.2f}x | {goal} | {'yes' if ok(p, t) else 'NO'} |")
+        met = "-" if ok is None else "yes" if ok(p, t) else "NO"
+        lines.append(f"| {label} | {p:g} | {t:g} | {p / t:.2f}x | {goal} | {met} |")
     floor = res.get("trivial_editor_cell_ms_median")
     for name, ms in res.get("browser_update_ms_by_control", {}).items():
         t = floor if name.startswith("mix cell") and floor else None
