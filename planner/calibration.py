@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.catalog.paths import load_shipped_yaml
 from planner.memo import ByIdentity
 from planner.specs import ModelSpec
 
@@ -68,8 +68,7 @@ class ThroughputTable(_Strict):
 
 @functools.cache
 def measurements() -> ThroughputTable:
-    with open(PRESETS / "throughput.yaml", encoding="utf-8") as fh:
-        return ThroughputTable(**yaml.safe_load(fh))
+    return ThroughputTable(**load_shipped_yaml(PRESETS / "throughput.yaml"))
 
 
 def architecture(model: ModelSpec) -> str:

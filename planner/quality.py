@@ -38,10 +38,9 @@ import functools
 import math
 import statistics
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.catalog.paths import SHIPPED_CATALOG
+from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml
 from planner.specs import load_preset
 from planner.findings import Finding, finding
 from planner.harness import fitted, resolve, speedup_at
@@ -159,8 +158,7 @@ def check_size_series(q: QualityPresets) -> None:
 def _shipped_components() -> dict[str, tuple[float, str]]:
     """The shipped catalog's (mean tokens per conversation, family) per component
     (datasets_meta/components.yaml), the one place those figures are written."""
-    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
+    data = load_shipped_yaml(SHIPPED_CATALOG)
     return {c["id"]: (float(c["mean_tokens"]["value"]), c["family"]) for c in data["components"]}
 
 

@@ -23,11 +23,10 @@ from pathlib import Path
 import duckdb
 import filelock
 import numpy as np
-import yaml
 
 from planner.distributions import Atoms, fan_out, fit_component
 from planner.catalog import user_catalog as uc
-from planner.catalog.paths import SHIPPED_CATALOG, planner_home, user_catalog_path
+from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml, planner_home, user_catalog_path
 
 BUILD_VERSION = "5"
 # A build not opened for this long is removed when another build is made.
@@ -79,8 +78,7 @@ class Overlap:
 
 
 def _read_inputs(user_path: Path) -> tuple[dict, dict]:
-    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
-        shipped = yaml.safe_load(fh)
+    shipped = load_shipped_yaml(SHIPPED_CATALOG)
     cat, warning = uc.load(user_path)
     user = {"components": [c.model_dump(mode="json") for c in cat.components], "error": warning}
     return shipped, user
@@ -88,8 +86,7 @@ def _read_inputs(user_path: Path) -> tuple[dict, dict]:
 
 def shipped_ids() -> set[str]:
     """The shipped component ids, read from the shipped YAML (no DuckDB build)."""
-    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
-        return {c["id"] for c in yaml.safe_load(fh)["components"]}
+    return {c["id"] for c in load_shipped_yaml(SHIPPED_CATALOG)["components"]}
 
 
 def _input_hash(shipped: dict, user: dict) -> str:
