@@ -4,14 +4,16 @@
     cmp BEFORE.jsonl AFTER.jsonl                              # byte-identical, or a plan moved
 
 Each line is the scenario's name, `planner estimate --json`'s output model (planner/output.py
-to_json_dict) of its plan with sort_keys, and the Plan's own model_dump_json (unrounded, typed); the trims (every strategy on a few scenarios) write their
-TrimResult beside the trimmed plan's JSON, as `planner trim --json` does. The scenarios: each preset
-of planner.scenario.PRESETS; every layout x every GPU preset, calibrated and roofline; every model;
-uniform and mixed; nodes (extraction and training), shared placement, a quality serving GPU with
-served tokens, fp8 dtypes, the turn unit, caps, capture batches (lossless fixes of a blocking disk
-finding), a custom mix, a workload, fixed throughput, a transfer link; and a profiled component
-from a sample (the storage band) in a throw-away user catalog. Each scenario is planned twice (the
-second plan of the same scenario is what the page's rerun asks; caches must give the same bytes).
+to_json_dict) of its plan with sort_keys, and the Plan's own model_dump_json (unrounded, typed); the
+trims (every strategy on a few scenarios) write their TrimResult beside the trimmed plan's JSON, as
+`planner trim --json` does. The scenarios: each preset of planner.scenario.PRESETS; every layout x
+every GPU preset, calibrated and roofline; every model; uniform and mixed; nodes (extraction and
+training), shared placement, a quality serving GPU with served tokens, fp8 dtypes, the turn unit,
+caps, capture batches (lossless fixes of a blocking disk finding), a custom mix, a workload, your
+own quality points, a custom model and GPU, fixed throughput, a transfer link; and a profiled
+component from a sample (the storage band) in a throw-away user catalog. Each scenario is planned
+twice (the second plan of the same scenario is what the page's rerun asks; caches must give the same
+bytes).
 """
 from __future__ import annotations
 
@@ -106,6 +108,15 @@ def scenarios() -> list[tuple[str, dict]]:
         mix=[{"id": "sampled_2k", "rows": 20_000}, {"id": "sharegpt", "rows": 3000}])
     add("uniform-fixed", uniform={"samples": 5000, "tokens": 300, "response_tokens": 100},
         throughput__mode="fixed")
+    pts = [{"drafter": "dflash", "target": "qwen3-8b", "family": fam, "training_tokens": tok, "epochs": ep,
+            "eval_engine": "vllm", "tau": tau}
+           for fam, tok, ep, tau in (("general", 1e8, 1, 3.1), ("general", 4e8, 2, 4.2), ("code", 2e8, 3, 3.9))]
+    add("quality-points", quality__points=pts)
+    add("quality-points-eagle3", layout="specforge-eagle3", quality__points=pts[:1])
+    custom_model = {**model_presets()["qwen3-8b"].model_dump(mode="json"), "id": "my-8b", "name": "my 8B"}
+    custom_gpu = {**gpu_presets()["h100-sxm"].model_dump(mode="json"), "id": "my-gpu", "name": "my GPU"}
+    add("custom-model-gpu", model="custom", custom_model=custom_model, extraction_gpu="custom", custom_gpu=custom_gpu,
+        training__gpu="custom")
     return out
 
 

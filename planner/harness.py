@@ -335,6 +335,7 @@ def default_k(engine: str, drafter: str) -> int:
     return harness_presets().engines[engine].k[drafter]
 
 
+@functools.lru_cache(maxsize=256)    # the presets ship with the package: one Harness per setting (read, never changed)
 def resolve(drafter: str, engine: str, temperature: float, k: int | None) -> Harness:
     h, f = harness_presets(), fitted()
     depth = h.paper_depth[drafter].value

@@ -202,7 +202,7 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
                  temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
-                 fleet_batch=q.fleet_batch, reference=reference_tokens(spec.drafter, _reference_mean(s, cat, eff)),
+                 fleet_batch=q.fleet_batch, reference=_reference_tokens(s, cat, eff, spec.drafter),
                  target=model.id, target_params=model.params, points=q.points)
     if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
@@ -217,6 +217,18 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
         else s.costs.extraction_usd_per_gpu_hour
     return payback(qp, serving_tokens_per_day=q.serving_tokens_per_day, decode_tokens_per_s_per_gpu=rate,
                    usd_per_gpu_hour=price, one_off_usd=cost.total_offline, gpu=gpu.id)
+
+
+# A reference run's tokens per family, counted as a plan counts (_reference_mean): by the catalog
+# (read-only, kept for its lifetime) and what the count reads of the scenario and the layout.
+_REFERENCE = ByIdentity(256)
+
+
+def _reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str) -> dict[str, float]:
+    """reference_tokens(kind, _reference_mean(s, cat, eff)), worked out once per catalog, drafter kind,
+    cap, unit, overflow and length scale (everything the mean reads); a copy each time."""
+    key = (kind, eff.max_seq_len, eff.unit, eff.overflow, s.length_scale)
+    return dict(_REFERENCE.get((cat,), key, lambda: reference_tokens(kind, _reference_mean(s, cat, eff))))
 
 
 def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
@@ -250,7 +262,8 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
     on_disk = st.compressed
     tried = [f"{label}: {q_stored / 1e12:,.1f} TB (from {on_disk / 1e12:,.1f}), ${q_usd:,.0f} offline (from "
              f"${cost.total_offline:,.0f}), no row dropped"
-             for label, q_stored, q_usd in (_fix_figures(s, cat, st, eff.sort_by_length) if eff.padding == "batch" else ())]
+             for label, q_stored, q_usd in (_fix_figures(s, cat, st, eff.sort_by_length, r if measured is None else None)
+                                            if eff.padding == "batch" else ())]
     for i in blockers:
         f, extra = found[i], list(tried)
         cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
@@ -270,14 +283,14 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
 _FIXES = ByIdentity(256)
 
 
-def _fix_figures(s: Scenario, cat: StatsCatalog | None, st: StoragePhase,
-                 sorted_already: bool) -> tuple[tuple[str, float, float], ...]:
+def _fix_figures(s: Scenario, cat: StatsCatalog | None, st: StoragePhase, sorted_already: bool,
+                 resolved: Resolved | None = None) -> tuple[tuple[str, float, float], ...]:
     """(label, stored bytes, offline USD) of each lossless fix of batch padding whose figures are
     finite: a capture batch of 1, and length-sorted batches unless `sorted_already`. They
     depend on the scenario and the catalog alone (st's rows are those of `s` in `cat`; the tables'
-    figures, not a run's measured ones)."""
+    figures, not a run's measured ones; `resolved`: resolve(s) when the plan has it already)."""
     def compute():
-        base = resolve(s)
+        base = resolved or resolve(s)
         options = [("a capture batch of 1", {"capture_batch_size": 1})]
         if not sorted_already:
             options.append(("length-sorted capture batches", {"sort_by_length": True}))

@@ -40,3 +40,48 @@ def test_a_custom_gpu_changed_in_place_is_calibrated_afresh():
         **gpu_presets()["h100-sxm"].model_dump(), "id": "b200"}), cat).extraction.prefill_calibration
     assert again == fresh
     assert first != again          # the GPU's id moves the nearest row's distance (1.265 -> 0.0, by review)
+
+
+def _cold():
+    """Empty what plan() keeps of the quality estimate between calls (the reference tokens per catalog,
+    the harness, the target-size term): the next plan works them out afresh."""
+    import importlib
+    from planner import harness, quality
+    importlib.import_module("planner.plan")._REFERENCE._kept.clear()
+    for cached in (harness.resolve, quality.target_term, quality._preset_curves, quality._speedup_line):
+        cached.cache_clear()
+
+
+# An EAGLE-3 layout, whose reference run's components are in the catalog: the reference tokens are
+# counted as the plan counts (its cap, unit, overflow and length scale). Each change is one of what
+# the quality estimate's kept results are keyed by; the cap and unit are given, so that the layout
+# change moves the overflow alone (modelopt-eagle3 skips over-long rows, specforge-eagle3 cuts them).
+BASE = {"layout": "specforge-eagle3", "max_seq_len": 2048, "unit": "conversation"}
+QUALITY_INPUTS = {
+    "length_scale": {"length_scale": 1.3},
+    "cap": {"max_seq_len": 1024},
+    "unit": {"unit": "turn"},
+    "overflow": {"layout": "modelopt-eagle3"},
+    "drafter": {"layout": "specforge-dflash"},
+    "target": {"model": "llama-3.1-8b"},
+    "engine": {"quality": {"eval_engine": "sglang"}},
+    "temperature": {"quality": {"temperature": 0.7}},
+    "k": {"quality": {"num_speculative_tokens": 6}},
+}
+
+
+def test_a_plan_after_another_is_the_plan_worked_out_afresh():
+    """Each change planned right after the base (whose kept results are then in place) is the same
+    plan, to the byte, as the change planned with nothing kept; and each change moves the quality
+    estimate (so a kept result that missed it would show)."""
+    cat = get_catalog()
+    base = default_scenario().with_changes(**BASE)
+    before = plan(base, cat).quality.model_dump_json()
+    for name, change in QUALITY_INPUTS.items():
+        s = base.with_changes(**change)
+        plan(base, cat)
+        warm = plan(s, cat).model_dump_json()
+        _cold()
+        cold = plan(s, cat)
+        assert warm == cold.model_dump_json(), name
+        assert cold.quality.model_dump_json() != before, name
