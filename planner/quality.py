@@ -576,14 +576,16 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     h_ = resolve(kind, engine, temperature, k)
     top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling
     served = h_.table(top)
+    fast = tuple((f, w, level - 1, s_ref) for f, w, level, s_ref in terms)    # level - 1 once, the same float
 
     def tau(tokens: dict[str, float]) -> float:
         total = sum(tokens.values()) * scale
         out = 0.0
-        for f, w, level, s_ref in terms:
-            own = tokens.get(f, 0.0) * scale
+        get = tokens.get
+        for f, w, level_1, s_ref in fast:
+            own = get(f, 0.0) * scale
             eff = own + t * (total - own)
-            out += w * (served((1 + (level - 1) * (eff / (eff + h)) / s_ref) * gain) if eff > 0 else 1.0)
+            out += w * (served((1 + level_1 * (eff / (eff + h)) / s_ref) * gain) if eff > 0 else 1.0)
         return out
     return tau
 

@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from planner.errors import PlannerInputError
 from planner.headlines import HEADLINES
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
-from planner.plan import Figures, Plan, figures, plan, resolved_mix
+from planner.phases import in_force, resolve, stored
+from planner.plan import Figures, Plan, plan, resolved_mix
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.units import TB, TiB
@@ -182,8 +183,14 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         raise PlannerInputError("protect", protect, "name at least one component or family to protect")
     floor = _floors(upper, protected, min_family_share or {}, cat)
 
+    # figures() of each step's scenario, with the presets resolved once: a step changes row counts (and
+    # the cap), which resolve() does not read; the pipeline values in force are worked out per step
+    resolved = resolve(s)
+
     def run(rows: dict[str, int], cap=...) -> Figures:
-        return figures(_with_rows(s, base, rows, cap), cat)
+        step = _with_rows(s, base, rows, cap)
+        eff = in_force(step, resolved.spec)
+        return Figures(step, resolved, stored(step, cat, resolved, eff), eff)
 
     def fits(p: Plan | Figures) -> bool:
         # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
@@ -522,17 +529,20 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     step = {i: max(1, -(-upper[i] // QUALITY_STEPS)) for i in upper}
     now = tokens(x)
     current = tau(now)
+    lims = [lim for _, lim, _ in limits]
+    costs = [(i, a[i], upper[i], step[i]) for i in upper]
     while True:
         best, best_gain = None, 0.0
-        for i in upper:
-            if x[i] >= upper[i]:
+        fits_in = [r * (1 + 1e-12) for r in room]
+        for i, a_i, u_i, step_i in costs:
+            if x[i] >= u_i:
                 continue
-            n = min(step[i], upper[i] - x[i])
-            use = [a[i][k] * n for k in range(len(limits))]
-            if any(u > r * (1 + 1e-12) for u, r in zip(use, room)):
+            n = min(step_i, u_i - x[i])
+            use = [c * n for c in a_i]
+            if any(u > r for u, r in zip(use, fits_in)):
                 continue
             gain = tau(tokens_with(now, i, n)) - current
-            cost = max(u / lim for u, (_, lim, _) in zip(use, limits))
+            cost = max(u / lim for u, lim in zip(use, lims))
             score = gain / cost if cost > 0 else math.inf
             if best is None or score > best_gain:
                 best, best_gain = (i, n, use), score
