@@ -33,7 +33,8 @@ from planner.storage_phase import (ComponentPlan, StoragePhase, components as co
                                    included_mix, resolved_mix)
 from planner.training import TrainingPlan
 
-__all__ = ["ComponentPlan", "Figures", "Plan", "figures", "included_mix", "is_finite_plan", "plan", "resolved_mix"]
+__all__ = ["ComponentPlan", "Figures", "Plan", "counted_reference_tokens", "figures", "included_mix", "is_finite_plan",
+           "plan", "resolved_mix"]
 
 class Plan(BaseModel):
     planner_version: str
@@ -202,7 +203,7 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
                  temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
-                 fleet_batch=q.fleet_batch, reference=_reference_tokens(s, cat, eff, spec.drafter),
+                 fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter),
                  target=model.id, target_params=model.params, points=q.points)
     if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
@@ -224,7 +225,7 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
 _REFERENCE = ByIdentity(256)
 
 
-def _reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str) -> dict[str, float]:
+def counted_reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str) -> dict[str, float]:
     """reference_tokens(kind, _reference_mean(s, cat, eff)), worked out once per catalog, drafter kind,
     cap, unit, overflow and length scale (everything the mean reads); a copy each time."""
     key = (kind, eff.max_seq_len, eff.unit, eff.overflow, s.length_scale)

@@ -25,7 +25,7 @@ from planner.errors import PlannerInputError
 from planner.headlines import HEADLINES
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
 from planner.phases import in_force, resolve, stored
-from planner.plan import Figures, Plan, plan, resolved_mix
+from planner.plan import Figures, Plan, counted_reference_tokens, plan, resolved_mix
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.units import TB, TiB
@@ -226,10 +226,10 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         rows = scaled(lo)
         return rows, run(rows, cap)
 
-    def kept_quality(p: Plan):
+    def kept_quality(p: Plan | Figures):
         """The trimmed mix's expected quality for the full mix's serving workload: what is served does
         not change because a family was trimmed (planner/quality.py)."""
-        return quality_of(p, full.quality.workload)
+        return kept_quality_of(p, full, cat)
 
     def planned(rows: dict[str, int], cap) -> Plan:
         """The full plan of a proposal (its scenario as trim returns it)."""
@@ -281,8 +281,9 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                                    f"acceptance" + (f" ({c_note})" if c_note else "")))
             except TrimInfeasible:
                 pass
-        planned_ = [(c, planned(c[1], c[3])) for c in candidates]
-        (_, rows, _, cap_after, note), p = max(planned_, key=lambda cp: kept_quality(cp[1]).acceptance_length)
+        # the one that keeps the most, from each candidate's figures; then its full plan alone
+        _, rows, _, cap_after, note = max(candidates, key=lambda c: kept_quality(c[2]).acceptance_length)
+        p = planned(rows, cap_after)
     else:  # cap
         rows, p, cap_after, note = by_cap()
     if s.uniform is None and any(upper.values()) and not any(rows.values()):
@@ -344,6 +345,23 @@ def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = N
         except PlannerInputError as exc:
             out[k] = (None, str(exc))
     return out
+
+
+def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None):
+    """quality_of(p, full's serving workload); of a step's Figures (a scenario of `full`'s with other
+    rows or another cap), what quality_of gives the step's full plan, from the same figures without
+    planning it: each component's training tokens in the mix's order, `full`'s harness and target,
+    the reference counted under the step's cap (tests/unit/planner/test_trim_quality.py)."""
+    if isinstance(p, Plan):
+        return quality_of(p, full.quality.workload)
+    from planner.quality import quality
+    st, fq, step = p.storage, full.quality, p.scenario
+    tokens: dict[str, float] = {}
+    for m, w in zip(st.mix, st.works):
+        tokens[m.family] = tokens.get(m.family, 0.0) + w.conversation_tokens
+    context = {**fq.context(), "reference": counted_reference_tokens(step, cat, st.eff, fq.drafter)}
+    return quality(fq.drafter, tokens, epochs=step.training.epochs, regenerated=step.regenerate,
+                   workload=fq.workload, transfer=step.quality.domain_transfer, **context)
 
 
 def quality_of(p: Plan, workload: dict[str, float]):
