@@ -43,11 +43,15 @@ def test_a_custom_gpu_changed_in_place_is_calibrated_afresh():
 
 
 def _cold():
-    """Empty what plan() keeps of the quality estimate between calls (the reference tokens per catalog,
-    the harness, the target-size term): the next plan works them out afresh."""
+    """Empty what plan() keeps between calls of the quality estimate (the reference tokens per catalog,
+    the harness, the target-size term) and of the training rows (their sums per component and mix,
+    the padding-free part): the next plan works them out afresh."""
     import importlib
     from planner import harness, quality
     importlib.import_module("planner.plan")._REFERENCE._kept.clear()
+    phases = importlib.import_module("planner.phases")
+    for kept in (phases._ROW_SUMS, phases._ROW_BASES, phases._MIX_ROW_SUMS):
+        kept._kept.clear()
     for cached in (harness.resolve, quality.target_term, quality._preset_curves, quality._speedup_line):
         cached.cache_clear()
 
@@ -85,3 +89,25 @@ def test_a_plan_after_another_is_the_plan_worked_out_afresh():
         cold = plan(s, cat)
         assert warm == cold.model_dump_json(), name
         assert cold.quality.model_dump_json() != before, name
+
+
+ROW_INPUTS = {   # what the training rows' kept sums are keyed by: anchors, rows, padding, the window
+    "anchors": {"training": {"num_anchors": 64}},
+    "rows": {"mix": [{"id": "openorca", "rows": 1000}, {"id": "sharegpt", "rows": 777}]},
+    "padding": {"capture_batch_size": 3},
+    "eagle3": {"layout": "specforge-eagle3"},
+}
+
+
+def test_the_training_rows_after_another_plan_are_worked_out_afresh():
+    cat = get_catalog()
+    base = default_scenario()
+    before = plan(base, cat).training.flops_per_epoch
+    for name, change in ROW_INPUTS.items():
+        s = base.with_changes(**change)
+        plan(base, cat)
+        warm = plan(s, cat).model_dump_json()
+        _cold()
+        cold = plan(s, cat)
+        assert warm == cold.model_dump_json(), name
+        assert cold.training.flops_per_epoch != before, name
