@@ -78,17 +78,22 @@ def test_a_plan_after_another_is_the_plan_worked_out_afresh():
     """Each change planned right after the base (whose kept results are then in place) is the same
     plan, to the byte, as the change planned with nothing kept; and each change moves the quality
     estimate (so a kept result that missed it would show)."""
+    _warm_is_cold(default_scenario().with_changes(**BASE), QUALITY_INPUTS, lambda p: p.quality.model_dump_json())
+
+
+def _warm_is_cold(base, changes: dict, figure) -> None:
+    """Each change, planned right after `base`, is the plan of it worked out with nothing kept, to the
+    byte; and it moves `figure` of the plan (so a kept result that missed it would show)."""
     cat = get_catalog()
-    base = default_scenario().with_changes(**BASE)
-    before = plan(base, cat).quality.model_dump_json()
-    for name, change in QUALITY_INPUTS.items():
+    before = figure(plan(base, cat))
+    for name, change in changes.items():
         s = base.with_changes(**change)
         plan(base, cat)
         warm = plan(s, cat).model_dump_json()
         _cold()
         cold = plan(s, cat)
         assert warm == cold.model_dump_json(), name
-        assert cold.quality.model_dump_json() != before, name
+        assert figure(cold) != before, name
 
 
 ROW_INPUTS = {   # what the training rows' kept sums are keyed by: anchors, rows, padding, the window
@@ -100,14 +105,4 @@ ROW_INPUTS = {   # what the training rows' kept sums are keyed by: anchors, rows
 
 
 def test_the_training_rows_after_another_plan_are_worked_out_afresh():
-    cat = get_catalog()
-    base = default_scenario()
-    before = plan(base, cat).training.flops_per_epoch
-    for name, change in ROW_INPUTS.items():
-        s = base.with_changes(**change)
-        plan(base, cat)
-        warm = plan(s, cat).model_dump_json()
-        _cold()
-        cold = plan(s, cat)
-        assert warm == cold.model_dump_json(), name
-        assert cold.training.flops_per_epoch != before, name
+    _warm_is_cold(default_scenario(), ROW_INPUTS, lambda p: p.training.flops_per_epoch)
