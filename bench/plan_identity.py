@@ -9,11 +9,11 @@ trims (every strategy on a few scenarios) write their TrimResult beside the trim
 `planner trim --json` does. The scenarios: each preset of planner.scenario.PRESETS; every layout x
 every GPU preset, calibrated and roofline; every model; uniform and mixed; nodes (extraction and
 training), shared placement, a quality serving GPU with served tokens, fp8 dtypes, the turn unit,
-caps, capture batches (lossless fixes of a blocking disk finding), a custom mix, a workload, your
-own quality points, a custom model and GPU, fixed throughput, a transfer link; and a profiled
-component from a sample (the storage band) in a throw-away user catalog. Each scenario is planned
-twice (the second plan of the same scenario is what the page's rerun asks; caches must give the same
-bytes).
+caps, capture batches (lossless fixes of a blocking disk finding), a custom mix, empty mixes, a
+workload, your own quality points, a custom model and GPU, fixed throughput, a transfer link; and a
+profiled component from a sample (the storage band) in a throw-away user catalog. Each scenario is
+planned twice (the second plan of the same scenario is what the page's rerun asks; caches must give
+the same bytes).
 """
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def _sampled_component() -> None:
     for prov in comp["provenance"].values():     # the profile's time stamp out: the same bytes every run
         prov["source"] = prov["source"].split(" on ", 1)[0]
     mean = comp["mean_tokens"]
-    comp["sampled"] = {"rows_sampled": 2_000, "rows_total": 20_000, "seed": 1, "mean_tokens_ci": [mean * 0.96, mean * 1.05],
+    comp["sampled"] = {"rows_sampled": 2_000, "rows_total": 20_000, "seed": 1,
+                       "mean_tokens_ci": [mean * 0.96, mean * 1.05],
                        "mean_turn_tokens_ci": [mean * 0.4, mean * 0.45]}
     write_component(user_catalog_path(), comp, replace=True)
 
@@ -106,6 +107,9 @@ def scenarios() -> list[tuple[str, dict]]:
     add("sampled", mix=[{"id": "openorca", "rows": 50_000}, {"id": "sampled_2k", "rows": 20_000}])
     add("sampled-turn", unit="turn", capture_batch_size=8,
         mix=[{"id": "sampled_2k", "rows": 20_000}, {"id": "sharegpt", "rows": 3000}])
+    add("mix-unchecked", mix=[{"id": "openorca", "rows": 5, "include": False}])     # nothing planned
+    add("mix-zero-rows", mix=[{"id": "openorca", "rows": 0}])
+    add("mix-empty", mix=[])
     add("uniform-fixed", uniform={"samples": 5000, "tokens": 300, "response_tokens": 100},
         throughput__mode="fixed")
     pts = [{"drafter": "dflash", "target": "qwen3-8b", "family": fam, "training_tokens": tok, "epochs": ep,
