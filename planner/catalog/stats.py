@@ -19,14 +19,17 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import filelock
 import numpy as np
 
 from planner.distributions import Atoms, fan_out, fit_component
 from planner.catalog import user_catalog as uc
 from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml, planner_home, user_catalog_path
+
+if TYPE_CHECKING:
+    import duckdb
 
 BUILD_VERSION = "5"
 # A build not opened for this long is removed when another build is made.
@@ -148,6 +151,7 @@ def build(path: Path, shipped: dict, user: dict) -> None:
 
 
 def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
+    import duckdb
     import pandas as pd   # only a build needs it (about half of the import time of a CLI command)
     con = duckdb.connect(str(tmp))
     try:
@@ -228,6 +232,7 @@ def _remove_unused(current: Path) -> None:
 def open_catalog(user_path: Path) -> StatsCatalog:
     """The catalog for the shipped one plus the user catalog at `user_path`: built when its inputs
     changed, opened under the lock (and marked as in use), old unused builds removed."""
+    import duckdb     # here, not at import: the first catalog opened loads it (import planner stays light)
     shipped, user = _read_inputs(user_path)
     path = planner_home() / f"catalog-{_input_hash(shipped, user)}.duckdb"
     cached = _OPEN_BY_PATH.get(str(path))
@@ -257,6 +262,7 @@ class StatsCatalog:
     """Read-only view of one catalog database; statistics are loaded once into memory."""
 
     def __init__(self, path: Path):
+        import duckdb
         self.path = path
         self._con = duckdb.connect(str(path), read_only=True)
         self._local = threading.local()
@@ -282,6 +288,7 @@ class StatsCatalog:
         _OPENED.add(self)
 
     def close(self) -> None:
+        import duckdb
         try:
             self._con.close()
         except duckdb.Error:
