@@ -127,7 +127,10 @@ def alpha_of(tau: float, depth: int) -> float:
         mid = (lo + hi) / 2
         # chain_tau(mid, depth) written out, the same operations (a varied plan asks for about 15
         # new alphas, 900 steps)
-        lo, hi = (mid, hi) if (top if mid >= 1 else (1 - mid ** n) / (1 - mid)) < tau else (lo, mid)
+        if (top if mid >= 1 else (1 - mid ** n) / (1 - mid)) < tau:
+            lo = mid
+        else:
+            hi = mid
     return (lo + hi) / 2
 
 
