@@ -117,7 +117,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     cat = catalog or (get_catalog() if s.uniform is None else None)
     r = resolve(s, measured)
     eff = in_force(s, r.spec)
-    st = stored(s, cat, r, eff)
+    st = _stored(s, cat, r, eff)
     run = Figures(s, r, st, eff, measured)
     nodes, ex, tr, cost = run.nodes, run.extraction, run.transfer, run.cost_usd
     # break-even is a figure of the costs, shown beside the training it concerns
@@ -175,6 +175,24 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         plan_.storage_bytes_low, plan_.storage_bytes_high = (e.storage_bytes for e in ends)
         plan_.sampled_components = sampled
     return plan_
+
+
+# The storage phase of a scenario (a frozen result, read and never changed), kept per catalog and layout
+# spec (objects, kept for their lifetime) and every other input it reads: a scenario planned again
+# (a page's rerun) is not stored again.
+_STORED = ByIdentity(256)
+
+
+def _stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective) -> StoragePhase:
+    """stored(s, cat, r, eff), kept: the key holds what storage_phase reads of the scenario (the mix's
+    items or the uniform mix, regeneration, lengths, compression), of the layout (its bytes per
+    token; the spec by identity), the model's hidden and vocabulary sizes, and the values in force."""
+    u = s.uniform
+    key = (None if s.mix is None else tuple((m.id, m.rows, m.include, m.selection, m.seed) for m in s.mix),
+           None if u is None else (u.samples, u.tokens, u.response_tokens, u.turns), eff,
+           r.layout.bytes_per_token, r.model.hidden_size, r.model.vocab_size, s.regenerate, s.response_multiplier,
+           s.length_scale, s.compression)
+    return _STORED.get((cat, r.spec), key, lambda: stored(s, cat, r, eff))
 
 
 def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:

@@ -45,10 +45,11 @@ def test_a_custom_gpu_changed_in_place_is_calibrated_afresh():
 def _cold():
     """Empty what plan() keeps between calls of the quality estimate (the reference tokens per catalog,
     the harness, the target-size term) and of the training rows (their sums per component and mix,
-    the padding-free part): the next plan works them out afresh."""
+    the padding-free part) and the storage phase: the next plan works them out afresh."""
     import importlib
     from planner import harness, quality
     importlib.import_module("planner.plan")._REFERENCE._kept.clear()
+    importlib.import_module("planner.plan")._STORED._kept.clear()
     phases = importlib.import_module("planner.phases")
     for kept in (phases._ROW_SUMS, phases._ROW_BASES, phases._MIX_ROW_SUMS):
         kept._kept.clear()
@@ -106,3 +107,32 @@ ROW_INPUTS = {   # what the training rows' kept sums are keyed by: anchors, rows
 
 def test_the_training_rows_after_another_plan_are_worked_out_afresh():
     _warm_is_cold(default_scenario(), ROW_INPUTS, lambda p: p.training.flops_per_epoch)
+
+
+MIX = [{"id": "openorca", "rows": 1000}, {"id": "sharegpt", "rows": 777}, {"id": "ultrachat", "rows": 500}]
+UNIFORM = {"samples": 1000, "tokens": 800, "response_tokens": 300, "turns": 1}
+STORAGE_INPUTS = {   # what the kept storage phase is keyed by, from a base with a mix of its own
+    "rows": {"mix": [dict(MIX[0], rows=1001), *MIX[1:]]},
+    "include": {"mix": [dict(MIX[0], include=False), *MIX[1:]]},
+    "selection": {"mix": [dict(MIX[0], selection="shortest"), *MIX[1:]]},
+    "uniform": {"mix": None, "uniform": UNIFORM},
+    "regenerate": {"regenerate": False},
+    "multiplier": {"response_multiplier": 1.5},
+    "length_scale": {"length_scale": 0.8},
+    "compression": {"compression": 1.3},
+    "bytes": {"hidden_dtype": "fp8"},
+    "layers": {"layer_count": 3},
+    "model": {"model": "qwen3-8b"},
+    "in_force": {"capture_batch_size": 5},
+    "spec": {"layout": "specforge-eagle3"},
+}
+
+
+def test_the_storage_phase_after_another_plan_is_worked_out_afresh():
+    _warm_is_cold(default_scenario().with_changes(mix=MIX), STORAGE_INPUTS,
+                  lambda p: (p.storage_bytes_compressed, p.output_tokens, p.files))
+    # the uniform mix's own fields (one row per turn, so that the turns count)
+    uniform = {f: {"uniform": {**UNIFORM, f: v}} for f, v in
+               (("samples", 999), ("tokens", 801.0), ("response_tokens", 301.0), ("turns", 2))}
+    _warm_is_cold(default_scenario().with_changes(uniform=UNIFORM, unit="turn"), uniform,
+                  lambda p: (p.storage_bytes_compressed, p.output_tokens, p.files))
