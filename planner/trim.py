@@ -18,6 +18,7 @@ against one full plan() before it is returned.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -155,6 +156,26 @@ def _with_rows(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> 
         {**s.model_dump(), **changes})
 
 
+class _StepItem(NamedTuple):
+    """A mix item of a search step: a validated item's fields with a row count the search worked out
+    (0 to the item's own rows). A step's scenario is read by the phases and never returned: the answer
+    is planned from a validated scenario (_with_rows)."""
+    id: str
+    rows: int
+    include: bool
+    selection: str
+    seed: int
+
+
+def _step(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> Scenario:
+    """The scenario a search step's figures are worked out for: `s` with `rows` (and the cap), its
+    items not validated again when only row counts change (about 2 us an item, 16 a step)."""
+    if cap is ... and s.uniform is None:
+        return s.model_copy(update={"mix": [_StepItem(m["id"], int(rows[m["id"]]) if m["id"] in rows else m["rows"],
+                                                      m["include"], m["selection"], m["seed"]) for m in base]})
+    return _with_rows(s, base, rows, cap)
+
+
 def utility(rows: dict[str, int], weights: dict[str, float]) -> float:
     return sum(weights.get(i, 1.0) * math.log1p(max(r, 0)) for i, r in rows.items())
 
@@ -188,7 +209,7 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
     resolved = resolve(s)
 
     def run(rows: dict[str, int], cap=...) -> Figures:
-        step = _with_rows(s, base, rows, cap)
+        step = _step(s, base, rows, cap)
         eff = in_force(step, resolved.spec)
         return Figures(step, resolved, stored(step, cat, resolved, eff), eff)
 

@@ -43,3 +43,16 @@ def test_the_quality_trim_keeps_the_candidate_with_the_most_acceptance():
     assert p.storage_bytes_compressed <= 20e12 * (1 + 1e-12)
     assert r.quality_after == quality_of(p, plan(s, cat).quality.workload).acceptance_length
     assert r.quality_after >= trim(s, Budget(storage_tb=20), "proportional", catalog=cat).quality_after
+
+
+def test_every_strategys_answer_is_a_validated_scenario():
+    # the search steps' scenarios hold unvalidated items (planner/trim.py _StepItem); the answer never does
+    from planner.scenario import MixItem, Scenario
+    from planner.trim import STRATEGIES
+    cat = get_catalog()
+    s = default_scenario()
+    for strategy in STRATEGIES:
+        kw = {"protect": ["tool"]} if strategy == "protect" else {}
+        r = trim(s, Budget(storage_tb=20), strategy, catalog=cat, **kw)
+        assert all(type(m) is MixItem for m in r.scenario.mix), strategy
+        assert Scenario.model_validate(r.scenario.model_dump()) == r.scenario, strategy
