@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.catalog.paths import load_shipped_yaml
 from planner.memo import ByIdentity
 from planner.specs import ModelSpec
 
@@ -68,8 +68,7 @@ class ThroughputTable(_Strict):
 
 @functools.cache
 def measurements() -> ThroughputTable:
-    with open(PRESETS / "throughput.yaml", encoding="utf-8") as fh:
-        return ThroughputTable(**yaml.safe_load(fh))
+    return ThroughputTable(**load_shipped_yaml(PRESETS / "throughput.yaml"))
 
 
 def architecture(model: ModelSpec) -> str:
@@ -106,14 +105,13 @@ def _length_distance(row: Measurement, isl: float, osl: float) -> float:
 
 
 @functools.cache
-def preset_rows() -> tuple[tuple[Measurement, ...], np.ndarray, np.ndarray, tuple[str, ...]]:
-    """The rows whose model is a preset, in the table's order, with what the length term reads of
-    them as arrays (max(isl, 1), max(osl, 1)) and their models' architecture classes: built once."""
+def preset_rows() -> tuple[tuple[Measurement, ...], tuple[str, ...]]:
+    """The rows whose model is a preset, in the table's order, and their models' architecture
+    classes: built once."""
     from planner.specs import model_presets
     models = model_presets()
     rows = tuple(r for r in measurements().rows if r.model in models)
-    return (rows, kept([max(r.isl, 1) for r in rows], float), kept([max(r.osl, 1) for r in rows], float),
-            tuple(architecture(models[r.model]) for r in rows))
+    return rows, tuple(architecture(models[r.model]) for r in rows)
 
 
 def kept(values, dtype) -> np.ndarray:
@@ -151,48 +149,47 @@ def _fixed_by_json(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarr
     return fixed
 
 
-# numpy's vectorised log may differ from math.log in the last bit or two (~1e-16 on a distance of
-# order 1): the rows whose vectorised distance lies within TIE of the least one, or of MAX_DISTANCE,
-# are settled by distance() itself, so the row and its distance are the scalar scan's to the bit.
-TIE = 1e-9
-
-
 def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
                    allowed: np.ndarray | None = None, prefer_class: bool = False) -> tuple[Measurement, float] | None:
     """Of the preset-model rows `allowed` (a mask in preset_rows() order; None: all) within
     MAX_DISTANCE, and of those of the model's architecture class when `prefer_class` and one is
     within it: the first in the table's order at the least distance(), with that distance; or None.
-    The scan over every row, vectorised: the length term over arrays of the rows' lengths, the rest
-    looked up once per (model, GPU, dtype); near ties settled by distance() (TIE)."""
-    rows, r_isl, r_osl, _ = preset_rows()
-    fixed = _fixed_of(model, gpu_id, weight_dtype)
-    approx = fixed + (0.25 * np.abs(np.log(r_isl / max(isl, 1))) + 0.25 * np.abs(np.log(r_osl / max(osl, 1))))
+    The scalar scan over the few rows that can be within MAX_DISTANCE at any length (their
+    length-free distance is; the length term is never negative), looked up once per (model, GPU,
+    dtype, mask): a row's distance is its length-free part plus the length term, as distance() adds them."""
+    rows = preset_rows()[0]
+    best = best_same = None
+    for i, fixed, same in _candidates(model, gpu_id, weight_dtype, allowed):
+        d = fixed + _length_distance(rows[i], isl, osl)
+        if d <= MAX_DISTANCE:
+            if best is None or d < best[0]:           # strictly less: the first in the table's order on a tie
+                best = (d, i)
+            if same and (best_same is None or d < best_same[0]):
+                best_same = (d, i)
+    pick = best_same if prefer_class and best_same is not None else best
+    return None if pick is None else (rows[pick[1]], pick[0])
 
-    def exact(i: int) -> float:
-        return float(fixed[i]) + _length_distance(rows[i], isl, osl)
-    within = approx <= MAX_DISTANCE
-    edge = np.abs(approx - MAX_DISTANCE) <= TIE
-    if edge.any():
-        for i in np.flatnonzero(edge):      # on the threshold: the scalar decides
-            within[i] = exact(i) <= MAX_DISTANCE
-    if allowed is not None:
-        within &= allowed
-    if prefer_class:
-        same = within & _of_class(architecture(model))
-        if same.any():
-            within = same
-    if not within.any():
-        return None
-    least = approx[within].min()
-    near = np.flatnonzero(within & (approx <= least + TIE))
-    d, i = min((exact(i), i) for i in near)          # the least, the first in the table's order on a tie
-    return rows[i], d
+
+_CANDIDATES = ByIdentity(1024)
+
+
+def _candidates(model: ModelSpec, gpu_id: str, weight_dtype: str,
+                allowed: np.ndarray | None) -> tuple[tuple[int, float, bool], ...]:
+    """(row index, length-free distance, of the model's class) of each allowed preset-model row whose
+    length-free distance is within MAX_DISTANCE, in the table's order (the model and the mask, a
+    kept array, by identity)."""
+    def compute():
+        fixed = _fixed_of(model, gpu_id, weight_dtype)
+        same = _of_class(architecture(model))
+        return tuple((i, float(fixed[i]), bool(same[i])) for i in range(len(fixed))
+                     if fixed[i] <= MAX_DISTANCE and (allowed is None or allowed[i]))
+    return _CANDIDATES.get((model, allowed), (gpu_id, weight_dtype), compute)
 
 
 @functools.cache
 def _of_class(architecture_class: str) -> np.ndarray:
     """The preset-model rows (a mask in preset_rows() order) of that architecture class."""
-    return kept([c == architecture_class for c in preset_rows()[3]], bool)
+    return kept([c == architecture_class for c in preset_rows()[1]], bool)
 
 
 def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,

@@ -152,19 +152,33 @@ def row_sums(lengths: np.ndarray, weights: np.ndarray, supervised: np.ndarray, c
     supervised tokens of each) times its conversations. Capture padding stretches every row by the
     same factor (padded / unpadded tokens): its positions are computed, its loss mask is 0, so
     anchors come from the real supervised tokens only."""
+    base = row_base(lengths, weights, supervised, conversations, num_anchors)
+    return NO_ROWS if base is None else padded_row_sums(base, lengths, padded_tokens, window)
+
+
+def row_base(lengths: np.ndarray, weights: np.ndarray, supervised: np.ndarray, conversations: float,
+             num_anchors: int | None) -> tuple | None:
+    """What row_sums reads that the capture padding does not change (the rows' weights, their
+    tokens, the anchors): kept per component while a varied plan pads it again (planner/phases.py);
+    None when the rows hold no token."""
     w = weights * conversations
     tokens = float((w * lengths).sum())
     if not tokens:
-        return NO_ROWS
+        return None
+    wa = w * (np.minimum(num_anchors, supervised) if num_anchors else np.zeros_like(lengths))
+    return w, tokens, float(w.sum()), wa, float(wa.sum())
+
+
+def padded_row_sums(base: tuple, lengths: np.ndarray, padded_tokens: float, window: int | None) -> RowSums:
+    """row_sums from its padding-free part (row_base) and the padded tokens: the same operations."""
+    w, tokens, rows, wa, anchors = base
     stretch = padded_tokens / tokens
     T = lengths * stretch
     if window:
         pairs = np.where(T <= window, T * T / 2, window * T - window * window / 2)
     else:
         pairs = T * T / 2
-    A = np.minimum(num_anchors, supervised) if num_anchors else np.zeros_like(T)
-    return RowSums(float(w.sum()), padded_tokens, float((w * pairs).sum()), float((w * A).sum()),
-                   float((w * A * T / 2).sum()))
+    return RowSums(rows, padded_tokens, float((w * pairs).sum()), anchors, float((wa * T / 2).sum()))
 
 
 class DrafterFlops(BaseModel):

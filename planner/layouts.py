@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Callable, Literal
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from planner.errors import PlannerInputError
@@ -133,8 +132,8 @@ class LayoutSpec(_Strict):
 def layout_presets() -> dict[str, LayoutSpec]:
     # read here, not through specs.load_preset: specs imports this module (its layouts re-export)
     from planner.drafter import DRAFTER_KINDS    # numpy: not at import (planner --help)
-    with open(PRESETS / "layouts.yaml", encoding="utf-8") as fh:
-        specs = {d["id"]: LayoutSpec(**d) for d in yaml.safe_load(fh)}
+    from planner.catalog.paths import load_shipped_yaml
+    specs = {d["id"]: LayoutSpec(**d) for d in load_shipped_yaml(PRESETS / "layouts.yaml")}
     for spec in specs.values():     # every layout's drafter is a registered kind, checked once here
         DRAFTER_KINDS.lookup(spec.drafter)
     return specs

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.costs import CostPlan, costs, storage_preset_id
-from planner.drafter import NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs, row_sums
+from planner.drafter import (NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs,
+                             padded_row_sums, row_base)
 from planner.errors import PlannerInputError
 from planner.extraction import ExtractionPlan, extraction, replicas_on_nodes, sequence, tensor_parallel_needed
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
@@ -194,15 +195,19 @@ def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
 
 
 _ROW_SUMS = ByIdentity(4096)     # a component's training rows, for the same rows, padding and recipe
+_ROW_BASES = ByIdentity(4096)    # their padding-free part, for the same rows and anchors
 _MIX_ROW_SUMS = ByIdentity(1024)   # the whole mix's, summed in the mix's order
 
 
 def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None):
-    """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order)."""
+    """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order; its
+    padding-free part kept apart, for the same rows padded otherwise)."""
     def per_component(w: Workload, u: Workload, rl):
-        return _ROW_SUMS.get((rl,), (u.conversations, w.tokens, num_anchors, window),
-                             lambda: row_sums(rl.lengths, rl.weights, rl.supervised, u.conversations,
-                                              padded_tokens=w.tokens, num_anchors=num_anchors, window=window))
+        def compute():
+            base = _ROW_BASES.get((rl,), (u.conversations, num_anchors), lambda: row_base(
+                rl.lengths, rl.weights, rl.supervised, u.conversations, num_anchors))
+            return NO_ROWS if base is None else padded_row_sums(base, rl.lengths, w.tokens, window)
+        return _ROW_SUMS.get((rl,), (u.conversations, w.tokens, num_anchors, window), compute)
 
     def compute():
         rows = NO_ROWS

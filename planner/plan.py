@@ -33,7 +33,8 @@ from planner.storage_phase import (ComponentPlan, StoragePhase, components as co
                                    included_mix, resolved_mix)
 from planner.training import TrainingPlan
 
-__all__ = ["ComponentPlan", "Figures", "Plan", "figures", "included_mix", "is_finite_plan", "plan", "resolved_mix"]
+__all__ = ["ComponentPlan", "Figures", "Plan", "counted_reference_tokens", "figures", "included_mix", "is_finite_plan",
+           "plan", "resolved_mix"]
 
 class Plan(BaseModel):
     planner_version: str
@@ -116,7 +117,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     cat = catalog or (get_catalog() if s.uniform is None else None)
     r = resolve(s, measured)
     eff = in_force(s, r.spec)
-    st = stored(s, cat, r, eff)
+    st = _stored(s, cat, r, eff)
     run = Figures(s, r, st, eff, measured)
     nodes, ex, tr, cost = run.nodes, run.extraction, run.transfer, run.cost_usd
     # break-even is a figure of the costs, shown beside the training it concerns
@@ -176,6 +177,24 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     return plan_
 
 
+# The storage phase of a scenario (a frozen result, read and never changed), kept per catalog and layout
+# spec (objects, kept for their lifetime) and every other input it reads: a scenario planned again
+# (a page's rerun) is not stored again.
+_STORED = ByIdentity(256)
+
+
+def _stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective) -> StoragePhase:
+    """stored(s, cat, r, eff), kept: the key holds what storage_phase reads of the scenario (the mix's
+    items or the uniform mix, regeneration, lengths, compression), of the layout (its bytes per
+    token; the spec by identity), the model's hidden and vocabulary sizes, and the values in force."""
+    u = s.uniform
+    key = (None if s.mix is None else tuple((m.id, m.rows, m.include, m.selection, m.seed) for m in s.mix),
+           None if u is None else (u.samples, u.tokens, u.response_tokens, u.turns), eff,
+           r.layout.bytes_per_token, r.model.hidden_size, r.model.vocab_size, s.regenerate, s.response_multiplier,
+           s.length_scale, s.compression)
+    return _STORED.get((cat, r.spec), key, lambda: stored(s, cat, r, eff))
+
+
 def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:
     """The serving workload tau is scored on (family -> share; None: the mix's own training-token
     shares). One workload, fixed: the scenario's shares when given, else the full mix's family shares
@@ -202,7 +221,7 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
                  temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
-                 fleet_batch=q.fleet_batch, reference=reference_tokens(spec.drafter, _reference_mean(s, cat, eff)),
+                 fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter),
                  target=model.id, target_params=model.params, points=q.points)
     if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
@@ -217,6 +236,18 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
         else s.costs.extraction_usd_per_gpu_hour
     return payback(qp, serving_tokens_per_day=q.serving_tokens_per_day, decode_tokens_per_s_per_gpu=rate,
                    usd_per_gpu_hour=price, one_off_usd=cost.total_offline, gpu=gpu.id)
+
+
+# A reference run's tokens per family, counted as a plan counts (_reference_mean): by the catalog
+# (read-only, kept for its lifetime) and what the count reads of the scenario and the layout.
+_REFERENCE = ByIdentity(256)
+
+
+def counted_reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str) -> dict[str, float]:
+    """reference_tokens(kind, _reference_mean(s, cat, eff)), worked out once per catalog, drafter kind,
+    cap, unit, overflow and length scale (everything the mean reads); a copy each time."""
+    key = (kind, eff.max_seq_len, eff.unit, eff.overflow, s.length_scale)
+    return dict(_REFERENCE.get((cat,), key, lambda: reference_tokens(kind, _reference_mean(s, cat, eff))))
 
 
 def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
@@ -250,7 +281,8 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
     on_disk = st.compressed
     tried = [f"{label}: {q_stored / 1e12:,.1f} TB (from {on_disk / 1e12:,.1f}), ${q_usd:,.0f} offline (from "
              f"${cost.total_offline:,.0f}), no row dropped"
-             for label, q_stored, q_usd in (_fix_figures(s, cat, st, eff.sort_by_length) if eff.padding == "batch" else ())]
+             for label, q_stored, q_usd in (_fix_figures(s, cat, st, eff.sort_by_length, r if measured is None else None)
+                                            if eff.padding == "batch" else ())]
     for i in blockers:
         f, extra = found[i], list(tried)
         cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
@@ -270,14 +302,14 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
 _FIXES = ByIdentity(256)
 
 
-def _fix_figures(s: Scenario, cat: StatsCatalog | None, st: StoragePhase,
-                 sorted_already: bool) -> tuple[tuple[str, float, float], ...]:
+def _fix_figures(s: Scenario, cat: StatsCatalog | None, st: StoragePhase, sorted_already: bool,
+                 resolved: Resolved | None = None) -> tuple[tuple[str, float, float], ...]:
     """(label, stored bytes, offline USD) of each lossless fix of batch padding whose figures are
     finite: a capture batch of 1, and length-sorted batches unless `sorted_already`. They
     depend on the scenario and the catalog alone (st's rows are those of `s` in `cat`; the tables'
-    figures, not a run's measured ones)."""
+    figures, not a run's measured ones; `resolved`: resolve(s) when the plan has it already)."""
     def compute():
-        base = resolve(s)
+        base = resolved or resolve(s)
         options = [("a capture batch of 1", {"capture_batch_size": 1})]
         if not sorted_already:
             options.append(("length-sorted capture batches", {"sort_by_length": True}))

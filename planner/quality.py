@@ -38,10 +38,9 @@ import functools
 import math
 import statistics
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.catalog.paths import SHIPPED_CATALOG
+from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml
 from planner.specs import load_preset
 from planner.findings import Finding, finding
 from planner.harness import fitted, resolve, speedup_at
@@ -159,8 +158,7 @@ def check_size_series(q: QualityPresets) -> None:
 def _shipped_components() -> dict[str, tuple[float, str]]:
     """The shipped catalog's (mean tokens per conversation, family) per component
     (datasets_meta/components.yaml), the one place those figures are written."""
-    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
+    data = load_shipped_yaml(SHIPPED_CATALOG)
     return {c["id"]: (float(c["mean_tokens"]["value"]), c["family"]) for c in data["components"]}
 
 
@@ -278,6 +276,7 @@ def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, 
     return beta, max(0.0, beta - min(betas)), max(0.0, max(betas) - beta), sizes, whose
 
 
+@functools.lru_cache(maxsize=256)    # of the presets and its arguments alone: one TargetTerm each (read, never changed)
 def target_term(kind: str, target: str | None, target_params: float | None = None,
                 leave_out: tuple[str, ...] = ()) -> TargetTerm:
     """How tau moves from the reference run's target to `target` (params in units, None: the
@@ -419,6 +418,36 @@ def _tau_domain(level: float, d_eff: float, d_ref: float, d_half: float) -> floa
     return 1 + (level - 1) * s(d_eff) / s(d_ref)
 
 
+def _curves(pts: list[tuple[float, float, float]]) -> tuple[float, float, float, float, float]:
+    """(D_half, the steeper and the flatter curve's D_half, the points' least and largest tokens) of
+    the curve through (tokens, tau, error) points."""
+    _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+    lo_pts = sorted(pts)
+    # the curve through the points moved by their errors either way: steeper (lower on the small
+    # side) and flatter
+    _, h_steep = fit_curve([(lo_pts[0][0], lo_pts[0][1] - lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] + lo_pts[-1][2])])
+    _, h_flat = fit_curve([(lo_pts[0][0], lo_pts[0][1] + lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] - lo_pts[-1][2])])
+    return h, h_steep, h_flat, lo_pts[0][0], lo_pts[-1][0]
+
+
+@functools.cache
+def _preset_curves(kind: str) -> tuple[float, float, float, float, float]:
+    """_curves of a drafter kind's published points (quality.yaml, which ships with the package:
+    fitted once per process, not per plan)."""
+    d = quality_presets().drafters[kind]
+    return _curves([(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error)
+                    for p in d.scaling.points])
+
+
+@functools.cache
+def _speedup_line(kind: str) -> tuple[float, float, float]:
+    """(a, b) of the least-squares speedup = a tau + b over the kind's published pairs, and c, their
+    mean tau / speedup - 1 (the floor speedup = tau / (1 + c)): once per process."""
+    pairs = quality_presets().drafters[kind].speedup.pairs
+    a, b = fit_speedup(pairs)
+    return a, b, sum(t_ / s_ - 1 for t_, s_ in pairs) / len(pairs)
+
+
 def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
             workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
             temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
@@ -448,7 +477,6 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     d_ref = _reference_effective(kind, ref_tokens, t)
     h_ = resolve(kind, engine, temperature, k)
     levels = {f: d.domains[f].tau for f in FAMILIES}
-    pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
     user = user_model(kind, points, sat)
     if user is not None:
         # the user's own runs: their curve and levels, tokens in absolute epoch equivalents
@@ -458,13 +486,9 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         warnings.append(finding("quality-extrapolated", f"drafter quality: refitted on your {len(points)} "
                                 f"point(s) for {d.name}" + ("" if own_curve else "; they do not rise and saturate, so "
                                                               "the curve keeps the published shape")))
-    _, h = fit_curve([(x, tau) for x, tau, _ in pts])
-    lo_pts = sorted(pts)
-    # the curve through the points moved by their errors either way: steeper (lower on the small
-    # side) and flatter
-    _, h_steep = fit_curve([(lo_pts[0][0], lo_pts[0][1] - lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] + lo_pts[-1][2])])
-    _, h_flat = fit_curve([(lo_pts[0][0], lo_pts[0][1] + lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] - lo_pts[-1][2])])
-    d_min, d_max = lo_pts[0][0], lo_pts[-1][0]
+        h, h_steep, h_flat, d_min, d_max = _curves(pts)
+    else:
+        h, h_steep, h_flat, d_min, d_max = _preset_curves(kind)
     regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
     spread = q.recipe_spread.value if user is None else 0.0     # your own recipe
@@ -497,8 +521,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     tau = sum(shares[f] * per[f] for f in FAMILIES)
     tau_low = sum(shares[f] * low[f] for f in FAMILIES)
     tau_high = sum(shares[f] * high[f] for f in FAMILIES)
-    a, b = fit_speedup(d.speedup.pairs)
-    c = sum(t_ / s_ - 1 for t_, s_ in d.speedup.pairs) / len(d.speedup.pairs)
+    a, b, c = _speedup_line(kind)
     speed1 = lambda x: max(a * x + b, x / (1 + c))  # noqa: E731
     hp = fitted()
     at = lambda x, batch: speedup_at(speed1(x), batch, h_.k, hp.batch_x_half, hp.batch_p)  # noqa: E731
@@ -553,14 +576,16 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     h_ = resolve(kind, engine, temperature, k)
     top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling
     served = h_.table(top)
+    fast = tuple((f, w, level - 1, s_ref) for f, w, level, s_ref in terms)    # level - 1 once, the same float
 
     def tau(tokens: dict[str, float]) -> float:
         total = sum(tokens.values()) * scale
         out = 0.0
-        for f, w, level, s_ref in terms:
-            own = tokens.get(f, 0.0) * scale
+        get = tokens.get
+        for f, w, level_1, s_ref in fast:
+            own = get(f, 0.0) * scale
             eff = own + t * (total - own)
-            out += w * (served((1 + (level - 1) * (eff / (eff + h)) / s_ref) * gain) if eff > 0 else 1.0)
+            out += w * (served((1 + level_1 * (eff / (eff + h)) / s_ref) * gain) if eff > 0 else 1.0)
         return out
     return tau
 

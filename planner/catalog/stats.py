@@ -19,15 +19,17 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import filelock
 import numpy as np
-import yaml
 
 from planner.distributions import Atoms, fan_out, fit_component
 from planner.catalog import user_catalog as uc
-from planner.catalog.paths import SHIPPED_CATALOG, planner_home, user_catalog_path
+from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml, planner_home, user_catalog_path
+
+if TYPE_CHECKING:
+    import duckdb
 
 BUILD_VERSION = "5"
 # A build not opened for this long is removed when another build is made.
@@ -79,8 +81,7 @@ class Overlap:
 
 
 def _read_inputs(user_path: Path) -> tuple[dict, dict]:
-    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
-        shipped = yaml.safe_load(fh)
+    shipped = load_shipped_yaml(SHIPPED_CATALOG)
     cat, warning = uc.load(user_path)
     user = {"components": [c.model_dump(mode="json") for c in cat.components], "error": warning}
     return shipped, user
@@ -88,8 +89,7 @@ def _read_inputs(user_path: Path) -> tuple[dict, dict]:
 
 def shipped_ids() -> set[str]:
     """The shipped component ids, read from the shipped YAML (no DuckDB build)."""
-    with open(SHIPPED_CATALOG, encoding="utf-8") as fh:
-        return {c["id"] for c in yaml.safe_load(fh)["components"]}
+    return {c["id"] for c in load_shipped_yaml(SHIPPED_CATALOG)["components"]}
 
 
 def _input_hash(shipped: dict, user: dict) -> str:
@@ -162,6 +162,7 @@ def _insert(con, table: str, rows: list[tuple]) -> None:
 
 
 def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
+    import duckdb
     con = duckdb.connect(str(tmp))
     try:
         con.execute("""CREATE TABLE components (id VARCHAR PRIMARY KEY, name VARCHAR, family VARCHAR,
@@ -234,6 +235,7 @@ def _remove_unused(current: Path) -> None:
 def open_catalog(user_path: Path) -> StatsCatalog:
     """The catalog for the shipped one plus the user catalog at `user_path`: built when its inputs
     changed, opened under the lock (and marked as in use), old unused builds removed."""
+    import duckdb     # here, not at import: the first catalog opened loads it (import planner stays light)
     shipped, user = _read_inputs(user_path)
     path = planner_home() / f"catalog-{_input_hash(shipped, user)}.duckdb"
     cached = _OPEN_BY_PATH.get(str(path))
@@ -263,6 +265,7 @@ class StatsCatalog:
     """Read-only view of one catalog database; statistics are loaded once into memory."""
 
     def __init__(self, path: Path):
+        import duckdb
         self.path = path
         self._con = duckdb.connect(str(path), read_only=True)
         self._local = threading.local()
@@ -288,6 +291,7 @@ class StatsCatalog:
         _OPENED.add(self)
 
     def close(self) -> None:
+        import duckdb
         try:
             self._con.close()
         except duckdb.Error:

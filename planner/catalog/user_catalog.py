@@ -17,9 +17,8 @@ from typing import Annotated, Literal
 import filelock
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
-from planner.catalog.formats import FORMATS
 from planner.errors import PlannerInputError, describe_validation_error
-from planner.ids import ID_PATTERN, check_no_control
+from planner.ids import FORMATS, ID_PATTERN, check_no_control
 from planner.safe_io import atomic_write, read_capped
 
 MAX_COMPONENTS = 5_000

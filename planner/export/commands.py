@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
-import yaml
 
+from planner.catalog.paths import load_shipped_yaml
 from planner.export.manifest import Manifest, dump_manifest
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.ids import has_control
@@ -67,8 +67,7 @@ def _model_path(m: Manifest) -> str:
 @functools.cache
 def pipeline_flags() -> dict:
     """presets of every exported script's accepted flags (planner/export/pipeline_flags.yaml)."""
-    with open(Path(__file__).resolve().parent / "pipeline_flags.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    return load_shipped_yaml(Path(__file__).resolve().parent / "pipeline_flags.yaml")
 
 
 def _target(pipeline: str) -> str:

@@ -1,6 +1,8 @@
-"""The calibration's nearest-row search, vectorised (issue 23): the same row and the same distance,
-to the bit, as the scalar scan it replaced, kept here as the reference (calibration.distance() over
-every row, in the table's order, the first least one within MAX_DISTANCE)."""
+"""The calibration's nearest-row search (issue 23: the rows that can be near at any length kept per
+model, GPU, dtype and mask, then scanned): the same row and the same distance, to the bit, as the
+scan over every row, kept here as the reference (calibration.distance() over every row, in the
+table's order, the first least one within MAX_DISTANCE). The cases ask one model on several GPUs,
+dtypes and masks: a kept candidate list keyed without the GPU, the dtype or the mask fails them."""
 import math
 
 import pytest

@@ -7,7 +7,7 @@ import pytest
 
 from planner import default_scenario, plan
 from planner.harness import (ENGINES, EnginePair, Sweep, alpha_of, chain_tau, fit_batch, fit_engine, fitted,
-                             harness_presets, kept, resolve, served_tau, speedup_at)
+                             harness_presets, interpolator, kept, resolve, served_tau, speedup_at)
 from planner.quality import quality, reference_tokens, tau_function
 from planner.output import to_json_dict
 
@@ -20,6 +20,49 @@ def test_the_chain_rule_by_hand():
     assert alpha_of(5.6953279, 7) == pytest.approx(0.9, abs=1e-9)
     # served at factor 0.8 and K 3: alpha 0.72 -> 1 + 0.72 + 0.5184 + 0.373248 = 2.611648
     assert served_tau(5.6953279, 7, factor=0.8, k=3) == pytest.approx(2.611648, rel=1e-9)
+
+
+def test_alpha_of_is_the_bisection_on_the_chain_rule_to_the_bit():
+    """alpha_of writes chain_tau out in its loop (speed): the same 60 halvings on chain_tau itself give
+    the same float, near alpha 1 too."""
+    import math
+    import random
+
+    def bisect_on_chain_tau(tau, depth):
+        if tau >= depth + 1:
+            return 1.0
+        if tau <= 1:
+            return 0.0
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if chain_tau(mid, depth) < tau else (lo, mid)
+        return (lo + hi) / 2
+    rng = random.Random(3)
+    cases = [(rng.uniform(0.5, d + 1.5), d) for d in range(1, 17) for _ in range(150)]
+    cases += [(d + 1 - rng.random() * 1e-12, d) for d in range(1, 17)]     # alpha within 1e-13 of 1
+    cases += [(math.nextafter(d + 1.0, 0), d) for d in range(1, 17)]     # tau one ulp under K + 1
+    for tau, depth in cases:
+        assert alpha_of.__wrapped__(tau, depth) == bisect_on_chain_tau(tau, depth), (tau, depth)
+
+
+def test_the_trims_interpolation_is_numpys_to_the_bit():
+    """Harness.table's interpolator is np.interp for one float (left and right of the knots, on a
+    knot, between them), without its array round trip."""
+    import math
+    import random
+    import numpy as np
+    xs = np.linspace(1.0, 7.3, 512)
+    ys = np.array([1.7 * math.sqrt(x) + math.sin(3 * x) for x in xs])
+    f = interpolator(xs.tolist(), ys.tolist())
+    rng = random.Random(5)
+    for x in [rng.uniform(0.5, 8.0) for _ in range(20_000)] + list(xs) + [0.0, 1.0, 7.3, 9.0]:
+        assert f(x) == float(np.interp(x, xs, ys)), x
+    assert math.isnan(f(float("nan")))
+    h = resolve("dflash", "vllm", 0.4, None)
+    t = h.table(6.0)
+    # the table is the harness's rule at the knots: tau(1) at the first, tau(6) at the last
+    assert t(1.0) == h.tau(1.0) and t(6.0) == h.tau(6.0) and t(7.0) == h.tau(6.0)
 
 
 def test_the_engine_fit_recovers_a_known_factor():
