@@ -11,7 +11,6 @@ from pathlib import Path
 import streamlit as st
 
 from planner.catalog.paths import planner_home
-from planner.catalog.profile import profile_file
 from planner.catalog.stats import get_catalog
 
 SESSION_ID = "_session_id"
@@ -53,4 +52,5 @@ def catalog():
 
 def profile(path: Path, name: str, replace: bool, **kw):
     """profile_file into this session's user catalog; `replace` confirms overwriting an existing id."""
+    from planner.catalog.profile import profile_file   # the profiler's readers: loaded by a profile only
     return profile_file(path, name, user_catalog=user_catalog(create=True), replace=replace, **kw)
