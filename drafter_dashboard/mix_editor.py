@@ -97,10 +97,9 @@ def render(p: Plan, catalog, unit: str) -> None:
             "available": st.column_config.NumberColumn("available", format="localized"),
         })
     if notes:
-        box = st.expander(f"Notes on {len(notes)} components (overlaps, licences, the cap)", key="w_open_notes",
-                          on_change="rerun")
-        if box.open:              # drawn only while open
-            with box:
+        # drawn only while on (a toggle keeps its state when the count in its label changes)
+        if st.toggle(f"Notes on {len(notes)} components (overlaps, licences, the cap)", key="w_open_notes"):
+            with st.container(border=True):
                 for cid, text in notes:
                     st.markdown(f"- **{md_text(cid)}**: {md_text(text)}")
     _add_components(catalog)

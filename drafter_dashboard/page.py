@@ -354,10 +354,11 @@ def findings_list(p) -> None:
     count = {sev: sum(f.severity == sev for f in p.findings) for sev in ("blocks", "costs", "note")}
     label = ", ".join(f"{n} {name}" for name, n in (("blocking", count["blocks"]), ("costing time or money",
                       count["costs"]), ("notes", count["note"])) if n)
-    box = st.expander(f"Findings: {label}", expanded=False, key="w_open_findings", on_change="rerun")
-    if not box.open:              # its items are drawn only while it is open
+    # a toggle, not an expander: its items are drawn only while it is on, and a keyed toggle stays the
+    # same widget when its label's counts change (a keyed expander whose label changed would close)
+    if not st.toggle(f"Findings: {label}", key="w_open_findings"):
         return
-    with box:
+    with st.container(border=True):
         for sev, title in (("blocks", "Blocks the plan"), ("costs", "Costs time or money"), ("note", "Notes")):
             items = [f for f in p.findings if f.severity == sev]
             if items:

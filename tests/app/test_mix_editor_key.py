@@ -60,3 +60,15 @@ def test_rows_typed_after_a_percent_show_the_percent_they_make(at):
     assert (row["rows"], row["pct"]) == (25_043, 10.0)
     # 913,786 - 250,430 + 25,043 = 688,399 -> 688,384
     assert metric(at, "Samples") == in_batches(688_399) == 688_384
+
+
+def test_a_percent_typed_after_rows_in_the_same_row_is_applied(at):
+    """The browser sends every edit made in the editor each time: rows typed first stay in its state
+    beside a % typed next, and a row's rows win over its % when both are new. Only the % is new the
+    second time (APPLIED), so it is the one applied."""
+    _state(at, {0: {"rows": 100_000}})
+    assert metric(at, "Samples") == 763_328
+    _state(at, {0: {"rows": 100_000, "pct": 10.0}})
+    # 10% of OpenOrca's 250,430 rows = 25,043; 913,786 - 250,430 + 25,043 = 688,399 -> 688,384
+    assert at.data_editor[0].value.set_index("id").loc["openorca", "rows"] == 25_043
+    assert metric(at, "Samples") == 688_384

@@ -41,3 +41,29 @@ def test_a_closed_section_keeps_its_values_in_the_link(server, browser):
     sidebar.get_by_label("Epochs").wait_for(timeout=20_000)
     assert float(sidebar.get_by_label("Epochs").input_value()) == 7.0
     page.close()
+
+
+def test_the_findings_list_stays_open_when_its_counts_change(server, browser):
+    """The Findings list draws its items only while its toggle is on; its label carries the counts, and
+    a change that moves them (64 GPUs clear the default's blocking disk finding) must not close it, as
+    a keyed expander whose label changed would (Streamlit 1.67 gives it a new identity)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(server)
+    page.get_by_text("Extraction (days)").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    toggle = page.locator('[data-testid="stCheckbox"]', has_text="Findings:")
+    assert page.get_by_text("Costs time or money", exact=True).count() == 0      # off: no item drawn
+    label = toggle.inner_text()
+    toggle.click()
+    page.get_by_text("Costs time or money", exact=True).wait_for(timeout=30_000)
+    field = page.locator('[data-testid="stSidebar"]').get_by_label("count", exact=True).first
+    old = metric_text(page, "Extraction (days)")
+    field.fill("64")
+    field.press("Enter")
+    wait_for_change(page, "Extraction (days)", old)
+    wait_idle(page)
+    now = toggle.inner_text()
+    assert now != label and "blocking" not in now                 # the counts in its label moved
+    assert toggle.locator("input").is_checked()
+    assert page.get_by_text("Costs time or money", exact=True).count() == 1  # and its items are still drawn
+    page.close()
