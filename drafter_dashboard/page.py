@@ -7,7 +7,6 @@ manifest, the profiler)."""
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import logging
 import sys
@@ -407,8 +406,3 @@ def _failed(exc: Exception) -> None:
     st.error(md_text(f"Something went wrong while drawing the page ({type(exc).__name__}). Your settings are "
                        "kept; change the last setting back or load a preset."))
 
-
-# Everything importing the page made (the planner's models, presets, Streamlit's modules) lives as long
-# as the server: frozen out of the cyclic collector's sweeps, which spent 35-55 ms of a first plan
-# walking them (about 5 ms frozen). Once per process: the page module is imported once.
-gc.freeze()
