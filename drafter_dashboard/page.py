@@ -45,7 +45,7 @@ def run() -> None:
         _failed(exc)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)   # shared and never changed, as _plan_cached
 def _baseline(settings_json: str, catalog_key: str, _catalog):
     """The full 913,786-sample mix with the same settings. Cached on the settings alone (the
     scenario without its mix), so editing the mix never misses."""
@@ -297,7 +297,7 @@ def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _
     return report.build(_p, others, _verdict, _steps, _hours, unit=unit)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def _road_cached(scenario_json: str, catalog_key: str, _p, _catalog):
     from planner.report import article_hours_steps, article_steps
     return article_steps(_p, _catalog if _p.scenario.uniform is None else None), article_hours_steps(_p)
@@ -308,7 +308,7 @@ def _road(p, catalog):
     return _road_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)   # (cache_data would unpickle a copy every run)
 def _verdict_cached(scenario_json: str, catalog_key: str, _p, _catalog):
     """planner.verdict for this scenario: its break-evens re-plan the scenario many times, so once per scenario."""
     from planner.verdict import verdict
