@@ -265,6 +265,8 @@ def _page_controls(page) -> dict:
             "sidebar number (tokens x)": ("Stored tokens", number(sb.get_by_label("Tokens per sample x", exact=True).first,
                                                                   ["1.05", "1.1", "1.15", "1.2", "1.25", "1.3"])),
             "sidebar radio (throughput)": ("Extraction (days)", radio("Throughput model", ["roofline", "calibrated"])),
+            "sidebar number, an opened section (epochs)": ("Train offline", number(sb.get_by_label("Epochs", exact=True).first,
+                                                                                  ["2", "3", "4", "5", "6", "7"])),
             "mix cell (rows)": ("Samples", mix_cell)}
 
 
@@ -340,6 +342,7 @@ def bench_browser(changes: int, sessions: int, cold: int) -> dict:
                 out["warm_page_load_s"] = round(time.perf_counter() - t1, 2)
                 warm.close()
                 open_section(page, "Samples")      # Tokens per sample x is there (collapsed on load)
+                open_section(page, "Training")     # and Epochs: two sections opened, as a user who set them would
                 by_control, by_control_polled = {}, {}
                 for name, (label, change) in _page_controls(page).items():
                     in_page, polled = _timed(page, label, change, changes)
