@@ -109,6 +109,23 @@ class _Refused(ValueError):
     pass
 
 
+def _edits(state) -> dict[int, dict] | None:
+    """An editor state's edited rows as {row: {column: value}}; None when they are not that (a browser
+    sends row numbers and dicts of cells: anything else is a crafted message)."""
+    out = {}
+    for i, changes in ((state or {}).get("edited_rows") or {}).items():
+        if isinstance(i, bool) or not isinstance(changes, dict):
+            return None
+        try:
+            row = int(i)
+        except (TypeError, ValueError):
+            return None
+        if row < 0 or str(row) != str(i).strip():
+            return None
+        out[row] = changes
+    return out
+
+
 def apply_edits(catalog) -> None:
     """Apply the editor's new edits to the mix before anything is planned or drawn, so that an edit costs
     one run. The editor keeps its key while the mix is edited in it (Streamlit then updates the grid in
@@ -120,10 +137,14 @@ def apply_edits(catalog) -> None:
     state = ss.get(f"mix_editor_{version}")
     if not isinstance(state, dict) or not state.get("edited_rows"):
         return
+    edits = _edits(state)
+    if edits is None:
+        ss[EDIT_ERROR] = "mix: the editor's edits could not be read (not rows of the table); nothing was changed"
+        return
     done_version, done = ss.get(APPLIED) or (None, {})
     done = done if done_version == version else {}
     new = {}
-    for i, changes in state["edited_rows"].items():
+    for i, changes in edits.items():
         before = done.get(i, {})
         fresh = {k: v for k, v in changes.items() if k not in before or before[k] != v}
         if fresh:
@@ -133,24 +154,26 @@ def apply_edits(catalog) -> None:
     mix = [dict(m) for m in ss.get(MIX, [])]
     try:
         for i, changes in new.items():
-            i = int(i)
-            if 0 <= i < len(mix):
+            if i < len(mix):
                 _apply_row(mix[i], changes, catalog)
     except _Refused as exc:
         ss[EDIT_ERROR] = str(exc)
     else:
         ss[MIX] = mix
-        ss[APPLIED] = (version, {i: dict(c) for i, c in state["edited_rows"].items()})
+        ss[APPLIED] = (version, {i: dict(c) for i, c in edits.items()})
 
 
 def _shows_the_mix(df: pd.DataFrame, key: str) -> bool:
     """Whether editor `key`'s edits (drawn over the table it is given) show the table's own values: a
-    refused value, a % rounded in the table or a rows count beside an earlier % edit do not."""
+    refused value, a % rounded in the table, a rows count beside an earlier % edit or edits that are
+    not rows of the table do not."""
     state = st.session_state.get(key)
     if not isinstance(state, dict):
         return True
-    for i, changes in (state.get("edited_rows") or {}).items():
-        i = int(i)
+    edits = _edits(state)
+    if edits is None:
+        return False
+    for i, changes in edits.items():
         if i >= len(df):
             return False
         for col, value in changes.items():
@@ -162,7 +185,9 @@ def _shows_the_mix(df: pd.DataFrame, key: str) -> bool:
 def _apply_row(m: dict, changes: dict, catalog) -> None:
     cid = m["id"]
     if "include" in changes:
-        m["include"] = bool(changes["include"])
+        if not isinstance(changes["include"], bool):
+            raise _Refused(f"mix: include for {cid} = {changes['include']!r} is not allowed; give true or false")
+        m["include"] = changes["include"]
     if "selection" in changes:
         if changes["selection"] not in SELECTIONS:
             raise _Refused(f"mix: selection for {cid} = {changes['selection']!r} is not allowed; "

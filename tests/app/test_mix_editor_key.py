@@ -5,6 +5,8 @@ fresh one whenever its edits would not show the mix as it is: a refused value, o
 
 Default mix (datasets_meta): row 0 is OpenOrca, 250,430 rows; row 6 the agentic traces, 15,000 rows;
 913,786 rows in all. SpecForge captures batches of 32 and drops the last partial one."""
+import pytest
+
 from tests.app.test_wiring import at, metric, plain  # noqa: F401 (the fixture)
 
 
@@ -72,3 +74,23 @@ def test_a_percent_typed_after_rows_in_the_same_row_is_applied(at):
     # 10% of OpenOrca's 250,430 rows = 25,043; 913,786 - 250,430 + 25,043 = 688,399 -> 688,384
     assert at.data_editor[0].value.set_index("id").loc["openorca", "rows"] == 25_043
     assert metric(at, "Samples") == 688_384
+
+
+
+@pytest.mark.parametrize("edited, named", [
+    ({"abc": {"rows": 5}}, "the editor's edits could not be read"),      # not a row number
+    ({0: "junk"}, "the editor's edits could not be read"),                # not a dict of cells
+    ({-1: {"rows": 5}}, "the editor's edits could not be read"),          # would be the last row
+    ({0: {"include": "x\n`rm -rf /`"}}, "include for openorca"),          # a string is not a tick
+    ({0: {"selection": "**bold**\n# h"}}, "selection for openorca"),
+])
+def test_a_crafted_edit_is_one_line_and_changes_nothing(at, edited, named):
+    """A browser sends row numbers and cells; a crafted websocket message may send anything. It is one
+    sentence naming what is wrong, the mix stays (913,786 -> 913,760 in whole batches of 32), the editor
+    is replaced by a fresh one, and the page goes on answering."""
+    key = _state(at, edited)
+    errors = [plain(e.value).replace("\u200b", "") for e in at.error if named in plain(e.value)]
+    assert len(errors) == 1 and errors[0].startswith("mix:")
+    assert metric(at, "Samples") == 913_760 and _key(at) != key
+    at.number_input(key="w_ex_gpus").set_value(9).run()
+    assert not at.exception and metric(at, "Samples") == 913_760
