@@ -205,14 +205,20 @@ def rss_mb(pid: int) -> float:
 FIRST_METRIC = '[data-testid="stMetricValue"]'
 
 
+def _first_metric(browser, url: str):
+    """A new page at `url`, once its first metric's value is on screen."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1300})
+    page.goto(url)
+    page.locator(FIRST_METRIC).first.wait_for(timeout=60_000)
+    return page
+
+
 def _cold_start(browser, home: Path, app: Path) -> float:
     """Seconds from spawning `streamlit run app` to the first metric's value visible in a new page."""
     from tests.browser_util import streamlit_server
     t0 = time.perf_counter()
     with streamlit_server(home, app=app) as (url, _proc):
-        page = browser.new_page(viewport={"width": 1500, "height": 1300})
-        page.goto(url)
-        page.locator(FIRST_METRIC).first.wait_for(timeout=60_000)
+        page = _first_metric(browser, url)
         took = time.perf_counter() - t0
         page.close()
     return took
@@ -277,9 +283,7 @@ def _trivial_editor(browser, changes: int) -> float:
     home = HOME / "trivial-editor-home" / "home"
     home.mkdir(parents=True)
     with streamlit_server(home, app=TRIVIAL_EDITOR) as (url, _proc):
-        page = browser.new_page(viewport={"width": 1500, "height": 1300})
-        page.goto(url)
-        page.locator(FIRST_METRIC).first.wait_for(timeout=60_000)
+        page = _first_metric(browser, url)
 
         def cell(i):
             editor = edit_rows(page, 0, str(2000 + 100 * i), commit=False, x=40, right=1)
@@ -312,9 +316,7 @@ def bench_browser(changes: int, sessions: int, cold: int) -> dict:
         home = HOME / "trivial-home" / "home"
         home.mkdir(parents=True)
         with streamlit_server(home, app=TRIVIAL) as (turl, _tproc):
-            tpage = browser.new_page(viewport={"width": 1500, "height": 1300})
-            tpage.goto(turl)
-            tpage.locator(FIRST_METRIC).first.wait_for(timeout=60_000)
+            tpage = _first_metric(browser, turl)
             field = tpage.get_by_label("input 0", exact=True)
 
             def trivial_change(i):
