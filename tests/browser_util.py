@@ -83,8 +83,14 @@ def metric_text(page, label: str) -> str:
         '[data-testid="stMetricValue"]').inner_text()
 
 
+def table_input(page, cid: str, column: str):
+    """The mix table's input (drafter_dashboard/mix_table.js) of component `cid` in the column headed
+    `column` (include, rows, conversations, % of full, selection): each is labelled "<column> of <id>"."""
+    return page.get_by_label(f"{column} of {cid}", exact=True)
+
+
 def edit_rows(page, row: int, value: str, attempts: int = 4, commit: bool = True, x: int = 120, right: int = 2):
-    """Select the id cell of `row` in the mix editor, move to the rows column, open its editor, type,
+    """Select the id cell of `row` in a data editor (the mix's spreadsheet view, or bench's trivial page), move to the rows column, open its editor, type,
     commit (`commit=False`: returns the editor with the value typed, for the caller to press Enter). The
     grid is a canvas: on a loaded machine a click can land before it takes the focus, so a try whose
     editor does not open is escaped and made again. `x`: the id column's offset in the grid; `right`:

@@ -18,6 +18,7 @@ from planner.specs import GPUSpec, ModelSpec
 
 from tests.helpers import ROOT, page_errors
 from tests.app.test_wiring import open_tab
+from tests.app.mix_table_util import edit_rows, mix_frame
 
 APP = str(ROOT / "app.py")
 
@@ -121,14 +122,20 @@ def test_an_unexpected_error_is_one_line_without_details(tmp_path, monkeypatch):
     assert "RuntimeError" in texts and "/srv/secret" not in texts and "Traceback" not in texts
 
 
-def test_a_mix_edit_costs_one_run(tmp_path, monkeypatch):
+@pytest.mark.parametrize("view", ["table", "spreadsheet"])
+def test_a_mix_edit_costs_one_run(tmp_path, monkeypatch, view):
     log = tmp_path / "runs.log"
     monkeypatch.setenv("PLANNER_TIMING_LOG", str(log))
     app = _app(tmp_path, monkeypatch)
+    if view == "spreadsheet":
+        app.toggle(key="w_mix_spreadsheet").set_value(True).run()
     before = len(log.read_text().splitlines())
-    key = f"mix_editor_{app.session_state['mix_version']}"
-    app.session_state[key] = {"edited_rows": {0: {"rows": 1000}}, "added_rows": [], "deleted_rows": []}
-    app.run()
+    if view == "table":
+        edit_rows(app, {0: {"rows": 1000}})
+    else:
+        key = f"mix_editor_{app.session_state['mix_version']}"
+        app.session_state[key] = {"edited_rows": {0: {"rows": 1000}}, "added_rows": [], "deleted_rows": []}
+        app.run()
     assert len(log.read_text().splitlines()) == before + 1     # was 2: the edit, then st.rerun
     samples = next(m.value for m in app.metric if m.label == "Samples")
     # OpenOrca's 250,430 rows -> 1,000; captured in SpecForge's batches of 32 (last partial one dropped)
@@ -178,11 +185,11 @@ def test_profiling_an_existing_id_asks_first(tmp_path, monkeypatch):
     app = _app(tmp_path, monkeypatch)
     _profile(app, "mine", GOOD)
     open_tab(app, "Mix")
-    assert "mine" in list(app.data_editor[0].value["id"])
+    assert "mine" in list(mix_frame(app)["id"])
     _profile(app, "mine", GOOD * 2, "again.jsonl")
     assert any("already profiled" in e.value for e in app.error)
     open_tab(app, "Mix")
-    rows = app.data_editor[0].value.set_index("id").loc["mine", "rows"]
+    rows = mix_frame(app).set_index("id").loc["mine", "rows"]
     assert rows == 3                                          # unchanged
     # the upload went with its closed tab (as in a browser: an uploader not drawn forgets its file)
     _profile(app, "mine", GOOD * 2, "again.jsonl")
@@ -191,7 +198,7 @@ def test_profiling_an_existing_id_asks_first(tmp_path, monkeypatch):
     app.button(key="w_profile_go").click().run()
     assert not app.exception, app.exception
     open_tab(app, "Mix")
-    assert app.data_editor[0].value.set_index("id").loc["mine", "rows"] == 6   # the second file, 6 rows
+    assert mix_frame(app).set_index("id").loc["mine", "rows"] == 6   # the second file, 6 rows
 
 
 def test_each_session_has_its_own_upload_folder(tmp_path, monkeypatch):
@@ -212,7 +219,7 @@ def test_one_visitors_upload_is_not_shown_to_another(tmp_path, monkeypatch):
     b = _app(tmp_path, monkeypatch)
     _profile(a, "mine", GOOD)
     open_tab(a, "Mix")
-    assert "mine" in list(a.data_editor[0].value["id"])
+    assert "mine" in list(mix_frame(a)["id"])
     b.run()
     assert "mine" not in b.multiselect(key="w_add_components").options
 

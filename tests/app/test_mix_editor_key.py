@@ -1,4 +1,4 @@
-"""Issue 23: the mix editor keeps its key while the mix is edited in it, so the browser updates the grid
+"""Issue 23: the mix editor's spreadsheet view keeps its key while the mix is edited in it, so the browser updates the grid
 in place instead of building a new one for every edit. Its state then holds every edit made in it (as a
 browser sends them: all of them, each time); each run applies what is new. The editor is replaced by a
 fresh one whenever its edits would not show the mix as it is: a refused value, or a % the table rounds.
@@ -7,7 +7,15 @@ Default mix (datasets_meta): row 0 is OpenOrca, 250,430 rows; row 6 the agentic 
 913,786 rows in all. SpecForge captures batches of 32 and drops the last partial one."""
 import pytest
 
+from drafter_dashboard.mix_editor import SPREADSHEET
 from tests.app.test_wiring import at, metric, plain  # noqa: F401 (the fixture)
+
+
+@pytest.fixture(autouse=True)
+def _spreadsheet(at):
+    """These tests edit the spreadsheet view (st.data_editor); tests/app/test_mix_table.py the table."""
+    at.toggle(key=SPREADSHEET).set_value(True).run()
+    assert at.data_editor
 
 
 def in_batches(rows: int) -> int:

@@ -11,6 +11,7 @@ from planner.export.manifest import build_manifest, dump_manifest
 from planner.export.share import encode
 
 from tests.helpers import ROOT, page_errors
+from tests.app.mix_table_util import edit_rows, mix_frame, table
 
 APP = str(ROOT / "app.py")
 
@@ -69,7 +70,7 @@ def test_loads_with_the_default_plan(at):
     assert metric(at, "Samples") == 913_760
     assert metric(at, "Storage (TB)") == pytest.approx(p.storage_bytes_compressed / 1e12, abs=0.006)
     assert metric(at, "Offline: store, train ($)") == pytest.approx(p.cost_usd.total_offline, abs=0.6)
-    assert len(at.data_editor) == 1
+    assert table(at) is not None and not at.data_editor     # the table, not the spreadsheet
     assert not page_errors(at)
 
 
@@ -191,9 +192,8 @@ def test_units_switch_to_tib(at):
 
 
 def edit(at, rows: dict):
-    key = f"mix_editor_{at.session_state['mix_version']}"
-    at.session_state[key] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
-    at.run()
+    """Edits of the mix table by row number ({0: {"rows": 5}}), as its browser script sends them."""
+    edit_rows(at, rows)
     assert not at.exception, at.exception
 
 
@@ -230,7 +230,7 @@ def test_add_a_component_from_the_catalog(at):
     at.button(key="w_add_button").click().run()
     assert not at.exception
     assert metric(at, "Samples") == in_batches(913_786 + 7_473)
-    assert "gsm8k" in list(at.data_editor[0].value["id"])
+    assert "gsm8k" in list(mix_frame(at)["id"])
 
 
 def test_export_import_round_trip_through_the_ui(at, tmp_path):
@@ -370,7 +370,7 @@ def test_profile_an_upload_through_the_page(at):
     assert any("5 conversations" in plain(s.value) and "1 bad lines" in plain(s.value) for s in at.success), \
         [s.value for s in at.success]
     open_tab(at, "Mix")
-    df = at.data_editor[0].value
+    df = mix_frame(at)
     assert "mine" in list(df["id"])
     assert "measured" in df.set_index("id").loc["mine", "provenance"]
 
@@ -398,7 +398,7 @@ def test_a_huge_upload_is_refused(at, monkeypatch):
     assert [plain(e.value).replace("\u200b", "") for e in at.error if "upload limit" in e.value] == \
         ["big.jsonl: 2 MB is over the 1 MB upload limit"]
     open_tab(at, "Mix")
-    assert "big" not in list(at.data_editor[0].value["id"])
+    assert "big" not in list(mix_frame(at)["id"])
 
 
 def test_csv_export_neutralises_formula_cells():
@@ -427,7 +427,7 @@ def test_selection_column_in_the_editor(at):
     edit(at, {2: {"selection": "shortest", "rows": 100_000}})   # ultrachat: the 100K shortest rows
     assert not page_errors(at)
     assert metric(at, "Stored tokens") < before
-    assert at.data_editor[0].value.set_index("id").loc["ultrachat", "selection"] == "shortest"
+    assert mix_frame(at).set_index("id").loc["ultrachat", "selection"] == "shortest"
 
 
 def test_hidden_controls_keep_their_values(at):
@@ -541,7 +541,9 @@ def test_a_stale_proposal_cannot_be_applied(at):
     at.number_input(key="w_b_storage").set_value(10.0).run()
     at.button(key="w_b_trim").click().run()
     assert at.button(key="w_b_apply")
-    edit(at, {"6": {"include": False}})                       # agentic unchecked
+    open_tab(at, "Mix")
+    edit(at, {6: {"include": False}})                         # agentic unchecked
+    open_tab(at, "Budget")
     assert any("made for an earlier scenario" in w.value for w in at.warning)
     assert not [b for b in at.button if b.key == "w_b_apply"]
     assert not any(m["id"] == "agentic" and m["include"] for m in at.session_state["mix_rows"])
@@ -564,7 +566,7 @@ def test_trim_without_a_budget_says_so_in_one_sentence(at):
 
 
 def test_rows_above_available_are_refused_with_the_reason(at):
-    edit(at, {"1": {"rows": 240_000}})                        # sharegpt: 120,000 exist
+    edit(at, {1: {"rows": 240_000}})                          # sharegpt: 120,000 exist
     assert any("stores its hidden states twice" in plain(e.value) for e in at.error)
     assert next(m for m in at.session_state["mix_rows"] if m["id"] == "sharegpt")["rows"] == 120_000
 

@@ -6,8 +6,8 @@ import os
 import pytest
 import yaml
 
-from tests.browser_util import (open_tab, ROOT, browser, download, edit_rows, metric_text, require_chromium,  # noqa: F401
-                                screenshot, server, wait_for_change)
+from tests.browser_util import (open_tab, ROOT, browser, download, metric_text, require_chromium,  # noqa: F401
+                                screenshot, server, table_input, wait_for_change, wait_idle)
 
 pytestmark = pytest.mark.browser
 require_chromium()
@@ -21,11 +21,14 @@ def test_dashboard_end_to_end(server, browser, tmp_path):
     assert metric_text(page, "Samples") == "913,760"   # 913,786 in batches of 32
     storage = metric_text(page, "Storage (TB)")
     assert float(storage) > 30          # the unit is in the label: 82.11 TB on the default SpecForge layout
-    # change OpenOrca's rows in the editor and see storage change
+    # change OpenOrca's rows in the mix table and see storage change
     if os.environ.get("PLANNER_SCREENSHOT") == "1":
         page.wait_for_timeout(1000)
         screenshot(page, ROOT / "docs" / "dashboard.png")
-    edit_rows(page, 0, "1000")
+    wait_idle(page)
+    cell = table_input(page, "openorca", "rows")
+    cell.fill("1000")
+    cell.press("Enter")
     new_storage, _ = wait_for_change(page, "Storage (TB)", storage)
     assert float(new_storage.split()[0]) < float(storage.split()[0])
     assert metric_text(page, "Samples") == f"{(913_786 - 250_430 + 1000) // 32 * 32:,}"

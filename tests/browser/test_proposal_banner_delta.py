@@ -7,12 +7,12 @@ import pytest
 import yaml
 
 from tests.browser_util import (CUT_JS, open_tab, browser, download, metric_text, require_chromium, server, wait_idle,  # noqa: F401
-                                open_section, wait_for_change)
+                                open_section, table_input, wait_for_change)
 
 pytestmark = pytest.mark.browser
 require_chromium()
 
-AGENTIC = 6     # the row of the agentic component in the default mix's editor
+AGENTIC = "agentic"     # a component of the default mix
 
 # issue 20: the check of tests/browser_util.py, which looks at the label's markdown box (where Streamlit
 # writes its "..."); the <p> this test measured before is inline and never showed a cut
@@ -27,17 +27,9 @@ def _open(browser, server, width=1500, height=1100):
     return page
 
 
-def _toggle_include(page, row: int) -> None:
-    """Click the include checkbox of `row` in the mix editor (a canvas grid: by position)."""
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    grid.wait_for()
-    grid.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
-    box = grid.bounding_box()          # in viewport coordinates, as the mouse clicks
-    x, y = box["x"] + 38, box["y"] + 36 + 17 + 35 * row
-    page.mouse.click(x, y)                 # the first click selects the cell,
-    page.wait_for_timeout(500)
-    page.mouse.click(x, y)                 # the second toggles its checkbox
+def _toggle_include(page, cid: str) -> None:
+    """Click the include box of component `cid` in the mix table."""
+    table_input(page, cid, "include").click()
     wait_idle(page)
 
 

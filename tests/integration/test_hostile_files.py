@@ -16,6 +16,7 @@ from planner.export.manifest import build_manifest, dump_manifest
 from planner.scenario import Scenario
 
 from tests.helpers import ROOT
+from tests.app.mix_table_util import mix_frame
 
 resource = pytest.importorskip("resource")
 LIMIT = 2**30
@@ -502,7 +503,7 @@ def test_a_replace_tick_confirms_one_id_only(tmp_path, monkeypatch):
     app.button(key="w_profile_go").click().run()
     assert any("already profiled" in e.value for e in app.error)
     open_tab(app, "Mix")
-    assert app.data_editor[0].value.set_index("id").loc["two", "rows"] == 3      # not replaced
+    assert mix_frame(app).set_index("id").loc["two", "rows"] == 3      # not replaced
 
 
 def test_a_sessions_uploads_go_when_its_state_goes(tmp_path, monkeypatch):

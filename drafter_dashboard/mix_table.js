@@ -1,0 +1,166 @@
+// The mix table (drafter_dashboard/mix_table.py): one row per component, its include, rows, % and
+// selection edited in place. A change is sent the moment it is committed (Enter, Tab, leaving the cell,
+// a click on the box or a pick in the list), as a trigger value {seq, edits: [{id, column, value}]} that
+// carries every edit the server has not acknowledged yet (data.ack), so two quick edits are never lost.
+// Every text is put in with textContent: a component's name or provenance is never parsed as HTML.
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  const host = parentElement;
+  let t = host.__mixTable;
+  if (!t) {
+    t = host.__mixTable = { seq: data.ack || 0, pending: new Map(), dirty: new Set(), rows: new Map(),
+                            sort: null };
+    const wrap = document.createElement("div");
+    wrap.className = "mix-wrap";
+    const table = document.createElement("table");
+    table.className = "mix";
+    table.setAttribute("aria-label", "Mix: one row per component");
+    table.createTHead().insertRow();
+    table.createTBody();
+    wrap.appendChild(table);
+    host.appendChild(wrap);
+    t.table = table;
+  }
+  const d = data;
+
+  const send = (id, column, value) => {
+    t.seq += 1;
+    const k = id + "\u0000" + column;
+    t.pending.delete(k);                 // the newest edit last: the server applies them in order
+    t.pending.set(k, { id, column, value, seq: t.seq });
+    setTriggerValue("edit", { seq: t.seq, edits: [...t.pending.values()].map(({ id, column, value }) =>
+      ({ id, column, value })) });
+  };
+  // edits the server has acknowledged are dropped; those it has not are kept (and shown) until it has
+  for (const [k, e] of t.pending) if (e.seq <= (d.ack || 0)) t.pending.delete(k);
+  if (t.seq < (d.ack || 0)) t.seq = d.ack;
+
+  // the header, rebuilt only when the columns change (the unit renames the rows column)
+  const headKey = JSON.stringify(d.columns);
+  if (t.headKey !== headKey) {
+    t.headKey = headKey;
+    t.rows.clear();                      // rows are built for their columns: a new header, new rows
+    t.table.tBodies[0].replaceChildren();
+    const tr = t.table.tHead.rows[0];
+    tr.replaceChildren();
+    d.columns.forEach((c, i) => {
+      const th = document.createElement("th");
+      th.scope = "col";
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "sort";
+      b.textContent = c.label;
+      if (c.help) b.title = c.help + " (click to sort)";
+      else b.title = "click to sort";
+      b.addEventListener("click", () => {
+        t.sort = t.sort && t.sort.col === i ? { col: i, dir: -t.sort.dir } : { col: i, dir: 1 };
+        order();
+      });
+      th.appendChild(b);
+      if (c.numeric) th.className = "num";
+      tr.appendChild(th);
+    });
+  }
+
+  const body = t.table.tBodies[0];
+  const seen = new Set();
+  d.rows.forEach((r) => {
+    seen.add(r.id);
+    let row = t.rows.get(r.id);
+    if (!row) row = makeRow(r.id);
+    row.data = r;
+    fill(row, r);
+  });
+  for (const [id, row] of t.rows) if (!seen.has(id)) { row.tr.remove(); t.rows.delete(id); }
+  order();
+
+  function pendingValue(id, column) {
+    const e = t.pending.get(id + "\u0000" + column);
+    return e ? e.value : undefined;
+  }
+
+  function makeRow(id) {
+    const tr = document.createElement("tr");
+    tr.dataset.id = id;
+    const row = { tr, cells: {} };
+    d.columns.forEach((c) => {
+      const td = document.createElement("td");
+      if (c.numeric) td.className = "num";
+      let input = null;
+      if (c.key === "include") {
+        input = document.createElement("input");
+        input.type = "checkbox";
+        input.addEventListener("change", () => send(id, "include", input.checked));
+      } else if (c.key === "rows" || c.key === "pct") {
+        input = document.createElement("input");
+        input.type = "number";
+        input.min = "0";
+        input.step = c.key === "rows" ? "1" : "any";
+        input.addEventListener("input", () => t.dirty.add(input));
+        input.addEventListener("change", () => { t.dirty.delete(input); send(id, c.key, input.value); });
+        input.addEventListener("keydown", (ev) => {
+          if (ev.key === "Escape") { t.dirty.delete(input); input.value = String(row.data[c.key]); }
+        });
+      } else if (c.key === "selection") {
+        input = document.createElement("select");
+        for (const s of d.selections) {
+          const o = document.createElement("option");
+          o.value = s; o.textContent = s;
+          input.appendChild(o);
+        }
+        input.addEventListener("change", () => send(id, "selection", input.value));
+      }
+      if (input) {
+        input.setAttribute("aria-label", `${c.label} of ${id}`);
+        input.dataset.column = c.key;
+        td.appendChild(input);
+      }
+      row.cells[c.key] = { td, input };
+      tr.appendChild(td);
+    });
+    t.rows.set(id, row);
+    return row;
+  }
+
+  function fill(row, r) {
+    d.columns.forEach((c, i) => {
+      const { td, input } = row.cells[c.key];
+      if (!input) { if (td.textContent !== r.cells[i]) td.textContent = r.cells[i]; return; }
+      const pend = pendingValue(r.id, c.key);
+      if (c.key === "include") input.checked = pend !== undefined ? pend : r.include;
+      else if (c.key === "selection") input.value = pend !== undefined ? pend : r.selection;
+      else if (!t.dirty.has(input)) {
+        const v = pend !== undefined ? pend : String(r[c.key]);
+        if (input.value !== v) input.value = v;
+      }
+      if (c.key === "rows") input.max = String(d.max_rows);
+    });
+    row.tr.classList.toggle("dropped", !r.include);
+  }
+
+  function sortValue(row, i) {
+    const c = d.columns[i];
+    const r = row.data;
+    if (c.key === "include") return r.include ? 1 : 0;
+    if (c.key === "rows" || c.key === "pct") return r[c.key];
+    if (c.key === "selection") return r.selection;
+    return c.numeric ? r.values[i] : r.cells[i];
+  }
+
+  function order() {
+    let rows = d.rows.map((r) => t.rows.get(r.id));
+    if (t.sort) {
+      const { col, dir } = t.sort;
+      rows = rows.map((row, k) => [row, k]).sort((a, b) => {
+        const x = sortValue(a[0], col), y = sortValue(b[0], col);
+        return (x < y ? -dir : x > y ? dir : 0) || a[1] - b[1];
+      }).map(([row]) => row);
+    }
+    const ths = t.table.tHead.rows[0].cells;
+    for (let i = 0; i < ths.length; i++)
+      ths[i].setAttribute("aria-sort", t.sort && t.sort.col === i ? (t.sort.dir > 0 ? "ascending" : "descending")
+                                                                 : "none");
+    // move rows only when the order changed, so a focused input keeps its focus
+    rows.forEach((row, k) => { if (body.rows[k] !== row.tr) body.insertBefore(row.tr, body.rows[k] || null); });
+  }
+}
