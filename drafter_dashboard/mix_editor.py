@@ -33,6 +33,7 @@ APPLIED = "_mix_applied"        # (editor version, its edits already applied to 
 TABLE_KEY = "mix_table"
 TABLE_ACK = "_mix_table_ack"    # the seq of the table's last edit applied (or refused): sent back to it
 SPREADSHEET = "w_mix_spreadsheet"
+HELD = (SPREADSHEET, "w_add_components")    # kept while the Mix tab is closed (state.hold, page.py)
 MAX_TABLE_EDITS = 64            # edits in one message: a browser sends those not yet acknowledged, a few
 
 # each column's help, once: the table's header tooltips and the spreadsheet's column config

@@ -159,6 +159,9 @@ def main() -> None:
     if tab_mix.open:
         with tab_mix:
             _mix_tab(scenario, p, catalog, unit)
+    else:
+        from drafter_dashboard.mix_editor import HELD
+        hold(HELD)
     if tab_budget.open:
         with tab_budget:
             _budget_tab(scenario, catalog, unit)

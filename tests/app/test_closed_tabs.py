@@ -6,6 +6,7 @@ import sys
 
 from drafter_dashboard.budget import HELD as BUDGET_HELD
 from drafter_dashboard.io_panel import HELD as IO_HELD
+from drafter_dashboard.mix_editor import HELD as MIX_HELD, SPREADSHEET
 
 from tests.app.test_wiring import at, open_tab  # noqa: F401 (the fixture)
 
@@ -56,16 +57,24 @@ def test_a_closed_tabs_values_are_kept_and_shown_again(at):
     assert not at.exception and not at.warning
 
 
-def test_every_value_widget_of_the_budget_and_export_tabs_is_held(at):
+def test_every_value_widget_of_the_budget_export_and_mix_tabs_is_held(at):
     """HELD is written beside the widgets: a value widget added to a tab without it would lose its value
     whenever the tab closes. Buttons, uploads and a one-off confirmation cannot or need not be kept."""
     value_kinds = ("number_input", "selectbox", "multiselect", "toggle", "text_input", "checkbox", "radio")
     not_held = {"w_profile_replace"}
-    for tab, held in ((BUDGET, BUDGET_HELD), (IO, IO_HELD)):
+    for tab, held in ((BUDGET, BUDGET_HELD), (IO, IO_HELD), ("Mix", MIX_HELD)):
         open_tab(at, tab)
         drawn = {w.key for kind in value_kinds for w in getattr(at, kind)
                  if w.key and not w.key.startswith(("w_open_", "w_delta")) and w.key not in at_sidebar_keys(at)}
         assert drawn - not_held <= set(held), (tab, drawn - set(held))
+
+
+def test_the_spreadsheet_view_stays_on_while_another_tab_is_open(at):
+    at.toggle(key=SPREADSHEET).set_value(True).run()
+    open_tab(at, "Charts")
+    at.number_input(key="w_ex_gpus").set_value(16).run()      # a second run with Mix closed
+    open_tab(at, "Mix")
+    assert at.toggle(key=SPREADSHEET).value and at.data_editor
 
 
 def at_sidebar_keys(app) -> set[str]:

@@ -74,6 +74,23 @@ def test_two_quick_edits_both_arrive(server, browser):
     page.close()
 
 
+def test_two_edits_in_one_task_both_arrive(server, browser):
+    """The worst case of two quick edits: both committed in one task of the page, so the second trigger
+    is set before the first has left. Streamlit keeps one value per trigger event, so only an edit
+    carried again in the second message arrives (a script sending only its newest edit loses the first)."""
+    page = _page(browser, server)
+    page.locator("table.mix").evaluate("""t => {
+        for (const [id, v] of [["openorca", "1000"], ["sharegpt", "500"]]) {
+            const input = t.querySelector(`tr[data-id="${id}"] input[data-column="rows"]`);
+            input.value = v;
+            input.dispatchEvent(new Event("change"));
+        } }""")
+    want = batches(544_856)          # 913,786 - 250,430 + 1,000 - 120,000 + 500 = 544,856 -> 544,832
+    page.wait_for_function("""([want]) => [...document.querySelectorAll('[data-testid="stMetric"]')]
+        .some(m => m.innerText.startsWith('Samples') && m.innerText.includes(want))""", arg=[want], timeout=20_000)
+    page.close()
+
+
 def test_a_refused_value_is_named_and_put_back(server, browser):
     page = _page(browser, server)
     rows = table_input(page, "sharegpt", "rows")
