@@ -150,7 +150,7 @@ def _table(cols: dict[str, list], turn: bool, unit: str, catalog) -> None:
         rows.append({"id": cid, "include": cols["include"][i], "rows": cols["rows"][i], "pct": cols["pct"][i],
                      "selection": cols["selection"][i], "cells": cells, "values": values})
     data = {"columns": [{k: c[k] for k in ("key", "label", "numeric", "help")} for c in columns_],
-            "rows": rows, "selections": SELECTIONS, "max_rows": MAX_ROWS,
+            "rows": rows, "selections": SELECTIONS,
             "ack": st.session_state.get(TABLE_ACK, 0)}
     _table_component()(key=TABLE_KEY, data=data, on_edit_change=functools.partial(_on_table_edit, catalog))
 

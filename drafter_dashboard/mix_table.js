@@ -74,6 +74,18 @@ export default function (component) {
   for (const [id, row] of t.rows) if (!seen.has(id)) { row.tr.remove(); t.rows.delete(id); }
   order();
 
+  // a number as the cell shows it: rows grouped by thousands, a % as it is
+  function shown(key, v) {
+    return key === "rows" ? Number(v).toLocaleString("en-US") : String(v);
+  }
+
+  // what is sent: a number grouped by thousands (1,234,567) without its commas; anything else as typed,
+  // for the server to accept or refuse by name (a stray comma is not read as a separator)
+  function plain(v) {
+    const s = v.trim();
+    return /^\d{1,3}(,\d{3})+(\.\d+)?$/.test(s) ? s.replace(/,/g, "") : s;
+  }
+
   function pendingValue(id, column) {
     const e = t.pending.get(id + "\u0000" + column);
     return e ? e.value : undefined;
@@ -92,14 +104,16 @@ export default function (component) {
         input.type = "checkbox";
         input.addEventListener("change", () => send(id, "include", input.checked));
       } else if (c.key === "rows" || c.key === "pct") {
+        // text, not type=number: the rows are shown grouped (250,430) as everywhere on the page
         input = document.createElement("input");
-        input.type = "number";
-        input.min = "0";
-        input.step = c.key === "rows" ? "1" : "any";
+        input.type = "text";
+        input.inputMode = c.key === "rows" ? "numeric" : "decimal";
+        input.autocomplete = "off";
+        input.spellcheck = false;
         input.addEventListener("input", () => t.dirty.add(input));
-        input.addEventListener("change", () => { t.dirty.delete(input); send(id, c.key, input.value); });
+        input.addEventListener("change", () => { t.dirty.delete(input); send(id, c.key, plain(input.value)); });
         input.addEventListener("keydown", (ev) => {
-          if (ev.key === "Escape") { t.dirty.delete(input); input.value = String(row.data[c.key]); }
+          if (ev.key === "Escape") { t.dirty.delete(input); input.value = shown(c.key, row.data[c.key]); }
         });
       } else if (c.key === "selection") {
         input = document.createElement("select");
@@ -130,10 +144,9 @@ export default function (component) {
       if (c.key === "include") input.checked = pend !== undefined ? pend : r.include;
       else if (c.key === "selection") input.value = pend !== undefined ? pend : r.selection;
       else if (!t.dirty.has(input)) {
-        const v = pend !== undefined ? pend : String(r[c.key]);
+        const v = pend !== undefined ? pend : shown(c.key, r[c.key]);
         if (input.value !== v) input.value = v;
       }
-      if (c.key === "rows") input.max = String(d.max_rows);
     });
     row.tr.classList.toggle("dropped", !r.include);
   }

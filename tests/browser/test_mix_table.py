@@ -37,13 +37,14 @@ def test_an_edit_answers_keeps_the_focus_and_updates_its_row(server, browser):
     page = _page(browser, server)
     assert metric_text(page, "Samples") == "913,760"
     rows = table_input(page, "openorca", "rows")
-    assert rows.input_value() == "250430"
+    assert rows.input_value() == "250,430"                 # grouped, as every number on the page
     rows.fill("1000")
     rows.press("Enter")
     # 913,786 - 250,430 + 1,000 = 664,356
     assert wait_for_change(page, "Samples", "913,760")[0] == batches(664_356) == "664,352"
     wait_idle(page)
     assert _focused(page) == "rows of openorca"            # the run the edit started left the focus there
+    assert rows.input_value() == "1,000"
     assert table_input(page, "openorca", "% of full").input_value() == "0.4"   # 1,000 / 250,430
     # a tick: agentic dropped, its row shown dropped; 664,356 - 15,000 = 649,356
     table_input(page, "agentic", "include").uncheck()
@@ -52,7 +53,14 @@ def test_an_edit_answers_keeps_the_focus_and_updates_its_row(server, browser):
     # Escape puts back a value typed and not committed
     rows.fill("777")
     rows.press("Escape")
-    assert rows.input_value() == "1000"
+    assert rows.input_value() == "1,000"
+    # a number typed grouped is read as the number; a stray comma is refused by name, not guessed at
+    rows.fill("2,000")
+    rows.press("Enter")
+    assert wait_for_change(page, "Samples", batches(649_356))[0] == batches(649_356 + 1000)
+    rows.fill("2,00")
+    rows.press("Enter")
+    page.get_by_text("rows for openorca = '2,00' is not allowed").wait_for(timeout=20_000)
     page.close()
 
 
@@ -70,7 +78,7 @@ def test_two_quick_edits_both_arrive(server, browser):
     page.wait_for_function("""([want]) => [...document.querySelectorAll('[data-testid="stMetric"]')]
         .some(m => m.innerText.startsWith('Samples') && m.innerText.includes(want))""", arg=[want], timeout=20_000)
     wait_idle(page)
-    assert (a.input_value(), b.input_value()) == ("1000", "500")
+    assert (a.input_value(), b.input_value()) == ("1,000", "500")
     page.close()
 
 
@@ -98,7 +106,7 @@ def test_a_refused_value_is_named_and_put_back(server, browser):
     rows.press("Enter")
     page.get_by_text("stores its hidden states twice").wait_for(timeout=20_000)
     wait_idle(page)
-    assert rows.input_value() == "120000" and metric_text(page, "Samples") == "913,760"
+    assert rows.input_value() == "120,000" and metric_text(page, "Samples") == "913,760"
     page.close()
 
 
@@ -131,5 +139,5 @@ def test_the_spreadsheet_view_edits_the_same_mix(server, browser):
     assert wait_for_change(page, "Samples", "913,760")[0] == batches(665_356)
     page.get_by_text("Spreadsheet view").click()
     table_input(page, "openorca", "rows").wait_for()
-    assert table_input(page, "openorca", "rows").input_value() == "2000"
+    assert table_input(page, "openorca", "rows").input_value() == "2,000"
     page.close()
