@@ -35,6 +35,8 @@ TABLE_ACK = "_mix_table_ack"    # the seq of the table's last edit applied (or r
 SPREADSHEET = "w_mix_spreadsheet"
 HELD = (SPREADSHEET, "w_add_components")    # kept while the Mix tab is closed (state.hold, page.py)
 MAX_TABLE_EDITS = 64            # edits in one message: a browser sends those not yet acknowledged, a few
+MAX_SEQ = 2**53 - 1             # the script counts in a JavaScript number: exact up to here
+MAX_SEQ_STEP = 10_000           # a message's seq is at most this far above the last acknowledged one
 
 # each column's help, once: the table's header tooltips and the spreadsheet's column config
 HELP = {
@@ -117,71 +119,73 @@ def render(p: Plan, catalog, unit: str) -> None:
     _add_components(catalog)
 
 
-# the table's read-only columns: (column of columns(), its header, numeric, the format of its text)
-def _shown(unit: str) -> list[tuple[str, str, bool, str]]:
-    return [("id", "id", False, ""), ("family", "family", False, ""),
-            ("available", "available", True, "{:,}"),
-            ("training rows", "training rows", True, "{:,}"),
-            ("tokens/training row", "tokens/training row", True, "{:,}"),
-            ("rows %", "rows %", True, "{:.1f}"), ("bytes %", "bytes %", True, "{:.1f}"),
-            (f"storage {unit}", f"storage {unit}", True, "{:.2f}"), ("provenance", "provenance", False, "")]
+# Every column of the mix, once, in columns()' order (the notes go below the table): its header, whether
+# it is a number, and the format of its text in the table (None: an editable column, an input there). The
+# table and the spreadsheet both take their headers from here, and their help from HELP.
+def _columns_shown(turn: bool, unit: str) -> dict[str, tuple[str, bool, str | None]]:
+    return {"include": ("include", False, None), "id": ("id", False, "{}"), "family": ("family", False, "{}"),
+            "rows": ("conversations" if turn else "rows", True, None), "pct": ("% of full", True, None),
+            "selection": ("selection", False, None), "available": ("available", True, "{:,}"),
+            "training rows": ("training rows", True, "{:,}"),
+            "tokens/training row": ("tokens/training row", True, "{:,}"),
+            "rows %": ("rows %", True, "{:.1f}"), "bytes %": ("bytes %", True, "{:.1f}"),
+            f"storage {unit}": (f"storage {unit}", True, "{:.2f}"), "provenance": ("provenance", False, "{}")}
+
+
+def _help(turn: bool) -> dict[str, str]:
+    return {**HELP, "training rows": _training_rows_help(turn)}
 
 
 def _table(cols: dict[str, list], turn: bool, unit: str, catalog) -> None:
     """The table (mix_table.js): the mix's editable values and every other column as display text."""
-    shown = _shown(unit)
-    help_of = {"training rows": _training_rows_help(turn)}
-    editable = [("include", "include", False), ("rows", "conversations" if turn else "rows", True),
-                ("pct", "% of full", True), ("selection", "selection", False)]
-    order = ["include", "id", "family", "rows", "pct", "selection", "available", "training rows",
-             "tokens/training row", "rows %", "bytes %", f"storage {unit}", "provenance"]
-    spec = {k: {"key": k, "label": label, "numeric": num, "help": HELP.get(k, "")} for k, label, num in editable}
-    spec.update({k: {"key": k, "label": label, "numeric": num, "help": help_of.get(k, ""), "format": fmt}
-                 for k, label, num, fmt in shown})
-    columns_ = [spec[k] for k in order]
+    shown, help_ = _columns_shown(turn, unit), _help(turn)
+    assert list(shown) == list(cols), "the table's columns are columns()'"
     rows = []
     for i, cid in enumerate(cols["id"]):
-        cells, values = [], []
-        for c in columns_:
-            v = cols[c["key"]][i]
-            fmt = c.get("format")
-            cells.append(None if "format" not in c else (fmt.format(v) if fmt else str(v)))
-            values.append(v if c["numeric"] else None)
+        cells = [None if fmt is None else fmt.format(cols[k][i]) for k, (_, _, fmt) in shown.items()]
+        values = [cols[k][i] if numeric else None for k, (_, numeric, _) in shown.items()]
         rows.append({"id": cid, "include": cols["include"][i], "rows": cols["rows"][i], "pct": cols["pct"][i],
                      "selection": cols["selection"][i], "cells": cells, "values": values})
-    data = {"columns": [{k: c[k] for k in ("key", "label", "numeric", "help")} for c in columns_],
-            "rows": rows, "selections": SELECTIONS,
-            "ack": st.session_state.get(TABLE_ACK, 0)}
+    data = {"columns": [{"key": k, "label": label, "numeric": numeric, "help": help_.get(k, "")}
+                        for k, (label, numeric, _) in shown.items()],
+            "rows": rows, "selections": SELECTIONS, "ack": st.session_state.get(TABLE_ACK, 0)}
     _table_component()(key=TABLE_KEY, data=data, on_edit_change=functools.partial(_on_table_edit, catalog))
 
 
 def _on_table_edit(catalog) -> None:
-    """The table's edit, applied before the run that follows it (a callback), so an edit costs one run."""
+    """The table's edit, applied before the run that follows it (a callback), so an edit costs one run.
+    A callback runs outside the page's error guard: whatever goes wrong is one line, and changes nothing."""
     ss = st.session_state
-    result = ss.get(TABLE_KEY)
-    message = getattr(result, "edit", None) if result is not None else None
-    if message is None:
-        return
-    out = apply_table_message(ss.get(MIX, []), message, catalog)
-    if out is None:
-        ss[EDIT_ERROR] = "mix: the table's edit could not be read (not edits of the mix); nothing was changed"
-        return
-    mix, seq, errors = out
-    if seq <= ss.get(TABLE_ACK, 0):       # applied already (a message sent again): nothing new in it
-        return
-    ss[MIX] = mix
-    ss[TABLE_ACK] = seq
-    ss[MIX_VERSION] = ss.get(MIX_VERSION, 0) + 1      # the spreadsheet, when shown, shows the mix as it is
-    if errors:
-        ss[EDIT_ERROR] = errors[0] if len(errors) == 1 else f"{errors[0]} (and {len(errors) - 1} more refused)"
+    try:
+        result = ss.get(TABLE_KEY)
+        message = getattr(result, "edit", None) if result is not None else None
+        if message is None:
+            return
+        ack = ss.get(TABLE_ACK, 0)
+        out = apply_table_message(ss.get(MIX, []), message, catalog, ack)
+        if out is None:
+            ss[EDIT_ERROR] = "mix: the table's edit could not be read (not edits of the mix); nothing was changed"
+            return
+        mix, seq, errors = out
+        if seq <= ack:                    # applied already (a message sent again): nothing new in it
+            return
+        ss[MIX] = mix
+        ss[TABLE_ACK] = seq
+        ss[MIX_VERSION] = ss.get(MIX_VERSION, 0) + 1      # the spreadsheet, when shown, shows the mix as it is
+        if errors:
+            ss[EDIT_ERROR] = errors[0] if len(errors) == 1 else f"{errors[0]} (and {len(errors) - 1} more refused)"
+    except Exception as exc:              # noqa: BLE001 - a bug must not take the page down
+        ss[EDIT_ERROR] = f"mix: the table's edit failed ({type(exc).__name__}); nothing was changed"
 
 
-def apply_table_message(mix: list[dict], message, catalog) -> tuple[list[dict], int, list[str]] | None:
-    """The mix after the table's message {seq, edits: [{id, column, value}]}, its seq and the refusals;
-    None when the message is not that shape (it changes nothing). The table sends every edit it has not
-    seen acknowledged, so an edit applied twice sets the same value again. Each edit is checked as the
+def apply_table_message(mix: list[dict], message, catalog, ack: int = 0
+                        ) -> tuple[list[dict], int, list[str]] | None:
+    """The mix after the table's message {seq, edits: [{id, column, value, seq}]}, its seq and the
+    refusals; None when the message is not that shape (it changes nothing). The table sends every edit
+    it has not seen acknowledged; an edit whose own seq is `ack` or less was applied already and is
+    skipped, so it never lands again over a later change (an undo, say). Each edit is checked as the
     spreadsheet's are (_apply_row); a refused one changes nothing and the others still apply."""
-    parsed = _table_edits(message)
+    parsed = _table_edits(message, ack)
     if parsed is None:
         return None
     seq, edits = parsed
@@ -190,7 +194,7 @@ def apply_table_message(mix: list[dict], message, catalog) -> tuple[list[dict], 
     errors = []
     for cid, column, value in edits:
         if cid not in where:
-            errors.append(f"mix: {cid!r} is not a component of this mix; nothing was changed for it")
+            errors.append(f"mix: {_short(cid)} is not a component of this mix; nothing was changed for it")
             continue
         row = dict(mix[where[cid]])
         try:
@@ -202,23 +206,35 @@ def apply_table_message(mix: list[dict], message, catalog) -> tuple[list[dict], 
     return mix, seq, errors
 
 
-def _table_edits(message) -> tuple[int, list[tuple[str, str, object]]] | None:
-    """The table's message as (seq, [(id, column, value)]); None when it is not one (a browser sends a
-    whole-number seq and a short list of edits of the editable columns: anything else is crafted)."""
+def _short(value, limit: int = 80) -> str:
+    """A value as a message quotes it: its repr, cut to `limit` characters (a crafted one may be huge)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _table_edits(message, ack: int = 0) -> tuple[int, list[tuple[str, str, object]]] | None:
+    """The table's message as (seq, [(id, column, value)] of the edits newer than `ack`); None when it
+    is not one. A browser sends a whole-number seq a little above the last acknowledged one, and a short
+    list of edits of the editable columns, each with its own seq: anything else is crafted."""
     if not isinstance(message, dict):
         return None
     seq, edits = message.get("seq"), message.get("edits")
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0 or not isinstance(edits, list) \
+    if not _whole(seq) or seq > min(ack + MAX_SEQ_STEP, MAX_SEQ) or not isinstance(edits, list) \
             or not 0 < len(edits) <= MAX_TABLE_EDITS:
         return None
     out = []
     for e in edits:
-        if not isinstance(e, dict) or set(e) != {"id", "column", "value"}:
+        if not isinstance(e, dict) or set(e) != {"id", "column", "value", "seq"}:
             return None
-        if not isinstance(e["id"], str) or e["column"] not in EDITABLE:
+        if not isinstance(e["id"], str) or e["column"] not in EDITABLE or not _whole(e["seq"]) or e["seq"] > seq:
             return None
-        out.append((e["id"], e["column"], e["value"]))
+        if e["seq"] > ack:
+            out.append((e["id"], e["column"], e["value"]))
     return seq, out
+
+
+def _whole(n) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
 
 
 def _spreadsheet(cols: dict[str, list], turn: bool, unit: str) -> None:
@@ -231,22 +247,23 @@ def _spreadsheet(cols: dict[str, list], turn: bool, unit: str) -> None:
         key = f"mix_editor_{st.session_state[MIX_VERSION]}"
     if key not in st.session_state:       # a new editor (or one its closed tab let go): no edit of it applied
         st.session_state.pop(APPLIED, None)
+    label = {k: v[0] for k, v in _columns_shown(turn, unit).items()}
+    help_ = _help(turn)
+    number = st.column_config.NumberColumn
     st.data_editor(
         df, key=key, hide_index=True,
         num_rows="fixed", width="stretch", disabled=[c for c in df.columns if c not in EDITABLE],
         column_config={
-            "include": st.column_config.CheckboxColumn("include", help=HELP["include"]),
-            "rows": st.column_config.NumberColumn("conversations" if turn else "rows", min_value=0, max_value=MAX_ROWS,
-                                                  step=1, format="localized", help=HELP["rows"]),
-            "training rows": st.column_config.NumberColumn("training rows", format="localized",
-                                                           help=_training_rows_help(turn)),
-            "tokens/training row": st.column_config.NumberColumn("tokens/training row", format="localized"),
-            f"storage {unit}": st.column_config.NumberColumn(f"storage {unit}", format="%.2f"),
-            "pct": st.column_config.NumberColumn("% of full", min_value=0.0, max_value=100000.0, format="%.1f",
-                                                 help=HELP["pct"]),
-            "selection": st.column_config.SelectboxColumn("selection", options=SELECTIONS, required=True,
-                                                          help=HELP["selection"]),
-            "available": st.column_config.NumberColumn("available", format="localized"),
+            "include": st.column_config.CheckboxColumn(label["include"], help=help_["include"]),
+            "rows": number(label["rows"], min_value=0, max_value=MAX_ROWS, step=1, format="localized",
+                           help=help_["rows"]),
+            "training rows": number(label["training rows"], format="localized", help=help_["training rows"]),
+            "tokens/training row": number(label["tokens/training row"], format="localized"),
+            f"storage {unit}": number(label[f"storage {unit}"], format="%.2f"),
+            "pct": number(label["pct"], min_value=0.0, max_value=100000.0, format="%.1f", help=help_["pct"]),
+            "selection": st.column_config.SelectboxColumn(label["selection"], options=SELECTIONS, required=True,
+                                                          help=help_["selection"]),
+            "available": number(label["available"], format="localized"),
         })
 
 
@@ -331,34 +348,41 @@ def _apply_row(m: dict, changes: dict, catalog) -> None:
     cid = m["id"]
     if "include" in changes:
         if not isinstance(changes["include"], bool):
-            raise _Refused(f"mix: include for {cid} = {changes['include']!r} is not allowed; give true or false")
+            raise _Refused(f"mix: include for {cid} = {_short(changes['include'])} is not allowed; give true or "
+                           "false")
         m["include"] = changes["include"]
     if "selection" in changes:
         if changes["selection"] not in SELECTIONS:
-            raise _Refused(f"mix: selection for {cid} = {changes['selection']!r} is not allowed; "
+            raise _Refused(f"mix: selection for {cid} = {_short(changes['selection'])} is not allowed; "
                            f"one of {', '.join(SELECTIONS)}")
         m["selection"] = str(changes["selection"])
     if "rows" in changes:
         m["rows"] = _valid_rows(cid, changes["rows"], catalog)
     elif "pct" in changes:
         pct = changes["pct"]
-        try:
-            share = float(pct)
-        except (TypeError, ValueError):
-            share = float("nan")
-        if math.isnan(share) or share < 0:
-            raise _Refused(f"mix: % of full for {cid} = {pct!r} is not allowed; give a share of 0 or more")
-        m["rows"] = _valid_rows(cid, round(share / 100 * _reference(catalog.components[cid])), catalog)
+        share = _number(pct)
+        if not math.isfinite(share) or share < 0:
+            raise _Refused(f"mix: % of full for {cid} = {_short(pct)} is not allowed; give a share of 0 or more")
+        rows = share / 100 * _reference(catalog.components[cid])
+        m["rows"] = _valid_rows(cid, round(rows) if rows <= MAX_ROWS else rows, catalog, shown=pct)
 
 
-def _valid_rows(cid: str, value, catalog) -> int:
+def _number(value) -> float:
+    """A cell's number: an int or a float (a browser's), or the text of one; NaN for anything else (a
+    boolean, a list, a number too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return float("nan")
     try:
-        f = float(value)
-    except (TypeError, ValueError):
-        f = float("nan")
-    if math.isnan(f) or f < 0 or f > MAX_ROWS or f != int(f):
-        raise _Refused(f"mix: rows for {cid} = {value!r} is not allowed; give a whole number from 0 to "
-                       f"{MAX_ROWS:,}")
+        return float(value.strip() if isinstance(value, str) else value)
+    except (ValueError, OverflowError):
+        return float("nan")
+
+
+def _valid_rows(cid: str, value, catalog, shown=None) -> int:
+    f = _number(value)
+    if not math.isfinite(f) or f < 0 or f > MAX_ROWS or f != int(f):
+        what = f"% of full for {cid} = {_short(shown)}" if shown is not None else f"rows for {cid} = {_short(value)}"
+        raise _Refused(f"mix: {what} is not allowed; give a whole number of rows from 0 to {MAX_ROWS:,}")
     available = catalog.components[cid].rows_available
     if f > available:
         raise _Refused(f"mix: {cid} has {available:,} rows, so {int(f):,} is not allowed: extracting a row twice "

@@ -1,14 +1,15 @@
-// The mix table (drafter_dashboard/mix_table.py): one row per component, its include, rows, % and
-// selection edited in place. A change is sent the moment it is committed (Enter, Tab, leaving the cell,
-// a click on the box or a pick in the list), as a trigger value {seq, edits: [{id, column, value}]} that
-// carries every edit the server has not acknowledged yet (data.ack), so two quick edits are never lost.
+// The mix table (registered and answered by drafter_dashboard/mix_editor.py): one row per component, its
+// include, rows, % and selection edited in place. A change is sent the moment it is committed (Enter,
+// Tab, leaving the cell, a click on the box or a pick in the list), as a trigger value
+// {seq, edits: [{id, column, value, seq}]} that carries every edit the server has not acknowledged yet
+// (data.ack), so two quick edits are never lost; the server skips an edit it has acknowledged.
 // Every text is put in with textContent: a component's name or provenance is never parsed as HTML.
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   const host = parentElement;
   let t = host.__mixTable;
   if (!t) {
-    t = host.__mixTable = { seq: data.ack || 0, pending: new Map(), dirty: new Set(), rows: new Map(),
+    t = host.__mixTable = { seq: 0, pending: new Map(), dirty: new Set(), rows: new Map(),
                             sort: null };
     const wrap = document.createElement("div");
     wrap.className = "mix-wrap";
@@ -22,24 +23,25 @@ export default function (component) {
     t.table = table;
   }
   const d = data;
+  const ack = Number.isSafeInteger(d.ack) ? d.ack : 0;
 
   const send = (id, column, value) => {
     t.seq += 1;
     const k = id + "\u0000" + column;
     t.pending.delete(k);                 // the newest edit last: the server applies them in order
     t.pending.set(k, { id, column, value, seq: t.seq });
-    setTriggerValue("edit", { seq: t.seq, edits: [...t.pending.values()].map(({ id, column, value }) =>
-      ({ id, column, value })) });
+    setTriggerValue("edit", { seq: t.seq, edits: [...t.pending.values()] });
   };
   // edits the server has acknowledged are dropped; those it has not are kept (and shown) until it has
-  for (const [k, e] of t.pending) if (e.seq <= (d.ack || 0)) t.pending.delete(k);
-  if (t.seq < (d.ack || 0)) t.seq = d.ack;
+  for (const [k, e] of t.pending) if (e.seq <= ack) t.pending.delete(k);
+  if (t.seq < ack) t.seq = ack;
 
   // the header, rebuilt only when the columns change (the unit renames the rows column)
   const headKey = JSON.stringify(d.columns);
   if (t.headKey !== headKey) {
     t.headKey = headKey;
     t.rows.clear();                      // rows are built for their columns: a new header, new rows
+    t.dirty.clear();
     t.table.tBodies[0].replaceChildren();
     const tr = t.table.tHead.rows[0];
     tr.replaceChildren();
@@ -74,9 +76,11 @@ export default function (component) {
   for (const [id, row] of t.rows) if (!seen.has(id)) { row.tr.remove(); t.rows.delete(id); }
   order();
 
-  // a number as the cell shows it: rows grouped by thousands, a % as it is
+  // a number as the cell shows it: rows grouped by thousands, a % as it is (text that is not a number,
+  // an edit on its way to being refused, as typed)
   function shown(key, v) {
-    return key === "rows" ? Number(v).toLocaleString("en-US") : String(v);
+    const n = typeof v === "number" ? v : Number(v);
+    return key === "rows" && String(v).trim() !== "" && Number.isFinite(n) ? n.toLocaleString("en-US") : String(v);
   }
 
   // what is sent: a number grouped by thousands (1,234,567) without its commas; anything else as typed,
@@ -84,6 +88,12 @@ export default function (component) {
   function plain(v) {
     const s = v.trim();
     return /^\d{1,3}(,\d{3})+(\.\d+)?$/.test(s) ? s.replace(/,/g, "") : s;
+  }
+
+  // what a number cell shows: the edit sent and not yet acknowledged, else the server's value
+  function current(r, key) {
+    const pend = pendingValue(r.id, key);
+    return shown(key, pend !== undefined ? pend : r[key]);
   }
 
   function pendingValue(id, column) {
@@ -110,10 +120,16 @@ export default function (component) {
         input.inputMode = c.key === "rows" ? "numeric" : "decimal";
         input.autocomplete = "off";
         input.spellcheck = false;
+        // typed and not yet committed: the runs that arrive meanwhile leave it alone. Leaving the cell
+        // ends that (a change fires first when the text changed; a text typed back to what it was fires
+        // none, and must not keep the cell from showing later runs)
         input.addEventListener("input", () => t.dirty.add(input));
         input.addEventListener("change", () => { t.dirty.delete(input); send(id, c.key, plain(input.value)); });
+        input.addEventListener("blur", () => {
+          if (t.dirty.delete(input)) input.value = current(row.data, c.key);
+        });
         input.addEventListener("keydown", (ev) => {
-          if (ev.key === "Escape") { t.dirty.delete(input); input.value = shown(c.key, row.data[c.key]); }
+          if (ev.key === "Escape") { t.dirty.delete(input); input.value = current(row.data, c.key); }
         });
       } else if (c.key === "selection") {
         input = document.createElement("select");
@@ -144,7 +160,7 @@ export default function (component) {
       if (c.key === "include") input.checked = pend !== undefined ? pend : r.include;
       else if (c.key === "selection") input.value = pend !== undefined ? pend : r.selection;
       else if (!t.dirty.has(input)) {
-        const v = pend !== undefined ? pend : shown(c.key, r[c.key]);
+        const v = current(r, c.key);
         if (input.value !== v) input.value = v;
       }
     });
@@ -173,7 +189,17 @@ export default function (component) {
     for (let i = 0; i < ths.length; i++)
       ths[i].setAttribute("aria-sort", t.sort && t.sort.col === i ? (t.sort.dir > 0 ? "ascending" : "descending")
                                                                  : "none");
-    // move rows only when the order changed, so a focused input keeps its focus
-    rows.forEach((row, k) => { if (body.rows[k] !== row.tr) body.insertBefore(row.tr, body.rows[k] || null); });
+    // move rows only when the order changed, and never the row holding the focus: moving an element
+    // takes the focus from what it holds. The rows above it go before it, those below after it.
+    if (rows.every((row, k) => body.rows[k] === row.tr)) return;
+    const active = host instanceof ShadowRoot ? host.activeElement : document.activeElement;
+    const focused = rows.find((row) => row.tr.contains(active || null));
+    if (!focused) {
+      rows.forEach((row) => body.appendChild(row.tr));
+      return;
+    }
+    const at = rows.indexOf(focused);
+    rows.slice(0, at).forEach((row) => body.insertBefore(row.tr, focused.tr));
+    rows.slice(at + 1).forEach((row) => body.appendChild(row.tr));
   }
 }

@@ -5,13 +5,9 @@ own deserialiser and callback dispatch. The browser tests (tests/browser/test_mi
 same edits from the real inputs."""
 from __future__ import annotations
 
-import itertools
 import json
 
 from streamlit.components.v2.bidi_component.main import _make_trigger_id
-
-_seq = itertools.count(1)
-
 
 def table(at):
     """The table's element (AppTest's UnknownElement for the v2 component), or None when not drawn."""
@@ -45,8 +41,8 @@ def send(at, message, timeout: float = 60):
 
 def edit(at, cid: str, column: str, value, timeout: float = 60):
     """One edit of the table, as the browser sends it (a seq above every earlier one)."""
-    return send(at, {"seq": next(_seq) + table_data(at)["ack"], "edits": [{"id": cid, "column": column,
-                                                                          "value": value}]}, timeout)
+    seq = table_data(at)["ack"] + 1
+    return send(at, {"seq": seq, "edits": [{"id": cid, "column": column, "value": value, "seq": seq}]}, timeout)
 
 
 def mix_frame(at):
@@ -65,6 +61,8 @@ def mix_frame(at):
 
 def edit_rows(at, rows: dict, timeout: float = 60):
     """Edits by row number of the table's order ({0: {"rows": 5}}), sent as one message."""
-    ids = [r["id"] for r in table_data(at)["rows"]]
-    edits = [{"id": ids[i], "column": col, "value": v} for i, cells in rows.items() for col, v in cells.items()]
-    return send(at, {"seq": next(_seq) + table_data(at)["ack"], "edits": edits}, timeout)
+    data = table_data(at)
+    ids, seq = [r["id"] for r in data["rows"]], data["ack"] + 1
+    edits = [{"id": ids[i], "column": col, "value": v, "seq": seq} for i, cells in rows.items()
+             for col, v in cells.items()]
+    return send(at, {"seq": seq, "edits": edits}, timeout)

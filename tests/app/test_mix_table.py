@@ -10,7 +10,7 @@ agentic 15,000, glaive_fc 60,000, qwen35_fc 42,422, hermes_fc 11,578: 913,786 ro
 batches of 32 and drops the last partial one, so Samples is floor(rows / 32) x 32."""
 import pytest
 
-from drafter_dashboard.mix_editor import HELP, MAX_TABLE_EDITS, SPREADSHEET
+from drafter_dashboard.mix_editor import HELP, MAX_SEQ_STEP, MAX_TABLE_EDITS, SPREADSHEET
 from tests.app.mix_table_util import edit, mix_frame, send, table, table_data, table_rows
 from tests.app.test_wiring import at, metric, open_tab, plain  # noqa: F401 (the fixture)
 
@@ -65,13 +65,17 @@ def test_a_percent_an_include_and_a_selection(at):
     assert (rows["agentic"]["include"], rows["ultrachat"]["selection"]) == (False, "shortest")
 
 
+def _e(cid, column, value, seq):
+    return {"id": cid, "column": column, "value": value, "seq": seq}
+
+
 def test_an_edit_sent_again_with_a_later_one_is_applied_once(at):
-    """The table sends every edit it has not seen acknowledged with each new one; the same value set
-    twice is the same mix."""
+    """The table sends every edit it has not seen acknowledged with each new one, each with its own seq;
+    an edit at or below the acknowledged seq was applied already and is skipped."""
     ack = table_data(at)["ack"]
-    a = {"id": "openorca", "column": "rows", "value": "100000"}
+    a = _e("openorca", "rows", "100000", ack + 1)
     send(at, {"seq": ack + 1, "edits": [a]})
-    send(at, {"seq": ack + 2, "edits": [a, {"id": "agentic", "column": "include", "value": False}]})
+    send(at, {"seq": ack + 2, "edits": [a, _e("agentic", "include", False, ack + 2)]})
     # 913,786 - 250,430 + 100,000 - 15,000 = 748,356 -> 748,352
     assert metric(at, "Samples") == in_batches(748_356) == 748_352
     assert table_data(at)["ack"] == ack + 2
@@ -79,6 +83,20 @@ def test_an_edit_sent_again_with_a_later_one_is_applied_once(at):
     edit(at, "openorca", "rows", "5000")
     send(at, {"seq": ack + 1, "edits": [a]})
     assert table_rows(at)["openorca"]["rows"] == 5000
+
+
+def test_an_edit_carried_again_does_not_land_over_an_undo(at):
+    """Edit A is applied and acknowledged; Undo takes it back; the browser, which has not yet seen the
+    acknowledgement, sends B with A again: A is skipped (its seq is acknowledged), B applies."""
+    ack = table_data(at)["ack"]
+    a = _e("openorca", "rows", "1000", ack + 1)
+    send(at, {"seq": ack + 1, "edits": [a]})
+    assert table_rows(at)["openorca"]["rows"] == 1000
+    at.button(key="w_undo").click().run()
+    assert table_rows(at)["openorca"]["rows"] == 250_430
+    send(at, {"seq": ack + 2, "edits": [a, _e("agentic", "include", False, ack + 2)]})
+    assert table_rows(at)["openorca"]["rows"] == 250_430
+    assert metric(at, "Samples") == in_batches(913_786 - 15_000) == 898_784
 
 
 def test_a_refused_value_changes_nothing_and_names_the_cell(at):
@@ -93,26 +111,35 @@ def test_a_refused_value_changes_nothing_and_names_the_cell(at):
 
 def test_one_refused_edit_does_not_stop_the_others(at):
     ack = table_data(at)["ack"]
-    send(at, {"seq": ack + 1, "edits": [{"id": "openorca", "column": "rows", "value": "abc"},
-                                        {"id": "agentic", "column": "include", "value": False},
-                                        {"id": "nope", "column": "rows", "value": 1}]})
+    send(at, {"seq": ack + 1, "edits": [_e("openorca", "rows", "abc", ack + 1), _e("agentic", "include", False, ack + 1),
+                                        _e("nope", "rows", 1, ack + 1)]})
     found = errors(at)
     assert len(found) == 1 and "rows for openorca" in found[0] and "(and 1 more refused)" in found[0]
     assert metric(at, "Samples") == in_batches(913_786 - 15_000) == 898_784
 
 
+E = {"id": "openorca", "column": "rows", "value": 5, "seq": 9}
+
+
 @pytest.mark.parametrize("message", [
-    "junk",                                                                     # not a dict
-    {"seq": True, "edits": [{"id": "openorca", "column": "rows", "value": 5}]},  # a boolean is not a seq
-    {"seq": -1, "edits": [{"id": "openorca", "column": "rows", "value": 5}]},
-    {"seq": "9", "edits": [{"id": "openorca", "column": "rows", "value": 5}]},
+    "junk",                                                       # not a dict
+    {"seq": True, "edits": [E]},                                  # a boolean is not a seq
+    {"seq": -1, "edits": [E]},
+    {"seq": "9", "edits": [E]},
     {"seq": 9, "edits": []},
     {"seq": 9, "edits": {"id": "openorca"}},
-    {"seq": 9, "edits": [{"id": "openorca", "column": "rows", "value": 5}] * (MAX_TABLE_EDITS + 1)},
-    {"seq": 9, "edits": [{"id": "openorca", "column": "available", "value": 5}]},   # a shown column
-    {"seq": 9, "edits": [{"id": "openorca", "column": "rows"}]},                     # no value
-    {"seq": 9, "edits": [{"id": ["openorca"], "column": "rows", "value": 5}]},
+    {"seq": 9, "edits": [E] * (MAX_TABLE_EDITS + 1)},
+    {"seq": 9, "edits": [{**E, "column": "available"}]},          # a shown column
+    {"seq": 9, "edits": [{k: v for k, v in E.items() if k != "value"}]},
+    {"seq": 9, "edits": [{k: v for k, v in E.items() if k != "seq"}]},
+    {"seq": 9, "edits": [{**E, "seq": 10}]},                      # an edit newer than its message
+    {"seq": 9, "edits": [{**E, "id": ["openorca"]}]},
     {"seq": 9, "edits": ["x"]},
+    # a seq far above the acknowledged one would end the table's counting: a JavaScript number is
+    # exact to 2^53 - 1, and every later edit would be "applied already"
+    {"seq": 2**53, "edits": [{**E, "seq": 2**53}]},
+    {"seq": 10**30, "edits": [{**E, "seq": 10**30}]},
+    {"seq": MAX_SEQ_STEP + 1, "edits": [{**E, "seq": MAX_SEQ_STEP + 1}]},
 ])
 def test_a_crafted_message_is_one_line_and_changes_nothing(at, message):
     """A browser sends {seq, edits} of the editable columns; a crafted websocket message may send
@@ -132,12 +159,34 @@ def test_a_crafted_message_is_one_line_and_changes_nothing(at, message):
     ("selection", "**bold**\n# h", "selection for openorca"),
     ("rows", "12.5", "rows for openorca"),                       # not a whole number
     ("pct", "nan", "% of full for openorca"),
+    ("rows", 10**400, "rows for openorca"),                      # too large for a float
+    ("pct", 10**400, "% of full for openorca"),
+    ("pct", "1e308", "% of full for openorca"),                  # rows beyond any count
+    ("pct", "inf", "% of full for openorca"),
+    ("rows", True, "rows for openorca"),                         # a tick is not a count
+    ("pct", [5], "% of full for openorca"),
+    ("rows", "9" * 5000, "rows for openorca"),                   # quoted cut short, not 5,000 characters
 ])
 def test_a_hostile_value_is_one_line_naming_the_cell(at, column, value, named):
     edit(at, "openorca", column, value)
+    assert not at.exception
     found = errors(at, named)
-    assert len(found) == 1 and "\n" not in found[0], found
+    assert len(found) == 1 and "\n" not in found[0] and len(found[0]) < 300, found
     assert metric(at, "Samples") == 913_760
+
+
+def test_a_deeply_nested_value_is_one_generic_line_and_the_next_run_recovers(at):
+    """Streamlit copies a trigger value (deepcopy) before the page sees it: 500 nested lists raise
+    RecursionError inside Streamlit. The page's guard makes it one line without a traceback; the trigger
+    is gone on the next run, which answers as before."""
+    value = []
+    for _ in range(500):
+        value = [value]
+    send(at, {"seq": 1, "edits": [_e("openorca", "rows", value, 1)]})
+    texts = [plain(e.value) for e in at.error] + [str(x.value) for x in at.exception]
+    assert not any("Traceback" in t or 'File "' in t for t in texts)
+    at.number_input(key="w_ex_gpus").set_value(9).run()
+    assert not at.exception and metric(at, "Samples") == 913_760 and table(at) is not None
 
 
 def test_the_spreadsheet_shows_what_the_table_changed(at):

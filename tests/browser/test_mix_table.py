@@ -50,6 +50,21 @@ def test_an_edit_answers_keeps_the_focus_and_updates_its_row(server, browser):
     table_input(page, "agentic", "include").uncheck()
     assert wait_for_change(page, "Samples", "664,352")[0] == batches(649_356)
     assert "dropped" in page.locator('tr[data-id="agentic"]').get_attribute("class")
+    # a cell typed in and typed back to what it was sends nothing, and still shows the runs that follow
+    pct = table_input(page, "openorca", "% of full")
+    pct.click()
+    page.keyboard.type("5")
+    page.keyboard.press("Backspace")
+    page.keyboard.press("Tab")
+    rows.fill("500")
+    rows.press("Enter")
+    assert wait_for_change(page, "Samples", batches(649_356))[0] == batches(649_356 - 500)
+    wait_idle(page)
+    assert pct.input_value() == "0.2"                       # 500 / 250,430 = 0.1997 %, to two places
+    rows.fill("1000")
+    rows.press("Enter")
+    assert wait_for_change(page, "Samples", batches(649_356 - 500))[0] == batches(649_356)
+    wait_idle(page)
     # Escape puts back a value typed and not committed
     rows.fill("777")
     rows.press("Escape")
@@ -121,12 +136,25 @@ def test_sorting_a_column_and_editing_the_sorted_table(server, browser):
     page.locator("table.mix th", has_text="available").locator("button").click()
     page.locator('table.mix th[aria-sort="descending"]').wait_for()
     assert ids()[0] == "openorca"
+    # an edit that moves its row keeps the focus where it was: sorted by rows, openorca (250,430, the
+    # most) goes from the top to the bottom when it gets 100 rows, and its cell keeps the focus
+    page.locator("table.mix th", has_text="rows").first.locator("button").click()   # ascending: hermes first
+    page.locator("table.mix th", has_text="rows").first.locator("button").click()   # descending
+    assert ids()[0] == "openorca"
+    rows = table_input(page, "openorca", "rows")
+    rows.fill("100")
+    rows.press("Enter")
+    for _ in range(100):
+        if ids()[-1] == "openorca":
+            break
+        page.wait_for_timeout(100)
+    assert ids()[-1] == "openorca" and _focused(page) == "rows of openorca"
     # an edit names its component, not its place: the sorted table edits the right row
     table_input(page, "hermes_fc", "selection").select_option("shortest")
     wait_idle(page)
     page.wait_for_timeout(300)
     assert table_input(page, "hermes_fc", "selection").input_value() == "shortest"
-    assert ids()[0] == "openorca"                          # the order survives the run
+    assert ids()[-1] == "openorca"                         # the order survives the run
     page.close()
 
 
