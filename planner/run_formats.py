@@ -302,6 +302,28 @@ def read_deepspec_index(fh, size: int) -> FileInfo:
     return FileInfo("deepspec-index", size, size, sum(lengths), len(lengths), (), lengths)
 
 
+# The smallest file each format can be, from the format alone: `planner status` marks a finished
+# file under it suspect from the size its scan already has (nothing read). A capture killed
+# mid-write leaves such a stub under the file's final name.
+# - safetensors: the 8-byte little-endian header length, then a JSON header of at least "{}": 8 + 2.
+# - a torch.save zip archive (.ckpt, .pt): read_torch_zip needs its <archive>/data.pkl entry, so at
+#   least a local file header (30 bytes + the name), the entry's data (the smallest pickle of a
+#   mapping, EMPTY_DICT STOP "}.", 2 bytes), its central directory header (46 + the name) and the
+#   end-of-central-directory record (22) (PKWARE APPNOTE 4.3.7, 4.3.12, 4.3.16), the name at least
+#   "/data.pkl" (9): 30 + 9 + 2 + 46 + 9 + 22 = 118.
+# - gzip (SpecForge's .ckpt.gz with --compress): a 10-byte header and an 8-byte CRC32 + size trailer
+#   (RFC 1952, 2.3): 18.
+# Any other file: 1 (a finished capture file is never empty).
+_ZIP_MIN = 30 + 9 + 2 + 46 + 9 + 22
+MIN_BYTES = {".safetensors": (8 + 2, "safetensors file"), ".ckpt": (_ZIP_MIN, "torch.save archive"),
+             ".pt": (_ZIP_MIN, "torch.save archive"), ".gz": (10 + 8, "gzip file")}
+
+
+def min_size(name: str) -> tuple[int, str]:
+    """(the smallest size a whole file of this name's format has, the format's name)."""
+    return MIN_BYTES.get(os.path.splitext(name)[1], (1, "capture file"))
+
+
 READERS = {".safetensors": read_safetensors, ".ckpt": read_torch_zip, ".pt": read_torch_zip,
            ".idx": read_deepspec_index}
 

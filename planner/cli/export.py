@@ -24,6 +24,8 @@ def run(a: argparse.Namespace) -> int:
                        f"not {a.format}")
     if a.resume is not None and a.scheduler is None:
         raise CliError("--resume: writes a --scheduler slurm|ray script for the unfinished ranks; give --scheduler")
+    if a.verify and a.resume is None:
+        raise CliError("--verify: reads the files of a run for --resume; give --resume RUN_DIR")
     if a.mix is not None and a.resume is None:
         raise CliError("--mix: places the rows of a run for --resume; give --resume RUN_DIR")
     if a.out is not None and a.scheduler is None:
@@ -46,9 +48,13 @@ def run(a: argparse.Namespace) -> int:
         return 0
     ranks = None
     if a.resume is not None:
-        from planner.cli.status import rank_status
-        st = rank_status(m, a.format, nodes, a.resume, a.mix)
+        import sys
+
+        from planner.cli.status import rank_status, suspect_lines
+        st = rank_status(m, a.format, nodes, a.resume, a.mix, a.verify)
         ranks = st.unfinished
+        for line in suspect_lines(st):      # the script reruns their ranks; the files must go first
+            print(line, file=sys.stderr)
         if not ranks:
             from planner.text import printable
             print(f"every one of the {nodes:,} ranks is complete in {printable(a.resume)}: nothing to resume")
@@ -84,6 +90,8 @@ def register(sub) -> None:
                    help="write an sbatch array script (one array task per rank) or a Ray driver (one task per rank)")
     e.add_argument("--resume", metavar="RUN_DIR", help="only the ranks not complete in RUN_DIR (planner status)")
     e.add_argument("--mix", metavar="FILE", help="with --resume for modelopt: the mix.jsonl the ranks read")
+    e.add_argument("--verify", action="store_true", help="with --resume: read each finished file's metadata "
+                                                         "(planner status --verify) to rerun truncated ones' ranks")
     e.add_argument("--out", metavar="FILE", help="write the --scheduler script to FILE (default: stdout); a file "
                                                  "export did not write is never replaced")
     e.add_argument("--force", action="store_true", help="replace --out even when export did not write it")

@@ -8,7 +8,7 @@ import json
 from planner.cli._common import CliError, read_manifest
 
 
-def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None):
+def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None, verify: bool = False):
     """The status of RUN_DIR for manifest m (shared by `status` and `export --resume`)."""
     from planner.export import sharding
     from planner.layouts import layout_presets
@@ -24,14 +24,36 @@ def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | 
         raise CliError(f"--format: a sharded run is one of {', '.join(sharding.SHARDED_FORMATS)}, not {fmt}")
     world = nodes if nodes is not None else m.scenario.extraction_node_count
     sharding.check_count(world, "--nodes", "nodes")
-    return status(m, run_dir, fmt, world, mix=mix)
+    return status(m, run_dir, fmt, world, mix=mix, verify=verify)
+
+
+def suspect_lines(st) -> list[str]:
+    """The suspect files of a status, each with its reason, and how to clear them before a resume
+    (shared by `status` and `export --resume`). Paths are shell-quoted: a name in RUN_DIR is input."""
+    import os
+
+    from planner.export.commands import quote
+    from planner.text import printable
+    if not st.suspect:
+        return []
+    many = st.suspect != 1
+    out = [f"  suspect: {st.suspect:,} finished file{'s look' if many else ' looks'} truncated (a capture killed "
+           f"mid-write?) and {'do' if many else 'does'} not count as done:"]
+    out += [f"    {quote(path)}: {printable(why)}" for path, why in st.suspect_examples]
+    more = st.suspect - len(st.suspect_examples)
+    if more:
+        out.append(f"    ... and {more:,} more (not listed; run status again once these are removed)")
+    out.append("  the pipelines skip a row whose file exists, so a resumed rank would skip these rows again: "
+               "remove the suspect files before resuming (planner deletes nothing in RUN_DIR):")
+    out.append("    rm -- " + " ".join(quote(os.path.join(st.run_dir, *p.split("/"))) for p, _ in st.suspect_examples))
+    return out
 
 
 def run(a: argparse.Namespace) -> int:
     from planner.text import printable
     from planner.units import fmt_bytes
     m = read_manifest(a.manifest, "--manifest")
-    st = rank_status(m, a.format, a.nodes, a.run_dir, a.mix)
+    st = rank_status(m, a.format, a.nodes, a.run_dir, a.mix, a.verify)
     if a.json:
         print(json.dumps(st.as_dict(), indent=2))
         return 0
@@ -41,11 +63,22 @@ def run(a: argparse.Namespace) -> int:
           f"{len(st.by_state('missing')):,} missing")
     for r in ranks:
         print(f"  rank {r.rank}: {r.state:8} {r.done:,} of {r.files:,} files ({r.rows:,} rows), "
-              f"{fmt_bytes(r.bytes_done)} of {fmt_bytes(r.bytes_predicted)} predicted")
+              f"{fmt_bytes(r.bytes_done)} of {fmt_bytes(r.bytes_predicted)} predicted"
+              + (f", {r.suspect:,} suspect" if r.suspect else ""))
     if st.skipped:
         print("  not counted: " + "; ".join(f"{n:,} {why}" for why, n in sorted(st.skipped.items())))
     if not st.scan_complete:
         print("  the scan stopped at its bound: the counts are a lower bound")
+    for line in suspect_lines(st):
+        print(line)
+    v = st.verify
+    if v is None:
+        print("  files checked by name and size only (--verify reads each one's metadata)")
+    elif not v["complete"]:
+        print(f"  --verify read {v['verified']:,} files before its {v['seconds']:g} s bound: the other "
+              f"{v['not_verified']:,} were NOT verified (checked by name and size only)")
+    else:
+        print(f"  --verify read all {v['verified']:,} finished files' metadata")
     if st.unfinished:
         print(f"resume: planner export {printable(a.manifest)} --format {st.format} --scheduler slurm|ray "
               f"--resume {printable(st.run_dir)}   (ranks {','.join(str(r) for r in st.unfinished)})")
@@ -62,8 +95,10 @@ def register(sub) -> None:
                                                           "manifest's extraction nodes)")
     s.add_argument("--mix", metavar="FILE", help="the mix.jsonl the ranks read (Model-Optimizer with local "
                                                  "components: its rows are named by their line)")
+    s.add_argument("--verify", action="store_true", help="read each finished file's metadata (headers only, "
+                                                           "bounded in time) to find truncated files")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=run)
 
 
-__all__ = ["CliError", "rank_status", "register"]
+__all__ = ["CliError", "rank_status", "register", "suspect_lines"]

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,11 +20,17 @@ from tests.unit.planner.export.test_commands import HOSTILE
 from tests.cluster.test_slurm import age, make_run
 
 
-def _files(out, names):
+# a real SpecForge file (torch.save of a 7-token row, tests/fixtures/runs: 3,224 bytes); a 10-byte
+# stand-in would now be suspect (under the 118 bytes of the smallest torch.save archive)
+CKPT = (Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "specforge" / "rows_0-2000" / "data_0.ckpt")
+CKPT_BYTES = 3224
+
+
+def _files(out, names, data=None):
     for name in names:
         p = out / name
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(b"x" * 10)
+        p.write_bytes(CKPT.read_bytes() if data is None else data)
     age(out)
 
 
@@ -50,7 +57,8 @@ def test_status_counts_each_rank_and_skips_what_is_not_the_runs(tmp_path, monkey
     st = json.loads(text)
     assert (st["complete"], st["partial"], st["missing"]) == ([0, 3], [1], [2])
     assert [(r["files"], r["files_done"], r["bytes_done"]) for r in st["ranks"]] == [
-        (3, 3, 30), (3, 1, 10), (2, 0, 0), (2, 2, 20)]
+        (3, 3, 3 * CKPT_BYTES), (3, 1, CKPT_BYTES), (2, 0, 0), (2, 2, 2 * CKPT_BYTES)]
+    assert st["suspect"] == 0 and st["suspect_examples"] == [] and st["verify"] is None
     assert sum(st["skipped"].values()) == 4 and st["scan_complete"]
     rc, text, _ = _status(run, capsys)
     assert text.splitlines()[0].endswith("specforge (specforge-dflash), 4 ranks: 2 complete, 1 partial, 1 missing")
