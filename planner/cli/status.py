@@ -80,8 +80,9 @@ def run(a: argparse.Namespace) -> int:
     else:
         print(f"  --verify read all {v['verified']:,} finished files' metadata")
     if st.unfinished:
-        print(f"resume: planner export {printable(a.manifest)} --format {st.format} --scheduler slurm|ray "
-              f"--resume {printable(st.run_dir)}   (ranks {','.join(str(r) for r in st.unfinished)})")
+        from planner.export.commands import quote
+        print(f"resume: planner export {quote(a.manifest)} --format {st.format} --scheduler slurm|ray "
+              f"--resume {quote(st.run_dir)}   (ranks {','.join(str(r) for r in st.unfinished)})")
     return 0
 
 

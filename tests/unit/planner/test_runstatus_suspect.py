@@ -234,4 +234,10 @@ def test_suspect_paths_are_shell_quoted(tmp_path, monkeypatch, capsys):
     words = subprocess.run(["bash", "-c", "printf '%s\\0' " + rm[0].split("rm -- ", 1)[1]], cwd=tmp_path,
                            capture_output=True, check=True).stdout
     assert words.split(b"\0")[:-1] == [os.fsencode(out / "rank-00002" / "rows_0-2000" / "data_1.ckpt")]
+    # and the resume line's RUN_DIR is one word too
+    resume = text.splitlines()[-1]
+    assert resume.startswith("resume: planner export ") and resume.endswith("   (ranks 2)")
+    words = subprocess.run(["bash", "-c", "printf '%s\\0' " + resume.split(" --resume ", 1)[1][:-len("   (ranks 2)")]],
+                           cwd=tmp_path, capture_output=True, check=True).stdout
+    assert words.split(b"\0")[:-1] == [os.fsencode(out)]
     assert not list(tmp_path.rglob("PWNED")) and (out / "rank-00002" / "rows_0-2000" / "data_1.ckpt").exists()
