@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -149,10 +150,13 @@ def _contradiction(f: rundir.Found, info: run_formats.FileInfo) -> str | None:
 
 
 def _changed(root: str, f: rundir.Found) -> bool:
+    """Gone, no longer a regular file (a symlink put in its place is never followed), or another size
+    than the scan saw."""
     try:
-        return os.lstat(os.path.join(root, *f.path.split("/"))).st_size != f.size
+        st = os.lstat(os.path.join(root, *f.path.split("/")))
     except OSError:
         return True
+    return not stat.S_ISREG(st.st_mode) or st.st_size != f.size
 
 
 def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[str, str], set[str], dict]:
@@ -167,6 +171,9 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
         if _clock() - t0 >= seconds:
             break
         read += 1
+        if _changed(root, f):
+            changing.add(f.path)
+            continue
         try:
             info = run_formats.read_file(os.path.join(root, *f.path.split("/")), expect_size=f.size)
         except run_formats.FormatError as exc:

@@ -181,6 +181,9 @@ def test_a_good_run_stays_complete_under_verify(tmp_path, monkeypatch, capsys):
     rc, text, _ = _cli(capsys, "export", str(run["manifest"]), "--format", "specforge", "--scheduler", "slurm",
                        "--resume", str(run["out"]), "--verify")
     assert rc == 0 and "nothing to resume" in text
+    rc, _, err = _cli(capsys, "export", str(run["manifest"]), "--format", "specforge", "--scheduler", "slurm",
+                      "--verify")
+    assert rc == 2 and err == "planner: error: --verify: reads the files of a run for --resume; give --resume RUN_DIR\n"
 
 
 def test_the_verify_deadline_says_how_many_were_not_read(tmp_path, monkeypatch, capsys):
@@ -203,24 +206,33 @@ def test_the_verify_deadline_says_how_many_were_not_read(tmp_path, monkeypatch, 
     assert "  --verify read 1 files before its 120 s bound: the other 9 were NOT verified" in text
 
 
-def test_a_file_that_grows_between_the_scan_and_the_read_is_not_counted(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("change", ["grows", "symlink"])
+def test_a_file_that_changes_between_the_scan_and_the_read_is_not_counted(tmp_path, monkeypatch, capsys, change):
     run = make_run(tmp_path, monkeypatch)
     _specforge_run(run["out"])
-    grown = run["out"] / "rank-00003" / "rows_0-2000" / "data_1.ckpt"
-    real_scan = runstatus.rundir.scan
+    target = run["out"] / "rank-00003" / "rows_0-2000" / "data_1.ckpt"
+    outside = tmp_path / "outside.ckpt"
+    outside.write_bytes(target.read_bytes())               # the same size: only the type tells
+    real_scan, real_read, read = runstatus.rundir.scan, rf.read_file, []
 
-    def scan_then_append(*a, **k):
+    def scan_then_change(*a, **k):
         s = real_scan(*a, **k)
-        with open(grown, "ab") as fh:          # the rank still writing it
-            fh.write(b"more")
+        if change == "grows":                  # the rank still writing it
+            with open(target, "ab") as fh:
+                fh.write(b"more")
+        else:                                  # swapped for a symlink out of the run
+            target.unlink()
+            os.symlink(outside, target)
         return s
 
-    monkeypatch.setattr(runstatus.rundir, "scan", scan_then_append)
+    monkeypatch.setattr(runstatus.rundir, "scan", scan_then_change)
+    monkeypatch.setattr(runstatus.run_formats, "read_file", lambda path, **k: read.append(path) or real_read(path, **k))
     rc, text, err = _status(run, capsys, "--verify")
     assert rc == 0, err
-    # rank 3: 1 of 2 done, the grown file neither done nor suspect, named as being written
+    # rank 3: 1 of 2 done, the changed file neither done nor suspect, named as being written, not read
     assert "  rank 3: partial  1 of 2 files" in text and "suspect" not in text.split("not counted:")[0]
     assert "not counted: 1 still being written (its size changed during the scan)" in text
+    assert len(read) == 9 and str(target) not in read
 
 
 def test_suspect_paths_are_shell_quoted(tmp_path, monkeypatch, capsys):
