@@ -253,3 +253,26 @@ def test_suspect_paths_are_shell_quoted(tmp_path, monkeypatch, capsys):
                            cwd=tmp_path, capture_output=True, check=True).stdout
     assert words.split(b"\0")[:-1] == [os.fsencode(out)]
     assert not list(tmp_path.rglob("PWNED")) and (out / "rank-00002" / "rows_0-2000" / "data_1.ckpt").exists()
+
+
+def _safetensors(shape: list[int]) -> bytes:
+    """A whole safetensors file of one int64 `token_ids` tensor of `shape` (zeros)."""
+    n = 8
+    for d in shape:
+        n *= d
+    header = json.dumps({"token_ids": {"dtype": "I64", "shape": shape, "data_offsets": [0, n]}}).encode()
+    return len(header).to_bytes(8, "little") + header + b"\0" * n
+
+
+@pytest.mark.parametrize("shape, reason", [
+    ([0], "holds 0 tokens"),                                  # a row of no tokens: 8 + header bytes, whole
+    ([2, 3], "holds 2 rows, where the pipeline writes one row per file"),   # [n, S] with n = 2: two rows
+])
+def test_a_whole_file_that_contradicts_the_plan_is_suspect(tmp_path, monkeypatch, shape, reason):
+    # speculators' hs_7 (row 7, rank 2's block [6,8)) reads as safetensors but is not one row of tokens
+    run = make_run(tmp_path, monkeypatch)
+    _write(run["out"], {**{f"hs_{i}.safetensors": HS[i % 3] for i in range(10)}, "hs_7.safetensors": _safetensors(shape)})
+    assert rf.read_file(run["out"] / "hs_7.safetensors").tokens == (0 if shape == [0] else 6)
+    st = runstatus.status(run["m"], str(run["out"]), "speculators", 4, verify=True)
+    assert (st.suspect, st.suspect_examples) == (1, [("hs_7.safetensors", reason)])
+    assert st.by_state("partial") == [2] and [(r.done, r.suspect) for r in st.ranks] == [(3, 0), (3, 0), (1, 1), (2, 0)]
