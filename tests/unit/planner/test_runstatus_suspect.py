@@ -276,3 +276,17 @@ def test_a_whole_file_that_contradicts_the_plan_is_suspect(tmp_path, monkeypatch
     st = runstatus.status(run["m"], str(run["out"]), "speculators", 4, verify=True)
     assert (st.suspect, st.suspect_examples) == (1, [("hs_7.safetensors", reason)])
     assert st.by_state("partial") == [2] and [(r.done, r.suspect) for r in st.ranks] == [(3, 0), (3, 0), (1, 1), (2, 0)]
+
+
+def test_the_list_of_suspect_files_is_bounded_and_says_so(tmp_path, monkeypatch, capsys):
+    # 3 empty files, examples bounded at 2: all 3 counted, the first 2 by path listed (and in the
+    # rm line), "1 more" said
+    run = make_run(tmp_path, monkeypatch)
+    _specforge_run(run["out"], **{f"rank-00001/rows_0-2000/data_{i}.ckpt": b"" for i in range(3)})
+    monkeypatch.setattr(runstatus, "MAX_SUSPECT_EXAMPLES", 2)
+    rc, text, _ = _status(run, capsys)
+    assert "  suspect: 3 finished files look truncated" in text and "    ... and 1 more (not listed;" in text
+    rm = next(x for x in text.splitlines() if x.startswith("    rm -- "))
+    assert rm.count(".ckpt") == 2 and rm.endswith("data_1.ckpt")
+    st = json.loads(_status(run, capsys, "--json")[1])
+    assert st["suspect"] == 3 and len(st["suspect_examples"]) == 2 and st["ranks"][1]["suspect"] == 3
