@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from planner.plan import Plan
-from planner.scenario import MixItem
+from planner.scenario import MixItem, Scenario
 from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard.registry import bounds
@@ -34,7 +34,10 @@ TABLE_KEY = "mix_table"
 TABLE_ACK = "_mix_table_ack"    # the seq of the table's last edit applied (or refused): sent back to it
 SPREADSHEET = "w_mix_spreadsheet"
 HELD = (SPREADSHEET, "w_add_components")    # kept while the Mix tab is closed (state.hold, page.py)
-MAX_TABLE_EDITS = 64            # edits in one message: a browser sends those not yet acknowledged, a few
+# edits in one message: a browser sends those not yet acknowledged, at most one per editable cell of the
+# largest mix a scenario may hold (a column pasted down the table is one message)
+MAX_TABLE_EDITS = len(EDITABLE) * next(m.max_length for m in Scenario.model_fields["mix"].metadata
+                                       if isinstance(getattr(m, "max_length", None), int))
 MAX_SEQ = 2**53 - 1             # the script counts in a JavaScript number: exact up to here
 MAX_SEQ_STEP = 10_000           # a message's seq is at most this far above the last acknowledged one
 

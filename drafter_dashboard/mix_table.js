@@ -25,13 +25,17 @@ export default function (component) {
   const d = data;
   const ack = Number.isSafeInteger(d.ack) ? d.ack : 0;
 
-  const send = (id, column, value) => {
+  // edits: [[id, column, value], ...], sent as one message with every edit not yet acknowledged
+  const sendAll = (edits) => {
     t.seq += 1;
-    const k = id + "\u0000" + column;
-    t.pending.delete(k);                 // the newest edit last: the server applies them in order
-    t.pending.set(k, { id, column, value, seq: t.seq });
+    for (const [id, column, value] of edits) {
+      const k = id + "\u0000" + column;
+      t.pending.delete(k);               // the newest edit last: the server applies them in order
+      t.pending.set(k, { id, column, value, seq: t.seq });
+    }
     setTriggerValue("edit", { seq: t.seq, edits: [...t.pending.values()] });
   };
+  const send = (id, column, value) => sendAll([[id, column, value]]);
   // edits the server has acknowledged are dropped; those it has not are kept (and shown) until it has
   for (const [k, e] of t.pending) if (e.seq <= ack) t.pending.delete(k);
   if (t.seq < ack) t.seq = ack;
@@ -96,6 +100,13 @@ export default function (component) {
     return shown(key, pend !== undefined ? pend : r[key]);
   }
 
+  // the row shown `step` rows from the row of `tr` (the table's order, sorted or not), or null
+  function neighbour(tr, step) {
+    const rows = tr.parentNode ? tr.parentNode.rows : [];
+    const at = [...rows].indexOf(tr) + step;
+    return at >= 0 && at < rows.length ? t.rows.get(rows[at].dataset.id) : null;
+  }
+
   function pendingValue(id, column) {
     const e = t.pending.get(id + "\u0000" + column);
     return e ? e.value : undefined;
@@ -130,6 +141,31 @@ export default function (component) {
         });
         input.addEventListener("keydown", (ev) => {
           if (ev.key === "Escape") { t.dirty.delete(input); input.value = current(row.data, c.key); }
+          // up and down: the same column of the row above or below, as shown (leaving commits the cell)
+          else if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+            const next = neighbour(row.tr, ev.key === "ArrowDown" ? 1 : -1);
+            if (next) { ev.preventDefault(); next.cells[c.key].input.focus(); next.cells[c.key].input.select(); }
+          }
+        });
+        // a column pasted from a spreadsheet (several lines): this cell and the ones below it, as shown,
+        // one line each (a line's first tab-separated cell), sent as one message; lines past the last
+        // row are not used. A single value is pasted as usual.
+        input.addEventListener("paste", (ev) => {
+          const text = ev.clipboardData ? ev.clipboardData.getData("text/plain") : "";
+          const lines = text.replace(/\r\n?/g, "\n").replace(/\n+$/, "").split("\n");
+          if (lines.length < 2) return;
+          ev.preventDefault();
+          const edits = [];
+          let target = row;
+          for (const line of lines) {
+            if (!target) break;
+            const v = plain(line.split("\t")[0]);
+            target.cells[c.key].input.value = v;
+            t.dirty.delete(target.cells[c.key].input);
+            edits.push([target.tr.dataset.id, c.key, v]);
+            target = neighbour(target.tr, 1);
+          }
+          sendAll(edits);
         });
       } else if (c.key === "selection") {
         input = document.createElement("select");

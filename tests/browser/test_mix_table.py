@@ -114,6 +114,31 @@ def test_two_edits_in_one_task_both_arrive(server, browser):
     page.close()
 
 
+def test_arrows_move_between_rows_and_a_pasted_column_fills_down(server, browser):
+    page = _page(browser, server)
+    rows = table_input(page, "openorca", "rows")
+    rows.click()
+    rows.fill("1000")
+    rows.press("ArrowDown")                       # leaves the cell: commits it, and goes down a row
+    assert _focused(page) == "rows of sharegpt"
+    # 913,786 - 250,430 + 1,000 = 664,356 -> 664,352
+    assert wait_for_change(page, "Samples", "913,760")[0] == batches(664_356)
+    wait_idle(page)
+    page.keyboard.press("ArrowUp")
+    assert _focused(page) == "rows of openorca"
+    # three lines pasted (from a spreadsheet: tab-separated, the first cell used) into openorca's rows
+    # fill openorca, sharegpt and ultrachat: 664,356 - 1,000 - 120,000 - 207,865 + 500 + 600 + 700
+    # = 337,291 -> 337,280
+    rows.evaluate("""(input, text) => { const dt = new DataTransfer(); dt.setData("text/plain", text);
+        input.dispatchEvent(new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true})); }""",
+                  "500\tx\n600\n700\n")
+    assert wait_for_change(page, "Samples", batches(664_356))[0] == batches(337_291) == "337,280"
+    wait_idle(page)
+    assert [table_input(page, c, "rows").input_value() for c in ("openorca", "sharegpt", "ultrachat")] == \
+        ["500", "600", "700"]
+    page.close()
+
+
 def test_a_refused_value_is_named_and_put_back(server, browser):
     page = _page(browser, server)
     rows = table_input(page, "sharegpt", "rows")
