@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import UnionType
+from typing import TYPE_CHECKING, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from planner.assumptions import Assumption
+from planner.calibration import Calibration
 from planner.costs import CostPlan
+from planner.extraction import ExtractionPlan
+from planner.nodes import NodePlan
 from planner.quality import QualityPlan
+from planner.report import HoursStep, Step, article_hours_steps, article_steps
+from planner.storage_phase import ComponentPlan
+from planner.training import TrainingPlan
+from planner.verdict import INPUTS as VERDICT_INPUTS, Verdict, verdict
 
 if TYPE_CHECKING:
     from planner.plan import Plan
@@ -26,129 +35,66 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class CalibrationOutput(_Out):
-    row: str                # "" when no published row matched (the roofline alone)
-    source: str
-    date: str
-    metric: str
-    measured: float
-    roofline: float
-    factor: float
-    distance: float
-    note: str
-    phase: str = ""                 # prefill | decode (per-phase calibration), "" for the one that covers both
-    extrapolated: bool = False      # the row is of another architecture class or GPU (or none is near)
-    band: tuple[float, float] = (0.0, 0.0)   # log(calibrated / measured), held-out spread of such matches
+def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "",
+                outputs: dict[type[BaseModel], type[_Out]] | None = None, types: dict[str, object] | None = None
+                ) -> type[_Out]:
+    """The output model of a phase's result: the named fields, in this order (the JSON's), each with the
+    phase model's own type (a computed field: its return type), so a field's type is written once (on
+    the phase's model). Each field is always present and required in the schema, except:
+    `name?` keeps the phase's default (the schema does not require it); `name#` is a count, the phase's
+    float rounded to a whole number (`int`, or `int | None`; `_part` rounds it). `outputs` names the
+    output model of a phase model nested in a field's type (Calibration -> CalibrationOutput); `types`
+    a field's output type where the phase's is looser (a dict the output names the keys of)."""
+    spec = {}
+    for token in fields.split():
+        f, mark = token.rstrip("?#"), token[len(token.rstrip("?#")):]
+        info = phase.model_fields.get(f)
+        if info is None and f not in phase.model_computed_fields:
+            raise TypeError(f"{name}: {phase.__name__} has no field {f!r}")
+        kind = info.annotation if info is not None else phase.model_computed_fields[f].return_type
+        kind = (types or {}).get(f) or _outputs_in(kind, outputs or {})
+        if mark == "#":
+            kind = int | None if type(None) in get_args(kind) else int
+        spec[f] = (kind, info.get_default(call_default_factory=True) if mark == "?" else ...)
+    return create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__, **spec)
 
 
-class ExtractionOutput(_Out):
-    gpu: str
-    gpus: int
-    gpus_used: int
-    nodes: int
-    gpus_per_node: int
-    mode: str               # calibrated | roofline | fixed
-    gpu_hours: float
-    wall_hours: float
-    # the band to bet on: the calibration band (held-out publications, issue 22) widened to the sampled
-    # profiles' 95% band where components are sampled; the sampled band alone outside calibrated mode
-    wall_hours_low: float | None = None
-    wall_hours_high: float | None = None
-    decode_hours: float
-    capture_hours: float
-    prefill_tokens_per_s_per_gpu: float
-    decode_tokens_per_s_per_gpu: float
-    serving_output_tokens_per_s_per_gpu: float
-    serving_total_tokens_per_s_per_gpu: float
-    decode_batch: int
-    max_num_seqs: int
-    max_batched_tokens: int
-    kv_dtype: str
-    tensor_parallel: int
-    bound: str
-    calibration: CalibrationOutput | None
-    # issue 22: prefill and decode calibrated apart, and the band of that calibration alone
-    prefill_calibration: CalibrationOutput | None = None
-    decode_calibration: CalibrationOutput | None = None
-    calibrated_wall_hours_low: float | None = None
-    calibrated_wall_hours_high: float | None = None
-    sampled_wall_hours_low: float | None = None     # the sampled profiles' 95% band alone (None: nothing sampled)
-    sampled_wall_hours_high: float | None = None
+def _outputs_in(kind, outputs: dict):
+    """`kind` with each phase model of `outputs` in it replaced by its output model (X | None too)."""
+    if kind in outputs:
+        return outputs[kind]
+    args = get_args(kind)
+    if get_origin(kind) in (Union, UnionType) and any(a in outputs for a in args):
+        return Union[tuple(outputs.get(a, a) for a in args)]
+    return kind
 
 
-class TrainingOutput(_Out):
-    gpu: str
-    gpus: int
-    nodes: int
-    gpus_per_node: int
-    epochs: float
-    drafter: str
-    drafter_params: float
-    drafter_layers: int
-    ttt_steps: int | None
-    num_anchors: int | None
-    block_size: int | None
-    flops_per_token: float
-    flops_per_sample: float
-    tokens_per_s: float
-    samples_per_s: float
-    offline_gpu_hours: float
-    offline_wall_hours: float
-    offline_bound: str
-    online_gpu_hours: float
-    online_wall_hours: float
-    breakeven_epochs: float | None
-    disaggregated_gpu_hours: float
-    disaggregated_wall_hours: float
-    disaggregated_bound: str
-    breakeven_epochs_disaggregated: float | None
-    # issue 22: training as runs are really bound, with its band. Which bound binds each mode
-    # (offline | online | disaggregated -> compute | supply | io | overhead, planner/training.py BOUNDS),
-    # each bound's tokens/s, and the band: the 90% prediction interval of published runs' residuals as
-    # multipliers on every rate (planner/presets/training_throughput.yaml band), hours = tokens / rate
-    bounds: dict[str, str]
-    stage_rates: dict[str, dict[str, float]]
-    rate_low: float
-    rate_high: float
-    samples_per_s_low: float
-    samples_per_s_high: float
-    offline_wall_hours_low: float
-    offline_wall_hours_high: float
-    online_wall_hours_low: float
-    online_wall_hours_high: float
-    disaggregated_wall_hours_low: float     # the regeneration's hours at both ends, the epochs' banded
-    disaggregated_wall_hours_high: float
+CalibrationOutput = _projection("CalibrationOutput", Calibration, """
+    row source date metric measured roofline factor distance note phase? extrapolated? band?""")
 
+# each field's meaning: its comment on the phase's model (planner/extraction.py ExtractionPlan)
+ExtractionOutput = _projection("ExtractionOutput", ExtractionPlan, """
+    gpu gpus gpus_used nodes gpus_per_node mode gpu_hours wall_hours wall_hours_low? wall_hours_high?
+    decode_hours capture_hours prefill_tokens_per_s_per_gpu decode_tokens_per_s_per_gpu
+    serving_output_tokens_per_s_per_gpu serving_total_tokens_per_s_per_gpu decode_batch max_num_seqs
+    max_batched_tokens kv_dtype tensor_parallel bound calibration prefill_calibration? decode_calibration?
+    calibrated_wall_hours_low? calibrated_wall_hours_high? sampled_wall_hours_low? sampled_wall_hours_high?""",
+    outputs={Calibration: CalibrationOutput})
 
-class NodesOutput(_Out):
-    """Where the states live across nodes (planner/nodes.py); bytes and bytes per second."""
+# each field's meaning: its comment on the phase's model (planner/training.py TrainingPlan)
+TrainingOutput = _projection("TrainingOutput", TrainingPlan, """
+    gpu gpus nodes gpus_per_node epochs drafter drafter_params drafter_layers ttt_steps num_anchors block_size
+    flops_per_token flops_per_sample tokens_per_s samples_per_s offline_gpu_hours offline_wall_hours offline_bound
+    online_gpu_hours online_wall_hours breakeven_epochs disaggregated_gpu_hours disaggregated_wall_hours
+    disaggregated_bound breakeven_epochs_disaggregated bounds stage_rates rate_low rate_high samples_per_s_low
+    samples_per_s_high offline_wall_hours_low offline_wall_hours_high online_wall_hours_low online_wall_hours_high
+    disaggregated_wall_hours_low disaggregated_wall_hours_high""")
 
-    placement: str
-    extraction_nodes: int
-    writing_nodes: int                      # extraction nodes that hold a tensor-parallel group
-    training_nodes: int
-    storage_per_node_bytes: int
-    training_storage_per_node_bytes: int
-    capture_write_bytes_per_s: float
-    capture_write_bound: str
-    training_read_bytes_per_s: float
-    training_read_bound: str
-    gather_bytes: int
-    gather_bytes_per_s: float
-    gather_hours: float
-    gather_bound: str
-    gather_note: str
-
-
-def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "") -> type[_Out]:
-    """The output model of a phase's result: the named fields (in this order, always present), each
-    with the phase model's own type, so a field's type is written once (on the phase's model)."""
-    names = fields.split()
-    missing = [f for f in names if f not in phase.model_fields]
-    if missing:
-        raise TypeError(f"{name}: {phase.__name__} has no field {missing}")
-    return create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__,
-                        **{f: (phase.model_fields[f].annotation, ...) for f in names})
+NodesOutput = _projection("NodesOutput", NodePlan, """
+    placement extraction_nodes writing_nodes training_nodes storage_per_node_bytes#
+    training_storage_per_node_bytes# capture_write_bytes_per_s capture_write_bound training_read_bytes_per_s
+    training_read_bound gather_bytes# gather_bytes_per_s gather_hours gather_bound gather_note""",
+    "Where the states live across nodes (planner/nodes.py); bytes and bytes per second.")
 
 
 # storage_preset: where the states are paid for (presets/hardware.yaml storage_prices); storage_days_held:
@@ -169,16 +115,8 @@ QualityOutput = _projection("QualityOutput", QualityPlan, """
     "The drafter-quality estimate (planner/quality.py); every figure an estimate, see `sources`.")
 
 
-class ComponentOutput(_Out):
-    id: str
-    rows: int
-    training_rows: int
-    tokens: int
-    storage_bytes: int
-    share_of_rows: float
-    share_of_bytes: float
-    truncated_share: float
-    training_tokens: int
+ComponentOutput = _projection("ComponentOutput", ComponentPlan, """
+    id rows training_rows# tokens# storage_bytes# share_of_rows share_of_bytes truncated_share training_tokens#""")
 
 
 class FindingOutput(_Out):
@@ -189,44 +127,21 @@ class FindingOutput(_Out):
     fix: str
 
 
-class AssumptionOutput(_Out):
-    name: str
-    value: str
-    tag: str
-    source: str
+AssumptionOutput = _projection("AssumptionOutput", Assumption, "name value tag source")
 
+# each break-even input of the verdict (planner/verdict.py INPUTS) by its JSON name
+BreakevenOutput = create_model(
+    "BreakevenOutput", __base__=_Out, __module__=__name__,
+    __doc__="Each input's value at which the cheapest mode changes (None: no value inside its bounds does).",
+    **{i.key: (float | None, ...) for i in VERDICT_INPUTS})
 
-class BreakevenOutput(_Out):
-    """Each input's value at which the cheapest mode changes (None: no value inside its bounds does)."""
+VerdictOutput = _projection("VerdictOutput", Verdict, "cheapest sentence breakeven flips_to totals_usd states_ready_days",
+                            "The answer for this scenario (planner/verdict.py).", types={"breakeven": BreakevenOutput})
 
-    storage_usd_per_tb_month: float | None
-    days_held: float | None
-    epochs: float | None
-    link_gbps: float | None
-    extraction_gpu_usd_per_hour: float | None
-
-
-class VerdictOutput(_Out):
-    """The answer for this scenario (planner/verdict.py)."""
-
-    cheapest: str                   # offline | online | disaggregated
-    sentence: str
-    breakeven: BreakevenOutput
-    flips_to: dict[str, str | None]
-    totals_usd: dict[str, float]
-    states_ready_days: float
-
-
-class StepOutput(_Out):
-    step: str
-    storage_bytes: int              # the bytes once this cause is applied (planner/report.py article_steps)
-    why: str
-
-
-class HoursStepOutput(_Out):
-    step: str
-    hours: float                    # extraction wall-clock once this cause is applied
-    why: str
+# steps: the bytes once each cause is applied (planner/report.py article_steps); extraction_hours_steps:
+# the extraction wall-clock once each is applied (article_hours_steps)
+StepOutput = _projection("StepOutput", Step, "step storage_bytes why")
+HoursStepOutput = _projection("HoursStepOutput", HoursStep, "step hours why")
 
 
 class AgainstArticleOutput(_Out):
@@ -289,8 +204,6 @@ class PlanOutput(_Out):
 
     @classmethod
     def from_plan(cls, p: Plan, catalog=None) -> PlanOutput:
-        from planner.report import article_hours_steps, article_steps
-        from planner.verdict import verdict
         e, t, c = p.extraction, p.training, p.cost_usd
         return cls(
             planner_version=p.planner_version, verdict=_part(VerdictOutput, verdict(p, catalog)),
@@ -310,18 +223,12 @@ class PlanOutput(_Out):
             unpadded_tokens=round(p.unpadded_tokens), files=round(p.files),
             extraction=_part(ExtractionOutput, e), placement=p.placement,
             storage_per_node_bytes=round(p.storage_per_node_bytes), gather_hours=p.gather_hours,
-            nodes=NodesOutput.model_validate({**p.nodes.model_dump(include=set(NodesOutput.model_fields)), **{
-                k: round(getattr(p.nodes, k)) for k in ("storage_per_node_bytes", "training_storage_per_node_bytes",
-                                                        "gather_bytes")}}),
+            nodes=_part(NodesOutput, p.nodes),
             transfer_method=p.transfer_method,
             transfer_hours=p.transfer_hours, training=_part(TrainingOutput, t), cost_usd=_part(CostOutput, c),
             wall_days_offline=p.wall_days_offline, wall_days_online=p.wall_days_online,
             wall_days_disaggregated=p.wall_days_disaggregated, quality=_part(QualityOutput, p.quality),
-            components=[ComponentOutput(
-                id=x.id, rows=x.rows, training_rows=round(x.training_rows), tokens=round(x.tokens),
-                storage_bytes=round(x.storage_bytes), share_of_rows=x.share_of_rows,
-                share_of_bytes=x.share_of_bytes, truncated_share=x.truncated_share,
-                training_tokens=round(x.training_tokens)) for x in p.components],
+            components=[_part(ComponentOutput, x) for x in p.components],
             warnings=p.warnings, findings=[_part(FindingOutput, f) for f in p.findings],
             assumptions=[_part(AssumptionOutput, a) for a in p.assumptions],
         )
@@ -329,8 +236,15 @@ class PlanOutput(_Out):
 
 def _part(out: type[_Out], model: BaseModel) -> _Out:
     """The output's fields of a phase model, taken by name (the output model is the contract:
-    which fields, in which order)."""
-    return out.model_validate(model.model_dump(include=set(out.model_fields)))
+    which fields, in which order); a float the output counts in whole numbers (an `int` field) rounded."""
+    values = model.model_dump(include=set(out.model_fields))
+    for f, v in values.items():
+        if isinstance(v, float) and out.model_fields[f].annotation in _COUNTS:
+            values[f] = round(v)
+    return out.model_validate(values)
+
+
+_COUNTS = (int, int | None)
 
 
 def schema_text() -> str:
