@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import UnionType
-from typing import TYPE_CHECKING, Union, get_args, get_origin
+from typing import Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -17,15 +17,15 @@ from planner.assumptions import Assumption
 from planner.calibration import Calibration
 from planner.costs import CostPlan
 from planner.extraction import ExtractionPlan
+from planner.findings import Finding
 from planner.nodes import NodePlan
+from planner.plan import Plan
 from planner.quality import QualityPlan
 from planner.report import HoursStep, Step, article_hours_steps, article_steps
 from planner.storage_phase import ComponentPlan
 from planner.training import TrainingPlan
 from planner.verdict import INPUTS as VERDICT_INPUTS, Verdict, verdict
 
-if TYPE_CHECKING:
-    from planner.plan import Plan
 
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "plan.schema.json"
@@ -43,29 +43,42 @@ def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "",
     the phase's model). Each field is always present and required in the schema, except:
     `name?` keeps the phase's default (the schema does not require it); `name#` is a count, the phase's
     float rounded to a whole number (`int`, or `int | None`; `_part` rounds it). `outputs` names the
-    output model of a phase model nested in a field's type (Calibration -> CalibrationOutput); `types`
-    a field's output type where the phase's is looser (a dict the output names the keys of)."""
+    output model of a phase model nested in a field's type (Calibration -> CalibrationOutput, in `X | None`
+    and `list[X]` too); `types` a field's output type where the phase's is looser (a dict the output names
+    the keys of) or the phase has no such field (`_part` is then given its value)."""
     spec = {}
+    types = types or {}
     for token in fields.split():
         f, mark = token.rstrip("?#"), token[len(token.rstrip("?#")):]
         info = phase.model_fields.get(f)
-        if info is None and f not in phase.model_computed_fields:
+        if f in types:
+            kind = types[f]
+        elif info is not None:
+            kind = _outputs_in(info.annotation, outputs or {})
+        elif f in phase.model_computed_fields:
+            kind = phase.model_computed_fields[f].return_type
+        else:
             raise TypeError(f"{name}: {phase.__name__} has no field {f!r}")
-        kind = info.annotation if info is not None else phase.model_computed_fields[f].return_type
-        kind = (types or {}).get(f) or _outputs_in(kind, outputs or {})
-        if mark == "#":
+        if "#" in mark:
             kind = int | None if type(None) in get_args(kind) else int
-        spec[f] = (kind, info.get_default(call_default_factory=True) if mark == "?" else ...)
-    return create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__, **spec)
+        spec[f] = (kind, info.get_default(call_default_factory=True) if "?" in mark else ...)
+    model = create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__, **spec)
+    PROJECTIONS[model] = phase
+    return model
+
+
+PROJECTIONS: dict[type[_Out], type[BaseModel]] = {}     # each output model made by _projection: its phase model
 
 
 def _outputs_in(kind, outputs: dict):
-    """`kind` with each phase model of `outputs` in it replaced by its output model (X | None too)."""
+    """`kind` with each phase model of `outputs` in it replaced by its output model."""
     if kind in outputs:
         return outputs[kind]
     args = get_args(kind)
     if get_origin(kind) in (Union, UnionType) and any(a in outputs for a in args):
         return Union[tuple(outputs.get(a, a) for a in args)]
+    if get_origin(kind) is list and args[0] in outputs:
+        return list[outputs[args[0]]]
     return kind
 
 
@@ -152,95 +165,49 @@ class AgainstArticleOutput(_Out):
     extraction_hours_steps: list[HoursStepOutput]
 
 
-class PlanOutput(_Out):
-    """`planner estimate --json`: one plan, bytes and hours."""
+_PlanFields = _projection("PlanOutput", Plan, """
+    planner_version verdict against_article preset model layout layers hidden_dtype conversations samples# tokens#
+    uncapped_tokens# bytes_per_token hidden_state_bytes_per_token storage_bytes# storage_bytes_compressed#
+    storage_bytes_low#? storage_bytes_high#? sampled_components? compression output_tokens# drafter unit
+    max_seq_len capture_batch_size padding from_layout unpadded_tokens# files# extraction placement
+    storage_per_node_bytes# gather_hours nodes transfer_method transfer_hours training cost_usd wall_days_offline
+    wall_days_online wall_days_disaggregated quality components warnings findings assumptions""",
+    outputs={ExtractionPlan: ExtractionOutput, NodePlan: NodesOutput, TrainingPlan: TrainingOutput,
+             CostPlan: CostOutput, ComponentPlan: ComponentOutput, Finding: FindingOutput,
+             Assumption: AssumptionOutput},
+    # a plan always has its quality; the rest is not the plan's own: the scenario's, or worked out from it
+    types={"quality": QualityOutput, "verdict": VerdictOutput, "against_article": AgainstArticleOutput,
+           "preset": str, "compression": float})
 
-    planner_version: str
-    verdict: VerdictOutput
-    against_article: AgainstArticleOutput
-    preset: str
-    model: str
-    layout: str
-    layers: list[int]
-    hidden_dtype: str
-    conversations: int
-    samples: int
-    tokens: int
-    uncapped_tokens: int
-    bytes_per_token: int
-    hidden_state_bytes_per_token: int
-    storage_bytes: int
-    storage_bytes_compressed: int
-    storage_bytes_low: int | None = None     # the 95% band from sampled profiles (None: no component is sampled)
-    storage_bytes_high: int | None = None
-    sampled_components: list[str] = []       # the components whose lengths come from a sample
-    compression: float
-    output_tokens: int
-    drafter: str
-    unit: str
-    max_seq_len: int | None
-    capture_batch_size: int
-    padding: str
-    from_layout: list[str]
-    unpadded_tokens: int
-    files: int
-    extraction: ExtractionOutput
-    placement: str
-    storage_per_node_bytes: int
-    gather_hours: float
-    nodes: NodesOutput
-    transfer_method: str
-    transfer_hours: float
-    training: TrainingOutput
-    cost_usd: CostOutput
-    wall_days_offline: float
-    wall_days_online: float
-    wall_days_disaggregated: float
-    quality: QualityOutput
-    components: list[ComponentOutput]
-    warnings: list[str]
-    findings: list[FindingOutput]
-    assumptions: list[AssumptionOutput]
+
+class PlanOutput(_PlanFields):
+    """`planner estimate --json`: one plan, bytes and hours."""
 
     @classmethod
     def from_plan(cls, p: Plan, catalog=None) -> PlanOutput:
-        e, t, c = p.extraction, p.training, p.cost_usd
-        return cls(
-            planner_version=p.planner_version, verdict=_part(VerdictOutput, verdict(p, catalog)),
-            against_article=AgainstArticleOutput(
-                steps=[_part(StepOutput, x) for x in article_steps(p, catalog)],
-                extraction_hours_steps=[_part(HoursStepOutput, x) for x in article_hours_steps(p)]),
-            preset=p.scenario.preset, model=p.model, layout=p.layout,
-            layers=p.layers, hidden_dtype=p.hidden_dtype, conversations=p.conversations, samples=round(p.samples),
-            tokens=round(p.tokens), uncapped_tokens=round(p.uncapped_tokens), bytes_per_token=p.bytes_per_token,
-            hidden_state_bytes_per_token=p.hidden_state_bytes_per_token, storage_bytes=round(p.storage_bytes),
-            storage_bytes_compressed=round(p.storage_bytes_compressed), compression=p.scenario.compression,
-            storage_bytes_low=None if p.storage_bytes_low is None else round(p.storage_bytes_low),
-            storage_bytes_high=None if p.storage_bytes_high is None else round(p.storage_bytes_high),
-            sampled_components=p.sampled_components,
-            output_tokens=round(p.output_tokens), drafter=p.drafter, unit=p.unit, max_seq_len=p.max_seq_len,
-            capture_batch_size=p.capture_batch_size, padding=p.padding, from_layout=p.from_layout,
-            unpadded_tokens=round(p.unpadded_tokens), files=round(p.files),
-            extraction=_part(ExtractionOutput, e), placement=p.placement,
-            storage_per_node_bytes=round(p.storage_per_node_bytes), gather_hours=p.gather_hours,
-            nodes=_part(NodesOutput, p.nodes),
-            transfer_method=p.transfer_method,
-            transfer_hours=p.transfer_hours, training=_part(TrainingOutput, t), cost_usd=_part(CostOutput, c),
-            wall_days_offline=p.wall_days_offline, wall_days_online=p.wall_days_online,
-            wall_days_disaggregated=p.wall_days_disaggregated, quality=_part(QualityOutput, p.quality),
-            components=[_part(ComponentOutput, x) for x in p.components],
-            warnings=p.warnings, findings=[_part(FindingOutput, f) for f in p.findings],
-            assumptions=[_part(AssumptionOutput, a) for a in p.assumptions],
-        )
+        return _part(cls, p, verdict=_part(VerdictOutput, verdict(p, catalog)),
+                     against_article=AgainstArticleOutput(
+                         steps=[_part(StepOutput, x) for x in article_steps(p, catalog)],
+                         extraction_hours_steps=[_part(HoursStepOutput, x) for x in article_hours_steps(p)]),
+                     preset=p.scenario.preset, compression=p.scenario.compression)
 
 
-def _part(out: type[_Out], model: BaseModel) -> _Out:
-    """The output's fields of a phase model, taken by name (the output model is the contract:
-    which fields, in which order); a float the output counts in whole numbers (an `int` field) rounded."""
-    values = model.model_dump(include=set(out.model_fields))
-    for f, v in values.items():
-        if isinstance(v, float) and out.model_fields[f].annotation in _COUNTS:
-            values[f] = round(v)
+def _part(out: type[_Out], model: object, **given) -> _Out:
+    """The output's fields of a phase model, taken by name (the output model is the contract: which
+    fields, in which order), those it does not have `given`: a nested phase model as its output model,
+    a float the output counts in whole numbers (an `int` field) rounded."""
+    values = {}
+    for f, info in out.model_fields.items():
+        v = given[f] if f in given else getattr(model, f)
+        kind = info.annotation
+        sub = next((a for a in (kind, *get_args(kind)) if isinstance(a, type) and issubclass(a, _Out)), None)
+        if sub is not None and isinstance(v, BaseModel) and not isinstance(v, _Out):
+            v = _part(sub, v)
+        elif sub is not None and isinstance(v, list):
+            v = [x if isinstance(x, _Out) else _part(sub, x) for x in v]
+        elif isinstance(v, float) and kind in _COUNTS:
+            v = round(v)
+        values[f] = v
     return out.model_validate(values)
 
 
