@@ -1,8 +1,10 @@
-"""The CLI's JSON (`estimate --json`, `trim --json`): exactly what to_json_dict(plan) returns,
-described once as pydantic models. Its JSON Schema is committed as planner/schema/plan.schema.json
-(regenerate it with the command in tests/unit/planner/test_output.py).
+"""The CLI's JSON (`estimate --json`, `trim --json`): exactly what to_json_dict(plan) returns, as
+pydantic models that are projections of the phases' models (which fields, in which order; the types
+are the phases'). Its JSON Schema is committed as planner/schema/plan.schema.json (regenerate it with
+the command in tests/unit/planner/test_output.py).
 
-Counts (samples, tokens, bytes) are rounded to whole numbers; hours, dollars and shares are not.
+Counts (samples, tokens, bytes) are rounded to whole numbers here, not on the phases' models (the
+plan keeps them unrounded); hours, dollars and shares are not rounded.
 """
 from __future__ import annotations
 
@@ -25,8 +27,6 @@ from planner.report import HoursStep, Step, article_hours_steps, article_steps
 from planner.storage_phase import ComponentPlan
 from planner.training import TrainingPlan
 from planner.verdict import INPUTS as VERDICT_INPUTS, Verdict, verdict
-
-
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "plan.schema.json"
 
