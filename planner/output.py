@@ -1,23 +1,32 @@
-"""The CLI's JSON (`estimate --json`, `trim --json`): exactly what to_json_dict(plan) returns,
-described once as pydantic models. Its JSON Schema is committed as planner/schema/plan.schema.json
-(regenerate it with the command in tests/unit/planner/test_output.py).
+"""The CLI's JSON (`estimate --json`, `trim --json`): exactly what to_json_dict(plan) returns, as
+pydantic models that are projections of the phases' models (which fields, in which order; the types
+are the phases'). Its JSON Schema is committed as planner/schema/plan.schema.json (regenerate it with
+the command in tests/unit/planner/test_output.py).
 
-Counts (samples, tokens, bytes) are rounded to whole numbers; hours, dollars and shares are not.
+Counts (samples, tokens, bytes) are rounded to whole numbers here, not on the phases' models (the
+plan keeps them unrounded); hours, dollars and shares are not rounded.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import UnionType
+from typing import Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from planner.assumptions import Assumption
+from planner.calibration import Calibration
 from planner.costs import CostPlan
+from planner.extraction import ExtractionPlan
+from planner.findings import Finding
+from planner.nodes import NodePlan
+from planner.plan import Plan
 from planner.quality import QualityPlan
-
-if TYPE_CHECKING:
-    from planner.plan import Plan
-
+from planner.report import HoursStep, Step, article_hours_steps, article_steps
+from planner.storage_phase import ComponentPlan
+from planner.training import TrainingPlan
+from planner.verdict import INPUTS as VERDICT_INPUTS, Verdict, verdict
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "plan.schema.json"
 
@@ -26,129 +35,79 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class CalibrationOutput(_Out):
-    row: str                # "" when no published row matched (the roofline alone)
-    source: str
-    date: str
-    metric: str
-    measured: float
-    roofline: float
-    factor: float
-    distance: float
-    note: str
-    phase: str = ""                 # prefill | decode (per-phase calibration), "" for the one that covers both
-    extrapolated: bool = False      # the row is of another architecture class or GPU (or none is near)
-    band: tuple[float, float] = (0.0, 0.0)   # log(calibrated / measured), held-out spread of such matches
+def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "",
+                outputs: dict[type[BaseModel], type[_Out]] | None = None, types: dict[str, object] | None = None
+                ) -> type[_Out]:
+    """The output model of a phase's result: the named fields, in this order (the JSON's), each with the
+    phase model's own type (a computed field: its return type), so a field's type is written once (on
+    the phase's model). Each field is always present and required in the schema, except:
+    `name?` keeps the phase's default (the schema does not require it); `name#` is a count, the phase's
+    float rounded to a whole number (`int`, or `int | None`; `_part` rounds it). `outputs` names the
+    output model of a phase model nested in a field's type (Calibration -> CalibrationOutput, in `X | None`
+    and `list[X]` too); `types` a field's output type where the phase's is looser (a dict the output names
+    the keys of) or the phase has no such field (`_part` is then given its value)."""
+    spec = {}
+    types = types or {}
+    for token in fields.split():
+        f, mark = token.rstrip("?#"), token[len(token.rstrip("?#")):]
+        info = phase.model_fields.get(f)
+        if f in types:
+            kind = types[f]
+        elif info is not None:
+            kind = _outputs_in(info.annotation, outputs or {})
+        elif f in phase.model_computed_fields:
+            kind = phase.model_computed_fields[f].return_type
+        else:
+            raise TypeError(f"{name}: {phase.__name__} has no field {f!r}")
+        if "#" in mark:
+            kind = int | None if type(None) in get_args(kind) else int
+        spec[f] = (kind, info.get_default(call_default_factory=True) if "?" in mark else ...)
+    model = create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__, **spec)
+    PROJECTIONS[model] = phase
+    return model
 
 
-class ExtractionOutput(_Out):
-    gpu: str
-    gpus: int
-    gpus_used: int
-    nodes: int
-    gpus_per_node: int
-    mode: str               # calibrated | roofline | fixed
-    gpu_hours: float
-    wall_hours: float
-    # the band to bet on: the calibration band (held-out publications, issue 22) widened to the sampled
-    # profiles' 95% band where components are sampled; the sampled band alone outside calibrated mode
-    wall_hours_low: float | None = None
-    wall_hours_high: float | None = None
-    decode_hours: float
-    capture_hours: float
-    prefill_tokens_per_s_per_gpu: float
-    decode_tokens_per_s_per_gpu: float
-    serving_output_tokens_per_s_per_gpu: float
-    serving_total_tokens_per_s_per_gpu: float
-    decode_batch: int
-    max_num_seqs: int
-    max_batched_tokens: int
-    kv_dtype: str
-    tensor_parallel: int
-    bound: str
-    calibration: CalibrationOutput | None
-    # issue 22: prefill and decode calibrated apart, and the band of that calibration alone
-    prefill_calibration: CalibrationOutput | None = None
-    decode_calibration: CalibrationOutput | None = None
-    calibrated_wall_hours_low: float | None = None
-    calibrated_wall_hours_high: float | None = None
-    sampled_wall_hours_low: float | None = None     # the sampled profiles' 95% band alone (None: nothing sampled)
-    sampled_wall_hours_high: float | None = None
+PROJECTIONS: dict[type[_Out], type[BaseModel]] = {}     # each output model made by _projection: its phase model
 
 
-class TrainingOutput(_Out):
-    gpu: str
-    gpus: int
-    nodes: int
-    gpus_per_node: int
-    epochs: float
-    drafter: str
-    drafter_params: float
-    drafter_layers: int
-    ttt_steps: int | None
-    num_anchors: int | None
-    block_size: int | None
-    flops_per_token: float
-    flops_per_sample: float
-    tokens_per_s: float
-    samples_per_s: float
-    offline_gpu_hours: float
-    offline_wall_hours: float
-    offline_bound: str
-    online_gpu_hours: float
-    online_wall_hours: float
-    breakeven_epochs: float | None
-    disaggregated_gpu_hours: float
-    disaggregated_wall_hours: float
-    disaggregated_bound: str
-    breakeven_epochs_disaggregated: float | None
-    # issue 22: training as runs are really bound, with its band. Which bound binds each mode
-    # (offline | online | disaggregated -> compute | supply | io | overhead, planner/training.py BOUNDS),
-    # each bound's tokens/s, and the band: the 90% prediction interval of published runs' residuals as
-    # multipliers on every rate (planner/presets/training_throughput.yaml band), hours = tokens / rate
-    bounds: dict[str, str]
-    stage_rates: dict[str, dict[str, float]]
-    rate_low: float
-    rate_high: float
-    samples_per_s_low: float
-    samples_per_s_high: float
-    offline_wall_hours_low: float
-    offline_wall_hours_high: float
-    online_wall_hours_low: float
-    online_wall_hours_high: float
-    disaggregated_wall_hours_low: float     # the regeneration's hours at both ends, the epochs' banded
-    disaggregated_wall_hours_high: float
+def _outputs_in(kind, outputs: dict):
+    """`kind` with each phase model of `outputs` in it replaced by its output model."""
+    if kind in outputs:
+        return outputs[kind]
+    args = get_args(kind)
+    if get_origin(kind) in (Union, UnionType) and any(a in outputs for a in args):
+        return Union[tuple(outputs.get(a, a) for a in args)]
+    if get_origin(kind) is list and args[0] in outputs:
+        return list[outputs[args[0]]]
+    return kind
 
 
-class NodesOutput(_Out):
-    """Where the states live across nodes (planner/nodes.py); bytes and bytes per second."""
+CalibrationOutput = _projection("CalibrationOutput", Calibration, """
+    row source date metric measured roofline factor distance note phase? extrapolated? band?""")
 
-    placement: str
-    extraction_nodes: int
-    writing_nodes: int                      # extraction nodes that hold a tensor-parallel group
-    training_nodes: int
-    storage_per_node_bytes: int
-    training_storage_per_node_bytes: int
-    capture_write_bytes_per_s: float
-    capture_write_bound: str
-    training_read_bytes_per_s: float
-    training_read_bound: str
-    gather_bytes: int
-    gather_bytes_per_s: float
-    gather_hours: float
-    gather_bound: str
-    gather_note: str
+# each field's meaning: its comment on the phase's model (planner/extraction.py ExtractionPlan)
+ExtractionOutput = _projection("ExtractionOutput", ExtractionPlan, """
+    gpu gpus gpus_used nodes gpus_per_node mode gpu_hours wall_hours wall_hours_low? wall_hours_high?
+    decode_hours capture_hours prefill_tokens_per_s_per_gpu decode_tokens_per_s_per_gpu
+    serving_output_tokens_per_s_per_gpu serving_total_tokens_per_s_per_gpu decode_batch max_num_seqs
+    max_batched_tokens kv_dtype tensor_parallel bound calibration prefill_calibration? decode_calibration?
+    calibrated_wall_hours_low? calibrated_wall_hours_high? sampled_wall_hours_low? sampled_wall_hours_high?""",
+    outputs={Calibration: CalibrationOutput})
 
+# each field's meaning: its comment on the phase's model (planner/training.py TrainingPlan)
+TrainingOutput = _projection("TrainingOutput", TrainingPlan, """
+    gpu gpus nodes gpus_per_node epochs drafter drafter_params drafter_layers ttt_steps num_anchors block_size
+    flops_per_token flops_per_sample tokens_per_s samples_per_s offline_gpu_hours offline_wall_hours offline_bound
+    online_gpu_hours online_wall_hours breakeven_epochs disaggregated_gpu_hours disaggregated_wall_hours
+    disaggregated_bound breakeven_epochs_disaggregated bounds stage_rates rate_low rate_high samples_per_s_low
+    samples_per_s_high offline_wall_hours_low offline_wall_hours_high online_wall_hours_low online_wall_hours_high
+    disaggregated_wall_hours_low disaggregated_wall_hours_high""")
 
-def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "") -> type[_Out]:
-    """The output model of a phase's result: the named fields (in this order, always present), each
-    with the phase model's own type, so a field's type is written once (on the phase's model)."""
-    names = fields.split()
-    missing = [f for f in names if f not in phase.model_fields]
-    if missing:
-        raise TypeError(f"{name}: {phase.__name__} has no field {missing}")
-    return create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__,
-                        **{f: (phase.model_fields[f].annotation, ...) for f in names})
+NodesOutput = _projection("NodesOutput", NodePlan, """
+    placement extraction_nodes writing_nodes training_nodes storage_per_node_bytes#
+    training_storage_per_node_bytes# capture_write_bytes_per_s capture_write_bound training_read_bytes_per_s
+    training_read_bound gather_bytes# gather_bytes_per_s gather_hours gather_bound gather_note""",
+    "Where the states live across nodes (planner/nodes.py); bytes and bytes per second.")
 
 
 # storage_preset: where the states are paid for (presets/hardware.yaml storage_prices); storage_days_held:
@@ -169,16 +128,8 @@ QualityOutput = _projection("QualityOutput", QualityPlan, """
     "The drafter-quality estimate (planner/quality.py); every figure an estimate, see `sources`.")
 
 
-class ComponentOutput(_Out):
-    id: str
-    rows: int
-    training_rows: int
-    tokens: int
-    storage_bytes: int
-    share_of_rows: float
-    share_of_bytes: float
-    truncated_share: float
-    training_tokens: int
+ComponentOutput = _projection("ComponentOutput", ComponentPlan, """
+    id rows training_rows# tokens# storage_bytes# share_of_rows share_of_bytes truncated_share training_tokens#""")
 
 
 class FindingOutput(_Out):
@@ -189,44 +140,21 @@ class FindingOutput(_Out):
     fix: str
 
 
-class AssumptionOutput(_Out):
-    name: str
-    value: str
-    tag: str
-    source: str
+AssumptionOutput = _projection("AssumptionOutput", Assumption, "name value tag source")
 
+# each break-even input of the verdict (planner/verdict.py INPUTS) by its JSON name
+BreakevenOutput = create_model(
+    "BreakevenOutput", __base__=_Out, __module__=__name__,
+    __doc__="Each input's value at which the cheapest mode changes (None: no value inside its bounds does).",
+    **{i.key: (float | None, ...) for i in VERDICT_INPUTS})
 
-class BreakevenOutput(_Out):
-    """Each input's value at which the cheapest mode changes (None: no value inside its bounds does)."""
+VerdictOutput = _projection("VerdictOutput", Verdict, "cheapest sentence breakeven flips_to totals_usd states_ready_days",
+                            "The answer for this scenario (planner/verdict.py).", types={"breakeven": BreakevenOutput})
 
-    storage_usd_per_tb_month: float | None
-    days_held: float | None
-    epochs: float | None
-    link_gbps: float | None
-    extraction_gpu_usd_per_hour: float | None
-
-
-class VerdictOutput(_Out):
-    """The answer for this scenario (planner/verdict.py)."""
-
-    cheapest: str                   # offline | online | disaggregated
-    sentence: str
-    breakeven: BreakevenOutput
-    flips_to: dict[str, str | None]
-    totals_usd: dict[str, float]
-    states_ready_days: float
-
-
-class StepOutput(_Out):
-    step: str
-    storage_bytes: int              # the bytes once this cause is applied (planner/report.py article_steps)
-    why: str
-
-
-class HoursStepOutput(_Out):
-    step: str
-    hours: float                    # extraction wall-clock once this cause is applied
-    why: str
+# steps: the bytes once each cause is applied (planner/report.py article_steps); extraction_hours_steps:
+# the extraction wall-clock once each is applied (article_hours_steps)
+StepOutput = _projection("StepOutput", Step, "step storage_bytes why")
+HoursStepOutput = _projection("HoursStepOutput", HoursStep, "step hours why")
 
 
 class AgainstArticleOutput(_Out):
@@ -237,100 +165,53 @@ class AgainstArticleOutput(_Out):
     extraction_hours_steps: list[HoursStepOutput]
 
 
-class PlanOutput(_Out):
-    """`planner estimate --json`: one plan, bytes and hours."""
+_PlanFields = _projection("PlanOutput", Plan, """
+    planner_version verdict against_article preset model layout layers hidden_dtype conversations samples# tokens#
+    uncapped_tokens# bytes_per_token hidden_state_bytes_per_token storage_bytes# storage_bytes_compressed#
+    storage_bytes_low#? storage_bytes_high#? sampled_components? compression output_tokens# drafter unit
+    max_seq_len capture_batch_size padding from_layout unpadded_tokens# files# extraction placement
+    storage_per_node_bytes# gather_hours nodes transfer_method transfer_hours training cost_usd wall_days_offline
+    wall_days_online wall_days_disaggregated quality components warnings findings assumptions""",
+    outputs={ExtractionPlan: ExtractionOutput, NodePlan: NodesOutput, TrainingPlan: TrainingOutput,
+             CostPlan: CostOutput, ComponentPlan: ComponentOutput, Finding: FindingOutput,
+             Assumption: AssumptionOutput},
+    # a plan always has its quality; the rest is not the plan's own: the scenario's, or worked out from it
+    types={"quality": QualityOutput, "verdict": VerdictOutput, "against_article": AgainstArticleOutput,
+           "preset": str, "compression": float})
 
-    planner_version: str
-    verdict: VerdictOutput
-    against_article: AgainstArticleOutput
-    preset: str
-    model: str
-    layout: str
-    layers: list[int]
-    hidden_dtype: str
-    conversations: int
-    samples: int
-    tokens: int
-    uncapped_tokens: int
-    bytes_per_token: int
-    hidden_state_bytes_per_token: int
-    storage_bytes: int
-    storage_bytes_compressed: int
-    storage_bytes_low: int | None = None     # the 95% band from sampled profiles (None: no component is sampled)
-    storage_bytes_high: int | None = None
-    sampled_components: list[str] = []       # the components whose lengths come from a sample
-    compression: float
-    output_tokens: int
-    drafter: str
-    unit: str
-    max_seq_len: int | None
-    capture_batch_size: int
-    padding: str
-    from_layout: list[str]
-    unpadded_tokens: int
-    files: int
-    extraction: ExtractionOutput
-    placement: str
-    storage_per_node_bytes: int
-    gather_hours: float
-    nodes: NodesOutput
-    transfer_method: str
-    transfer_hours: float
-    training: TrainingOutput
-    cost_usd: CostOutput
-    wall_days_offline: float
-    wall_days_online: float
-    wall_days_disaggregated: float
-    quality: QualityOutput
-    components: list[ComponentOutput]
-    warnings: list[str]
-    findings: list[FindingOutput]
-    assumptions: list[AssumptionOutput]
+
+class PlanOutput(_PlanFields):
+    """`planner estimate --json`: one plan, bytes and hours."""
 
     @classmethod
     def from_plan(cls, p: Plan, catalog=None) -> PlanOutput:
-        from planner.report import article_hours_steps, article_steps
-        from planner.verdict import verdict
-        e, t, c = p.extraction, p.training, p.cost_usd
-        return cls(
-            planner_version=p.planner_version, verdict=_part(VerdictOutput, verdict(p, catalog)),
-            against_article=AgainstArticleOutput(
-                steps=[_part(StepOutput, x) for x in article_steps(p, catalog)],
-                extraction_hours_steps=[_part(HoursStepOutput, x) for x in article_hours_steps(p)]),
-            preset=p.scenario.preset, model=p.model, layout=p.layout,
-            layers=p.layers, hidden_dtype=p.hidden_dtype, conversations=p.conversations, samples=round(p.samples),
-            tokens=round(p.tokens), uncapped_tokens=round(p.uncapped_tokens), bytes_per_token=p.bytes_per_token,
-            hidden_state_bytes_per_token=p.hidden_state_bytes_per_token, storage_bytes=round(p.storage_bytes),
-            storage_bytes_compressed=round(p.storage_bytes_compressed), compression=p.scenario.compression,
-            storage_bytes_low=None if p.storage_bytes_low is None else round(p.storage_bytes_low),
-            storage_bytes_high=None if p.storage_bytes_high is None else round(p.storage_bytes_high),
-            sampled_components=p.sampled_components,
-            output_tokens=round(p.output_tokens), drafter=p.drafter, unit=p.unit, max_seq_len=p.max_seq_len,
-            capture_batch_size=p.capture_batch_size, padding=p.padding, from_layout=p.from_layout,
-            unpadded_tokens=round(p.unpadded_tokens), files=round(p.files),
-            extraction=_part(ExtractionOutput, e), placement=p.placement,
-            storage_per_node_bytes=round(p.storage_per_node_bytes), gather_hours=p.gather_hours,
-            nodes=NodesOutput.model_validate({**p.nodes.model_dump(include=set(NodesOutput.model_fields)), **{
-                k: round(getattr(p.nodes, k)) for k in ("storage_per_node_bytes", "training_storage_per_node_bytes",
-                                                        "gather_bytes")}}),
-            transfer_method=p.transfer_method,
-            transfer_hours=p.transfer_hours, training=_part(TrainingOutput, t), cost_usd=_part(CostOutput, c),
-            wall_days_offline=p.wall_days_offline, wall_days_online=p.wall_days_online,
-            wall_days_disaggregated=p.wall_days_disaggregated, quality=_part(QualityOutput, p.quality),
-            components=[ComponentOutput(
-                id=x.id, rows=x.rows, training_rows=round(x.training_rows), tokens=round(x.tokens),
-                storage_bytes=round(x.storage_bytes), share_of_rows=x.share_of_rows,
-                share_of_bytes=x.share_of_bytes, truncated_share=x.truncated_share,
-                training_tokens=round(x.training_tokens)) for x in p.components],
-            warnings=p.warnings, findings=[_part(FindingOutput, f) for f in p.findings],
-            assumptions=[_part(AssumptionOutput, a) for a in p.assumptions],
-        )
+        return _part(cls, p, verdict=_part(VerdictOutput, verdict(p, catalog)),
+                     against_article=AgainstArticleOutput(
+                         steps=[_part(StepOutput, x) for x in article_steps(p, catalog)],
+                         extraction_hours_steps=[_part(HoursStepOutput, x) for x in article_hours_steps(p)]),
+                     preset=p.scenario.preset, compression=p.scenario.compression)
 
 
-def _part(out: type[_Out], model: BaseModel) -> _Out:
-    """The output's fields of a phase model, taken by name (the output model is the contract:
-    which fields, in which order)."""
-    return out.model_validate(model.model_dump(include=set(out.model_fields)))
+def _part(out: type[_Out], model: object, **given) -> _Out:
+    """The output's fields of a phase model, taken by name (the output model is the contract: which
+    fields, in which order), those it does not have `given`: a nested phase model as its output model,
+    a float the output counts in whole numbers (an `int` field) rounded."""
+    values = {}
+    for f, info in out.model_fields.items():
+        v = given[f] if f in given else getattr(model, f)
+        kind = info.annotation
+        sub = next((a for a in (kind, *get_args(kind)) if isinstance(a, type) and issubclass(a, _Out)), None)
+        if sub is not None and isinstance(v, BaseModel) and not isinstance(v, _Out):
+            v = _part(sub, v)
+        elif sub is not None and isinstance(v, list):
+            v = [x if isinstance(x, _Out) else _part(sub, x) for x in v]
+        elif isinstance(v, float) and kind in _COUNTS:
+            v = round(v)
+        values[f] = v
+    return out.model_validate(values)
+
+
+_COUNTS = (int, int | None)
 
 
 def schema_text() -> str:

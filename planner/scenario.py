@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from annotated_types import Ge, Le
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from planner.ids import FAMILIES
 from planner.inputs import (BY_PLACEMENT, DISKS, EXTRACTION_GPU, FILE_ORDER, HARDWARE, LAYOUT, MODEL, NODES, PRICES,
@@ -220,12 +221,32 @@ class WorkloadShares(_Strict):
 assert tuple(WorkloadShares.model_fields) == FAMILIES
 
 
+def _drafter_kinds() -> list[str]:
+    """The registered drafter kinds (planner/drafter.py DRAFTER_KINDS), read when a point is checked
+    or the schema written, not at import: the drafter module loads numpy, which `planner --help` must not."""
+    from planner.drafter import DRAFTER_KINDS
+    return list(DRAFTER_KINDS)
+
+
+def _a_drafter_kind(name: str) -> str:
+    kinds = _drafter_kinds()
+    if name not in kinds:       # the message of the Literal this replaces
+        expected = " or ".join(", ".join(repr(k) for k in kinds).rsplit(", ", 1))
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return name
+
+
+# a drafter kind's name, one of the registry's: registering a kind makes it a valid choice here too
+DrafterKindName = Annotated[str, AfterValidator(_a_drafter_kind),
+                            Field(json_schema_extra=lambda s: s.update(enum=_drafter_kinds()))]
+
+
 class QualityPoint(_Strict):
     """One of your own runs (--quality-points FILE, a CSV of these columns): the drafter kind, the
     target, the benchmark's family, its training tokens and epochs, where tau was measured (at the
     engine's usual K, temperature 0) and tau."""
 
-    drafter: Literal["eagle3", "dflash", "eagle1"]
+    drafter: DrafterKindName
     target: Id
     family: Family
     # at least one token and a hundredth of an epoch: below that a run's data axis underflows

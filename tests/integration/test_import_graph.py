@@ -109,7 +109,7 @@ def test_the_graph_reads_what_it_should():
     assert "planner.scenario" in GRAPH["planner.cli._common"][0]
     assert "planner._version" in GRAPH["planner"][0] and "planner.plan" not in GRAPH["planner"][0]
     assert "planner.plan" in GRAPH["planner.cli.estimate"][1]                  # inside run()
-    assert "planner.plan" not in GRAPH["planner.output"][0]                     # under TYPE_CHECKING
+    assert "planner.layouts" not in GRAPH["planner.drafter"][0]                 # under TYPE_CHECKING
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
 

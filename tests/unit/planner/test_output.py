@@ -115,3 +115,56 @@ def test_findings_carry_severity_code_and_the_fix():
     assert d["warnings"] == [f["text"] for f in d["findings"]]
     licence = [f for f in d["findings"] if f["code"] == "licence"]
     assert licence and all(f["severity"] == "note" and f["components"] for f in licence)
+
+
+def test_every_output_model_is_its_phase_models_projection_but_the_few_with_no_phase_model():
+    # a field's type is written once, on the phase's model: an output model written by hand again is a
+    # second copy. The ones left: FindingOutput (the phase's severity is a Literal, the committed schema
+    # a plain string), AgainstArticleOutput (two lists of steps, no phase model) and BreakevenOutput
+    # (its fields are planner/verdict.py INPUTS' keys, the phase's a dict)
+    from pydantic import BaseModel
+    from planner import output
+    from planner.verdict import INPUTS
+    models = {v for v in vars(output).values() if isinstance(v, type) and issubclass(v, output._Out)
+              and v is not output._Out}
+    projected = {m for m in models if any(b in output.PROJECTIONS for b in m.__mro__)}
+    assert {m.__name__ for m in models - projected} == {"FindingOutput", "AgainstArticleOutput", "BreakevenOutput"}
+    assert list(output.BreakevenOutput.model_fields) == [i.key for i in INPUTS]
+    # each projected field has the phase model's type, but counts (ints) and nested output models
+    for out, phase in output.PROJECTIONS.items():
+        for f, info in out.model_fields.items():
+            if f in phase.model_fields and info.annotation not in (int, int | None):
+                a = phase.model_fields[f].annotation
+                assert info.annotation == a or "Output" in str(info.annotation), (out.__name__, f)
+    assert issubclass(output.PlanOutput, output._Out) and issubclass(output.PlanOutput, BaseModel)
+
+
+def test_a_projection_follows_its_phase_model():
+    # a toy phase: a count, a defaulted field, a computed one and a nested phase model
+    from pydantic import BaseModel, computed_field
+    from planner.output import _part, _projection
+
+    class Inner(BaseModel):
+        x: float
+
+    class Phase(BaseModel):
+        n: float
+        band: float | None = None
+        inner: Inner | None = None
+        hidden: str = "not in the output"
+
+        @computed_field
+        @property
+        def twice(self) -> float:
+            return 2 * self.n
+
+    InnerOut = _projection("InnerOut", Inner, "x")
+    Out = _projection("Out", Phase, "twice n# band? inner", outputs={Inner: InnerOut})
+    assert list(Out.model_fields) == ["twice", "n", "band", "inner"]
+    assert Out.model_fields["n"].annotation is int and Out.model_fields["twice"].annotation is float
+    assert not Out.model_fields["band"].is_required() and Out.model_fields["inner"].is_required()
+    # 7.5 rows round half to even: 8; twice 15.0 stays a float
+    assert _part(Out, Phase(n=7.5, inner=Inner(x=0.25))).model_dump() == {
+        "twice": 15.0, "n": 8, "band": None, "inner": {"x": 0.25}}
+    with pytest.raises(TypeError, match="has no field 'gone'"):
+        _projection("Bad", Phase, "n gone")

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from planner.drafter import DrafterKind
 from planner.quality import quality
 from planner.scenario import QualityPoint
 
@@ -96,3 +97,23 @@ def test_the_dashboard_keeps_the_runs_a_manifest_or_link_brings():
     assert back.quality.points == s.quality.points
     assert Scenario(**registry.from_widgets(registry.to_widgets(Scenario().model_dump(mode="json")),
                                             Scenario().model_dump())).quality.points is None
+
+
+def test_a_drafter_kind_registered_once_is_a_valid_points_drafter():
+    # QualityPoint.drafter takes its choices from planner.drafter.DRAFTER_KINDS (no Literal to edit)
+    from pydantic import ValidationError
+    from planner.drafter import DRAFTER_KINDS
+    toy = DrafterKind("toy", drafts_blocks=False, layer_input=1, fc_input=None, head_trainable=False,
+                      epoch=DRAFTER_KINDS["eagle1"].epoch)
+    row = dict(target="llama-3.1-8b", family="general", training_tokens=1e8, epochs=1, eval_engine="paper", tau=3.0)
+    with pytest.raises(ValidationError, match=r"Input should be 'eagle3', 'dflash' or 'eagle1'"):
+        QualityPoint(drafter="toy", **row)
+    with DRAFTER_KINDS.temporarily("toy", toy):
+        assert QualityPoint(drafter="toy", **row).drafter == "toy"
+        # the schema written now lists it, and the message names it among the choices
+        assert QualityPoint.model_json_schema()["properties"]["drafter"]["enum"] == ["eagle3", "dflash", "eagle1",
+                                                                                    "toy"]
+        with pytest.raises(ValidationError, match=r"Input should be 'eagle3', 'dflash', 'eagle1' or 'toy'"):
+            QualityPoint(drafter="medusa", **row)
+    with pytest.raises(ValidationError):
+        QualityPoint(drafter="toy", **row)

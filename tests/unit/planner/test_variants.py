@@ -1,8 +1,6 @@
 """The variant registries (planner/variants.py, issue 19): a drafter kind, a capture-layer rule and an
 export format are each one registered object, and registering one makes it usable end to end with
 no other module edited; and no phase mutates the result it is given."""
-from typing import get_args
-
 import pytest
 from pydantic import ValidationError
 
@@ -27,8 +25,8 @@ def test_the_registered_names_are_the_choices_everywhere():
     # the presets keyed by kind: the quality curve, the paper's draft depth, each engine's usual K
     h = harness_presets()
     assert set(h.paper_depth) == kinds and all(set(e.k) == kinds for e in h.engines.values())
-    # a user's own quality points name a kind: the Scenario's Literal is the registry's names
-    assert set(get_args(QualityPoint.model_fields["drafter"].annotation)) == kinds
+    # a user's own quality points name a kind: the registry's names, in the schema too
+    assert QualityPoint.model_json_schema()["properties"]["drafter"]["enum"] == list(DRAFTER_KINDS)
     # every shipped layout names a registered kind and rule
     assert set(quality_presets().drafters) == kinds
     assert {s.drafter for s in layout_presets().values()} <= kinds
