@@ -17,9 +17,13 @@ The forecast, worked in docs and tests:
 - the band: r +/- 2 standard errors of a ratio estimator over the measured rows,
   se(r) = sqrt(sum (m_i - r p_i)^2 / (n - 1) / n) / mean(p) x sqrt(1 - n / N) (finite population:
   N rows in all), from the spread of the rows measured so far;
-- the disk fills when the bytes still to write exceed the free space: after free / (bytes to
-  write / hours) hours; never (null) otherwise. Free space: --disk-capacity-tb less the run's
-  bytes, or what the run directory's filesystem has free (statvfs).
+- the disk fills when the bytes still to write exceed the free space, short by the difference
+  (with --disk-capacity-tb: by the forecast storage less the capacity, the run's other files
+  counted); it fills after free / (bytes to write / hours) hours, at once when nothing is free, and
+  at a time unknown when the rate is (disk_fills true, disk_full_hours null). Free space:
+  --disk-capacity-tb less the run's bytes, or what the run directory's filesystem has free
+  (statvfs); unknown free space: disk_fills null. `disk_claim()` says it in words, for the CLI,
+  `watch` and the dashboard alike.
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner._version import __version__
 from planner import rundir
@@ -95,7 +99,11 @@ class Forecast(_Strict):
     storage_bytes_high: float
     disk_free_bytes: float | None
     disk_free_from: str
-    disk_full_hours: float | None          # null: the disk does not fill
+    disk_full_hours: float | None          # null: the disk does not fill, or fills at a time unknown (no rate)
+    # the disk's verdict (absent from files written before it: derived from the figures above on reading)
+    bytes_to_write: float | None = None     # storage_bytes less the bytes written
+    disk_fills: bool | None = None          # null: the free space is unknown
+    disk_short_bytes: float | None = None   # when it fills: the bytes the run needs beyond the disk
 
 
 class RunCalibration(_Strict):
@@ -132,6 +140,38 @@ class RunCalibration(_Strict):
     tokens_per_s_per_gpu: float | None
     forecast: Forecast
     notes: list[str] = Field(default_factory=list, max_length=50)
+
+    @model_validator(mode="after")
+    def _disk_verdict(self):
+        """A file written before the disk's verdict was kept: derive it from its own figures (the
+        free space, never below 0 in them, stands for the room)."""
+        f = self.forecast
+        if f.bytes_to_write is None:
+            f.bytes_to_write = max(0.0, f.storage_bytes - self.bytes_measured)
+        if f.disk_fills is None and f.disk_free_bytes is not None:
+            f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(
+                f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
+        return self
+
+    def disk_claim(self) -> str:
+        """The disk's verdict in words: whether it fills, when (or that the time is unknown, and
+        why) and by how much it falls short, with the bytes to write and the free space."""
+        from planner.units import fmt_bytes, fmt_hours
+        f = self.forecast
+        if f.disk_fills is None:
+            return f"unknown whether it fills: {f.disk_free_from}"
+        room = f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free ({f.disk_free_from})"
+        if not f.disk_fills:
+            return f"does not fill: {room}"
+        if f.disk_full_hours is None:
+            why = self.elapsed_from.removeprefix("unknown: ") if self.elapsed_from.startswith("unknown") \
+                else "no rate; give --elapsed-hours"
+            when = f"fills before the run ends, at a time unknown ({why})"
+        elif f.disk_full_hours == 0:
+            when = "full already"
+        else:
+            when = f"fills in {fmt_hours(f.disk_full_hours)}"
+        return f"{when}: {room}; {fmt_bytes(f.disk_short_bytes)} short"
 
 
 def dump(c: RunCalibration) -> str:
@@ -330,6 +370,10 @@ def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None,
     """(elapsed hours, rows per hour, tokens per hour, where the time came from)."""
     rows = sum(u.rows for u in units)
     tokens = sum(u.tokens for u in units if u.tokens is not None) if all(u.tokens is not None for u in units) else None
+    if not rows:
+        return (elapsed_hours, None, None, "unknown: no row written yet" +
+                (f" in the --elapsed-hours {elapsed_hours:g} given" if elapsed_hours is not None else
+                 "; a rate needs rows, timed by their files or --elapsed-hours"))
     if elapsed_hours is not None:
         return (elapsed_hours, rows / elapsed_hours,
                 tokens / elapsed_hours if tokens is not None else None, "--elapsed-hours")
@@ -345,9 +389,23 @@ def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None,
     return rows / r_rows, r_rows, r_tok, "the files' modification times"
 
 
+def disk_verdict(to_write: float, room: float, hours: float | None) -> tuple[bool, float | None, float | None]:
+    """(fills, bytes short, hours until full) for `to_write` bytes still to write in `hours` (None:
+    unknown) on a disk with `room` bytes left for them (below 0: the run already holds more than
+    the disk). Fills when to_write > room, short by the difference; full at once when no room is
+    left, after room / (to_write / hours) hours otherwise, at a time unknown (None) without hours."""
+    if to_write <= room:
+        return False, None, None
+    if room <= 0:
+        return True, to_write - room, 0.0
+    return True, to_write - room, room / (to_write / hours) if hours else None
+
+
 def disk_free(run_dir: str, capacity_tb: float | None, used: float) -> tuple[float | None, str]:
+    """(bytes the run has left on its disk, where from): --disk-capacity-tb less the run's bytes
+    (below 0 when the run holds more), or the free space of its filesystem; None when unknown."""
     if capacity_tb is not None:
-        return max(0.0, capacity_tb * 1e12 - used), f"--disk-capacity-tb {capacity_tb:g} less the run's bytes"
+        return capacity_tb * 1e12 - used, f"--disk-capacity-tb {capacity_tb:g} less the run's bytes"
     try:
         st = os.statvfs(run_dir)
     except (OSError, AttributeError):
@@ -390,7 +448,7 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     rows_measured = sum(u.rows for u in units)
     r_b, lo_b, hi_b = ratio_band(measured_b, planned_b, rows_planned)
     with_tokens = [u for u in units if u.tokens is not None]
-    sizes_only = not with_tokens
+    sizes_only = bool(units) and not with_tokens     # nothing measured says nothing of the format
     if sizes_only and units:
         notes.append(f"the {names.spec.id} layout's files give their sizes only: no token counts, no rate in "
                      "tokens")
@@ -420,14 +478,18 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     # the forecast: the remaining rows' own predictions, scaled by the measured ratios
     done_b = sum(measured_b)
     rem_rows = max(0.0, rows_planned - rows_measured)
-    rem_b = max(0.0, plan.bytes - sum(planned_b))
-    rem_t = max(0.0, plan.tokens - sum(u.planned_tokens for u in units))
+    # no row to go: nothing to write and no time to take, whatever the rate (the plan's sums of the
+    # rows done can differ from its total in the last digits)
+    rem_b = max(0.0, plan.bytes - sum(planned_b)) if rem_rows else 0.0
+    rem_t = max(0.0, plan.tokens - sum(u.planned_tokens for u in units)) if rem_rows else 0.0
     if not units:
         r_b = lo_b = hi_b = 1.0
         notes.append("no file of this run could be measured yet: the forecast is the plan's")
     storage = done_b + r_b * rem_b
     tokens_left = r_t * rem_t if not math.isnan(r_t) else None
-    if tokens_left is not None and tok_h:
+    if not rem_rows:
+        hours = hours_lo = hours_hi = 0.0
+    elif tokens_left is not None and tok_h:
         hours = tokens_left / tok_h
         hours_lo, hours_hi = lo_t * rem_t / tok_h, hi_t * rem_t / tok_h
     elif rows_h:
@@ -436,21 +498,16 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     else:
         hours = hours_lo = hours_hi = None
     used = sum(f.size for f in scan.found.values())
-    free, free_from = disk_free(scan.root, disk_capacity_tb, used)
+    room, free_from = disk_free(scan.root, disk_capacity_tb, used)
     to_write = storage - done_b
-    if free is None or to_write <= free:
-        full = None
-    elif hours:
-        full = free / (to_write / hours)
-    else:
-        full = None
-        notes.append("the disk will fill before the run ends, but the rate is unknown: give --elapsed-hours")
+    fills, short, full = disk_verdict(to_write, room, hours) if room is not None else (None, None, None)
+    free = None if room is None else max(0.0, room)
     if not scan.complete:
         notes.append(f"the scan stopped at its bound ({scan.entries:,} entries): the figures cover what it saw")
     fc = Forecast(rows_remaining=rem_rows, tokens_remaining=tokens_left, hours_remaining=hours, hours_low=hours_lo,
                   hours_high=hours_hi, storage_bytes=storage, storage_bytes_low=done_b + lo_b * rem_b,
                   storage_bytes_high=done_b + hi_b * rem_b, disk_free_bytes=free, disk_free_from=free_from,
-                  disk_full_hours=full)
+                  disk_full_hours=full, bytes_to_write=to_write, disk_fills=fills, disk_short_bytes=short)
     s = m.scenario
     return RunCalibration(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
