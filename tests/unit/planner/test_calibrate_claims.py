@@ -263,6 +263,25 @@ def test_sharded_run(tmp_path):
     assert f.disk_short_bytes == pytest.approx(992_000)
     assert f.disk_full_hours == pytest.approx(4_144_000 / (5_136_000 / 3))
     agree(c)
+    # the rate from the times: the ranks wrote side by side, each its first file at T0 and its last
+    # 99 x 36 s = 0.99 h later; each rank's first file marks its start: 2 x 99 = 198 rows and
+    # 2 x (1,294 - 7) = 2,574 tokens in 0.99 h: 200 rows and 2,600 tokens an hour (counting the
+    # other rank's first row in the span would say 201); 15,528 tokens to go take 5.9723 h
+    c = calibrate(run, world=2, disk_capacity_tb=5e-6)
+    assert c.rows_per_hour == pytest.approx(200) and c.tokens_per_hour == pytest.approx(2600)
+    assert c.forecast.hours_remaining == pytest.approx(15_528 / 2600)
+    agree(c)
+
+
+def test_sharded_run_with_one_file_a_rank_has_no_rate(tmp_path):
+    run = tmp_path / "run"
+    run_folder(run, [0], [T0], rank=0)
+    run_folder(run, [0], [T0 + 60], rank=1)
+    # two files a minute apart, but each the first of its rank: no row written within a span
+    c = calibrate(run, world=2, disk_capacity_tb=1e-6)
+    assert c.rows_per_hour is None and "one file a rank" in c.elapsed_from
+    assert c.forecast.disk_fills and c.forecast.disk_full_hours is None
+    agree(c)
 
 
 def test_an_older_file_without_the_verdict_gets_it_from_its_own_figures(partial_run):
