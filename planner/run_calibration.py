@@ -48,6 +48,8 @@ MAX_READ = 50_000            # files whose metadata is read; past it an even sam
 WORST_ROWS = 5
 BAND_SE = 2.0                # the band: the ratio +/- this many standard errors
 MAX_CALIBRATION_BYTES = 1_000_000
+MAX_ELAPSED_HOURS = 100_000          # --elapsed-hours above this is refused
+MAX_DISK_TB = 1_000_000              # --disk-capacity-tb likewise
 
 
 @dataclass(frozen=True)
@@ -429,11 +431,13 @@ def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp:
               min_age: float = rundir.MIN_AGE_SECONDS, plan: rundir.RowPlan | None = None) -> RunCalibration:
     """The calibration of manifest `m` from what the run in `run_dir` wrote so far (`plan`: the
     per-row predictions, default the manifest's plan with `layout`)."""
-    if elapsed_hours is not None and not (isinstance(elapsed_hours, (int, float)) and 0 < elapsed_hours <= 1e5
-                                          and math.isfinite(elapsed_hours)):
-        raise PlannerInputError("--elapsed-hours", elapsed_hours, "a number of hours above 0")
-    if disk_capacity_tb is not None and not (0 < disk_capacity_tb <= 1e6 and math.isfinite(disk_capacity_tb)):
-        raise PlannerInputError("--disk-capacity-tb", disk_capacity_tb, "a capacity in TB above 0")
+    if elapsed_hours is not None and not (isinstance(elapsed_hours, (int, float)) and math.isfinite(elapsed_hours)
+                                          and 0 < elapsed_hours <= MAX_ELAPSED_HOURS):
+        raise PlannerInputError("--elapsed-hours", elapsed_hours,
+                                f"a number of hours above 0, at most {MAX_ELAPSED_HOURS:,}")
+    if disk_capacity_tb is not None and not (0 < disk_capacity_tb <= MAX_DISK_TB and math.isfinite(disk_capacity_tb)):
+        raise PlannerInputError("--disk-capacity-tb", disk_capacity_tb,
+                                f"a capacity in TB above 0, at most {MAX_DISK_TB:,}")
     s = m.scenario
     gpus = gpus if gpus is not None else s.extraction_gpus
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= 100_000:
@@ -478,9 +482,9 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     per_token = sum(u.data_bytes for u in data) / sum(u.tokens for u in data) if data else None
     overhead = statistics.fmean(u.size - u.data_bytes for u in data) if data else None
 
-    elapsed, rows_h, tok_h, elapsed_from = _rate(units if not sizes_only else
-                                                 [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files, u.rank)
-                                                  for u in units], elapsed_hours)
+    timed = units if not sizes_only else [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files, u.rank)
+                                          for u in units]
+    elapsed, rows_h, tok_h, elapsed_from = _rate(timed, elapsed_hours)
     if tok_h is None and tokens_measured is not None and elapsed:
         tok_h = tokens_measured / elapsed
     tps = tok_h / 3600 / gpus if tok_h else None

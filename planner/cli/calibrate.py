@@ -62,7 +62,8 @@ def _x(r) -> str:
 
 def text(c) -> str:
     f = c.forecast
-    lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} files, "
+    lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} "
+             f"file{'s' if c.files_measured != 1 else ''}, "
              f"{c.files_skipped.count:,} skipped), layout {c.layout}"]
     lines.append(f"  bytes        {fmt_bytes(c.bytes_measured)} against {fmt_bytes(c.bytes_planned)} planned for the "
                  f"same rows: {_x(c.bytes_ratio)}")

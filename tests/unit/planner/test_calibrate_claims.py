@@ -81,7 +81,8 @@ def agree(c):
         assert f.disk_fills is None and disk.startswith("unknown whether it fills")
         return
     assert f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free" in disk
-    assert f.disk_fills == (f.bytes_to_write > f.disk_free_bytes or (f.disk_free_bytes == 0 and bool(f.disk_short_bytes)))
+    over = f.disk_free_bytes == 0 and bool(f.disk_short_bytes)      # the run already holds more than the disk
+    assert f.disk_fills == (f.bytes_to_write > f.disk_free_bytes or over)
     if not f.disk_fills:
         assert disk.startswith("does not fill: ") and f.disk_full_hours is None and f.disk_short_bytes is None
         assert "short" not in disk
@@ -95,7 +96,8 @@ def agree(c):
             assert f.disk_free_bytes == 0 and disk.startswith("full already: ")
         else:
             assert f.disk_full_hours == pytest.approx(f.disk_free_bytes / (f.bytes_to_write / f.hours_remaining))
-            assert f.disk_full_hours < f.hours_remaining and disk.startswith(f"fills in {fmt_hours(f.disk_full_hours)}: ")
+            assert f.disk_full_hours < f.hours_remaining
+            assert disk.startswith(f"fills in {fmt_hours(f.disk_full_hours)}: ")
     # watch says the same verdict
     s = snapshot(c)
     assert (s["disk_fills"], s["disk_full_hours"], s["disk_short_bytes"]) == (f.disk_fills, f.disk_full_hours,
@@ -325,6 +327,9 @@ def test_the_command_line_says_what_its_json_says(capsys, tmp_path):
 @pytest.mark.parametrize("args, flag, value", [
     (("--disk-capacity-tb", "-1"), "--disk-capacity-tb", "-1"), (("--elapsed-hours", "inf"), "--elapsed-hours", "inf"),
     (("--world", "0"), "--world", "0"),
+    # above the bounds: the message gives the bound, not a rule the value meets ("above 0")
+    (("--disk-capacity-tb", "2e6"), "--disk-capacity-tb", "at most 1,000,000"),
+    (("--elapsed-hours", "200000"), "--elapsed-hours", "at most 100,000"),
 ])
 def test_bad_input_is_one_line_naming_the_flag_and_value(capsys, tmp_path, args, flag, value):
     run = tmp_path / "run"
