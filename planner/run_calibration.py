@@ -147,14 +147,30 @@ class RunCalibration(_Strict):
 
     @model_validator(mode="after")
     def _disk_verdict(self):
-        """A file written before the disk's verdict was kept: derive it from its own figures (the
-        free space, never below 0 in them, stands for the room)."""
+        """The disk's verdict agrees with the file's own figures; a file written before it was kept
+        gets it from them (the free space, never below 0 in them, standing for the room)."""
         f = self.forecast
+        to_write = max(0.0, f.storage_bytes - self.bytes_measured)
         if f.bytes_to_write is None:
-            f.bytes_to_write = max(0.0, f.storage_bytes - self.bytes_measured)
-        if f.disk_fills is None and f.disk_free_bytes is not None:
+            f.bytes_to_write = to_write
+        elif not math.isclose(f.bytes_to_write, to_write, rel_tol=1e-9, abs_tol=1.0):
+            raise ValueError(f"forecast.bytes_to_write {f.bytes_to_write:g} is not storage_bytes less bytes_measured "
+                             f"({to_write:g})")
+        if f.disk_free_bytes is None:
+            if f.disk_fills is not None:
+                raise ValueError("forecast.disk_fills is given while disk_free_bytes is unknown")
+        elif f.disk_fills is None:
             f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(
                 f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
+        else:
+            over = f.disk_free_bytes == 0 and (f.disk_short_bytes or 0) > 0     # the run holds more than the disk
+            fills = f.bytes_to_write > f.disk_free_bytes or over
+            if f.disk_fills != fills or (f.disk_short_bytes is None) == fills \
+                    or (not fills and f.disk_full_hours is not None):
+                g = lambda x: "null" if x is None else f"{x:g}"      # noqa: E731
+                raise ValueError(f"forecast.disk_fills {f.disk_fills} contradicts the file's bytes to write "
+                                 f"({g(f.bytes_to_write)}), free space ({g(f.disk_free_bytes)}), bytes short "
+                                 f"({g(f.disk_short_bytes)}) or hours to full ({g(f.disk_full_hours)})")
         return self
 
     def disk_claim(self) -> str:

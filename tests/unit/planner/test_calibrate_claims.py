@@ -296,6 +296,20 @@ def test_an_older_file_without_the_verdict_gets_it_from_its_own_figures(partial_
     agree(old)
 
 
+def test_a_file_whose_verdict_contradicts_its_figures_is_refused(partial_run):
+    c = calibrate(partial_run, disk_capacity_tb=5e-6, elapsed_hours=1.0)
+    d = json.loads(rc.dump(c))
+    # 4,719,733 B to write on 3,712,800 free: "does not fill" (the reported contradiction) is refused,
+    # as is a verdict without the free space, or bytes to write that are not the forecast's
+    for key, value, field in (("disk_fills", False, "disk_fills"), ("disk_short_bytes", None, "disk_fills"),
+                              ("disk_free_bytes", None, "disk_free_bytes"), ("bytes_to_write", 1.0, "bytes_to_write")):
+        bad = json.loads(json.dumps(d))
+        bad["forecast"][key] = value
+        with pytest.raises(rc.PlannerInputError, match=f"--calibration.*{field}") as exc:
+            rc.parse(json.dumps(bad).encode(), "cal.json")
+        assert "\n" not in str(exc.value)
+
+
 def test_the_command_line_says_what_its_json_says(capsys, tmp_path):
     # the reported case: an empty run folder, nothing measured, the plan's storage on a disk of
     # 1 MB and on the run directory's own filesystem
