@@ -182,7 +182,9 @@ class RunCalibration(_Strict):
             return f"unknown whether it fills: {f.disk_free_from}"
         room = f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free ({f.disk_free_from})"
         if not f.disk_fills:
-            return f"does not fill: {room}"
+            high = f.storage_bytes_high - self.bytes_measured
+            risk = f"; fills at the band's high end ({fmt_bytes(high)} to write)" if high > f.disk_free_bytes else ""
+            return f"does not fill: {room}{risk}"
         if f.disk_full_hours is None:
             why = self.elapsed_from.removeprefix("unknown: ") if self.elapsed_from.startswith("unknown") \
                 else "no rate; give --elapsed-hours"

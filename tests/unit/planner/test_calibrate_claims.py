@@ -86,6 +86,8 @@ def agree(c):
     if not f.disk_fills:
         assert disk.startswith("does not fill: ") and f.disk_full_hours is None and f.disk_short_bytes is None
         assert "short" not in disk
+        # and whether it would at the band's high end
+        assert ("fills at the band's high end" in disk) == (f.storage_bytes_high - c.bytes_measured > f.disk_free_bytes)
     else:
         assert disk.endswith(f"; {fmt_bytes(f.disk_short_bytes)} short") and f.disk_short_bytes > 0
         assert f.disk_short_bytes >= f.bytes_to_write - f.disk_free_bytes - 1e-6
@@ -214,6 +216,18 @@ def test_run_over_the_planned_bytes(tmp_path):
     assert f.hours_remaining == pytest.approx(9100 / 3900)
     assert f.disk_free_bytes == 712_800 and f.disk_short_bytes == pytest.approx(2_290_666.7, rel=1e-7)
     assert f.disk_full_hours == pytest.approx(0.55376, rel=1e-4)
+    agree(c)
+
+
+def test_a_disk_the_forecast_fits_but_its_band_does_not(partial_run):
+    # 6.05 MB: free 6,050,000 - 1,287,200 = 4,762,800 B; to write 4,719,733 at the ratio, but at its
+    # high end (1.072667 + 2 x 0.011471 = 1.095609) 1.095609 x 4,400,000 = 4,820,679 B: does not fill, but
+    # would at the band's high end
+    c = calibrate(partial_run, disk_capacity_tb=6.05e-6)
+    f = c.forecast
+    assert f.disk_fills is False and f.disk_free_bytes == pytest.approx(4_762_800)
+    assert f.storage_bytes_high - c.bytes_measured == pytest.approx(4_820_679, rel=1e-5)
+    assert "fills at the band's high end (4.8 MB to write)" in lines(c)["disk"]
     agree(c)
 
 
