@@ -12,8 +12,8 @@ The forecast, worked in docs and tests:
 - remaining = the plan's bytes (tokens) of the rows not measured, each row its own component's
   prediction: storage = measured + r x remaining bytes; tokens to go = r_tokens x remaining tokens;
 - the rate: rows and tokens per hour over the files' modification times (the first file marks the
-  start: the rows after it over the span from it to the last; in a sharded run each rank's first
-  file marks its own start), or over --elapsed-hours; none from no row;
+  start: the rows after it over the span from it to the last; in a sharded run each rank's (DP
+  process's) first file marks its own start), or over --elapsed-hours; none from no row;
 - hours = tokens to go / tokens per hour;
 - the band: r +/- 2 standard errors of a ratio estimator over the measured rows,
   se(r) = sqrt(sum (m_i - r p_i)^2 / (n - 1) / n) / mean(p) x sqrt(1 - n / N) (finite population:
@@ -64,7 +64,7 @@ class Unit:
     data_bytes: float | None
     mtime: float
     files: int = 1             # files this unit stands for (0: a row of a shared shard)
-    rank: int = 0              # the rank that wrote it (ranks write side by side)
+    writer: int = 0            # the process that wrote it (rundir.Naming.writer: processes write side by side)
 
 
 # ---------------------------------------------------------------- the calibration file
@@ -336,7 +336,7 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int) -> tuple[l
                 rows, share = info.rows, info.rows / rows
         units.append(Unit(f.path, rows, e.predicted_bytes * share, e.predicted_tokens * share, f.size,
                           info.tokens if info else None,
-                          info.data_bytes if info and info.tokens is not None else None, f.mtime, rank=e.rank))
+                          info.data_bytes if info and info.tokens is not None else None, f.mtime, writer=names.writer(e)))
     # DeepSpec: a folder's shard bytes spread over its index's rows by their tokens
     for folder, nbytes in shard_bytes.items():
         rows = [i for i, u in enumerate(units) if not u.files and os.path.dirname(u.path) == folder]
@@ -400,19 +400,19 @@ def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None,
         return (elapsed_hours, rows / elapsed_hours,
                 tokens / elapsed_hours if tokens is not None else None, "--elapsed-hours")
     # the first file (by time) marks the start: the rows written after it, over the span to the last;
-    # each rank's first file marks its own start (ranks write side by side: the first files of W
-    # ranks are W rows written before the span, not in it)
+    # each writer's first file marks its own start (ranks and SpecForge's DP processes write side by
+    # side: the first files of W writers are W rows written before the span, not in it)
     files = sorted((u for u in units if u.files), key=lambda u: u.mtime)
     if len(files) < 2 or files[-1].mtime <= files[0].mtime:
         return None, None, None, "unknown: fewer than two files with different times; give --elapsed-hours"
     span = (files[-1].mtime - files[0].mtime) / 3600
     first = {}
     for u in files:
-        first.setdefault(u.rank, u)
+        first.setdefault(u.writer, u)
     starts = {id(u) for u in first.values()}
     after = [u for u in files if id(u) not in starts]
     if not after:
-        return None, None, None, "unknown: one file a rank so far; give --elapsed-hours"
+        return None, None, None, "unknown: one file a writing process (rank) so far; give --elapsed-hours"
     r_rows = sum(u.rows for u in after) / span
     r_tok = (sum(u.tokens for u in after) / span) if all(u.tokens is not None for u in after) else None
     # the whole run's elapsed time: the measured rows at that rate
@@ -500,7 +500,7 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     per_token = sum(u.data_bytes for u in data) / sum(u.tokens for u in data) if data else None
     overhead = statistics.fmean(u.size - u.data_bytes for u in data) if data else None
 
-    timed = units if not sizes_only else [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files, u.rank)
+    timed = units if not sizes_only else [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files, u.writer)
                                           for u in units]
     elapsed, rows_h, tok_h, elapsed_from = _rate(timed, elapsed_hours)
     if tok_h is None and tokens_measured is not None and elapsed:

@@ -295,8 +295,21 @@ def test_sharded_run_with_one_file_a_rank_has_no_rate(tmp_path):
     run_folder(run, [0], [T0 + 60], rank=1)
     # two files a minute apart, but each the first of its rank: no row written within a span
     c = calibrate(run, world=2, disk_capacity_tb=1e-6)
-    assert c.rows_per_hour is None and "one file a rank" in c.elapsed_from
+    assert c.rows_per_hour is None and "one file a writing process" in c.elapsed_from
     assert c.forecast.disk_fills and c.forecast.disk_full_hours is None
+    agree(c)
+
+
+def test_data_parallel_processes_each_start_the_rate_with_their_own_first_file(tmp_path):
+    # --dp 2 (one rank): DP process 0 numbers its files from 0, process 1 from 500 (rows 2i and 2i + 1,
+    # all of a); each wrote 100 files side by side, at T0 + 36 i: files 0-99 (428,000 B, 1,294 tokens)
+    # and 500-599 (33 x 3,224 + 33 x 4,120 + 34 x 5,528 = 430,304 B; 33 x 7 + 33 x 12 + 34 x 20 = 1,307
+    # tokens, the first, data_500, a copy of data_2: 20 tokens). After each one's first file:
+    # 198 rows and 1,287 + 1,287 = 2,574 tokens in 0.99 h: 200 rows and 2,600 tokens an hour
+    run = run_folder(tmp_path / "run", [*range(100), *range(500, 600)], [T0 + 36 * i for i in (*range(100),) * 2])
+    c = calibrate(run, dp=2, disk_capacity_tb=1e-5)
+    assert (c.rows_measured, c.bytes_measured, c.tokens_measured) == (200, 858_304, 2_601)
+    assert c.rows_per_hour == pytest.approx(200) and c.tokens_per_hour == pytest.approx(2600)
     agree(c)
 
 
