@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import sys
 import time
 
@@ -140,7 +141,7 @@ def bar(s: dict, width: int = 30) -> str:
     share = min(1.0, s["rows_done"] / s["rows_planned"]) if s["rows_planned"] else 0.0
     filled = int(round(share * width))
     eta = f"ETA {fmt_hours(s['hours_remaining'])}" if s["hours_remaining"] is not None else "ETA unknown"
-    disk = f"disk {s['disk']}".split(": ")[0]      # its verdict, without the figures behind it
+    disk = "disk " + re.split(r": | \(", s["disk"])[0]     # its verdict, without the figures and reasons behind it
     return (f"[{'#' * filled}{'.' * (width - filled)}] {s['rows_done']:,}/{s['rows_planned']:,.0f} rows "
             f"({share:.0%}), {fmt_bytes(s['bytes_done'])} of {fmt_bytes(s['bytes_forecast'])}; {eta}; {disk}")
 

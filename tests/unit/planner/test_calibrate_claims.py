@@ -104,7 +104,10 @@ def agree(c):
     s = snapshot(c)
     assert (s["disk_fills"], s["disk_full_hours"], s["disk_short_bytes"]) == (f.disk_fills, f.disk_full_hours,
                                                                              f.disk_short_bytes)
-    assert bar(s).endswith("; disk " + disk.split(": ")[0])
+    verdict = disk.split(": ")[0].split(" (")[0]
+    assert bar(s).endswith("; disk " + verdict)
+    assert verdict in ("does not fill", "full already", "fills before the run ends, at a time unknown") \
+        or re.fullmatch(r"fills in [0-9.,]+ (min|h|days)", verdict)
 
 
 def test_empty_folder_the_plans_forecast_fills_a_small_disk_at_a_time_unknown(tmp_path):
