@@ -16,7 +16,7 @@ from planner import run_calibration as rc
 from planner.cli.calibrate import bar, snapshot, text
 from planner.cli.main import main
 from planner.units import fmt_bytes, fmt_hours
-from tests.unit.planner.test_run_calibration import CKPT, RUNS, T0, hand_plan, manifest
+from tests.unit.planner.test_run_calibration import CKPT, RUNS, T0, hand_plan, manifest, partial_run  # noqa: F401
 
 MB = 1e6
 
@@ -381,6 +381,3 @@ def test_bad_input_is_one_line_naming_the_flag_and_value(capsys, tmp_path, args,
     assert main(["calibrate", str(run), "--manifest", str(RUNS / "manifest.yaml"), *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"planner: error: {flag}") and value in err and err.count("\n") == 1
-
-
-from tests.unit.planner.test_run_calibration import partial_run  # noqa: E402,F401 (the fixture)
