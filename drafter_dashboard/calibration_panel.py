@@ -47,8 +47,7 @@ def forecast_lines(c: RunCalibration) -> list[str]:
         lines.append(f"time to finish {fmt_hours(f.hours_remaining)}")
     lines.append(f"final storage {fmt_bytes(f.storage_bytes)} ({fmt_bytes(f.storage_bytes_low)} to "
                  f"{fmt_bytes(f.storage_bytes_high)})")
-    lines.append("the disk does not fill" if f.disk_full_hours is None
-                 else f"the disk fills in {fmt_hours(f.disk_full_hours)}")
+    lines.append(f"the disk {c.disk_claim()}")
     if c.files_skipped.count:
         lines.append(f"{c.files_skipped.count:,} files skipped")
     return lines

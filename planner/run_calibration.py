@@ -12,14 +12,19 @@ The forecast, worked in docs and tests:
 - remaining = the plan's bytes (tokens) of the rows not measured, each row its own component's
   prediction: storage = measured + r x remaining bytes; tokens to go = r_tokens x remaining tokens;
 - the rate: rows and tokens per hour over the files' modification times (the first file marks the
-  start: the rows after it over the span from it to the last), or over --elapsed-hours;
+  start: the rows after it over the span from it to the last; in a sharded run each rank's (DP
+  process's) first file marks its own start), or over --elapsed-hours; none from no row;
 - hours = tokens to go / tokens per hour;
 - the band: r +/- 2 standard errors of a ratio estimator over the measured rows,
   se(r) = sqrt(sum (m_i - r p_i)^2 / (n - 1) / n) / mean(p) x sqrt(1 - n / N) (finite population:
   N rows in all), from the spread of the rows measured so far;
-- the disk fills when the bytes still to write exceed the free space: after free / (bytes to
-  write / hours) hours; never (null) otherwise. Free space: --disk-capacity-tb less the run's
-  bytes, or what the run directory's filesystem has free (statvfs).
+- the disk fills when the bytes still to write exceed the free space, short by the difference
+  (with --disk-capacity-tb: by the forecast storage less the capacity, the run's other files
+  counted); it fills after free / (bytes to write / hours) hours, at once when nothing is free, and
+  at a time unknown when the rate is (disk_fills true, disk_full_hours null). Free space:
+  --disk-capacity-tb less the run's bytes, or what the run directory's filesystem has free
+  (statvfs); unknown free space: disk_fills null. `disk_claim()` says it in words, for the CLI,
+  `watch` and the dashboard alike.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner._version import __version__
 from planner import rundir
@@ -43,6 +48,8 @@ MAX_READ = 50_000            # files whose metadata is read; past it an even sam
 WORST_ROWS = 5
 BAND_SE = 2.0                # the band: the ratio +/- this many standard errors
 MAX_CALIBRATION_BYTES = 1_000_000
+MAX_ELAPSED_HOURS = 100_000          # --elapsed-hours above this is refused
+MAX_DISK_TB = 1_000_000              # --disk-capacity-tb likewise
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class Unit:
     data_bytes: float | None
     mtime: float
     files: int = 1             # files this unit stands for (0: a row of a shared shard)
+    writer: int = 0            # the process that wrote it (rundir.Naming.writer: processes write side by side)
 
 
 # ---------------------------------------------------------------- the calibration file
@@ -95,7 +103,11 @@ class Forecast(_Strict):
     storage_bytes_high: float
     disk_free_bytes: float | None
     disk_free_from: str
-    disk_full_hours: float | None          # null: the disk does not fill
+    disk_full_hours: float | None          # null: the disk does not fill, or fills at a time unknown (no rate)
+    # the disk's verdict (absent from files written before it: derived from the figures above on reading)
+    bytes_to_write: float | None = None     # storage_bytes less the bytes written
+    disk_fills: bool | None = None          # null: the free space is unknown
+    disk_short_bytes: float | None = None   # when it fills: the bytes the run needs beyond the disk
 
 
 class RunCalibration(_Strict):
@@ -132,6 +144,56 @@ class RunCalibration(_Strict):
     tokens_per_s_per_gpu: float | None
     forecast: Forecast
     notes: list[str] = Field(default_factory=list, max_length=50)
+
+    @model_validator(mode="after")
+    def _disk_verdict(self):
+        """The disk's verdict agrees with the file's own figures; a file written before it was kept
+        gets it from them (the free space, never below 0 in them, standing for the room)."""
+        f = self.forecast
+        to_write = max(0.0, f.storage_bytes - self.bytes_measured)
+        if f.bytes_to_write is None:
+            f.bytes_to_write = to_write
+        elif not math.isclose(f.bytes_to_write, to_write, rel_tol=1e-9, abs_tol=1.0):
+            raise ValueError(f"forecast.bytes_to_write {f.bytes_to_write:g} is not storage_bytes less bytes_measured "
+                             f"({to_write:g})")
+        if f.disk_free_bytes is None:
+            if f.disk_fills is not None:
+                raise ValueError("forecast.disk_fills is given while disk_free_bytes is unknown")
+        elif f.disk_fills is None:
+            f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(
+                f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
+        else:
+            over = f.disk_free_bytes == 0 and (f.disk_short_bytes or 0) > 0     # the run holds more than the disk
+            fills = f.bytes_to_write > f.disk_free_bytes or over
+            if f.disk_fills != fills or (f.disk_short_bytes is None) == fills \
+                    or (not fills and f.disk_full_hours is not None):
+                g = lambda x: "null" if x is None else f"{x:g}"      # noqa: E731
+                raise ValueError(f"forecast.disk_fills {f.disk_fills} contradicts the file's bytes to write "
+                                 f"({g(f.bytes_to_write)}), free space ({g(f.disk_free_bytes)}), bytes short "
+                                 f"({g(f.disk_short_bytes)}) or hours to full ({g(f.disk_full_hours)})")
+        return self
+
+    def disk_claim(self) -> str:
+        """The disk's verdict in words: whether it fills, when (or that the time is unknown, and
+        why) and by how much it falls short, with the bytes to write and the free space."""
+        from planner.units import fmt_bytes, fmt_hours
+        f = self.forecast
+        if f.disk_fills is None:
+            return f"unknown whether it fills: {f.disk_free_from}"
+        room = f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free ({f.disk_free_from})"
+        if not f.disk_fills:
+            high = f.storage_bytes_high - self.bytes_measured
+            risk = f"; fills at the band's high end ({fmt_bytes(high)} to write)" if high > f.disk_free_bytes else ""
+            return f"does not fill: {room}{risk}"
+        if f.disk_full_hours is None:
+            why = self.elapsed_from.removeprefix("unknown: ") if self.elapsed_from.startswith("unknown") \
+                else "no rate; give --elapsed-hours"
+            when = f"fills before the run ends, at a time unknown ({why})"
+        elif f.disk_full_hours == 0:
+            when = "full already"
+        else:
+            when = f"fills in {fmt_hours(f.disk_full_hours)}"
+        return f"{when}: {room}; {fmt_bytes(f.disk_short_bytes)} short"
 
 
 def dump(c: RunCalibration) -> str:
@@ -274,7 +336,7 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int) -> tuple[l
                 rows, share = info.rows, info.rows / rows
         units.append(Unit(f.path, rows, e.predicted_bytes * share, e.predicted_tokens * share, f.size,
                           info.tokens if info else None,
-                          info.data_bytes if info and info.tokens is not None else None, f.mtime))
+                          info.data_bytes if info and info.tokens is not None else None, f.mtime, writer=names.writer(e)))
     # DeepSpec: a folder's shard bytes spread over its index's rows by their tokens
     for folder, nbytes in shard_bytes.items():
         rows = [i for i, u in enumerate(units) if not u.files and os.path.dirname(u.path) == folder]
@@ -330,24 +392,50 @@ def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None,
     """(elapsed hours, rows per hour, tokens per hour, where the time came from)."""
     rows = sum(u.rows for u in units)
     tokens = sum(u.tokens for u in units if u.tokens is not None) if all(u.tokens is not None for u in units) else None
+    if not rows:
+        return (elapsed_hours, None, None, "unknown: no row written yet" +
+                (f" in the --elapsed-hours {elapsed_hours:g} given" if elapsed_hours is not None else
+                 "; a rate needs rows, timed by their files or --elapsed-hours"))
     if elapsed_hours is not None:
         return (elapsed_hours, rows / elapsed_hours,
                 tokens / elapsed_hours if tokens is not None else None, "--elapsed-hours")
-    # the first file (by time) marks the start: the rows written after it, over the span to the last
+    # the first file (by time) marks the start: the rows written after it, over the span to the last;
+    # each writer's first file marks its own start (ranks and SpecForge's DP processes write side by
+    # side: the first files of W writers are W rows written before the span, not in it)
     files = sorted((u for u in units if u.files), key=lambda u: u.mtime)
     if len(files) < 2 or files[-1].mtime <= files[0].mtime:
         return None, None, None, "unknown: fewer than two files with different times; give --elapsed-hours"
     span = (files[-1].mtime - files[0].mtime) / 3600
-    after = files[1:]
+    first = {}
+    for u in files:
+        first.setdefault(u.writer, u)
+    starts = {id(u) for u in first.values()}
+    after = [u for u in files if id(u) not in starts]
+    if not after:
+        return None, None, None, "unknown: one file a writing process (rank) so far; give --elapsed-hours"
     r_rows = sum(u.rows for u in after) / span
     r_tok = (sum(u.tokens for u in after) / span) if all(u.tokens is not None for u in after) else None
     # the whole run's elapsed time: the measured rows at that rate
     return rows / r_rows, r_rows, r_tok, "the files' modification times"
 
 
+def disk_verdict(to_write: float, room: float, hours: float | None) -> tuple[bool, float | None, float | None]:
+    """(fills, bytes short, hours until full) for `to_write` bytes still to write in `hours` (None:
+    unknown) on a disk with `room` bytes left for them (below 0: the run already holds more than
+    the disk). Fills when to_write > room, short by the difference; full at once when no room is
+    left, after room / (to_write / hours) hours otherwise, at a time unknown (None) without hours."""
+    if to_write <= room:
+        return False, None, None
+    if room <= 0:
+        return True, to_write - room, 0.0
+    return True, to_write - room, room / (to_write / hours) if hours else None
+
+
 def disk_free(run_dir: str, capacity_tb: float | None, used: float) -> tuple[float | None, str]:
+    """(bytes the run has left on its disk, where from): --disk-capacity-tb less the run's bytes
+    (below 0 when the run holds more), or the free space of its filesystem; None when unknown."""
     if capacity_tb is not None:
-        return max(0.0, capacity_tb * 1e12 - used), f"--disk-capacity-tb {capacity_tb:g} less the run's bytes"
+        return capacity_tb * 1e12 - used, f"--disk-capacity-tb {capacity_tb:g} less the run's bytes"
     try:
         st = os.statvfs(run_dir)
     except (OSError, AttributeError):
@@ -361,11 +449,13 @@ def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp:
               min_age: float = rundir.MIN_AGE_SECONDS, plan: rundir.RowPlan | None = None) -> RunCalibration:
     """The calibration of manifest `m` from what the run in `run_dir` wrote so far (`plan`: the
     per-row predictions, default the manifest's plan with `layout`)."""
-    if elapsed_hours is not None and not (isinstance(elapsed_hours, (int, float)) and 0 < elapsed_hours <= 1e5
-                                          and math.isfinite(elapsed_hours)):
-        raise PlannerInputError("--elapsed-hours", elapsed_hours, "a number of hours above 0")
-    if disk_capacity_tb is not None and not (0 < disk_capacity_tb <= 1e6 and math.isfinite(disk_capacity_tb)):
-        raise PlannerInputError("--disk-capacity-tb", disk_capacity_tb, "a capacity in TB above 0")
+    if elapsed_hours is not None and not (isinstance(elapsed_hours, (int, float)) and math.isfinite(elapsed_hours)
+                                          and 0 < elapsed_hours <= MAX_ELAPSED_HOURS):
+        raise PlannerInputError("--elapsed-hours", elapsed_hours,
+                                f"a number of hours above 0, at most {MAX_ELAPSED_HOURS:,}")
+    if disk_capacity_tb is not None and not (0 < disk_capacity_tb <= MAX_DISK_TB and math.isfinite(disk_capacity_tb)):
+        raise PlannerInputError("--disk-capacity-tb", disk_capacity_tb,
+                                f"a capacity in TB above 0, at most {MAX_DISK_TB:,}")
     s = m.scenario
     gpus = gpus if gpus is not None else s.extraction_gpus
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= 100_000:
@@ -390,7 +480,7 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     rows_measured = sum(u.rows for u in units)
     r_b, lo_b, hi_b = ratio_band(measured_b, planned_b, rows_planned)
     with_tokens = [u for u in units if u.tokens is not None]
-    sizes_only = not with_tokens
+    sizes_only = bool(units) and not with_tokens     # nothing measured says nothing of the format
     if sizes_only and units:
         notes.append(f"the {names.spec.id} layout's files give their sizes only: no token counts, no rate in "
                      "tokens")
@@ -410,9 +500,9 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     per_token = sum(u.data_bytes for u in data) / sum(u.tokens for u in data) if data else None
     overhead = statistics.fmean(u.size - u.data_bytes for u in data) if data else None
 
-    elapsed, rows_h, tok_h, elapsed_from = _rate(units if not sizes_only else
-                                                 [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files)
-                                                  for u in units], elapsed_hours)
+    timed = units if not sizes_only else [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files, u.writer)
+                                          for u in units]
+    elapsed, rows_h, tok_h, elapsed_from = _rate(timed, elapsed_hours)
     if tok_h is None and tokens_measured is not None and elapsed:
         tok_h = tokens_measured / elapsed
     tps = tok_h / 3600 / gpus if tok_h else None
@@ -420,14 +510,18 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     # the forecast: the remaining rows' own predictions, scaled by the measured ratios
     done_b = sum(measured_b)
     rem_rows = max(0.0, rows_planned - rows_measured)
-    rem_b = max(0.0, plan.bytes - sum(planned_b))
-    rem_t = max(0.0, plan.tokens - sum(u.planned_tokens for u in units))
+    # no row to go: nothing to write and no time to take, whatever the rate (the plan's sums of the
+    # rows done can differ from its total in the last digits)
+    rem_b = max(0.0, plan.bytes - sum(planned_b)) if rem_rows else 0.0
+    rem_t = max(0.0, plan.tokens - sum(u.planned_tokens for u in units)) if rem_rows else 0.0
     if not units:
         r_b = lo_b = hi_b = 1.0
         notes.append("no file of this run could be measured yet: the forecast is the plan's")
     storage = done_b + r_b * rem_b
     tokens_left = r_t * rem_t if not math.isnan(r_t) else None
-    if tokens_left is not None and tok_h:
+    if not rem_rows:
+        hours = hours_lo = hours_hi = 0.0
+    elif tokens_left is not None and tok_h:
         hours = tokens_left / tok_h
         hours_lo, hours_hi = lo_t * rem_t / tok_h, hi_t * rem_t / tok_h
     elif rows_h:
@@ -436,21 +530,16 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     else:
         hours = hours_lo = hours_hi = None
     used = sum(f.size for f in scan.found.values())
-    free, free_from = disk_free(scan.root, disk_capacity_tb, used)
+    room, free_from = disk_free(scan.root, disk_capacity_tb, used)
     to_write = storage - done_b
-    if free is None or to_write <= free:
-        full = None
-    elif hours:
-        full = free / (to_write / hours)
-    else:
-        full = None
-        notes.append("the disk will fill before the run ends, but the rate is unknown: give --elapsed-hours")
+    fills, short, full = disk_verdict(to_write, room, hours) if room is not None else (None, None, None)
+    free = None if room is None else max(0.0, room)
     if not scan.complete:
         notes.append(f"the scan stopped at its bound ({scan.entries:,} entries): the figures cover what it saw")
     fc = Forecast(rows_remaining=rem_rows, tokens_remaining=tokens_left, hours_remaining=hours, hours_low=hours_lo,
                   hours_high=hours_hi, storage_bytes=storage, storage_bytes_low=done_b + lo_b * rem_b,
                   storage_bytes_high=done_b + hi_b * rem_b, disk_free_bytes=free, disk_free_from=free_from,
-                  disk_full_hours=full)
+                  disk_full_hours=full, bytes_to_write=to_write, disk_fills=fills, disk_short_bytes=short)
     s = m.scenario
     return RunCalibration(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),

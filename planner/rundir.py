@@ -181,6 +181,11 @@ class Naming:
         got = self.lookup(rel)
         return not isinstance(got, str) or got == NOT_IN_MANIFEST
 
+    def writer(self, e: ExpectedFile) -> int:
+        """The process that writes `e`, of those that write side by side (the rate's each starts
+        with its own first file): its rank."""
+        return e.rank
+
     def rank_of(self, position: int) -> int:
         """The rank whose contiguous block holds `position` (sharding.block)."""
         return sharding.Ranks(self.plan.total, self.world).of(position) if self.world > 1 else 0
@@ -218,6 +223,13 @@ class SpecForgeNaming(Naming):
         ranks = sharding.Ranks(n, self.dp)
         d = ranks.of(idx)
         return lo + (d + (idx - ranks.starts[d]) * self.dp) % n
+
+    def writer(self, e: ExpectedFile) -> int:
+        """Its rank's DP process, which numbers its files from its own start: rank x dp + d."""
+        if self.dp == 1:
+            return e.rank
+        lo, hi = self._block(e.rank)
+        return e.rank * self.dp + sharding.Ranks(hi - lo, self.dp).of(int(self._re.match(e.path).group(4)))
 
     def path(self, rank: int, idx: int) -> str:
         g = idx // SPECFORGE_GROUP * SPECFORGE_GROUP

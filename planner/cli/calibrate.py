@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import sys
 import time
 
@@ -62,7 +63,8 @@ def _x(r) -> str:
 
 def text(c) -> str:
     f = c.forecast
-    lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} files, "
+    lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} "
+             f"file{'s' if c.files_measured != 1 else ''}, "
              f"{c.files_skipped.count:,} skipped), layout {c.layout}"]
     lines.append(f"  bytes        {fmt_bytes(c.bytes_measured)} against {fmt_bytes(c.bytes_planned)} planned for the "
                  f"same rows: {_x(c.bytes_ratio)}")
@@ -88,11 +90,14 @@ def text(c) -> str:
         band = (f" ({fmt_hours(f.hours_low)} to {fmt_hours(f.hours_high)})"
                 if f.hours_low is not None and f.hours_high is not None and f.hours_low != f.hours_high else "")
         lines.append(f"  time         {fmt_hours(f.hours_remaining)}{band}")
-    lines.append(f"  storage      {fmt_bytes(f.storage_bytes)} in all ({fmt_bytes(f.storage_bytes_low)} to "
-                 f"{fmt_bytes(f.storage_bytes_high)})")
-    free = "unknown" if f.disk_free_bytes is None else f"{fmt_bytes(f.disk_free_bytes)} free ({f.disk_free_from})"
-    full = "does not fill" if f.disk_full_hours is None else f"fills in {fmt_hours(f.disk_full_hours)}"
-    lines.append(f"  disk         {full}; {free}")
+    else:
+        lines.append(f"  time         {c.elapsed_from}")
+    if c.rows_measured < 2 and f.rows_remaining:
+        band = "no band: " + ("nothing measured yet, the plan's figure" if not c.rows_measured else "one row measured")
+    else:
+        band = f"{fmt_bytes(f.storage_bytes_low)} to {fmt_bytes(f.storage_bytes_high)}"
+    lines.append(f"  storage      {fmt_bytes(f.storage_bytes)} in all ({band})")
+    lines.append(f"  disk         {c.disk_claim()}")
     if c.files_skipped.count:
         lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
         lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
@@ -127,7 +132,8 @@ def snapshot(c) -> dict:
         if f.hours_remaining is not None else None
     return {"rows_done": done, "rows_planned": total, "bytes_done": c.bytes_measured,
             "bytes_forecast": f.storage_bytes, "hours_remaining": f.hours_remaining,
-            "eta": eta.isoformat() if eta else None, "disk_full_hours": f.disk_full_hours,
+            "eta": eta.isoformat() if eta else None, "disk_fills": f.disk_fills, "disk_full_hours": f.disk_full_hours,
+            "disk_short_bytes": f.disk_short_bytes, "disk": c.disk_claim(),
             "files_skipped": c.files_skipped.count, "complete": f.rows_remaining <= 0}
 
 
@@ -135,7 +141,7 @@ def bar(s: dict, width: int = 30) -> str:
     share = min(1.0, s["rows_done"] / s["rows_planned"]) if s["rows_planned"] else 0.0
     filled = int(round(share * width))
     eta = f"ETA {fmt_hours(s['hours_remaining'])}" if s["hours_remaining"] is not None else "ETA unknown"
-    disk = "disk ok" if s["disk_full_hours"] is None else f"disk full in {fmt_hours(s['disk_full_hours'])}"
+    disk = "disk " + re.split(r": | \(", s["disk"])[0]     # its verdict, without the figures and reasons behind it
     return (f"[{'#' * filled}{'.' * (width - filled)}] {s['rows_done']:,}/{s['rows_planned']:,.0f} rows "
             f"({share:.0%}), {fmt_bytes(s['bytes_done'])} of {fmt_bytes(s['bytes_forecast'])}; {eta}; {disk}")
 
