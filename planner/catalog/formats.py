@@ -25,6 +25,7 @@ import duckdb
 from planner.errors import PlannerInputError
 from planner.ids import FORMATS  # noqa: F401  (formats.FORMATS: the formats read here)
 from planner.safe_io import check_regular, open_binary
+from planner.text import printable
 
 ROLE_MAP = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant",
             "bing": "assistant", "bard": "assistant", "model": "assistant", "system": "system", "tool": "tool",
@@ -405,6 +406,8 @@ def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> It
         name = f.name if ds.several else None
         if ds.kind == "jsonl":
             rows = _iter_jsonl(f, progress and part, hasher, field)
+        elif ds.kind == "json":
+            rows = _iter_json_array(f, progress and part, hasher, field)
         else:
             _hash_file(f, hasher, field)
             rows = _iter_duckdb(f, ds.kind, progress and part, field)
@@ -479,6 +482,133 @@ def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int,
             yield n, Raw(n, raw, None, None, n)
         if n:
             yield n, None   # the line count, for the numbering of the next file
+    if progress:
+        progress(1.0)
+
+
+# ---------------------------------------------------------------- JSON arrays, streamed
+# A JSON array is read as JSONL is: element by element, each element's bytes handed over as one
+# line's are (parsed by the same json.loads, so a bad element is a bad line, counted the same), with
+# at most MAX_LINE_BYTES of one element held. The scan finds each element's end from its brackets
+# and strings alone (the element's own syntax is json.loads's to judge): memory does not grow with
+# the file, no schema is inferred, and a record with a key no earlier record had is just a record.
+ARRAY_CHUNK_BYTES = 2**20
+_NOT_SPACE = re.compile(rb"[^ \t\n\r]")
+_STRING_STOP = re.compile(rb'["\\]')
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+_SCALAR_END = re.compile(rb'[ \t\n\r,\[\]{}"]')
+_BOM = b"\xef\xbb\xbf"
+
+
+def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
+    """(byte offset, the element's bytes, or None for one over MAX_LINE_BYTES) of each element of
+    the JSON array that `chunks` (the file's bytes, in pieces) holds. A file that is not one array
+    (no '[' first, something other than ',' or ']' after an element, data after the closing ']',
+    or an end before it) raises RecordError naming `shown` and the byte offset."""
+    def refuse(at: int, why: str):
+        return RecordError(f"{shown}: not a JSON array of records: {why} at byte {at:,}")
+
+    state = "start"        # start, first, next (after ','), after (an element), element, scalar, done
+    depth = 0
+    in_string = escaped = False
+    parts: list[bytes] = []
+    held = begin = base = 0
+    for chunk in chunks:
+        if base == 0 and chunk.startswith(_BOM):
+            chunk, base = chunk[len(_BOM):], len(_BOM)
+        n, i, s = len(chunk), 0, 0           # s: where the current element's bytes start in this chunk
+        while i < n:
+            end = -1
+            if state == "element":
+                if escaped:
+                    escaped, i = False, i + 1
+                    continue
+                m = (_STRING_STOP if in_string else _STRUCTURE).search(chunk, i)
+                if m is None:
+                    break
+                i, c = m.end(), chunk[m.start()]
+                if in_string:
+                    if c == 0x5C:            # a backslash: the next byte is escaped
+                        escaped = True
+                    else:
+                        in_string = False
+                        if depth == 0:
+                            end = i
+                elif c == 0x22:
+                    in_string = True
+                elif c in b"[{":
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth == 0:
+                        end = i
+            elif state == "scalar":
+                m = _SCALAR_END.search(chunk, i)
+                if m is None:
+                    break
+                i = end = m.start()
+            else:
+                m = _NOT_SPACE.search(chunk, i)
+                if m is None:
+                    break
+                i, c = m.start(), chunk[m.start()]
+                at = base + i
+                if state == "start":
+                    if c != 0x5B:
+                        raise refuse(at, f"it starts with {chunk[i:i + 1]!r}, not '['")
+                    state, i = "first", i + 1
+                elif state == "after":
+                    if c not in b",]":
+                        raise refuse(at, f"{chunk[i:i + 1]!r} after an element, not ',' or ']'")
+                    state, i = ("next" if c == 0x2C else "done"), i + 1
+                elif state == "done":
+                    raise refuse(at, f"{chunk[i:i + 1]!r} after the array's closing ']'")
+                elif c == 0x5D and state == "first":
+                    state, i = "done", i + 1
+                elif c in b",]":
+                    raise refuse(at, f"{chunk[i:i + 1]!r} where an element should be")
+                else:
+                    parts, held, begin, s = [], 0, at, i
+                    if c in b"[{":
+                        state, depth, i = "element", 1, i + 1
+                    elif c == 0x22:
+                        state, depth, in_string, i = "element", 0, True, i + 1
+                    else:
+                        state = "scalar"
+            if end >= 0:
+                piece = chunk[s:end]
+                held += len(piece)
+                yield begin, (b"".join(parts) + piece if held <= MAX_LINE_BYTES else None)
+                parts, held, state = [], 0, "after"
+        if state in ("element", "scalar"):
+            held += n - s
+            parts = parts + [chunk[s:]] if held <= MAX_LINE_BYTES else []
+        base += n
+    if state != "done":
+        where = "inside an element" if state in ("element", "scalar") else "before the closing ']'"
+        raise refuse(base, f"the file ends {where} (truncated?)")
+
+
+def _iter_json_array(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw]]:
+    """(element number, Raw) of every element of a JSON array file, as _iter_jsonl's lines."""
+    update = hasher.update if hasher is not None else (lambda _b: None)
+    with open_binary(path, field) as fh:
+        size = max(os.fstat(fh.fileno()).st_size, 1)
+
+        def chunks():
+            while chunk := fh.read(ARRAY_CHUNK_BYTES):
+                update(chunk)
+                yield chunk
+
+        n = 0
+        for at, payload in _array_elements(chunks(), printable(path.name)):
+            n += 1
+            yield n, (Raw(n, payload, None, None, n) if payload is not None else
+                      Raw(n, None, f"element longer than {MAX_LINE_BYTES // 2**20} MiB (at byte {at:,})", None, n))
+            if progress and n % 5000 == 0:
+                progress(fh.tell() / size)
+        if n:
+            yield n, None
     if progress:
         progress(1.0)
 
