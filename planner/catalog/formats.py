@@ -3,8 +3,9 @@
 Formats: sharegpt (conversations[{from,value}]), openai (messages[{role,content}], also a
 messages_json string), alpaca / flat (instruction|question|problem ... -> output|response|solution),
 glaive (system + chat with USER:/ASSISTANT:/FUNCTION RESPONSE:). `auto` picks by the keys.
-Files: JSONL (streamed line by line, so a bad line is reported with its number), JSON arrays and
-Parquet (through DuckDB's readers, streamed in record batches). A dataset is one file, a directory
+Files: JSONL (streamed line by line, so a bad line is reported with its number), JSON arrays
+(streamed element by element, each element read as a JSONL line is) and Parquet (through DuckDB's
+reader, streamed in record batches). A dataset is one file, a directory
 of files or a glob of shards (`data/train-*.parquet`), read as one: every file must be a regular
 file of one type (`dataset_files`).
 """
@@ -47,17 +48,17 @@ SURROGATE = re.compile(r"[\ud800-\udfff]")
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 MAX_DATASET_FILES = 100_000       # files of one dataset (a directory or a glob); more is refused
 GLOB_CHARS = re.compile(r"[*?[]")
-# What a JSON/Parquet file may expand to: Parquet's dictionary and run-length encodings under zstd
+# What a Parquet file may expand to: Parquet's dictionary and run-length encodings under zstd
 # turn 788 bytes into 3 GB of text. Before any row is materialized, the bytes of text the file holds
 # are summed in SQL on the encoded columns (strlen does not expand a dictionary), and a file over
 # max(MIN_EXPANDED_BYTES, EXPANSION_RATIO x its size) is refused (real text compresses 3-10x).
 # Rows then stream in Arrow batches; a row over MAX_LINE_BYTES of text is a bad row (as a JSONL line
 # is); DuckDB works within DUCKDB_MEMORY. PLANNER_MIN_EXPANDED_BYTES overrides the floor (tests).
+# (A JSON array's text is at most its bytes: it is not read through DuckDB, see _array_elements.)
 EXPANSION_RATIO = 100
 MIN_EXPANDED_BYTES = int(os.environ.get("PLANNER_MIN_EXPANDED_BYTES") or 2**28)
 DUCKDB_MEMORY = "1GB"
-DUCKDB_READERS = {"parquet": "read_parquet(?{union})",
-                  "json": "read_json(?, format='array', maximum_object_size=67108864{union})"}
+DUCKDB_READERS = {"parquet": "read_parquet(?{union})"}
 
 
 class RecordError(ValueError):
@@ -76,7 +77,8 @@ class Record:
 @dataclass(slots=True)
 class Raw:
     """One line or row before parsing: parsing and tokenizing happen in batches, maybe in another
-    process, so a reader hands over the undecoded JSONL line (bytes) or DuckDB's row (a dict)."""
+    process, so a reader hands over the undecoded JSONL line or JSON array element (bytes) or DuckDB's
+    Parquet row (a dict)."""
     line: int                  # position in the dataset (1-based), as Record.line
     payload: bytes | dict | None
     error: str | None = None   # a line that cannot be a record whatever it holds (too long)
@@ -715,7 +717,7 @@ def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterat
 
 
 def sample_duckdb(ds: Dataset, k: int, seed: int, hasher=None, field: str = "PATH") -> tuple[list[Raw], int]:
-    """A uniform sample of k rows of a JSON/Parquet dataset (DuckDB's reservoir sample with a fixed
+    """A uniform sample of k rows of a Parquet dataset (DuckDB's reservoir sample with a fixed
     seed: a percentage sample would be a block sample) and the dataset's row count (Parquet's from
     the files' metadata). Rows are numbered in sample order. `hasher` sees every byte of every file,
     in a thread of its own while DuckDB samples (both release the GIL)."""
