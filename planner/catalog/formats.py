@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
 import json
 import os
 import re
@@ -275,7 +276,7 @@ def file_kind(path: Path, field: str = "PATH") -> str:
         return "jsonl"
     if name.endswith(".json"):
         with open_binary(path, field) as fh:
-            head = fh.read(4096).lstrip()
+            head = fh.read(4096).removeprefix(_BOM).lstrip()
         return "json" if head.startswith(b"[") else "jsonl"
     raise RecordError(f"{path.name}: unknown file type; use .jsonl, .json or .parquet")
 
@@ -515,9 +516,14 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
     in_string = escaped = False
     parts: list[bytes] = []
     held = begin = base = 0
-    for chunk in chunks:
-        if base == 0 and chunk.startswith(_BOM):
-            chunk, base = chunk[len(_BOM):], len(_BOM)
+    chunks, head = iter(chunks), b""
+    for chunk in chunks:      # the first chunk of 3 bytes at least: a byte-order mark is skipped whole
+        head += chunk
+        if len(head) >= len(_BOM):
+            break
+    if head.startswith(_BOM):
+        head, base = head[len(_BOM):], len(_BOM)
+    for chunk in itertools.chain([head], chunks):
         n, i, s = len(chunk), 0, 0           # s: where the current element's bytes start in this chunk
         while i < n:
             end = -1
