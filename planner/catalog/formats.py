@@ -498,6 +498,7 @@ def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int,
 ARRAY_CHUNK_BYTES = 2**20
 _NOT_SPACE = re.compile(rb"[^ \t\n\r]")
 _STRING_STOP = re.compile(rb'["\\]')
+_STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)   # the rest of a string closed in this chunk
 _STRUCTURE = re.compile(rb'["\[\]{}]')
 _SCALAR_END = re.compile(rb'[ \t\n\r,\[\]{}"]')
 _BOM = b"\xef\xbb\xbf"
@@ -543,7 +544,11 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
                         if depth == 0:
                             end = i
                 elif c == 0x22:
-                    in_string = True
+                    m = _STRING_REST.match(chunk, i)     # most strings end in the chunk they start in
+                    if m is None:
+                        in_string = True
+                    else:
+                        i = m.end()
                 elif c in b"[{":
                     depth += 1
                 else:
