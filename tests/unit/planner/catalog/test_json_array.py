@@ -1,6 +1,7 @@
 """A JSON array dataset is streamed element by element, each element read as a JSONL line is: the
 same counts as the same records in JSONL, a bounded memory whatever the file's size, and a file
 that is not one array refused in one line naming the byte offset."""
+import hashlib
 import json
 import random
 import subprocess
@@ -49,6 +50,7 @@ def test_a_small_array_profiles_to_the_hand_counted_numbers_and_as_its_jsonl(hom
     lines.write_text("".join(r.replace("\n", "") + "\n" for r in RECORDS))
     r = profile_file(arr, "arr")
     assert (r.conversations, r.bad_lines) == (3, 2)
+    assert r.component["sha256"] == hashlib.sha256(arr.read_bytes()).hexdigest()   # every byte, once
     assert r.component["mean_tokens"] == pytest.approx(16)
     assert r.component["mean_tokens"] * r.component["assistant_share"] == pytest.approx(9)
     assert r.component["turns"] == pytest.approx((1 + 2 + 1) / 3)     # assistant turns a conversation
@@ -89,7 +91,12 @@ def test_a_large_array_profiles_as_the_same_records_in_jsonl(home):
     a, b = profile_file(arr, "arr"), profile_file(lines, "lines")
     assert a.conversations == 6000 - 7 and a.bad_lines == 7    # i = 0, 997, ..., 5982: 7 bad
     _same_numbers(a, b)
-    _same_numbers(profile_file(arr, "arr_s", sample=500, seed=3), profile_file(lines, "lines_s", sample=500, seed=3))
+    sampled = profile_file(arr, "arr_s", sample=500, seed=3)
+    _same_numbers(sampled, profile_file(lines, "lines_s", sample=500, seed=3))
+    # 500 elements sampled, of them `bad_lines` bad: the 6,000 scaled by the conversations' share
+    k = sampled.sampled["rows_sampled"]
+    assert k + sampled.bad_lines == 500 and sampled.sampled["rows_total"] == round(6000 * k / 500)
+    assert sampled.component["sha256"] == hashlib.sha256(arr.read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize("text, why", [
