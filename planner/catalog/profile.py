@@ -542,6 +542,8 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     if n == 0:
         bad = tally.bad
         first = f" (first: {tally.row_word} {bad[0][0]}: {bad[0][1]})" if bad else ""
+        if ds.kind == "jsonl" and any(f.name.lower().endswith(".json") for f in ds.files):
+            first += "; a .json file that does not start with '[' is read as JSON Lines, one record a line"
         raise ProfileError(f"{shown}: no valid conversations{first}")
     sampled = _sampled(tally, total, seed) if sample is not None else None
     rows = sampled["rows_total"] if sampled else n

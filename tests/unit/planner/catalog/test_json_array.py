@@ -121,6 +121,19 @@ def test_a_malformed_array_is_refused_in_one_line_naming_the_offset(home, text, 
         assert lines[0].endswith("bad.json: not a JSON array of records: " + why.replace("{size}", str(len(text))))
 
 
+def test_a_top_level_object_says_how_a_json_file_is_read(home):
+    # a .json file not starting with '[' is JSON Lines (a one-line object is one record): an object
+    # written over several lines has no valid line, and the one-line message says why
+    f = home / "obj.json"
+    f.write_text(json.dumps(A, indent=2))
+    r = run_cli("profile", str(f), "--name", "obj")
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        "planner: error: obj.json: no valid conversations (first: line 1: invalid JSON: Expecting property name "
+        "enclosed in double quotes); a .json file that does not start with '[' is read as JSON Lines, one record a line")
+    f.write_text(json.dumps(A))
+    assert profile_file(f, "obj").conversations == 1
+
+
 def test_a_top_level_object_is_not_an_array():
     with pytest.raises(RecordError, match=r"^o.json: not a JSON array of records: it starts with b'\{', not '\[' "
                                           r"at byte 0$"):
