@@ -497,8 +497,7 @@ def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int,
 # the file, no schema is inferred, and a record with a key no earlier record had is just a record.
 ARRAY_CHUNK_BYTES = 2**20
 _NOT_SPACE = re.compile(rb"[^ \t\n\r]")
-_STRING_STOP = re.compile(rb'["\\]')
-_STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)   # the rest of a string closed in this chunk
+_STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)   # the rest of a string, through its closing quote
 _STRUCTURE = re.compile(rb'["\[\]{}]')
 _SCALAR_END = re.compile(rb'[ \t\n\r,\[\]{}"]')
 _BOM = b"\xef\xbb\xbf"
@@ -532,29 +531,27 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
                 if escaped:
                     escaped, i = False, i + 1
                     continue
-                m = (_STRING_STOP if in_string else _STRUCTURE).search(chunk, i)
-                if m is None:
-                    break
-                i, c = m.end(), chunk[m.start()]
                 if in_string:
-                    if c == 0x5C:            # a backslash: the next byte is escaped
-                        escaped = True
-                    else:
-                        in_string = False
-                        if depth == 0:
-                            end = i
-                elif c == 0x22:
-                    m = _STRING_REST.match(chunk, i)     # most strings end in the chunk they start in
-                    if m is None:
-                        in_string = True
-                    else:
-                        i = m.end()
-                elif c in b"[{":
-                    depth += 1
-                else:
-                    depth -= 1
+                    m = _STRING_REST.match(chunk, i)
+                    if m is None:    # the string goes on in the next chunk: is this one's last byte escaped?
+                        escaped = min(n - len(chunk.rstrip(b"\\")), n - i) % 2 == 1
+                        break
+                    i, in_string = m.end(), False
                     if depth == 0:
                         end = i
+                else:
+                    m = _STRUCTURE.search(chunk, i)
+                    if m is None:
+                        break
+                    i, c = m.end(), chunk[m.start()]
+                    if c == 0x22:
+                        in_string = True
+                    elif c in b"[{":
+                        depth += 1
+                    else:
+                        depth -= 1
+                        if depth == 0:
+                            end = i
             elif state == "scalar":
                 m = _SCALAR_END.search(chunk, i)
                 if m is None:
@@ -595,7 +592,10 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
                 parts, held, state = [], 0, "after"
         if state in ("element", "scalar"):
             held += n - s
-            parts = parts + [chunk[s:]] if held <= MAX_LINE_BYTES else []
+            if held <= MAX_LINE_BYTES:
+                parts.append(chunk[s:])
+            else:
+                parts.clear()
         base += n
     if state != "done":
         where = "inside an element" if state in ("element", "scalar") else "before the closing ']'"
