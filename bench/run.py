@@ -4,6 +4,8 @@
     .venv/bin/python bench/run.py --quick    # smaller samples, about 110 s (the browser figures: most of it)
     .venv/bin/python bench/run.py --json     # one JSON object
     .venv/bin/python bench/run.py --quick --page   # only the page's figures and the trivial page's (~100 s)
+    .venv/bin/python bench/run.py --json-array     # only the profiler's memory: a 2 GB JSONL and its records
+                                                   # as one JSON array (~1 min; --quick: 0.2 GB)
 
 Figures (targets): plan_ms_median (<= 2 ms), plan_10m_ms_median (<= 10 ms, with a profiled
 component of 10M conversations), trim_ms_median per strategy (<= 100 ms), rerun_ms_median
@@ -18,7 +20,8 @@ same figure for bench/trivial_page.py measured in the same run (trivial_*, print
 the ratio and issue 23's goals; the mix table's cell and tick among the controls; the mix's
 spreadsheet view (st.data_editor, for pasting) beside bench/trivial_editor_page.py, a 6-row data
 editor: Streamlit's own floor for a data-editor cell), profile_rows_per_s, session_rss_mb (server memory per open
-session, <= 150 MB), profile_peak_rss_mb (profiling a 2 GB JSONL, < 1 GB). Timing is printed, never
+session, <= 150 MB), profile_peak_rss_mb (profiling a 2 GB JSONL, < 1 GB; with --json-array also
+profile_array_peak_rss_mb: the same records as one JSON array, the same bound). Timing is printed, never
 asserted (shared machines are noisy).
 """
 from __future__ import annotations
@@ -168,31 +171,38 @@ def bench_profile(rows: int) -> dict:
     return {"profile_rows_per_s": round(r.conversations / (time.perf_counter() - t))}
 
 
-def bench_profile_memory(gigabytes: float) -> dict:
-    """Peak RSS of a profiler process over a large JSONL (it streams; it never loads the file)."""
-    path = HOME / "big.jsonl"
+def bench_profile_memory(gigabytes: float, array: bool = False) -> dict:
+    """Peak RSS of a profiler process over a large JSONL, or (`array`) the same records as one JSON
+    array (both stream; neither loads the file)."""
+    path = HOME / ("big.json" if array else "big.jsonl")
     line = json.dumps({"conversations": [{"from": "human", "value": "q" * 1500},
                                          {"from": "gpt", "value": "a " * 1250}]})
     target = int(gigabytes * 1e9)
     with open(path, "w") as fh:
         written, i = 0, 0
-        block = "\n".join(line for _ in range(1000)) + "\n"
+        sep = ",\n" if array else "\n"
+        block = sep.join(line for _ in range(1000))
+        fh.write("[\n" if array else "")
         while written < target:
-            fh.write(block)
-            written += len(block)
+            fh.write((sep if i else "") + block)
+            written += len(block) + len(sep)
             i += 1000
+        fh.write("\n]\n" if array else "\n")
     # VmHWM (the process's own peak RSS, reset at exec; ru_maxrss can carry the parent's over a fork)
     code = ("import sys; from planner.catalog.profile import profile_file; "
-            "r = profile_file(sys.argv[1], 'bench_big'); "
+            "r = profile_file(sys.argv[1], sys.argv[2]); "
             "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]; "
             "print(r.conversations, hwm)")
+    key = "profile_array" if array else "profile"
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=ROOT,
-                         env=dict(os.environ), check=True).stdout.split()
+    try:
+        out = subprocess.run([sys.executable, "-c", code, str(path), f"bench_{key}_big"], capture_output=True,
+                             text=True, cwd=ROOT, env=dict(os.environ), check=True).stdout.split()
+    finally:
+        path.unlink()
     seconds = time.perf_counter() - t
-    path.unlink()
-    return {"profile_peak_rss_mb": round(int(out[1]) / 1024, 1), "profile_big_file_gb": round(written / 1e9, 2),
-            "profile_big_rows": int(out[0]), "profile_big_s": round(seconds, 1)}
+    return {f"{key}_peak_rss_mb": round(int(out[1]) / 1024, 1), f"{key}_big_file_gb": round(written / 1e9, 2),
+            f"{key}_big_rows": int(out[0]), f"{key}_big_s": round(seconds, 1)}
 
 
 def rss_mb(pid: int) -> float:
@@ -448,29 +458,36 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--page", action="store_true", help="only the page figures (AppTest rerun, browser) and "
                     "the trivial page's")
+    ap.add_argument("--json-array", action="store_true", help="only the profiler's peak memory over a large "
+                    "JSONL and over the same records as one JSON array")
     a = ap.parse_args()
     q = a.quick
     t0 = time.perf_counter()
     res: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
                  "quick": q}
-    if not a.page:
+    if a.json_array:
+        res.update(bench_profile_memory(0.2 if q else 2.0))
+        res.update(bench_profile_memory(0.2 if q else 2.0, array=True))
+    elif not a.page:
         t = time.perf_counter()
         get_catalog()
         res["catalog_build_s"] = round(time.perf_counter() - t, 2)
         res.update(bench_plan(200 if q else 1000))
         res.update(bench_trim(3 if q else 10))
-    res.update(bench_rerun(8 if q else 30))
-    if not a.page:
+    if not a.json_array:
+        res.update(bench_rerun(8 if q else 30))
+    if not (a.page or a.json_array):
         res.update(bench_profile(50_000 if q else 300_000))
         res.update(bench_profile_memory(0.2 if q else 2.0))
-    res.update(bench_browser(7 if q else 11, 3 if q else 10, 2 if q else 3))
+    if not a.json_array:
+        res.update(bench_browser(7 if q else 11, 3 if q else 10, 2 if q else 3))
     res["total_s"] = round(time.perf_counter() - t0, 1)
     if a.json:
         print(json.dumps(res))
         return
     targets = {"plan_ms_median": 2, "plan_10m_ms_median": 10, "trim_ms_median": 100, "rerun_ms_median": 150,
                "browser_update_ms_median": 500, "cold_start_s": 5, "session_rss_mb": 150,
-               "profile_peak_rss_mb": 1024}
+               "profile_peak_rss_mb": 1024, "profile_array_peak_rss_mb": 1024}
     print(f"machine: {res['machine']}")
     for k, v in res.items():
         if k in ("machine",):
@@ -479,6 +496,8 @@ def main() -> None:
         if k in targets and isinstance(v, (int, float)):
             mark = f"   (target <= {targets[k]}: {'ok' if v <= targets[k] else 'MISSED'})"
         print(f"{k:>28}: {v}{mark}")
+    if a.json_array:
+        return
     print("\nThe page beside a trivial Streamlit page (bench/trivial_page.py), same run:\n")
     print(page_table(res))
 

@@ -3,8 +3,9 @@
 Formats: sharegpt (conversations[{from,value}]), openai (messages[{role,content}], also a
 messages_json string), alpaca / flat (instruction|question|problem ... -> output|response|solution),
 glaive (system + chat with USER:/ASSISTANT:/FUNCTION RESPONSE:). `auto` picks by the keys.
-Files: JSONL (streamed line by line, so a bad line is reported with its number), JSON arrays and
-Parquet (through DuckDB's readers, streamed in record batches). A dataset is one file, a directory
+Files: JSONL (streamed line by line, so a bad line is reported with its number), JSON arrays
+(streamed element by element, each element read as a JSONL line is) and Parquet (through DuckDB's
+reader, streamed in record batches). A dataset is one file, a directory
 of files or a glob of shards (`data/train-*.parquet`), read as one: every file must be a regular
 file of one type (`dataset_files`).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
 import json
 import os
 import re
@@ -25,6 +27,7 @@ import duckdb
 from planner.errors import PlannerInputError
 from planner.ids import FORMATS  # noqa: F401  (formats.FORMATS: the formats read here)
 from planner.safe_io import check_regular, open_binary
+from planner.text import printable
 
 ROLE_MAP = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant",
             "bing": "assistant", "bard": "assistant", "model": "assistant", "system": "system", "tool": "tool",
@@ -46,17 +49,17 @@ SURROGATE = re.compile(r"[\ud800-\udfff]")
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet")
 MAX_DATASET_FILES = 100_000       # files of one dataset (a directory or a glob); more is refused
 GLOB_CHARS = re.compile(r"[*?[]")
-# What a JSON/Parquet file may expand to: Parquet's dictionary and run-length encodings under zstd
+# What a Parquet file may expand to: Parquet's dictionary and run-length encodings under zstd
 # turn 788 bytes into 3 GB of text. Before any row is materialized, the bytes of text the file holds
 # are summed in SQL on the encoded columns (strlen does not expand a dictionary), and a file over
 # max(MIN_EXPANDED_BYTES, EXPANSION_RATIO x its size) is refused (real text compresses 3-10x).
 # Rows then stream in Arrow batches; a row over MAX_LINE_BYTES of text is a bad row (as a JSONL line
 # is); DuckDB works within DUCKDB_MEMORY. PLANNER_MIN_EXPANDED_BYTES overrides the floor (tests).
+# (A JSON array's text is at most its bytes: it is not read through DuckDB, see _array_elements.)
 EXPANSION_RATIO = 100
 MIN_EXPANDED_BYTES = int(os.environ.get("PLANNER_MIN_EXPANDED_BYTES") or 2**28)
 DUCKDB_MEMORY = "1GB"
-DUCKDB_READERS = {"parquet": "read_parquet(?{union})",
-                  "json": "read_json(?, format='array', maximum_object_size=67108864{union})"}
+DUCKDB_READERS = {"parquet": "read_parquet(?{union})"}
 
 
 class RecordError(ValueError):
@@ -75,7 +78,8 @@ class Record:
 @dataclass(slots=True)
 class Raw:
     """One line or row before parsing: parsing and tokenizing happen in batches, maybe in another
-    process, so a reader hands over the undecoded JSONL line (bytes) or DuckDB's row (a dict)."""
+    process, so a reader hands over the undecoded JSONL line or JSON array element (bytes) or DuckDB's
+    Parquet row (a dict)."""
     line: int                  # position in the dataset (1-based), as Record.line
     payload: bytes | dict | None
     error: str | None = None   # a line that cannot be a record whatever it holds (too long)
@@ -272,7 +276,7 @@ def file_kind(path: Path, field: str = "PATH") -> str:
         return "jsonl"
     if name.endswith(".json"):
         with open_binary(path, field) as fh:
-            head = fh.read(4096).lstrip()
+            head = fh.read(4096).removeprefix(_BOM).lstrip()
         return "json" if head.startswith(b"[") else "jsonl"
     raise RecordError(f"{path.name}: unknown file type; use .jsonl, .json or .parquet")
 
@@ -405,6 +409,8 @@ def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> It
         name = f.name if ds.several else None
         if ds.kind == "jsonl":
             rows = _iter_jsonl(f, progress and part, hasher, field)
+        elif ds.kind == "json":
+            rows = _iter_json_array(f, progress and part, hasher, field)
         else:
             _hash_file(f, hasher, field)
             rows = _iter_duckdb(f, ds.kind, progress and part, field)
@@ -479,6 +485,143 @@ def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int,
             yield n, Raw(n, raw, None, None, n)
         if n:
             yield n, None   # the line count, for the numbering of the next file
+    if progress:
+        progress(1.0)
+
+
+# ---------------------------------------------------------------- JSON arrays, streamed
+# A JSON array is read as JSONL is: element by element, each element's bytes handed over as one
+# line's are (parsed by the same json.loads, so a bad element is a bad line, counted the same), with
+# at most MAX_LINE_BYTES of one element held. The scan finds each element's end from its brackets
+# and strings alone (the element's own syntax is json.loads's to judge): memory does not grow with
+# the file, no schema is inferred, and a record with a key no earlier record had is just a record.
+ARRAY_CHUNK_BYTES = 2**20
+_NOT_SPACE = re.compile(rb"[^ \t\n\r]")
+_STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)   # the rest of a string, through its closing quote
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+_SCALAR_END = re.compile(rb'[ \t\n\r,\[\]{}"]')
+_BOM = b"\xef\xbb\xbf"
+
+
+def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
+    """(byte offset, the element's bytes, or None for one over MAX_LINE_BYTES) of each element of
+    the JSON array that `chunks` (the file's bytes, in pieces) holds. A file that is not one array
+    (no '[' first, something other than ',' or ']' after an element, data after the closing ']',
+    or an end before it) raises RecordError naming `shown` and the byte offset."""
+    def refuse(at: int, why: str):
+        return RecordError(f"{shown}: not a JSON array of records: {why} at byte {at:,}")
+
+    state = "start"        # start, first, next (after ','), after (an element), element, scalar, done
+    depth = 0
+    in_string = escaped = False
+    parts: list[bytes] = []
+    held = begin = base = 0
+    chunks, head = iter(chunks), b""
+    for chunk in chunks:      # the first chunk of 3 bytes at least: a byte-order mark is skipped whole
+        head += chunk
+        if len(head) >= len(_BOM):
+            break
+    if head.startswith(_BOM):
+        head, base = head[len(_BOM):], len(_BOM)
+    for chunk in itertools.chain([head], chunks):
+        n, i, s = len(chunk), 0, 0           # s: where the current element's bytes start in this chunk
+        while i < n:
+            end = -1
+            if state == "element":
+                if escaped:
+                    escaped, i = False, i + 1
+                    continue
+                if in_string:
+                    m = _STRING_REST.match(chunk, i)
+                    if m is None:    # the string goes on in the next chunk: is this one's last byte escaped?
+                        escaped = min(n - len(chunk.rstrip(b"\\")), n - i) % 2 == 1
+                        break
+                    i, in_string = m.end(), False
+                    if depth == 0:
+                        end = i
+                else:
+                    m = _STRUCTURE.search(chunk, i)
+                    if m is None:
+                        break
+                    i, c = m.end(), chunk[m.start()]
+                    if c == 0x22:
+                        in_string = True
+                    elif c in b"[{":
+                        depth += 1
+                    else:
+                        depth -= 1
+                        if depth == 0:
+                            end = i
+            elif state == "scalar":
+                m = _SCALAR_END.search(chunk, i)
+                if m is None:
+                    break
+                i = end = m.start()
+            else:
+                m = _NOT_SPACE.search(chunk, i)
+                if m is None:
+                    break
+                i, c = m.start(), chunk[m.start()]
+                at = base + i
+                if state == "start":
+                    if c != 0x5B:
+                        raise refuse(at, f"it starts with {chunk[i:i + 1]!r}, not '['")
+                    state, i = "first", i + 1
+                elif state == "after":
+                    if c not in b",]":
+                        raise refuse(at, f"{chunk[i:i + 1]!r} after an element, not ',' or ']'")
+                    state, i = ("next" if c == 0x2C else "done"), i + 1
+                elif state == "done":
+                    raise refuse(at, f"{chunk[i:i + 1]!r} after the array's closing ']'")
+                elif c == 0x5D and state == "first":
+                    state, i = "done", i + 1
+                elif c in b",]":
+                    raise refuse(at, f"{chunk[i:i + 1]!r} where an element should be")
+                else:
+                    parts, held, begin, s = [], 0, at, i
+                    if c in b"[{":
+                        state, depth, i = "element", 1, i + 1
+                    elif c == 0x22:
+                        state, depth, in_string, i = "element", 0, True, i + 1
+                    else:
+                        state = "scalar"
+            if end >= 0:
+                piece = chunk[s:end]
+                held += len(piece)
+                yield begin, (b"".join(parts) + piece if held <= MAX_LINE_BYTES else None)
+                parts, held, state = [], 0, "after"
+        if state in ("element", "scalar"):
+            held += n - s
+            if held <= MAX_LINE_BYTES:
+                parts.append(chunk[s:])
+            else:
+                parts.clear()
+        base += n
+    if state != "done":
+        where = "inside an element" if state in ("element", "scalar") else "before the closing ']'"
+        raise refuse(base, f"the file ends {where} (truncated?)")
+
+
+def _iter_json_array(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw]]:
+    """(element number, Raw) of every element of a JSON array file, as _iter_jsonl's lines."""
+    update = hasher.update if hasher is not None else (lambda _b: None)
+    with open_binary(path, field) as fh:
+        size = max(os.fstat(fh.fileno()).st_size, 1)
+
+        def chunks():
+            while chunk := fh.read(ARRAY_CHUNK_BYTES):
+                update(chunk)
+                yield chunk
+
+        n = 0
+        for at, payload in _array_elements(chunks(), printable(path.name)):
+            n += 1
+            yield n, (Raw(n, payload, None, None, n) if payload is not None else
+                      Raw(n, None, f"element longer than {MAX_LINE_BYTES // 2**20} MiB (at byte {at:,})", None, n))
+            if progress and n % 5000 == 0:
+                progress(fh.tell() / size)
+        if n:
+            yield n, None
     if progress:
         progress(1.0)
 
@@ -585,7 +728,7 @@ def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterat
 
 
 def sample_duckdb(ds: Dataset, k: int, seed: int, hasher=None, field: str = "PATH") -> tuple[list[Raw], int]:
-    """A uniform sample of k rows of a JSON/Parquet dataset (DuckDB's reservoir sample with a fixed
+    """A uniform sample of k rows of a Parquet dataset (DuckDB's reservoir sample with a fixed
     seed: a percentage sample would be a block sample) and the dataset's row count (Parquet's from
     the files' metadata). Rows are numbered in sample order. `hasher` sees every byte of every file,
     in a thread of its own while DuckDB samples (both release the GIL)."""

@@ -532,8 +532,9 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
         raws, total, size = _source(ds, sample, seed, digest, progress)
         pool = workers if counter.pure_python and size >= (PARALLEL_MIN_BYTES if sample is None
                                                            else PARALLEL_MIN_ROWS) else 1
-        tally = Tally(shown, strict, sample is not None,
-                      "sampled row" if sample is not None and ds.kind != "jsonl" else "line")
+        # what a bad record's number counts: DuckDB numbers a Parquet sample's rows in sample order
+        tally = Tally(shown, strict, sample is not None, "element" if ds.kind == "json" else
+                      "sampled row" if sample is not None and ds.kind == "parquet" else "line")
         used = run(raws, fmt, counter, template, tally, pool)
     except RecordError as exc:
         raise ProfileError(str(exc))
@@ -541,6 +542,8 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     if n == 0:
         bad = tally.bad
         first = f" (first: {tally.row_word} {bad[0][0]}: {bad[0][1]})" if bad else ""
+        if ds.kind == "jsonl" and any(f.name.lower().endswith(".json") for f in ds.files):
+            first += "; a .json file that does not start with '[' is read as JSON Lines, one record a line"
         raise ProfileError(f"{shown}: no valid conversations{first}")
     sampled = _sampled(tally, total, seed) if sample is not None else None
     rows = sampled["rows_total"] if sampled else n
@@ -572,6 +575,8 @@ def _source(ds: Dataset, sample: int | None, seed: int, digest, progress):
         return iter_raw(ds, progress, digest), None, ds.size()
     if ds.kind == "jsonl":
         kept, total = sampling.sample_jsonl(ds, sample, seed, digest, progress)
+    elif ds.kind == "json":
+        kept, total = sampling.sample_json_array(ds, sample, seed, digest, progress)
     else:
         kept, total = sample_duckdb(ds, sample, seed, digest)
         if progress:

@@ -4,7 +4,8 @@ JSONL is sampled with reservoir sampling (Li's Algorithm L: a seeded sequence of
 positions that enter a k-item reservoir, so most lines are skipped without a random draw). The
 whole stream is still read, to count its lines and hash its bytes, but a skipped line is only
 counted (newlines found in large chunks), never decoded or parsed; the k kept lines are parsed
-afterwards. Memory is O(k) lines. JSON and Parquet use DuckDB's reservoir sample
+afterwards. Memory is O(k) lines. A JSON array is streamed element by element (formats.iter_raw)
+through the same seeded reservoir (`sample_json_array`); Parquet uses DuckDB's reservoir sample
 (formats.sample_duckdb).
 
 The 95% interval of a mean is the normal approximation with the sample's standard deviation and a
@@ -22,7 +23,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from planner.catalog.formats import MAX_LINE_BYTES, Dataset, Raw
+from planner.catalog.formats import MAX_LINE_BYTES, Dataset, Raw, iter_raw
 from planner.safe_io import open_binary
 
 CHUNK_BYTES = 4 * 2**20
@@ -140,6 +141,22 @@ def sample_jsonl(ds: Dataset, k: int, seed: int, hasher=None, progress=None,
             state.end_of_file(name, first)
     kept = sorted((r for r in state.kept if r is not None), key=lambda r: r.line)
     return kept, state.g
+
+
+def sample_json_array(ds: Dataset, k: int, seed: int, hasher=None, progress=None,
+                      field: str = "PATH") -> tuple[list[Raw], int]:
+    """A uniform sample of k elements of a JSON-array dataset (one seeded reservoir over its
+    files' elements, in stream order, each numbered by its position) and the number of elements.
+    Every element is scanned (at most MAX_LINE_BYTES of one held); only the kept are parsed."""
+    total = 0
+
+    def counted():
+        nonlocal total
+        for raw in iter_raw(ds, progress, hasher, field):
+            total += 1
+            yield raw
+
+    return [raw for _, raw in reservoir(counted(), k, seed)], total
 
 
 class _BackgroundHash:

@@ -236,12 +236,13 @@ def test_a_directory_of_parquet_shards_is_one_dataset(home):
     assert a.component["conversation"] == b.component["conversation"]
     everything = profile_file(str(d / "train-*.parquet"), "pq_all", sample=10)
     assert everything.sampled["mean_tokens_ci"] == [pytest.approx(34 / 3)] * 2
-    # a JSON array through DuckDB's reader likewise; a bad row is named as a sampled row
+    # a JSON array is streamed through the same kind of reservoir; a bad element is named by its
+    # position in the array, and judged as its JSONL line would be (no schema merges its keys)
     arr = home / "arr.json"
     arr.write_text(json.dumps([{"instruction": "abcd", "output": "abcd"}, {"text": "no conversation"}]))
     r = profile_file(arr, "arr", sample=5)
     assert r.conversations == 1 and r.sampled["rows_total"] == 1 and r.bad_lines == 1
-    with pytest.raises(ProfileError, match=r"^arr.json: sampled row \d: missing a prompt field"):
+    with pytest.raises(ProfileError, match=r"^arr.json: element 2: no conversation fields"):
         profile_file(arr, "arr2", sample=5, strict=True)
 
 
