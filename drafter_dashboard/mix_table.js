@@ -22,7 +22,8 @@ export default function (component) {
     host.appendChild(wrap);
     t.table = table;
   }
-  const d = data;
+  // the handlers made by an earlier call (a header's click, an input's keys) read the newest data here
+  const d = t.d = data;
   const ack = Number.isSafeInteger(d.ack) ? d.ack : 0;
 
   // edits: [[id, column, value], ...], sent as one message with every edit not yet acknowledged
@@ -204,7 +205,7 @@ export default function (component) {
   }
 
   function sortValue(row, i) {
-    const c = d.columns[i];
+    const c = t.d.columns[i];
     const r = row.data;
     if (c.key === "include") return r.include ? 1 : 0;
     if (c.key === "rows" || c.key === "pct") return r[c.key];
@@ -213,7 +214,7 @@ export default function (component) {
   }
 
   function order() {
-    let rows = d.rows.map((r) => t.rows.get(r.id));
+    let rows = t.d.rows.map((r) => t.rows.get(r.id));
     if (t.sort) {
       const { col, dir } = t.sort;
       rows = rows.map((row, k) => [row, k]).sort((a, b) => {
