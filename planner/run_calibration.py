@@ -23,8 +23,11 @@ The forecast, worked in docs and tests:
   counted); it fills after free / (bytes to write / hours) hours, at once when nothing is free, and
   at a time unknown when the rate is (disk_fills true, disk_full_hours null). Free space:
   --disk-capacity-tb less the run's bytes, or what the run directory's filesystem has free
-  (statvfs); unknown free space: disk_fills null. `disk_claim()` says it in words, for the CLI,
-  `watch` and the dashboard alike.
+  (statvfs); unknown free space: disk_fills null. The file keeps the free space no lower than 0:
+  a run already over --disk-capacity-tb keeps its excess only in disk_short_bytes (bytes to write
+  plus the excess); finished so, it is said to hold more than the disk, not to fill it.
+  `disk_words()`/`disk_claim()` say the verdict in words and `forecast_claims()` the time, storage
+  and disk lines, for the CLI text, `watch` and the dashboard alike.
 """
 from __future__ import annotations
 
@@ -107,7 +110,8 @@ class Forecast(_Strict):
     # the disk's verdict (absent from files written before it: derived from the figures above on reading)
     bytes_to_write: float | None = None     # storage_bytes less the bytes written
     disk_fills: bool | None = None          # null: the free space is unknown
-    disk_short_bytes: float | None = None   # when it fills: the bytes the run needs beyond the disk
+    disk_short_bytes: float | None = None   # when it fills: the bytes the run needs beyond the disk (null at 0
+                                            # free in a file from before the verdict: at least bytes_to_write)
 
 
 class RunCalibration(_Strict):
