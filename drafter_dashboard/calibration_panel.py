@@ -10,7 +10,7 @@ import streamlit as st
 from planner.errors import PlannerInputError
 from planner.plan import Plan, plan
 from planner.run_calibration import MAX_CALIBRATION_BYTES, Measured, RunCalibration, parse
-from planner.units import bytes_to, fmt_bytes, fmt_hours
+from planner.units import bytes_to, fmt_bytes
 from drafter_dashboard.safe_text import md_text
 
 # label, getter, moved by the measured figures
@@ -38,16 +38,12 @@ def rows(tabled: Plan, calibrated: Plan, label: str, unit: str) -> list[dict]:
 
 
 def forecast_lines(c: RunCalibration) -> list[str]:
-    f = c.forecast
+    """What was measured, then the forecast's time, storage and disk: the CLI text's own lines
+    (RunCalibration.forecast_claims), each led by its label."""
     done = (f"{c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({fmt_bytes(c.bytes_measured)}, "
             f"x{c.bytes_ratio:.3f} the plan's bytes for them)" if c.bytes_ratio is not None
             else f"{c.rows_measured:,} rows measured")
-    lines = [done]
-    if f.hours_remaining is not None:
-        lines.append(f"time to finish {fmt_hours(f.hours_remaining)}")
-    lines.append(f"final storage {fmt_bytes(f.storage_bytes)} ({fmt_bytes(f.storage_bytes_low)} to "
-                 f"{fmt_bytes(f.storage_bytes_high)})")
-    lines.append(f"the disk {c.disk_claim()}")
+    lines = [done] + [f"{label}: {words}" for label, words in c.forecast_claims()]
     if c.files_skipped.count:
         lines.append(f"{c.files_skipped.count:,} files skipped")
     return lines
@@ -71,4 +67,5 @@ def render(scenario, current: Plan, catalog, unit: str) -> None:
     st.caption(md_text(f"Figures marked with the run were {m.label} (layout {c.layout}); the others follow "
                        "from them or do not move."))
     st.dataframe(rows(current, calibrated, m.label, unit), hide_index=True, width="stretch")
-    st.markdown(md_text("That run's forecast: " + "; ".join(forecast_lines(c)) + "."))
+    first, *rest = forecast_lines(c)
+    st.markdown(md_text(f"That run's forecast: {first}.") + "\n" + "".join(f"\n- {md_text(x)}" for x in rest))

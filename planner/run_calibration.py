@@ -23,8 +23,11 @@ The forecast, worked in docs and tests:
   counted); it fills after free / (bytes to write / hours) hours, at once when nothing is free, and
   at a time unknown when the rate is (disk_fills true, disk_full_hours null). Free space:
   --disk-capacity-tb less the run's bytes, or what the run directory's filesystem has free
-  (statvfs); unknown free space: disk_fills null. `disk_claim()` says it in words, for the CLI,
-  `watch` and the dashboard alike.
+  (statvfs); unknown free space: disk_fills null. The file keeps the free space no lower than 0:
+  a run already over --disk-capacity-tb keeps its excess only in disk_short_bytes (bytes to write
+  plus the excess); finished so, it is said to hold more than the disk, not to fill it.
+  `disk_words()`/`disk_claim()` say the verdict in words and `forecast_claims()` the time, storage
+  and disk lines, for the CLI text, `watch` and the dashboard alike.
 """
 from __future__ import annotations
 
@@ -107,7 +110,8 @@ class Forecast(_Strict):
     # the disk's verdict (absent from files written before it: derived from the figures above on reading)
     bytes_to_write: float | None = None     # storage_bytes less the bytes written
     disk_fills: bool | None = None          # null: the free space is unknown
-    disk_short_bytes: float | None = None   # when it fills: the bytes the run needs beyond the disk
+    disk_short_bytes: float | None = None   # when it fills: the bytes the run needs beyond the disk (null at 0
+                                            # free in a file from before the verdict: at least bytes_to_write)
 
 
 class RunCalibration(_Strict):
@@ -148,8 +152,12 @@ class RunCalibration(_Strict):
     @model_validator(mode="after")
     def _disk_verdict(self):
         """The disk's verdict agrees with the file's own figures; a file written before it was kept
-        gets it from them (the free space, never below 0 in them, standing for the room)."""
+        gets it from them. The free space is stored never below 0: at 0 the run may already hold
+        more than the disk, by a figure only `disk_short_bytes` keeps (the bytes to write plus the
+        excess), so there it is checked to be at least the bytes to write; a file written before the
+        verdict, at 0 free, says it is short by an amount unknown (null), not by a figure too small."""
         f = self.forecast
+        g = lambda x: "null" if x is None else f"{x:g}"      # noqa: E731
         to_write = max(0.0, f.storage_bytes - self.bytes_measured)
         if f.bytes_to_write is None:
             f.bytes_to_write = to_write
@@ -157,43 +165,97 @@ class RunCalibration(_Strict):
             raise ValueError(f"forecast.bytes_to_write {f.bytes_to_write:g} is not storage_bytes less bytes_measured "
                              f"({to_write:g})")
         if f.disk_free_bytes is None:
-            if f.disk_fills is not None:
-                raise ValueError("forecast.disk_fills is given while disk_free_bytes is unknown")
-        elif f.disk_fills is None:
+            if f.disk_fills is not None or f.disk_short_bytes is not None:
+                raise ValueError("forecast.disk_fills or disk_short_bytes is given while disk_free_bytes is unknown")
+            return self
+        if f.disk_fills is None:
             f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(
                 f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
-        else:
-            over = f.disk_free_bytes == 0 and (f.disk_short_bytes or 0) > 0     # the run holds more than the disk
-            fills = f.bytes_to_write > f.disk_free_bytes or over
-            if f.disk_fills != fills or (f.disk_short_bytes is None) == fills \
-                    or (not fills and f.disk_full_hours is not None):
-                g = lambda x: "null" if x is None else f"{x:g}"      # noqa: E731
-                raise ValueError(f"forecast.disk_fills {f.disk_fills} contradicts the file's bytes to write "
-                                 f"({g(f.bytes_to_write)}), free space ({g(f.disk_free_bytes)}), bytes short "
-                                 f"({g(f.disk_short_bytes)}) or hours to full ({g(f.disk_full_hours)})")
+            if f.disk_fills and f.disk_free_bytes == 0:
+                f.disk_short_bytes = None        # at least the bytes to write; by how much more, the file does not say
+            return self
+        over = f.disk_free_bytes == 0 and (f.disk_short_bytes or 0) > 0     # the run may hold more than the disk
+        fills = f.bytes_to_write > f.disk_free_bytes or over
+        if f.disk_fills != fills or (not fills and (f.disk_short_bytes is not None or f.disk_full_hours is not None)):
+            raise ValueError(f"forecast.disk_fills {f.disk_fills} contradicts the file's bytes to write "
+                             f"({g(f.bytes_to_write)}), free space ({g(f.disk_free_bytes)}), bytes short "
+                             f"({g(f.disk_short_bytes)}) or hours to full ({g(f.disk_full_hours)})")
+        if not fills:
+            return self
+        _, short, full = disk_verdict(f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
+        full = 0.0 if f.disk_free_bytes == 0 else full       # no space free: full already, finished or not
+        close = lambda a, b, tol=1.0: a is not None and b is not None and math.isclose(  # noqa: E731
+            a, b, rel_tol=1e-6, abs_tol=tol)                         # bytes to the byte, hours to 3.6 ms
+        if f.disk_free_bytes > 0 and not close(f.disk_short_bytes, short):
+            raise ValueError(f"forecast.disk_short_bytes {g(f.disk_short_bytes)} is not the bytes to write less the "
+                             f"free space ({short:g})")
+        if f.disk_free_bytes == 0 and f.disk_short_bytes is not None and f.disk_short_bytes < f.bytes_to_write - 1:
+            raise ValueError(f"forecast.disk_short_bytes {g(f.disk_short_bytes)} is under the bytes to write "
+                             f"({f.bytes_to_write:g}) with no space free")
+        if (full is None) != (f.disk_full_hours is None) or \
+                (full is not None and not close(f.disk_full_hours, full, 1e-6)):
+            raise ValueError(f"forecast.disk_full_hours {g(f.disk_full_hours)} is not the free space over the bytes "
+                             f"to write an hour ({g(full)})")
         return self
 
-    def disk_claim(self) -> str:
-        """The disk's verdict in words: whether it fills, when (or that the time is unknown, and
-        why) and by how much it falls short, with the bytes to write and the free space."""
+    def disk_words(self) -> tuple[str, str]:
+        """(verdict, figures): the disk's verdict as a clause that reads right on its own (watch's
+        bar) and the figures and reasons behind it. `disk_claim()` joins them into one sentence."""
         from planner.units import fmt_bytes, fmt_hours
         f = self.forecast
         if f.disk_fills is None:
-            return f"unknown whether it fills: {f.disk_free_from}"
+            return "whether the disk fills is unknown", f"its free space is {f.disk_free_from}"
         room = f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free ({f.disk_free_from})"
         if not f.disk_fills:
             high = f.storage_bytes_high - self.bytes_measured
-            risk = f"; fills at the band's high end ({fmt_bytes(high)} to write)" if high > f.disk_free_bytes else ""
-            return f"does not fill: {room}{risk}"
+            if high > f.disk_free_bytes:
+                return ("the disk does not fill at the forecast, only at the band's high end",
+                        f"{room}; {fmt_bytes(high)} to write at the band's high end")
+            return "the disk does not fill", room
+        short = None if f.disk_short_bytes is None else fmt_bytes(f.disk_short_bytes)
         if f.disk_full_hours is None:
-            why = self.elapsed_from.removeprefix("unknown: ") if self.elapsed_from.startswith("unknown") \
-                else "no rate; give --elapsed-hours"
-            when = f"fills before the run ends, at a time unknown ({why})"
-        elif f.disk_full_hours == 0:
-            when = "full already"
+            # the reason the time is unknown is the time's own line (forecast_claims): said once, there
+            return "the disk fills before the run ends, at a time unknown", f"{room}; {short} short; no rate yet"
+        if f.disk_full_hours > 0:
+            return f"the disk fills in {fmt_hours(f.disk_full_hours)}", f"{room}; {short} short"
+        if f.disk_short_bytes is None:       # a file from before the verdict: its free space was kept at 0
+            return ("the disk is full already",
+                    f"{room}; short by at least {fmt_bytes(f.bytes_to_write)} (by how much more, this older "
+                    "calibration file does not say: its free space was stored no lower than 0)")
+        over = f.disk_short_bytes - f.bytes_to_write      # free 0: the bytes the run holds beyond the disk
+        if over > 0 and not f.bytes_to_write:
+            return ("the run is finished and already holds more than the disk",
+                    f"nothing still to write; its files take {fmt_bytes(over)} more than the disk has "
+                    f"({f.disk_free_from} is below 0)")
+        if over > 0:
+            return ("the run already holds more than the disk",
+                    f"{fmt_bytes(over)} over ({f.disk_free_from} is below 0) with {fmt_bytes(f.bytes_to_write)} "
+                    f"still to write; {short} short")
+        return "the disk is full already", f"{room}; {short} short"
+
+    def disk_claim(self) -> str:
+        """The disk's verdict in one sentence, for the CLI, the JSON, `watch` and the dashboard alike."""
+        return ": ".join(self.disk_words())
+
+    def forecast_claims(self) -> list[tuple[str, str]]:
+        """The forecast's time, storage and disk, each (label, words): the CLI text's lines and the
+        dashboard's alike. The time unknown gives its reason here, and only here."""
+        from planner.units import fmt_bytes, fmt_hours
+        f = self.forecast
+        if f.hours_remaining is None:
+            time = self.elapsed_from if self.elapsed_from.startswith("unknown") else \
+                "unknown: no rate; give --elapsed-hours"
         else:
-            when = f"fills in {fmt_hours(f.disk_full_hours)}"
-        return f"{when}: {room}; {fmt_bytes(f.disk_short_bytes)} short"
+            band = (f" ({fmt_hours(f.hours_low)} to {fmt_hours(f.hours_high)})"
+                    if f.hours_low is not None and f.hours_high is not None and f.hours_low != f.hours_high else "")
+            time = fmt_hours(f.hours_remaining) + band
+        if self.rows_measured < 2 and f.rows_remaining:
+            band = "no band: " + ("nothing measured yet, the plan's figure" if not self.rows_measured
+                                  else "one row measured")
+        else:
+            band = f"{fmt_bytes(f.storage_bytes_low)} to {fmt_bytes(f.storage_bytes_high)}"
+        return [("time", time), ("storage", f"{fmt_bytes(f.storage_bytes)} in all ({band})"),
+                ("disk", self.disk_claim())]
 
 
 def dump(c: RunCalibration) -> str:

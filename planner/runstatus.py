@@ -7,17 +7,19 @@ a reason). Here: the count per rank of finished files against its expected files
 complete (every file), partial (some) or missing (none), with rows and bytes; and the ranks a
 resumed export runs again (export --resume RUN_DIR).
 
-A rank that runs again rewrites nothing it finished: every pipeline skips a row whose file exists
+A rank that runs again rewrites nothing it finished: each format status reads (specforge, speculators,
+modelopt: the sharded ones) skips a row whose file exists
 (SpecForge scripts/prepare_hidden_states.py:548-576 and 631-655, per batch; speculators
 src/speculators/data_generation/offline.py:57-74 and 110-113; Model-Optimizer
-compute_hidden_states_hf.py:128-140). Nothing here writes or deletes in RUN_DIR.
+compute_hidden_states_hf.py:128-140; cli/status.py RESUME_SKIPS_EXISTING; DeepSpec, not sharded here,
+refuses a non-empty output folder instead). Nothing here writes or deletes in RUN_DIR.
 
 Model-Optimizer names a local component's row by its line in the source file, which the manifest
 does not know: those rows are placed by the materialized mix.jsonl the ranks read (--mix; its
 leading ids only, each line's first 4 KiB), and without it such a run is refused in one sentence.
 
 Suspect files. A capture killed mid-write (OOM, scancel, a node lost) can leave a truncated file
-under its final name; since the pipelines skip a row whose file exists (above), a resumed rank would
+under its final name; since these pipelines skip a row whose file exists (above), a resumed rank would
 never rewrite it. So a finished file is suspect, and not done, when its size (the scan's, nothing
 read) is 0 or under the smallest its format can be (run_formats.min_size); and, with verify=True,
 when its own metadata cannot be read (run_formats.read_file: FormatError) or contradicts the plan

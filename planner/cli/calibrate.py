@@ -6,7 +6,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import re
 import sys
 import time
 
@@ -82,22 +81,11 @@ def text(c) -> str:
                f"({c.gpus} GPU{'s' if c.gpus != 1 else ''})") if c.tokens_per_hour else ""
         lines.append(f"  rate         {c.rows_per_hour:,.1f} rows/h{tok}; time from {c.elapsed_from}")
     else:
-        lines.append(f"  rate         {c.elapsed_from}")
+        lines.append("  rate         unknown (the time below says why)")
     if c.per_row and c.per_row.worst:
         lines.append("  worst rows   " + "; ".join(f"{printable(w.path)} {_x(w.ratio)}" for w in c.per_row.worst[:3]))
     lines.append(f"forecast for the {f.rows_remaining:,.0f} rows to go")
-    if f.hours_remaining is not None:
-        band = (f" ({fmt_hours(f.hours_low)} to {fmt_hours(f.hours_high)})"
-                if f.hours_low is not None and f.hours_high is not None and f.hours_low != f.hours_high else "")
-        lines.append(f"  time         {fmt_hours(f.hours_remaining)}{band}")
-    else:
-        lines.append(f"  time         {c.elapsed_from}")
-    if c.rows_measured < 2 and f.rows_remaining:
-        band = "no band: " + ("nothing measured yet, the plan's figure" if not c.rows_measured else "one row measured")
-    else:
-        band = f"{fmt_bytes(f.storage_bytes_low)} to {fmt_bytes(f.storage_bytes_high)}"
-    lines.append(f"  storage      {fmt_bytes(f.storage_bytes)} in all ({band})")
-    lines.append(f"  disk         {c.disk_claim()}")
+    lines += [f"  {label:<12} {words}" for label, words in c.forecast_claims()]
     if c.files_skipped.count:
         lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
         lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
@@ -133,7 +121,7 @@ def snapshot(c) -> dict:
     return {"rows_done": done, "rows_planned": total, "bytes_done": c.bytes_measured,
             "bytes_forecast": f.storage_bytes, "hours_remaining": f.hours_remaining,
             "eta": eta.isoformat() if eta else None, "disk_fills": f.disk_fills, "disk_full_hours": f.disk_full_hours,
-            "disk_short_bytes": f.disk_short_bytes, "disk": c.disk_claim(),
+            "disk_short_bytes": f.disk_short_bytes, "disk": c.disk_claim(), "disk_verdict": c.disk_words()[0],
             "files_skipped": c.files_skipped.count, "complete": f.rows_remaining <= 0}
 
 
@@ -141,9 +129,9 @@ def bar(s: dict, width: int = 30) -> str:
     share = min(1.0, s["rows_done"] / s["rows_planned"]) if s["rows_planned"] else 0.0
     filled = int(round(share * width))
     eta = f"ETA {fmt_hours(s['hours_remaining'])}" if s["hours_remaining"] is not None else "ETA unknown"
-    disk = "disk " + re.split(r": | \(", s["disk"])[0]     # its verdict, without the figures and reasons behind it
     return (f"[{'#' * filled}{'.' * (width - filled)}] {s['rows_done']:,}/{s['rows_planned']:,.0f} rows "
-            f"({share:.0%}), {fmt_bytes(s['bytes_done'])} of {fmt_bytes(s['bytes_forecast'])}; {eta}; {disk}")
+            f"({share:.0%}), {fmt_bytes(s['bytes_done'])} of {fmt_bytes(s['bytes_forecast'])}; {eta}; "
+            f"{s['disk_verdict']}")      # the verdict whole: never cut from the sentence behind it
 
 
 def run_watch(a: argparse.Namespace) -> int:

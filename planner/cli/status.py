@@ -27,6 +27,22 @@ def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | 
     return status(m, run_dir, fmt, world, mix=mix, verify=verify)
 
 
+# What each format's capture does with a row whose file already exists, read from its source (the
+# snapshots of planner/presets/layouts.yaml): only these formats are sharded (export/slurm.py
+# Sharded), and each skips such a row, so a truncated file must go before a resume.
+#   specforge    sgl-project/SpecForge@a6b6b023:scripts/prepare_hidden_states.py:548-576 (exists check per
+#                file), 631-655 (the batch's rows whose files exist are skipped)
+#   speculators  vllm-project/speculators@c05b95b3:src/speculators/data_generation/offline.py:57-74
+#                (existing hs_i.safetensors), 110-113 (the rank's rows less those)
+#   modelopt     NVIDIA/Model-Optimizer@a2fbac7b:examples/speculative_decoding/collect_hidden_states/
+#                compute_hidden_states_hf.py:128-140 (a conversation whose .pt exists is filtered out)
+# Not so DeepSpec (deepseek-ai/DeepSpec@afdfa7c9:deepspec/data/target_cache_dataset.py:238-247, called by
+# scripts/data/prepare_target_cache.py:233-234): it refuses a non-empty output folder, so it neither
+# skips nor resumes; a format missing here gets advice that claims nothing about its pipeline.
+RESUME_SKIPS_EXISTING = {fmt: "the pipeline skips a row whose file exists" for fmt in ("specforge", "speculators",
+                                                                                       "modelopt")}
+
+
 def suspect_lines(st) -> list[str]:
     """The suspect files of a status, each with its reason, and how to clear them before a resume
     (shared by `status` and `export --resume`). Paths are shell-quoted: a name in RUN_DIR is input."""
@@ -43,8 +59,9 @@ def suspect_lines(st) -> list[str]:
     more = st.suspect - len(st.suspect_examples)
     if more:
         out.append(f"    ... and {more:,} more (not listed; run status again once these are removed)")
-    out.append("  the pipelines skip a row whose file exists, so a resumed rank would skip these rows again: "
-               "remove the suspect files before resuming (planner deletes nothing in RUN_DIR):")
+    why = RESUME_SKIPS_EXISTING.get(st.format)
+    out.append((f"  {why}, so a resumed rank would skip these rows again: " if why else "  ")
+               + "remove the suspect files before resuming (planner deletes nothing in RUN_DIR):")
     out.append("    rm -- " + " ".join(quote(os.path.join(st.run_dir, *p.split("/"))) for p, _ in st.suspect_examples))
     return out
 

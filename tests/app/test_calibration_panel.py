@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from planner import default_scenario, plan
 from planner import run_calibration as rc
+from planner.cli.calibrate import text
 from planner.export.manifest import load_manifest
 
 from tests.helpers import ROOT
@@ -61,6 +62,46 @@ def test_calibrated_plan_beside_the_tabled_one(tmp_path, monkeypatch, calibratio
     assert by["Bytes per token"]["tabled plan"] == p.bytes_per_token
     shown = [re.sub(r"\\(.)", r"\1", m.value).replace("\u200b", "") for m in app.markdown]   # as read
     assert any("That run's forecast: 3 of 992 rows measured" in m for m in shown), [m for m in shown if "forecast" in m]
+    # the forecast's lines are the CLI text's, word for word, the time band among them (3 rows,
+    # 0.01 h: a rate, so a time with its band; 1 TB: the disk does not fill)
+    said = forecast_shown(app)
+    assert said == cli_lines(calibration) and said["time"].endswith(")") and " to " in said["time"]
+    assert said["disk"].startswith("the disk does not fill: ")
+
+
+def forecast_shown(app) -> dict[str, str]:
+    """The panel's forecast lines, by label, as read (markdown escapes and zero-width spaces removed)."""
+    shown = [re.sub(r"\\(.)", r"\1", m.value).replace("\u200b", "") for m in app.markdown]
+    text = next(m for m in shown if "That run's forecast: " in m)
+    return dict(re.match(r"^- (time|storage|disk): (.*)$", x).groups() for x in text.splitlines() if x.startswith("- ")
+                and not x.endswith("files skipped"))
+
+
+def cli_lines(c) -> dict[str, str]:
+    """The CLI text's time, storage and disk lines, by label."""
+    return {m.group(1): m.group(2) for m in re.finditer(r"^  (time|storage|disk) +(.*)$", text(c), re.M)}
+
+
+def test_one_row_without_a_rate_on_a_small_disk_reads_as_the_cli_says(tmp_path, monkeypatch):
+    # one file (data_0, 7 tokens): no band from one row, no rate from one file (the time says why,
+    # once), and on 1 MB the plan's 4.7 MB (the guide's example: 4.7 MB in all) fills it
+    run = tmp_path / "run" / "rows_0-2000"
+    run.mkdir(parents=True)
+    shutil.copyfile(RUNS / "specforge" / "rows_0-2000" / "data_0.ckpt", run / "data_0.ckpt")
+    os.utime(run / "data_0.ckpt", (1_780_000_000, 1_780_000_000))
+    p = plan(default_scenario())
+    c = rc.calibrate(load_manifest(RUNS / "manifest.yaml"), str(run.parent), gpus=1, disk_capacity_tb=1e-6,
+                     now=1_780_086_400).model_copy(update={"model": p.model, "layers": p.layers,
+                                                           "hidden_dtype": p.hidden_dtype})
+    assert c.rows_measured == 1 and c.forecast.hours_remaining is None and c.forecast.disk_fills
+    app = page(tmp_path, monkeypatch)
+    upload(app, "one.json", rc.dump(c).encode())
+    said = forecast_shown(app)
+    assert said == cli_lines(c)
+    # the reported cases: not "final storage X (X to X)", the time not dropped, not "the disk full already"
+    assert said["storage"].endswith(" in all (no band: one row measured)")
+    assert said["time"] == "unknown: fewer than two files with different times; give --elapsed-hours"
+    assert said["disk"].startswith("the disk fills before the run ends, at a time unknown: ")
 
 
 def test_bad_uploads_are_one_line_and_another_plan_is_refused(tmp_path, monkeypatch, calibration):

@@ -14,6 +14,7 @@ import pytest
 
 from planner import run_calibration as rc
 from planner.cli.calibrate import bar, snapshot, text
+from drafter_dashboard.calibration_panel import forecast_lines
 from planner.cli.main import main
 from planner.units import fmt_bytes, fmt_hours
 from tests.unit.planner.test_run_calibration import CKPT, RUNS, T0, hand_plan, manifest, partial_run  # noqa: F401
@@ -60,9 +61,9 @@ def agree(c):
          "hours_remaining": f.hours_remaining}
     # the bytes still to write are the forecast less what is written
     assert f.bytes_to_write == pytest.approx(f.storage_bytes - c.bytes_measured, abs=1e-6)
-    # the rate: known, or unknown with its reason naming --elapsed-hours
+    # the rate: known, or unknown and pointing at the time line, which alone gives the reason
     if c.rows_per_hour is None:
-        assert said["rate"].startswith("unknown: ") and "--elapsed-hours" in said["rate"]
+        assert said["rate"] == "unknown (the time below says why)"
     else:
         assert said["rate"].startswith(f"{c.rows_per_hour:,.1f} rows/h")
     # the time: no row left takes none; otherwise given with a rate, unknown (naming the flag) without
@@ -70,44 +71,61 @@ def agree(c):
         assert f.hours_remaining == 0 and f.bytes_to_write == 0
     if f.hours_remaining is None:
         assert c.rows_per_hour is None and said["time"].startswith("unknown: ") and "--elapsed-hours" in said["time"]
+        # the reason is given once in the whole text: on the time line
+        assert text(c).count(said["time"].removeprefix("unknown: ")) == 1
     else:
         assert said["time"].startswith(fmt_hours(f.hours_remaining))
     # the storage and its band: none claimed from fewer than two rows
     assert said["storage"].startswith(f"{fmt_bytes(f.storage_bytes)} in all (")
     assert ("no band" in said["storage"]) == (c.rows_measured < 2 and f.rows_remaining > 0)
-    # the disk: it fills exactly when the bytes to write exceed the free space, short by the difference
-    disk = said["disk"]
-    if f.disk_free_bytes is None:
-        assert f.disk_fills is None and disk.startswith("unknown whether it fills")
-        return
-    assert f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free" in disk
-    over = f.disk_free_bytes == 0 and bool(f.disk_short_bytes)      # the run already holds more than the disk
-    assert f.disk_fills == (f.bytes_to_write > f.disk_free_bytes or over)
-    if not f.disk_fills:
-        assert disk.startswith("does not fill: ") and f.disk_full_hours is None and f.disk_short_bytes is None
-        assert "short" not in disk
-        # and whether it would at the band's high end
-        assert ("fills at the band's high end" in disk) == (f.storage_bytes_high - c.bytes_measured > f.disk_free_bytes)
-    else:
-        assert disk.endswith(f"; {fmt_bytes(f.disk_short_bytes)} short") and f.disk_short_bytes > 0
-        assert f.disk_short_bytes >= f.bytes_to_write - f.disk_free_bytes - 1e-6
-        if f.disk_full_hours is None:                 # the time only with a rate
-            assert f.hours_remaining is None
-            assert disk.startswith("fills before the run ends, at a time unknown (") and "--elapsed-hours" in disk
-        elif f.disk_full_hours == 0:
-            assert f.disk_free_bytes == 0 and disk.startswith("full already: ")
-        else:
-            assert f.disk_full_hours == pytest.approx(f.disk_free_bytes / (f.bytes_to_write / f.hours_remaining))
-            assert f.disk_full_hours < f.hours_remaining
-            assert disk.startswith(f"fills in {fmt_hours(f.disk_full_hours)}: ")
-    # watch says the same verdict
+    # the dashboard shows the same time, storage and disk, word for word, each after its label
+    assert forecast_lines(c)[1:4] == [f"time: {said['time']}", f"storage: {said['storage']}", f"disk: {said['disk']}"]
+    # watch: the same figures, and its bar's verdict is the sentence's own opening clause, whole
     s = snapshot(c)
     assert (s["disk_fills"], s["disk_full_hours"], s["disk_short_bytes"]) == (f.disk_fills, f.disk_full_hours,
                                                                              f.disk_short_bytes)
-    verdict = disk.split(": ")[0].split(" (")[0]
-    assert bar(s).endswith("; disk " + verdict)
-    assert verdict in ("does not fill", "full already", "fills before the run ends, at a time unknown") \
-        or re.fullmatch(r"fills in [0-9.,]+ (min|h|days)", verdict)
+    assert s["disk"] == said["disk"] and said["disk"].startswith(s["disk_verdict"] + ": ")
+    assert bar(s).endswith("; " + s["disk_verdict"])
+    # the disk: it fills exactly when the bytes to write exceed the free space, short by the difference
+    disk, verdict = said["disk"], s["disk_verdict"]
+    assert disk.startswith(("the disk ", "whether the disk ", "the run "))     # a sentence wherever it is shown
+    if f.disk_free_bytes is None:
+        assert f.disk_fills is None and verdict == "whether the disk fills is unknown"
+        return
+    over = f.disk_free_bytes == 0 and bool(f.disk_short_bytes)      # the run may already hold more than the disk
+    assert f.disk_fills == (f.bytes_to_write > f.disk_free_bytes or over)
+    if not f.disk_fills:
+        assert f.disk_full_hours is None and f.disk_short_bytes is None and "short" not in disk
+        assert f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free" in disk
+        # and whether it would at the band's high end: never "does not fill" alone then
+        high = f.storage_bytes_high - c.bytes_measured > f.disk_free_bytes
+        assert verdict == ("the disk does not fill at the forecast, only at the band's high end" if high
+                           else "the disk does not fill")
+        return
+    assert f.disk_short_bytes > 0 and f.disk_short_bytes >= f.bytes_to_write - f.disk_free_bytes - 1e-6
+    if f.disk_free_bytes > 0:
+        assert f.disk_short_bytes == pytest.approx(f.bytes_to_write - f.disk_free_bytes)
+    if f.disk_full_hours is None:                 # the time only with a rate
+        assert f.hours_remaining is None and verdict == "the disk fills before the run ends, at a time unknown"
+        assert disk.endswith(f"; {fmt_bytes(f.disk_short_bytes)} short; no rate yet")
+    elif f.disk_full_hours == 0:
+        beyond = f.disk_short_bytes - f.bytes_to_write            # bytes held beyond the disk
+        assert f.disk_free_bytes == 0
+        if beyond > 0 and not f.bytes_to_write:       # finished: nothing fills any more
+            assert verdict == "the run is finished and already holds more than the disk" and "fills" not in disk
+            assert f"its files take {fmt_bytes(beyond)} more than the disk has" in disk
+        elif beyond > 0:
+            assert verdict == "the run already holds more than the disk"
+            assert disk.endswith(f"{fmt_bytes(f.bytes_to_write)} still to write; {fmt_bytes(f.disk_short_bytes)} short")
+        else:
+            assert verdict == "the disk is full already"
+    else:
+        assert f.disk_full_hours == pytest.approx(f.disk_free_bytes / (f.bytes_to_write / f.hours_remaining))
+        assert f.disk_full_hours < f.hours_remaining
+        assert verdict == f"the disk fills in {fmt_hours(f.disk_full_hours)}"
+        assert disk.endswith(f"; {fmt_bytes(f.disk_short_bytes)} short")
+    assert re.fullmatch(r"the disk (is full already|fills before the run ends, at a time unknown|fills in [0-9.,]+ "
+                        r"(min|h|days))|the run (is finished and )?already holds more than the disk", verdict)
 
 
 def test_empty_folder_the_plans_forecast_fills_a_small_disk_at_a_time_unknown(tmp_path):
@@ -134,7 +152,7 @@ def test_empty_folder_with_elapsed_hours_has_no_rate_from_no_rows(tmp_path):
     c = calibrate(run, disk_capacity_tb=1e-6, elapsed_hours=2)
     # 0 rows in 2 h is no rate to forecast with: unknown, and the reason says the flag was given
     assert (c.rows_per_hour, c.tokens_per_hour, c.tokens_per_s_per_gpu, c.elapsed_hours) == (None, None, None, 2)
-    assert "--elapsed-hours 2 given" in lines(c)["disk"]
+    assert "--elapsed-hours 2 given" in lines(c)["time"]
     assert c.forecast.disk_fills is True and c.forecast.disk_full_hours is None
     agree(c)
 
@@ -168,6 +186,11 @@ def test_equal_modification_times_leave_the_time_unknown_but_not_the_disk(tmp_pa
     c = calibrate(run, disk_capacity_tb=5e-6)
     # on 5,000,000 B: 4,979,784 free < 5,640,264: fills, short by 660,480, time unknown
     assert c.forecast.disk_fills and c.forecast.disk_short_bytes == pytest.approx(660_480)
+    # the reason the time is unknown, once: on the time line, not on the rate's or the disk's
+    said = lines(c)
+    why = "fewer than two files with different times; give --elapsed-hours"
+    assert said["time"] == "unknown: " + why and text(c).count(why) == 1
+    assert said["rate"] == "unknown (the time below says why)" and why not in said["disk"]
     agree(c)
 
 
@@ -199,6 +222,12 @@ def test_finished_run_on_a_disk_smaller_than_it(finished):
     f = c.forecast
     assert (f.disk_fills, f.disk_full_hours, f.disk_free_bytes) == (True, 0, 0)
     assert f.disk_short_bytes == 3_289_600
+    # the reported case: not "full already: 0 B still to write ... 3.3 MB short" but that the finished
+    # run holds 3,289,600 B (3.3 MB) more than the 1 MB given, and no verdict that anything fills
+    said = lines(c)["disk"]
+    assert said == ("the run is finished and already holds more than the disk: nothing still to write; its files "
+                    "take 3.3 MB more than the disk has (--disk-capacity-tb 1e-06 less the run's bytes is below 0)")
+    assert bar(snapshot(c)).endswith("; the run is finished and already holds more than the disk")
     agree(c)
 
 
@@ -230,7 +259,10 @@ def test_a_disk_the_forecast_fits_but_its_band_does_not(partial_run):
     f = c.forecast
     assert f.disk_fills is False and f.disk_free_bytes == pytest.approx(4_762_800)
     assert f.storage_bytes_high - c.bytes_measured == pytest.approx(4_820_679, rel=1e-5)
-    assert "fills at the band's high end (4.8 MB to write)" in lines(c)["disk"]
+    assert lines(c)["disk"].endswith("; 4.8 MB to write at the band's high end")
+    # the reported case: watch's bar cut this at its first ": " into "disk does not fill"; its
+    # verdict is now the sentence's opening clause, whole, and names the band's high end
+    assert bar(snapshot(c)).endswith("; the disk does not fill at the forecast, only at the band's high end")
     agree(c)
 
 
@@ -326,12 +358,51 @@ def test_an_older_file_without_the_verdict_gets_it_from_its_own_figures(partial_
     agree(old)
 
 
+def test_an_older_file_over_its_disk_says_short_without_a_figure_too_small(partial_run):
+    # 1 MB given for a run of 1,287,200 B: the room is 1,000,000 - 1,287,200 = -287,200, stored as
+    # 0 free; short by 4,719,733.3 to write + 287,200 = 5,006,933.3. A file from before the verdict
+    # keeps only the 0: from it the shortfall would read 4,719,733.3 (too small), so it says "at least"
+    c = calibrate(partial_run, disk_capacity_tb=1e-6)
+    f = c.forecast
+    assert f.disk_free_bytes == 0 and f.disk_short_bytes == pytest.approx(4_719_733.3 + 287_200, rel=1e-7)
+    assert lines(c)["disk"].startswith("the run already holds more than the disk: 287.2 kB over (")
+    d = json.loads(rc.dump(c))
+    for k in ("bytes_to_write", "disk_fills", "disk_short_bytes"):
+        del d["forecast"][k]
+    old = rc.parse(json.dumps(d).encode(), "old.json")
+    assert (old.forecast.disk_fills, old.forecast.disk_short_bytes, old.forecast.disk_full_hours) == (True, None, 0)
+    said = old.disk_claim()
+    assert said.startswith("the disk is full already: 4.7 MB still to write, 0 B free (")
+    assert "short by at least 4.7 MB" in said and "5.0 MB" not in said and f"{fmt_bytes(4_719_733.3)} short" not in said
+    # a file of this version with that 0 free and a shortfall under the bytes to write is refused
+    bad = json.loads(rc.dump(c))
+    bad["forecast"]["disk_short_bytes"] = 4_000_000.0
+    with pytest.raises(rc.PlannerInputError, match="disk_short_bytes 4e.06 is under the bytes to write"):
+        rc.parse(json.dumps(bad).encode(), "cal.json")
+
+
+def test_a_shortfall_other_than_the_files_own_figures_is_refused(partial_run):
+    # 5 MB: 4,719,733.3 to write on 3,712,800 free: short by exactly 1,006,933.3 B; a file claiming
+    # 1,000,000 is refused; so are hours to full other than 3,712,800 / (4,719,733.3 / 3.6667 h) = 2.8844 h
+    # (14,300 tokens to go at 3,900 an hour: 3.6667 h)
+    c = calibrate(partial_run, disk_capacity_tb=5e-6, elapsed_hours=1.0)
+    assert c.forecast.disk_short_bytes == pytest.approx(1_006_933.3, rel=1e-7)
+    assert c.forecast.disk_full_hours == pytest.approx(3_712_800 / (4_719_733.3 / (14_300 / 3_900)), rel=1e-6)
+    for key, value, says in (("disk_short_bytes", 1_000_000.0, "disk_short_bytes 1e.06 is not the bytes to write"),
+                             ("disk_full_hours", 2.0, "disk_full_hours 2 is not")):
+        bad = json.loads(rc.dump(c))
+        bad["forecast"][key] = value
+        with pytest.raises(rc.PlannerInputError, match=says) as exc:
+            rc.parse(json.dumps(bad).encode(), "cal.json")
+        assert "\n" not in str(exc.value)
+
+
 def test_a_file_whose_verdict_contradicts_its_figures_is_refused(partial_run):
     c = calibrate(partial_run, disk_capacity_tb=5e-6, elapsed_hours=1.0)
     d = json.loads(rc.dump(c))
     # 4,719,733 B to write on 3,712,800 free: "does not fill" (the reported contradiction) is refused,
     # as is a verdict without the free space, or bytes to write that are not the forecast's
-    for key, value, field in (("disk_fills", False, "disk_fills"), ("disk_short_bytes", None, "disk_fills"),
+    for key, value, field in (("disk_fills", False, "disk_fills"), ("disk_short_bytes", None, "disk_short_bytes"),
                               ("disk_free_bytes", None, "disk_free_bytes"), ("bytes_to_write", 1.0, "bytes_to_write")):
         bad = json.loads(json.dumps(d))
         bad["forecast"][key] = value
@@ -359,12 +430,11 @@ def test_the_command_line_says_what_its_json_says(capsys, tmp_path):
         said = re.search(r"^  disk +(.*)$", shown, re.M).group(1)
         # the text's verdict and figures are the JSON's (the free space to the 0.1 GB the text shows)
         verdict = said.split(": ")[0]
-        assert verdict == ("does not fill" if not f.disk_fills else
-                           "fills before the run ends, at a time unknown (no row written yet; a rate needs rows, "
-                           "timed by their files or --elapsed-hours)")
+        assert verdict == ("the disk does not fill" if not f.disk_fills else
+                           "the disk fills before the run ends, at a time unknown")
         assert f"{fmt_bytes(f.bytes_to_write)} still to write" in said
-        assert said.endswith(f"; {fmt_bytes(f.disk_short_bytes)} short" if f.disk_fills else "(free space of the "
-                             "run directory's filesystem)")
+        assert said.endswith(f"; {fmt_bytes(f.disk_short_bytes)} short; no rate yet" if f.disk_fills
+                             else "(free space of the run directory's filesystem)")
         assert "the disk will fill" not in shown
 
 

@@ -115,7 +115,7 @@ def test_an_empty_or_too_small_file_is_suspect_without_verify(tmp_path, monkeypa
     rc, text, _ = _status(run, capsys)
     assert "  rank 0: partial  2 of 3 files (3 rows), " in text and text.count(", 1 suspect\n") == 3
     assert "  rank 2: partial  0 of 2 files (2 rows), " in text
-    assert "  suspect: 3 finished files look truncated" in text and "the pipelines skip a row whose file exists" in text
+    assert "  suspect: 3 finished files look truncated" in text and "the pipeline skips a row whose file exists" in text
     assert "files checked by name and size only (--verify reads" in text
     assert text.splitlines()[-1].endswith("(ranks 0,1,2)")
     # with --verify the 118-byte archive (no tensors at all) is suspect too: rank 1 done 1, suspect 2;
@@ -290,3 +290,18 @@ def test_the_list_of_suspect_files_is_bounded_and_says_so(tmp_path, monkeypatch,
     assert rm.count(".ckpt") == 2 and rm.endswith("data_1.ckpt")
     st = json.loads(_status(run, capsys, "--json")[1])
     assert st["suspect"] == 3 and len(st["suspect_examples"]) == 2 and st["ranks"][1]["suspect"] == 3
+
+
+def test_the_resume_advice_claims_a_skip_only_for_the_formats_whose_source_skips():
+    # SpecForge, speculators and Model-Optimizer skip a row whose file exists (cited in
+    # planner/cli/status.py RESUME_SKIPS_EXISTING); DeepSpec refuses a non-empty output folder
+    # (deepspec/data/target_cache_dataset.py:238-247): for it, or any format not read, the advice
+    # says only to remove the files, claiming nothing of what the pipeline does
+    from types import SimpleNamespace
+
+    from planner.cli.status import suspect_lines
+    for fmt, claims in (("specforge", True), ("speculators", True), ("modelopt", True), ("deepspec", False)):
+        st = SimpleNamespace(suspect=1, suspect_examples=[("a.ckpt", "empty (0 bytes)")], run_dir="out", format=fmt)
+        text = "\n".join(suspect_lines(st))
+        assert ("skips a row whose file exists" in text) is claims, (fmt, text)
+        assert "remove the suspect files before resuming" in text and "    rm -- out/a.ckpt" in text

@@ -54,7 +54,7 @@ def test_calibrate_text_names_the_forecast(capsys, run):
     code, text, err = cli(capsys, "calibrate", str(run), "--manifest", MANIFEST, "--elapsed-hours", "1",
                           "--disk-capacity-tb", "0.000001")
     assert code == 0, err
-    assert "calibrate: 3 of 992 rows measured" in text and "disk         fills in" in text
+    assert "calibrate: 3 of 992 rows measured" in text and "disk         the disk fills in" in text
 
 
 def test_out_is_never_inside_the_run_nor_another_file(capsys, run, tmp_path):
