@@ -1,13 +1,14 @@
 """How fast formats._array_elements finds the elements of a JSON array, on bracket-heavy input and
 on ordinary records (and _iter_jsonl on the same records as JSONL, for comparison).
 
-    .venv/bin/python bench/json_scan.py                 # 40 MB nested, 20 MB strings, 200 MB ShareGPT
+    .venv/bin/python bench/json_scan.py                 # 40 MB nested, 20 MB strings, 200 MB ShareGPT...
     .venv/bin/python bench/json_scan.py --scale 0.1 --json
 
 The inputs are written to a scratch folder under /tmp (removed at the end):
   nested     elements of 10,000 '[' then 10,000 ']' (json.loads refuses each: nested too deeply)
   strings    a top-level array of empty strings: ["","",...] (one element a string)
   in_strings elements that are arrays of 100,000 empty strings each: [["","",...],...]
+  pairs      elements that are arrays of 100,000 short bracket runs each: [[[[]],[[]],...],...]
   sharegpt   ordinary ShareGPT records, as a JSON array and as JSONL
 Each is timed once (the scan only; nothing is parsed or counted).
 """
@@ -80,6 +81,7 @@ def main() -> int:
             ("nested", 40 * mb, b"[", b"[" * 10_000 + b"]" * 10_000, b"]"),
             ("strings", 20 * mb, b"[", b'""', b"]"),
             ("in_strings", 20 * mb, b"[", b"[" + b",".join([b'""'] * 100_000) + b"]", b"]"),
+            ("pairs", 20 * mb, b"[", b"[" + b",".join([b"[[]]"] * 100_000) + b"]", b"]"),
             ("sharegpt", 200 * mb, b"[", _records(), b"]"),
         ]
         for name, size, head, element, tail in cases:

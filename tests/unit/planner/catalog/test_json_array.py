@@ -200,7 +200,8 @@ def _bracket_heavy(rng, size: int) -> list[str]:
         elif kind == 2:
             e = "[" * k + '"]]}\\\\' + '\\"[{"' + "]" * k
         elif kind == 3:
-            e = "[" + ",".join(rng.choice(['[]', '{}', '[[],{}]', '{"a":[]}', '"]["', '1', 'null']) for _ in range(k)) + "]"
+            e = "[" + ",".join(rng.choice(['[]', '{}', '[[],{}]', '{"a":[]}', '"]["', '1', 'null', '[[]]',
+                                                    '"a\\\\"', '"\\"]"', '{"\\\\\\"": [[{}]]}']) for _ in range(k)) + "]"
         else:
             e = rng.choice(['""', '"[[["', '0', 'true', '{"k":{"k":{}}}'])
         out.append(e)
@@ -249,17 +250,18 @@ class _Counted:
 def test_the_scan_does_not_turn_once_a_bracket_or_a_string(monkeypatch):
     # The Python loop runs once a regex call; inside an element those calls are one a run of
     # brackets (not one a bracket), and strings and flat bracket pairs are skipped inside the regex.
-    # 400,000 brackets and 100,000 strings in 4 elements, in 1 MiB pieces: a per-bracket or
-    # per-string loop makes 100,000s of calls; this one a few a run and a chunk.
+    # 700,000 brackets and 150,000 strings in 6 elements, in 1 MiB pieces: a per-bracket or
+    # per-string loop makes 100,000s of calls; this one a few a chunk and an element.
     for name, value in list(vars(formats).items()):
         if isinstance(value, re.Pattern):
             monkeypatch.setattr(formats, name, _Counted(value))
     monkeypatch.setattr(_Counted, "calls", 0)
     deep = "[" * 100_000 + "]" * 100_000
     strings = "[" + ",".join(['""', '"[{"', "[]", '{"a":"}"}'] * 25_000) + "]"
-    text = ("[" + ",".join([deep, strings, deep, strings]) + "]").encode()
+    pairs = "[" + ",".join(['[[]]', '[{"a":"\\""}]'] * 25_000) + "]"   # short runs: scanned in numpy windows
+    text = ("[" + ",".join([deep, strings, pairs, deep, strings, pairs]) + "]").encode()
     chunks = [text[i:i + 2**20] for i in range(0, len(text), 2**20)]
-    assert len(list(_array_elements(iter(chunks), "t.json"))) == 4
+    assert len(list(_array_elements(iter(chunks), "t.json"))) == 6
     assert _Counted.calls < 100, _Counted.calls
 
 
@@ -280,3 +282,20 @@ def test_the_cli_numbers_a_bad_element_of_an_array_as_an_element(home):
     assert "line 2" not in out
     out = run_cli("profile", str(lines), "--name", "lines", "--quiet").stdout
     assert "skipped 2 bad line(s):" in out and "  line 2: " in out and "  line 4: " in out
+
+
+@pytest.mark.parametrize("size", [1, 5, 4096])
+def test_the_numpy_windows_split_as_the_regex_scan_does(monkeypatch, size):
+    # Past VECTOR_AFTER regex turns an element is scanned in numpy windows: with the switch at 0
+    # (every element in windows) and never, the same elements, also of invalid JSON: a backslash
+    # outside a string (the regex scan reads it), escapes in and around strings, a string cut by
+    # the end of a window or piece.
+    elements = _bracket_heavy(random.Random(7), 30_000) + [
+        '[[\\"]"]]', '[[1], \\\\"x"]', '{"a": ["\\\\", "\\"", "\\\\\\""]}', "[" * 40 + '"' + "]" * 40 + '"' + "]" * 40]
+    text = ("[" + ",".join(elements) + "]").encode()
+    chunks = [text[i:i + size] for i in range(0, len(text), size)]
+    got = {}
+    for after in (0, 10**9):
+        monkeypatch.setattr(formats, "VECTOR_AFTER", after)
+        got[after] = [t.decode() for _, t in _array_elements(iter(chunks), "t.json")]
+    assert got[0] == got[10**9] == elements
