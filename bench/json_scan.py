@@ -30,7 +30,7 @@ from planner.catalog import formats  # noqa: E402
 
 def _write(path: Path, head: bytes, element: bytes, total: int, tail: bytes, sep: bytes = b",") -> None:
     """head, then `element` repeated (joined by sep) to about `total` bytes, then tail."""
-    per = max(1, 2**22 // (len(element) + 1))
+    per = max(1, min(2**22, total) // (len(element) + 1))
     block = sep.join([element] * per)
     with open(path, "wb") as fh:
         fh.write(head)
