@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 import duckdb
+import numpy as np
 
 from planner.errors import PlannerInputError
 from planner.ids import FORMATS  # noqa: F401  (formats.FORMATS: the formats read here)
@@ -498,9 +499,51 @@ def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int,
 ARRAY_CHUNK_BYTES = 2**20
 _NOT_SPACE = re.compile(rb"[^ \t\n\r]")
 _STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)   # the rest of a string, through its closing quote
-_STRUCTURE = re.compile(rb'["\[\]{}]')
+# Inside an element, one match skips (in C) every byte that leaves the depth as it is: text, whole
+# strings and whole bracket pairs holding no bracket, then takes a run of opening or closing brackets
+# at once (or a string's opening quote whose end is in a later chunk). So the Python loop turns once
+# a run of brackets, not once a bracket or string: [[[...]]] or [["",...],...] scans at C speed.
+_FLAT = rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")'
+_IN_ELEMENT = re.compile(rb'(?:%s|[\[{]%s*+[\]}])*+(?:([\[{]++)|([\]}]++)|("))?' % (_FLAT, _FLAT), re.S)
 _SCALAR_END = re.compile(rb'[ \t\n\r,\[\]{}"]')
+# An element whose regex scan turns VECTOR_AFTER times (one of many short bracket runs, as
+# [[[]],[[]],...]) is scanned on in numpy windows, from 1 KiB, doubling to a chunk: the Python loop
+# turns at most VECTOR_AFTER times an element, then once a window, and an element that ends soon
+# after the switch costs one small window.
+VECTOR_AFTER = 16
+_DEPTH_STEP = np.zeros(256, np.int32)
+_DEPTH_STEP[list(b"[{")], _DEPTH_STEP[list(b"]}")] = 1, -1
 _BOM = b"\xef\xbb\xbf"
+
+
+def _scan_window(chunk: bytes, i: int, j: int, depth: int):
+    """chunk[i:j] of an element at `depth` (i outside any string), scanned at once: (where the
+    element ends, 0, False, False), or (j, the depth, in a string, its next byte escaped) at j.
+    None when a backslash stands outside a string (invalid JSON, which the regex scan reads)."""
+    a = np.frombuffer(chunk, np.uint8, j - i, i)
+    steps = _DEPTH_STEP[a]
+    in_string = escaped = False
+    if chunk.find(b'"', i, j) >= 0 or chunk.find(b"\\", i, j) >= 0:
+        quote, slash = a == 0x22, a == 0x5C
+        run = 0       # the backslashes that end the window
+        if chunk.find(b"\\", i, j) >= 0:
+            # a quote after an odd run of backslashes is escaped: the run is the quote's distance
+            # from the last byte before it that is not a backslash
+            last = np.maximum.accumulate(np.where(slash, -1, np.arange(len(a))))
+            at = np.flatnonzero(quote[1:]) + 1
+            quote[at[(at - 1 - last[at - 1]) % 2 == 1]] = False
+            run = len(a) - 1 - int(last[-1])
+        inside = np.bitwise_xor.accumulate(quote.view(np.uint8)).view(bool)   # an opening quote to its string's end
+        if (slash & ~inside).any():
+            return None
+        steps[inside] = 0
+        in_string = bool(inside[-1])
+        escaped = in_string and run % 2 == 1
+    steps = np.cumsum(steps, dtype=np.int32)
+    k = int(np.argmax(steps <= -depth))        # the depth moves by one a bracket: the first 0 is where it ends
+    if steps[k] <= -depth:
+        return i + k + 1, 0, False, False
+    return j, depth + int(steps[-1]), in_string, escaped
 
 
 def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
@@ -512,7 +555,7 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
         return RecordError(f"{shown}: not a JSON array of records: {why} at byte {at:,}")
 
     state = "start"        # start, first, next (after ','), after (an element), element, scalar, done
-    depth = 0
+    depth = turns = window = 0      # turns: of the regex scan in this element; window: numpy's next
     in_string = escaped = False
     parts: list[bytes] = []
     held = begin = base = 0
@@ -539,19 +582,32 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
                     i, in_string = m.end(), False
                     if depth == 0:
                         end = i
+                elif turns > VECTOR_AFTER:
+                    got = _scan_window(chunk, i, min(n, i + window), depth)
+                    if got is None:
+                        turns = -2**62       # the regex scan reads this element's stray backslash
+                        continue
+                    i, depth, in_string, escaped = got
+                    window = min(2 * window, ARRAY_CHUNK_BYTES)
+                    if depth == 0:
+                        end = i
                 else:
-                    m = _STRUCTURE.search(chunk, i)
-                    if m is None:
-                        break
-                    i, c = m.end(), chunk[m.start()]
-                    if c == 0x22:
+                    turns += 1
+                    m = _IN_ELEMENT.match(chunk, i)
+                    i = m.end()
+                    if m.lastindex == 1:
+                        depth += i - m.start(1)
+                    elif m.lastindex == 2:
+                        closed = i - m.start(2)
+                        if closed < depth:
+                            depth -= closed
+                        else:        # the element ends inside the run; the rest is the array's
+                            i = end = m.start(2) + depth
+                            depth = 0
+                    elif m.lastindex == 3:
                         in_string = True
-                    elif c in b"[{":
-                        depth += 1
-                    else:
-                        depth -= 1
-                        if depth == 0:
-                            end = i
+                    else:            # nothing but flat bytes to the chunk's end
+                        break
             elif state == "scalar":
                 m = _SCALAR_END.search(chunk, i)
                 if m is None:
@@ -575,10 +631,10 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
                     raise refuse(at, f"{chunk[i:i + 1]!r} after the array's closing ']'")
                 elif c == 0x5D and state == "first":
                     state, i = "done", i + 1
-                elif c in b",]":
+                elif c in b",]}":      # (a '}' would otherwise be read as an empty scalar)
                     raise refuse(at, f"{chunk[i:i + 1]!r} where an element should be")
                 else:
-                    parts, held, begin, s = [], 0, at, i
+                    parts, held, begin, s, turns, window = [], 0, at, i, 0, 1024
                     if c in b"[{":
                         state, depth, i = "element", 1, i + 1
                     elif c == 0x22:

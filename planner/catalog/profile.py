@@ -474,6 +474,7 @@ class ProfileResult:
     workers: int = 1
     template_fallbacks: int = 0
     fallback_reasons: dict = field(default_factory=dict)   # why the estimate stood in: conversations
+    row_word: str = "line"          # what a bad record's number counts: line, element, row, sampled row
 
 
 def _check_options(sample, seed, workers) -> None:
@@ -533,8 +534,8 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
         pool = workers if counter.pure_python and size >= (PARALLEL_MIN_BYTES if sample is None
                                                            else PARALLEL_MIN_ROWS) else 1
         # what a bad record's number counts: DuckDB numbers a Parquet sample's rows in sample order
-        tally = Tally(shown, strict, sample is not None, "element" if ds.kind == "json" else
-                      "sampled row" if sample is not None and ds.kind == "parquet" else "line")
+        tally = Tally(shown, strict, sample is not None, "element" if ds.kind == "json" else "line" if ds.kind == "jsonl"
+                      else "sampled row" if sample is not None else "row")
         used = run(raws, fmt, counter, template, tally, pool)
     except RecordError as exc:
         raise ProfileError(str(exc))
@@ -560,7 +561,7 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     assert target.resolve() != SHIPPED_CATALOG.resolve()
     uc.write_component(target, component, replace=replace)
     return ProfileResult(component, rows, tally.bad_count, tally.bad, counter.label, template.label, sampled,
-                         len(ds.files), used, tally.fallbacks, tally.fallback_reasons)
+                         len(ds.files), used, tally.fallbacks, tally.fallback_reasons, tally.row_word)
 
 
 def _is_pattern(text: str) -> bool:

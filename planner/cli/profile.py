@@ -72,9 +72,10 @@ def _print_text(r) -> None:
         for why, k in sorted(r.fallback_reasons.items(), key=lambda x: -x[1]):
             print(f"{k:,} conversation(s) counted with the 4-token estimate: {printable(why)}")
     if r.bad_lines:
-        print(f"skipped {r.bad_lines:,} bad line(s){' in the sample' if r.sampled else ''}:")
+        word = r.row_word.split()[-1]     # a sampled row is numbered as in the sample, and still a row
+        print(f"skipped {r.bad_lines:,} bad {word}(s){' in the sample' if r.sampled else ''}:")
         for ln, e in r.bad_examples:
-            print(f"  line {ln}: {printable(e)}")
+            print(f"  {r.row_word} {ln}: {printable(e)}")
     print(f"'{cid}' is now selectable: python -m planner estimate --components {cid}={r.conversations}")
 
 

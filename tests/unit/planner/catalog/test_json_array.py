@@ -4,6 +4,7 @@ that is not one array refused in one line naming the byte offset."""
 import hashlib
 import json
 import random
+import re
 import subprocess
 import sys
 
@@ -182,3 +183,119 @@ def test_profiling_a_large_array_holds_a_bounded_part_of_it(home):
     got = json.loads(out)
     assert (got["n"], got["bad"]) == (30001, 1)
     assert size_mb > 130 and got["growth_mb"] < 64, got
+
+
+def _bracket_heavy(rng, size: int) -> list[str]:
+    """Elements, about `size` bytes in all, that are mostly brackets and strings: deep [[[...]]]
+    (shallow enough for json.loads), runs of empty strings, bracket pairs inside and around strings,
+    escapes, and scalars: every bracket run split somewhere by the small pieces."""
+    out, n = [], 0
+    while n < size:
+        k = rng.randint(1, 400)
+        kind = rng.randrange(5)
+        if kind == 0:
+            e = "[" * k + "]" * k
+        elif kind == 1:
+            e = "[" + ",".join(['""'] * k) + "]"
+        elif kind == 2:
+            e = "[" * k + '"]]}\\\\' + '\\"[{"' + "]" * k
+        elif kind == 3:
+            e = "[" + ",".join(rng.choice(['[]', '{}', '[[],{}]', '{"a":[]}', '"]["', '1', 'null', '[[]]',
+                                                    '"a\\\\"', '"\\"]"', '{"\\\\\\"": [[{}]]}']) for _ in range(k)) + "]"
+        else:
+            e = rng.choice(['""', '"[[["', '0', 'true', '{"k":{"k":{}}}'])
+        out.append(e)
+        n += len(e) + 1
+    return out
+
+
+@pytest.mark.parametrize("size, total", [(1, 20_000), (2, 20_000), (3, 20_000), (7, 60_000), (4096, 2_000_000),
+                                         (2**20, 2_000_000)])
+def test_bracket_and_string_heavy_elements_are_split_as_json_reads_them(size, total):
+    elements = _bracket_heavy(random.Random(size), total)
+    text = ("[" + ",".join(elements) + "]").encode()
+    chunks = [text[i:i + size] for i in range(0, len(text), size)]
+    got = list(_array_elements(iter(chunks), "t.json"))
+    # each element's own bytes, at its own offset; together, what json.loads reads of the whole
+    assert [t.decode() for _, t in got] == elements
+    assert all(text[at:at + len(t)] == t for at, t in got)
+    assert [json.loads(t) for _, t in got] == json.loads(text)
+
+
+def test_elements_past_json_loads_nesting_are_still_found_whole():
+    # 100,000-deep elements (json.loads refuses them: a bad element each, as a bad line is)
+    deep = "[" * 100_000 + "]" * 100_000
+    text = ("[" + deep + ', "x", ' + deep + "]").encode()
+    for size in (3, 4096, 2**20):
+        chunks = [text[i:i + size] for i in range(0, len(text), size)]
+        assert [t.decode() for _, t in _array_elements(iter(chunks), "t.json")] == [deep, '"x"', deep]
+
+
+class _Counted:
+    """A compiled pattern that counts the calls made on it."""
+    calls = 0
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+
+    def __getattr__(self, name):
+        method = getattr(self.pattern, name)
+
+        def counted(*a, **k):
+            _Counted.calls += 1
+            return method(*a, **k)
+        return counted
+
+
+def test_the_scan_does_not_turn_once_a_bracket_or_a_string(monkeypatch):
+    # The Python loop runs once a regex call; inside an element those calls are one a run of
+    # brackets (not one a bracket), and strings and flat bracket pairs are skipped inside the regex.
+    # 700,000 brackets and 150,000 strings in 6 elements, in 1 MiB pieces: a per-bracket or
+    # per-string loop makes 100,000s of calls; this one a few a chunk and an element.
+    for name, value in list(vars(formats).items()):
+        if isinstance(value, re.Pattern):
+            monkeypatch.setattr(formats, name, _Counted(value))
+    monkeypatch.setattr(_Counted, "calls", 0)
+    deep = "[" * 100_000 + "]" * 100_000
+    strings = "[" + ",".join(['""', '"[{"', "[]", '{"a":"}"}'] * 25_000) + "]"
+    pairs = "[" + ",".join(['[[]]', '[{"a":"\\""}]'] * 25_000) + "]"   # short runs: scanned in numpy windows
+    text = ("[" + ",".join([deep, strings, pairs, deep, strings, pairs]) + "]").encode()
+    chunks = [text[i:i + 2**20] for i in range(0, len(text), 2**20)]
+    assert len(list(_array_elements(iter(chunks), "t.json"))) == 6
+    assert _Counted.calls < 100, _Counted.calls
+
+
+def test_a_closing_brace_where_an_element_should_be_is_named_so():
+    with pytest.raises(RecordError, match=r"^t.json: not a JSON array of records: b'\}' where an element should be "
+                                          r"at byte 10$"):
+        list(_array_elements(iter([b'[{"a":1}, }']), "t.json"))
+    with pytest.raises(RecordError, match=r"b'\}' where an element should be at byte 1$"):
+        list(_array_elements(iter([b'[}']), "t.json"))
+
+
+def test_the_cli_numbers_a_bad_element_of_an_array_as_an_element(home):
+    arr, lines = home / "small.json", home / "small.jsonl"
+    arr.write_text("[\n  " + ",\n  ".join(RECORDS) + "\n]\n")
+    lines.write_text("".join(r.replace("\n", "") + "\n" for r in RECORDS))
+    out = run_cli("profile", str(arr), "--name", "arr", "--quiet").stdout
+    assert "skipped 2 bad element(s):" in out and "  element 2: " in out and "  element 4: " in out
+    assert "line 2" not in out
+    out = run_cli("profile", str(lines), "--name", "lines", "--quiet").stdout
+    assert "skipped 2 bad line(s):" in out and "  line 2: " in out and "  line 4: " in out
+
+
+@pytest.mark.parametrize("size", [1, 5, 4096])
+def test_the_numpy_windows_split_as_the_regex_scan_does(monkeypatch, size):
+    # Past VECTOR_AFTER regex turns an element is scanned in numpy windows: with the switch at 0
+    # (every element in windows) and never, the same elements, also of invalid JSON: a backslash
+    # outside a string (the regex scan reads it), escapes in and around strings, a string cut by
+    # the end of a window or piece.
+    elements = _bracket_heavy(random.Random(7), 30_000) + [
+        '[[\\"]"]]', '[[1], \\\\"x"]', '{"a": ["\\\\", "\\"", "\\\\\\""]}', "[" * 40 + '"' + "]" * 40 + '"' + "]" * 40]
+    text = ("[" + ",".join(elements) + "]").encode()
+    chunks = [text[i:i + size] for i in range(0, len(text), size)]
+    got = {}
+    for after in (0, 10**9):
+        monkeypatch.setattr(formats, "VECTOR_AFTER", after)
+        got[after] = [t.decode() for _, t in _array_elements(iter(chunks), "t.json")]
+    assert got[0] == got[10**9] == elements

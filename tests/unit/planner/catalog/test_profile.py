@@ -93,6 +93,19 @@ def test_alpaca_parquet_through_duckdb(home, tokenizer_json):
     assert r.component["mean_tokens"] == pytest.approx((11 + 12) / 2)
 
 
+def test_a_bad_parquet_row_is_reported_as_a_row(home):
+    # row 2 holds nothing (both fields null): a bad row, numbered as a row (not a "line")
+    f = home / "b.parquet"
+    duckdb.connect().execute(f"""COPY (SELECT * FROM (VALUES ('alpha', 'beta'), (NULL, NULL), ('gamma', 'delta'))
+                             t(instruction, output)) TO '{f}' (FORMAT parquet)""")
+    r = profile_file(f, "pq_bad")
+    assert (r.conversations, r.bad_lines, r.row_word, [n for n, _ in r.bad_examples]) == (2, 1, "row", [2])
+    out = run_cli("profile", str(f), "--name", "pq_bad2", "--quiet").stdout
+    assert "skipped 1 bad row(s):" in out and "  row 2: " in out
+    with pytest.raises(ProfileError, match=r"^b.parquet: row 2: "):
+        profile_file(f, "pq_bad3", strict=True)
+
+
 def test_glaive_format(home, tokenizer_json):
     f = write_jsonl(home / "g.jsonl", [{"system": "alpha beta", "chat": "USER: gamma ASSISTANT: delta eta "
                                         "FUNCTION RESPONSE: theta ASSISTANT: zeta"}])
