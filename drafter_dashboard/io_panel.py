@@ -191,7 +191,8 @@ def profile_panel(catalog) -> None:
                                                       "selection": "uniform", "seed": 0}]
     st.session_state[MIX_VERSION] = st.session_state.get(MIX_VERSION, 0) + 1
     st.session_state["_profile_replace_for"] = None      # the next profile asks again
-    bad = f"; {result.bad_lines:,} bad lines skipped (first: line {result.bad_examples[0][0]}: " \
+    word = result.row_word          # line (JSON Lines), element (a JSON array), row (Parquet)
+    bad = f"; {result.bad_lines:,} bad {word}s skipped (first: {word} {result.bad_examples[0][0]}: " \
           f"{result.bad_examples[0][1]})" if result.bad_lines else ""
     st.session_state["_notice"] = (f"Profiled {up.name}: {result.conversations:,} conversations, mean "
                                    f"{result.component['mean_tokens']:,.0f} tokens [{result.tokenizer}]{bad}. "

@@ -375,6 +375,20 @@ def test_profile_an_upload_through_the_page(at):
     assert "measured" in df.set_index("id").loc["mine", "provenance"]
 
 
+def test_a_json_array_upload_names_its_bad_element(at):
+    """A JSON array is read element by element: a bad one is an element, numbered from 1, not a line.
+    Three elements: two conversations, then a number (not a record)."""
+    good = '{"conversations": [{"from": "human", "value": "abcdefgh"}, {"from": "gpt", "value": "abcdefghijkl"}]}'
+    open_tab(at, "Export / import / profile")
+    at.file_uploader(key="w_profile_file").set_value(("arr.json", f"[{good}, {good}, 42]".encode(),
+                                                      "application/json")).run()
+    at.text_input(key="w_profile_name").input("arr").run()
+    at.button(key="w_profile_go").click().run()
+    assert not at.exception, at.exception
+    notes = [plain(s.value).replace("\u200b", "") for s in at.success]
+    assert any("2 conversations" in n and "1 bad elements skipped (first: element 3" in n for n in notes), notes
+
+
 def test_profile_refuses_a_bad_name(at):
     open_tab(at, "Export / import / profile")
     at.file_uploader(key="w_profile_file").set_value(("x.jsonl", b"{}\n", "application/jsonl")).run()
