@@ -8,14 +8,17 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+from pydantic import ValidationError
 import streamlit as st
 
 from planner.ids import FAMILIES
-from planner.errors import PlannerInputError
+from planner.errors import PlannerInputError, describe_validation_error
 from planner.export import sharding
 from planner.export.manifest import (MAX_MANIFEST_BYTES, Manifest, ManifestError, build_manifest, dump_manifest,
                                      parse_manifest, source_notes)
 from planner.plan import Plan, plan
+from planner.safe_io import LIMITS
+from planner.scenario import Scenario
 from planner.catalog.profile import ProfileError
 from drafter_dashboard.safe_text import md_text
 
@@ -149,6 +152,42 @@ def import_panel(catalog) -> None:
     st.session_state["_imported_id"] = up.file_id
     replaced = source_notes(m)
     request_scenario(m.scenario, notice=f"Imported {up.name}" + (f" ({'; '.join(replaced)})" if replaced else ""))
+
+
+def runs_panel(s: Scenario) -> None:
+    """Your own runs (a CSV, planner/quality_csv.py): the quality estimate's levels and curve refitted on
+    them, as `estimate --quality-points` does. They become part of the scenario (one undo step), so the
+    link and the manifest carry them."""
+    from planner.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
+    limit = LIMITS["quality points file"]
+    have = list(s.quality.points or [])
+    st.caption("Your own drafter runs refit the quality estimate (acceptance length and speedup): a CSV with the "
+               f"header `{','.join(QUALITY_POINT_COLUMNS)}`, tau as that engine measures it at temperature 0"
+               + (f". This scenario holds {len(have):,} of your runs." if have else "."))
+    up = st.file_uploader("Your own runs (CSV)", type=["csv"], max_upload_size=1, key="w_runs_file")
+    if have and st.button("Forget your runs", key="w_runs_clear"):
+        request_scenario(_with_points(s, None), notice=f"Forgot your {len(have):,} runs")
+    if up is None or st.session_state.get("_runs_id") == up.file_id:
+        return
+    if up.size > limit:
+        st.error(md_text(f"Runs not used, the scenario is unchanged. {up.name}: {up.size:,} bytes is over the "
+                         f"{limit:,}-byte limit for a file of runs"))
+        return
+    try:
+        points = parse_quality_points(up.getvalue(), repr(up.name))
+        new = _with_points(s, points)
+    except (QualityPointsError, ValidationError) as exc:
+        why = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        st.error(md_text(f"Runs not used, the scenario is unchanged. {up.name}: {why}"))
+        return
+    st.session_state["_runs_id"] = up.file_id
+    request_scenario(new, notice=f"Using {len(points):,} of your runs from {up.name} (replacing "
+                                 f"{len(have):,})" if have else f"Using {len(points):,} of your runs from {up.name}")
+
+
+def _with_points(s: Scenario, points: list[dict] | None) -> Scenario:
+    """`s` with its own runs replaced (None: none)."""
+    return s.with_changes(quality={**s.quality.model_dump(), "points": points})
 
 
 def profile_panel(catalog) -> None:

@@ -246,6 +246,8 @@ def _io_tab(p, catalog, v, link: dict, unit: str) -> None:
                               _report_html(p, catalog, v), link)
     st.subheader("Import")
     io_panel.import_panel(catalog)
+    st.subheader("Your own runs")
+    io_panel.runs_panel(p.scenario)
     st.subheader("Profile your own dataset")
     io_panel.profile_panel(catalog)
 

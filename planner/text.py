@@ -1,6 +1,7 @@
 """Making user-supplied text safe where it is shown: a terminal and markdown."""
 from __future__ import annotations
 
+import math
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -28,3 +29,13 @@ def md_escape(text: object) -> str:
     and never as a link or an image."""
     escaped = _MD_SPECIAL.sub(r"\\\1", printable(text).replace("\n", " "))
     return _AUTOLINK.sub(lambda m: m.group() + _ZWSP, escaped)
+
+
+def shown(value: object) -> str:
+    """A value for an error message: repr, shortened; huge integers are never turned into text."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
+    text = repr(value)
+    if len(text) > 160:
+        return f"{text[:120]}... ({len(str(value)):,} characters)"
+    return text

@@ -22,9 +22,9 @@ from pydantic import ValidationError
 from planner.errors import describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
 from planner.inputs import Declared, declared
-from planner.scenario import PRESETS, QualityPoint, Scenario, gpus_on_nodes
+from planner.scenario import PRESETS, Scenario, gpus_on_nodes
 from planner.ids import TRIM_STRATEGIES
-from planner.text import printable
+from planner.text import printable, shown
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
 
@@ -43,16 +43,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         raise CliError(message)
-
-
-def shown(value: object) -> str:
-    """A value for an error message: repr, shortened; huge integers are never turned into text."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
-        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
-    text = repr(value)
-    if len(text) > 160:
-        return f"{text[:120]}... ({len(str(value)):,} characters)"
-    return text
 
 
 # ---------------------------------------------------------------- converters: (flag, text) -> value
@@ -140,50 +130,19 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
     return "costs.storage_usd_per_tb_month", value
 
 
-QUALITY_POINT_COLUMNS = tuple(QualityPoint.model_fields)
-MAX_QUALITY_POINTS = 1000
-
-
 def quality_points(flag: str, text: str) -> list[dict]:
-    """A CSV of your own runs (planner.scenario.QualityPoint: one header row naming exactly
-    QUALITY_POINT_COLUMNS, at most MAX_QUALITY_POINTS rows), each row validated here so that an
-    error names its row and column."""
-    import csv
-    import io
-
+    """A CSV of your own runs (planner/quality_csv.py), read from the file `text` names."""
     from planner.errors import PlannerInputError
+    from planner.quality_csv import QualityPointsError, parse_quality_points
     from planner.safe_io import read_capped
     try:
         raw = read_capped(text_value(flag, text), flag, "quality points file")
     except PlannerInputError as exc:
         raise CliError(str(exc))
     try:
-        body = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise CliError(f"{flag}: {shown(text)} is not UTF-8 text")
-    rows = csv.reader(io.StringIO(body, newline=""))
-    try:
-        header = [h.strip().lower() for h in next(rows, [])]
-        if tuple(header) != QUALITY_POINT_COLUMNS:
-            raise CliError(f"{flag}: the header must be {','.join(QUALITY_POINT_COLUMNS)}, not {shown(','.join(header))}")
-        out = []
-        for n, row in enumerate(rows, start=2):
-            if not any(c.strip() for c in row):
-                continue
-            if len(out) == MAX_QUALITY_POINTS:
-                raise CliError(f"{flag}: more than {MAX_QUALITY_POINTS} rows")
-            if len(row) != len(header):
-                raise CliError(f"{flag}: line {n} has {len(row)} columns, the header {len(header)}")
-            values = dict(zip(header, (c.strip() for c in row)))
-            try:
-                out.append(QualityPoint(**values).model_dump(mode="json"))
-            except ValidationError as exc:
-                raise CliError(f"{flag}: line {n}: {describe_validation_error(exc)}")
-    except csv.Error as exc:
-        raise CliError(f"{flag}: {shown(text)} is not a CSV file ({exc})")
-    if not out:
-        raise CliError(f"{flag}: {shown(text)} holds no rows after its header")
-    return out
+        return parse_quality_points(raw, shown(text))
+    except QualityPointsError as exc:
+        raise CliError(f"{flag}: {exc}")
 
 
 def family_shares(flag: str, text: str) -> dict[str, float]:
