@@ -553,7 +553,8 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     s_lo, s_hi = (hp.batch_band if serving_batch > 1 else (0.0, 0.0))
     if extrapolated:
         warnings.append(finding("quality-extrapolated", f"drafter quality: the mix's training tokens lie outside the "
-                                f"published points for {d.name} ({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
+                                f"{'published points' if user is None else 'runs you measured'} for {d.name} "
+                                f"({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
     return QualityPlan(
         drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high,
         speedup=at(tau, serving_batch), speedup_low=max(1.0, at(tau_low, serving_batch) * math.exp(s_lo)),
