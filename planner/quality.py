@@ -404,18 +404,31 @@ def user_model(kind: str, points: list, saturation: float):
         own_curve = False
     d_ref = max(x for x, _, _ in runs)
     s = lambda x: x / (x + h)  # noqa: E731
+    # the shape is trusted for at most the rise of tau - 1 it was measured over (its points' least to
+    # largest tokens), `cap`: carried further, s(D) / s(x) grows as D / x without bound below D_half
+    # (a run at 2M tokens on the published shape, D_half 69M, would be carried 33x to 1.2B tokens)
+    xs = sorted(x for x, _, _ in pts)
+    cap = s(xs[-1]) / s(xs[0])
     levels: dict[str, list[float]] = {}
     for x, tau, f in runs:
-        levels.setdefault(f, []).append(1 + (tau - 1) * s(d_ref) / s(x))
+        levels.setdefault(f, []).append(1 + (tau - 1) * carry(s(d_ref) / s(x), cap))
     mean = {f: sum(v) / len(v) for f, v in levels.items()}
     moved = sum(mean[f] / d.domains[f].tau for f in mean) / len(mean)
     out = {f: mean.get(f, d.domains[f].tau * moved) for f in FAMILIES}
-    return pts, out, d_ref, own_curve
+    return pts, out, d_ref, own_curve, cap, (min(x for x, _, _ in runs), d_ref)
 
 
-def _tau_domain(level: float, d_eff: float, d_ref: float, d_half: float) -> float:
+def carry(ratio: float, cap: float | None) -> float:
+    """The shape's factor s(D) / s(x) on tau - 1 from size x to D, at most `cap` (None: unbounded, the
+    published model)."""
+    return ratio if cap is None else min(ratio, cap)
+
+
+def _tau_domain(level: float, d_eff: float, d_ref: float, d_half: float, cap: float | None = None) -> float:
     s = lambda d: d / (d + d_half)  # noqa: E731
-    return 1 + (level - 1) * s(d_eff) / s(d_ref)
+    if cap is None:
+        return 1 + (level - 1) * s(d_eff) / s(d_ref)
+    return 1 + (level - 1) * carry(s(d_eff) / s(d_ref), cap)
 
 
 def _curves(pts: list[tuple[float, float, float]]) -> tuple[float, float, float, float, float]:
@@ -480,14 +493,17 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     user = user_model(kind, points, sat)
     if user is not None:
         # the user's own runs: their curve and levels, tokens in absolute epoch equivalents
-        pts, levels, ref_d, own_curve = user
+        pts, levels, ref_d, own_curve, cap, runs_range = user
         scale = epoch_equivalent(epochs, sat)
         d_ref = {f: ref_d for f in FAMILIES}
         warnings.append(finding("quality-extrapolated", f"drafter quality: refitted on your {len(points)} "
                                 f"point(s) for {d.name}" + ("" if own_curve else "; they do not rise and saturate, so "
                                                               "the curve keeps the published shape")))
-        h, h_steep, h_flat, d_min, d_max = _curves(pts)
+        h, h_steep, h_flat, _, _ = _curves(pts)
+        # the band widens with the distance from the runs themselves, not from the shape's points
+        d_min, d_max = runs_range
     else:
+        cap = None
         h, h_steep, h_flat, d_min, d_max = _preset_curves(kind)
     regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
@@ -507,17 +523,26 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         if eff <= 0:
             per[f], low[f], high[f] = 1.0, 1.0, 1.0
             continue
-        mid = _tau_domain(level, eff, d_ref[f], h) * regen_gain
+        centre = _tau_domain(level, eff, d_ref[f], h) * regen_gain
         a = _tau_domain(level, eff, d_ref[f], h_steep) * regen_low
         b = _tau_domain(level, eff, d_ref[f], h_flat) * regen_gain
-        lo_, hi_ = min(a, b, mid) * tt.low / tt.factor, max(a, b, mid) * tt.high / tt.factor
+        lo_, hi_ = min(a, b, centre) * tt.low / tt.factor, max(a, b, centre) * tt.high / tt.factor
         lo_ = 1 + (lo_ - 1) * (1 - spread)
         widen = 1 + max(0.0, math.log(d_min / eff), math.log(eff / d_max))
         extrapolated |= widen > 1
+        lo_w, hi_w = centre - (centre - lo_) * widen, centre + (hi_ - centre) * widen
+        mid = centre
+        if cap is not None:
+            # your runs: the estimate carries the level at most `cap` (user_model); the band keeps the
+            # shape's uncapped carry widened with the distance from your runs, and holds the capped
+            # estimate; above your largest run its floor is your level kept flat (no rise)
+            mid = _tau_domain(level, eff, d_ref[f], h, cap) * regen_gain
+            lo_w = min(mid, level * regen_gain) if eff > d_max else min(lo_w, mid)
+            hi_w = max(hi_w, mid)
         # on the paper's harness, then where it is served (with that transfer's own band)
         per[f] = h_.tau(mid)
-        low[f] = max(1.0, h_.tau(max(1.0, mid - (mid - lo_) * widen)) * math.exp(h_.log_low))
-        high[f] = min(h_.k + 1.0, h_.tau(mid + (hi_ - mid) * widen) * math.exp(h_.log_high))
+        low[f] = max(1.0, h_.tau(max(1.0, lo_w)) * math.exp(h_.log_low))
+        high[f] = min(h_.k + 1.0, h_.tau(hi_w) * math.exp(h_.log_high))
     tau = sum(shares[f] * per[f] for f in FAMILIES)
     tau_low = sum(shares[f] * low[f] for f in FAMILIES)
     tau_high = sum(shares[f] * high[f] for f in FAMILIES)
@@ -528,7 +553,8 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     s_lo, s_hi = (hp.batch_band if serving_batch > 1 else (0.0, 0.0))
     if extrapolated:
         warnings.append(finding("quality-extrapolated", f"drafter quality: the mix's training tokens lie outside the "
-                                f"published points for {d.name} ({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
+                                f"{'published points' if user is None else 'runs you measured'} for {d.name} "
+                                f"({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
     return QualityPlan(
         drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high,
         speedup=at(tau, serving_batch), speedup_low=max(1.0, at(tau_low, serving_batch) * math.exp(s_lo)),
@@ -561,11 +587,12 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau) for p in d.scaling.points]
     user = user_model(kind, points, sat)
     if user is not None:
-        pts, levels, ref_d, _ = user
+        pts, levels, ref_d, _, cap, _ = user
         pts = [(x, tau) for x, tau, _ in pts]
         scale = epoch_equivalent(epochs, sat)
         d_ref = {f: ref_d for f in FAMILIES}
     else:
+        cap = None
         m = target_term(kind, target, target_params).factor
         levels = {f: v * m for f, v in levels.items()}
     _, h = fit_curve(pts)
@@ -574,6 +601,20 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     terms = [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
              for f in FAMILIES if workload.get(f, 0.0) > 0]
     h_ = resolve(kind, engine, temperature, k)
+    if cap is not None:
+        # your runs: the carry capped (user_model); served's table spans the capped ceiling
+        refs = {f: d_ref[f] for f, _, _, _ in terms}
+        served = h_.table(max((1 + (lv - 1) * carry(1 / s_ref, cap) for _, _, lv, s_ref in terms), default=2.0))
+
+        def tau_bounded(tokens: dict[str, float]) -> float:
+            total = sum(tokens.values()) * scale
+            out = 0.0
+            for f, w, level, s_ref in terms:
+                own = tokens.get(f, 0.0) * scale
+                eff = own + t * (total - own)
+                out += w * (served(_tau_domain(level, eff, refs[f], h, cap) * gain) if eff > 0 else 1.0)
+            return out
+        return tau_bounded
     top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling
     served = h_.table(top)
     fast = tuple((f, w, level - 1, s_ref) for f, w, level, s_ref in terms)    # level - 1 once, the same float

@@ -117,3 +117,97 @@ def test_a_drafter_kind_registered_once_is_a_valid_points_drafter():
             QualityPoint(drafter="medusa", **row)
     with pytest.raises(ValidationError):
         QualityPoint(drafter="toy", **row)
+
+
+# One small run far below the plan's size (the bug: a run measuring a low tau raised the forecast
+# threefold). DFlash's published shape (quality.yaml): 1.5e8 tokens tau 4.767 and 1.2e9 tokens tau
+# 6.203, D_half 69,113,223; s(D) = D / (D + D_half).
+#   s(1.2e9) = 1.2e9 / 1.269113e9 = 0.945542, s(1.5e8) = 1.5e8 / 2.191132e8 = 0.684580,
+#   s(2e6) = 2e6 / 7.111322e7 = 0.028124
+# The run: 2e6 tokens, one epoch, tau 2.1 on the paper's harness (what it measures is what it gives).
+# Before: its level 2.1 was carried to a 1.2e9-token plan by s(1.2e9) / s(2e6) = 33.62:
+#   1 + 1.1 x 33.62 = 38, clipped to the chain's ceiling 16 (K 15) -- far above the published 4-5.
+# Now the shape carries tau - 1 at most the rise it was measured over,
+#   cap = s(1.2e9) / s(1.5e8) = 0.945542 / 0.684580 = 1.38120: 1 + 1.1 x 1.38120 = 2.5193,
+# above the run's own 2.1 (more data) and below the published forecast for the same setting.
+DF_D_HALF = 69113223.0
+
+
+def _df(tokens, tau, family="general", engine="paper"):
+    return QualityPoint(drafter="dflash", target="qwen3-8b", family=family, training_tokens=tokens, epochs=1,
+                        eval_engine=engine, tau=tau)
+
+
+def _s(d):
+    return d / (d + DF_D_HALF)
+
+
+def _plan(tokens, pts, engine="paper"):
+    return quality("dflash", {"general": tokens}, epochs=1, regenerated=True, workload={"general": 1},
+                   engine=engine, points=pts)
+
+
+def test_one_small_run_moves_the_estimate_the_way_it_points():
+    cap = _s(1.2e9) / _s(1.5e8)
+    assert cap == pytest.approx(1.38120, rel=1e-5)
+    q = _plan(1.2e9, [_df(2e6, 2.1)])
+    assert q.acceptance_length == pytest.approx(1 + 1.1 * cap, rel=1e-6)          # 2.5193
+    published = _plan(1.2e9, None).acceptance_length
+    assert 2.1 < q.acceptance_length < published
+    # the band: above the run, its floor is the run's own level kept flat (2.1); its top the shape's
+    # uncapped carry (38), clipped at the chain's ceiling 16, so it covers the published forecast too
+    assert q.acceptance_low == pytest.approx(2.1, rel=1e-9)
+    assert q.acceptance_high == pytest.approx(16.0, rel=1e-9)
+    assert q.acceptance_low < published < q.acceptance_high
+
+
+def test_the_brief_s_vllm_run_lowers_the_default_plan(capsys, tmp_path):
+    # the bug report: one run of 2M tokens measuring tau 2.1 on vLLM took the default plan from 3.16 to
+    # 8.91; it must now stay between the run's own 2.1 and the published 3.16
+    f = tmp_path / "runs.csv"
+    f.write_text(HEADER + "dflash,qwen3-8b,general,2000000,1,vllm,2.1\n")
+    _, out, _ = _cli(capsys, "--quality-points", str(f), "--json")
+    _, base, _ = _cli(capsys, "--json")
+    mine, pub = json.loads(out)["quality"], json.loads(base)["quality"]
+    assert 2.1 < mine["acceptance_length"] < pub["acceptance_length"]
+    assert mine["acceptance_low"] < 2.1 and mine["acceptance_high"] > pub["acceptance_length"]
+
+
+def test_a_run_at_the_plan_s_own_size_gives_its_own_tau():
+    # carry factor s(D) / s(D) = 1: the level is the run's tau, the band closes on it (paper's harness)
+    q = _plan(1.2e9, [_df(1.2e9, 3.0)])
+    assert (q.acceptance_length, q.acceptance_low, q.acceptance_high) == pytest.approx((3.0, 3.0, 3.0), rel=1e-9)
+    # measured on vLLM, served on vLLM: carried to the paper's harness and back, the same 2.1
+    assert _plan(1.2e9, [_df(1.2e9, 2.1, engine="vllm")], engine="vllm").acceptance_length == \
+        pytest.approx(2.1, rel=1e-6)
+
+
+def test_two_runs_that_rise_keep_their_own_curve_uncapped():
+    # 2e6 tokens tau 2.1, 2e7 tau 2.6 (paper's harness): y1 1.1, y2 1.6, x 10, r 1.454545:
+    #   D_half = 10 (1 - r) / (r - 10) x 2e6 = 1.063830e6; their cap is r itself (the curve passes both)
+    #   to 1.2e9: s(1.2e9) / s(2e7) = 0.999114 / 0.949495 = 1.052258 < cap: 1 + 1.6 x 1.052258 = 2.68361,
+    # the same as before the cap (which binds only past the rise the runs measured)
+    h = 10 * (1 - 1.6 / 1.1) / (1.6 / 1.1 - 10) * 2e6
+    s = lambda d: d / (d + h)  # noqa: E731
+    q = _plan(1.2e9, [_df(2e6, 2.1), _df(2e7, 2.6)])
+    assert q.acceptance_length == pytest.approx(1 + 1.6 * s(1.2e9) / s(2e7), rel=1e-9)
+    assert q.acceptance_length == pytest.approx(2.68361, rel=1e-5)
+
+
+def test_the_band_widens_with_the_distance_from_the_runs():
+    pts = [_df(2e6, 2.1)]
+    # the top follows the shape's uncapped carry from 2e6, widened by 1 + ln(D / 2e6): at 4e6
+    # 1 + 1.1 x s(4e6) / s(2e6) = 1 + 1.1 x 1.946 = 3.14 at least; it reaches the chain's ceiling (16)
+    # by 2e8 and stays there
+    qs = [_plan(d, pts) for d in (2e6, 4e6, 8e6, 2e7, 2e8, 1.2e9)]
+    widths = [q.acceptance_high - q.acceptance_low for q in qs]
+    assert widths[0] == pytest.approx(0.0, abs=1e-9)          # at the run itself: its own tau
+    # measured from your runs, not from the published points' 150M-1,200M (which hold 1.2e9)
+    assert qs[5].extrapolated and any("runs you measured for DFlash (2M-2M tokens)" in w.text for w in qs[5].warnings)
+    assert all(b > a for a, b in zip(widths[:4], widths[1:4]))
+    assert qs[1].acceptance_high >= 1 + 1.1 * _s(4e6) / _s(2e6)
+    assert qs[4].acceptance_high == qs[5].acceptance_high == pytest.approx(16.0)
+    # and the trim's fast tau function gives the capped estimate too
+    from planner.quality import tau_function
+    f = tau_function("dflash", epochs=1, regenerated=True, workload={"general": 1}, engine="paper", points=pts)
+    assert f({"general": 1.2e9}) == pytest.approx(_plan(1.2e9, pts).acceptance_length, rel=1e-3)
