@@ -17,6 +17,7 @@ from planner.export import sharding
 from planner.export.manifest import (MAX_MANIFEST_BYTES, Manifest, ManifestError, build_manifest, dump_manifest,
                                      parse_manifest, source_notes)
 from planner.plan import Plan, plan
+from planner.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
 from planner.safe_io import LIMITS
 from planner.scenario import Scenario
 from planner.catalog.profile import ProfileError
@@ -158,13 +159,13 @@ def runs_panel(s: Scenario) -> None:
     """Your own runs (a CSV, planner/quality_csv.py): the quality estimate's levels and curve refitted on
     them, as `estimate --quality-points` does. They become part of the scenario (one undo step), so the
     link and the manifest carry them."""
-    from planner.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
     limit = LIMITS["quality points file"]
     have = list(s.quality.points or [])
     st.caption("Your own drafter runs refit the quality estimate (acceptance length and speedup): a CSV with the "
                f"header `{','.join(QUALITY_POINT_COLUMNS)}`, tau as that engine measures it at temperature 0"
                + (f". This scenario holds {len(have):,} of your runs." if have else "."))
-    up = st.file_uploader("Your own runs (CSV)", type=["csv"], max_upload_size=1, key="w_runs_file")
+    up = st.file_uploader("Your own runs (CSV)", type=["csv"], max_upload_size=max(1, limit // 2**20),
+                          key="w_runs_file")
     if have and st.button("Forget your runs", key="w_runs_clear"):
         request_scenario(_with_points(s, None), notice=f"Forgot your {len(have):,} runs")
     if up is None or st.session_state.get("_runs_id") == up.file_id:
@@ -174,7 +175,7 @@ def runs_panel(s: Scenario) -> None:
                          f"{limit:,}-byte limit for a file of runs"))
         return
     try:
-        points = parse_quality_points(up.getvalue(), repr(up.name))
+        points = parse_quality_points(up.getvalue(), "the file")     # named once, before the message
         new = _with_points(s, points)
     except (QualityPointsError, ValidationError) as exc:
         why = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)

@@ -17,6 +17,7 @@ import streamlit as st
 
 from planner.plan import Plan
 from planner.scenario import MixItem, Scenario
+from planner.text import shown
 from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard.registry import bounds
@@ -197,7 +198,7 @@ def apply_table_message(mix: list[dict], message, catalog, ack: int = 0
     errors = []
     for cid, column, value in edits:
         if cid not in where:
-            errors.append(f"mix: {_short(cid)} is not a component of this mix; nothing was changed for it")
+            errors.append(f"mix: {shown(cid)} is not a component of this mix; nothing was changed for it")
             continue
         row = dict(mix[where[cid]])
         try:
@@ -207,12 +208,6 @@ def apply_table_message(mix: list[dict], message, catalog, ack: int = 0
         else:
             mix[where[cid]] = row
     return mix, seq, errors
-
-
-def _short(value, limit: int = 80) -> str:
-    """A value as a message quotes it: its repr, cut to `limit` characters (a crafted one may be huge)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _table_edits(message, ack: int = 0) -> tuple[int, list[tuple[str, str, object]]] | None:
@@ -351,12 +346,12 @@ def _apply_row(m: dict, changes: dict, catalog) -> None:
     cid = m["id"]
     if "include" in changes:
         if not isinstance(changes["include"], bool):
-            raise _Refused(f"mix: include for {cid} = {_short(changes['include'])} is not allowed; give true or "
+            raise _Refused(f"mix: include for {cid} = {shown(changes['include'])} is not allowed; give true or "
                            "false")
         m["include"] = changes["include"]
     if "selection" in changes:
         if changes["selection"] not in SELECTIONS:
-            raise _Refused(f"mix: selection for {cid} = {_short(changes['selection'])} is not allowed; "
+            raise _Refused(f"mix: selection for {cid} = {shown(changes['selection'])} is not allowed; "
                            f"one of {', '.join(SELECTIONS)}")
         m["selection"] = str(changes["selection"])
     if "rows" in changes:
@@ -365,9 +360,9 @@ def _apply_row(m: dict, changes: dict, catalog) -> None:
         pct = changes["pct"]
         share = _number(pct)
         if not math.isfinite(share) or share < 0:
-            raise _Refused(f"mix: % of full for {cid} = {_short(pct)} is not allowed; give a share of 0 or more")
+            raise _Refused(f"mix: % of full for {cid} = {shown(pct)} is not allowed; give a share of 0 or more")
         rows = share / 100 * _reference(catalog.components[cid])
-        m["rows"] = _valid_rows(cid, round(rows) if rows <= MAX_ROWS else rows, catalog, shown=pct)
+        m["rows"] = _valid_rows(cid, round(rows) if rows <= MAX_ROWS else rows, catalog, typed=pct)
 
 
 def _number(value) -> float:
@@ -381,10 +376,10 @@ def _number(value) -> float:
         return float("nan")
 
 
-def _valid_rows(cid: str, value, catalog, shown=None) -> int:
+def _valid_rows(cid: str, value, catalog, typed=None) -> int:
     f = _number(value)
     if not math.isfinite(f) or f < 0 or f > MAX_ROWS or f != int(f):
-        what = f"% of full for {cid} = {_short(shown)}" if shown is not None else f"rows for {cid} = {_short(value)}"
+        what = f"% of full for {cid} = {shown(typed)}" if typed is not None else f"rows for {cid} = {shown(value)}"
         raise _Refused(f"mix: {what} is not allowed; give a whole number of rows from 0 to {MAX_ROWS:,}")
     available = catalog.components[cid].rows_available
     if f > available:

@@ -160,8 +160,7 @@ def main() -> None:
         with tab_mix:
             _mix_tab(scenario, p, catalog, unit)
     else:
-        from drafter_dashboard.mix_editor import HELD
-        hold(HELD)
+        hold(mix_editor.HELD)
     if tab_budget.open:
         with tab_budget:
             _budget_tab(scenario, catalog, unit)

@@ -12,11 +12,7 @@ import pytest
 
 from drafter_dashboard.mix_editor import HELP, MAX_SEQ_STEP, MAX_TABLE_EDITS, SPREADSHEET
 from tests.app.mix_table_util import edit, mix_frame, send, table, table_data, table_rows
-from tests.app.test_wiring import at, metric, open_tab, plain  # noqa: F401 (the fixture)
-
-
-def in_batches(rows: int) -> int:
-    return rows // 32 * 32
+from tests.app.test_wiring import at, in_batches, metric, open_tab, plain  # noqa: F401 (the fixture)
 
 
 def errors(at, named: str = "mix:") -> list[str]:
