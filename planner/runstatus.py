@@ -152,13 +152,14 @@ def _contradiction(f: rundir.Found, info: run_formats.FileInfo) -> str | None:
 
 
 def _changed(root: str, f: rundir.Found) -> bool:
-    """Gone, no longer a regular file (a symlink put in its place is never followed), or another size
-    than the scan saw."""
+    """Gone, no longer a regular file (a symlink put in its place is never followed), another file
+    (device and inode) or another size than the scan saw."""
     try:
         st = os.lstat(os.path.join(root, *f.path.split("/")))
     except OSError:
         return True
-    return not stat.S_ISREG(st.st_mode) or st.st_size != f.size
+    return not stat.S_ISREG(st.st_mode) or st.st_size != f.size or (
+        f.ident is not None and (st.st_dev, st.st_ino) != f.ident)
 
 
 def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[str, str], set[str], dict]:
@@ -170,14 +171,20 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
     changing: set[str] = set()
     read = 0
     for f in sorted(files, key=lambda x: x.path):
-        if _clock() - t0 >= seconds:
+        spent = _clock() - t0
+        if spent >= seconds:
             break
         read += 1
         if _changed(root, f):
             changing.add(f.path)
             continue
         try:
-            info = run_formats.read_file(os.path.join(root, *f.path.split("/")), expect_size=f.size)
+            # the bound in all reaches into the read: a file still being read when it passes is not verified
+            info = run_formats.read_file(os.path.join(root, *f.path.split("/")), expect_size=f.size,
+                                         expect_id=f.ident, deadline=run_formats._clock() + seconds - spent)
+        except run_formats.OutOfTime:
+            read -= 1
+            break
         except run_formats.FormatError as exc:
             if _changed(root, f):          # gone, or its size changed since the scan: still being written
                 changing.add(f.path)
