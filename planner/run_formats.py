@@ -146,8 +146,9 @@ def _tokens_rows(tensors: list[Tensor]) -> tuple[int | None, int | None]:
 # ---------------------------------------------------------------- safetensors
 def _header_int(text: str) -> int:
     """json's parse_int: an integer of more digits than 2**64 has is refused before int() reads it."""
-    if len(text) > MAX_INT_DIGITS + 1:
-        raise FormatError(f"its safetensors header holds an integer of {len(text):,} digits, over {MAX_INT_DIGITS}")
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise FormatError(f"its safetensors header holds an integer of {digits:,} digits, over {MAX_INT_DIGITS}")
     return int(text)
 
 
