@@ -82,6 +82,11 @@ class OutOfTime(FormatError):
     """The caller's deadline passed while this file was read: the file is not judged (not read)."""
 
 
+class TooSlow(FormatError):
+    """This file's read passed MAX_FILE_SECONDS: not measured, but not judged broken either (a
+    stalled filesystem takes as long as a hostile file)."""
+
+
 def _on_time(deadline: float | None) -> None:
     if deadline is not None and _clock() >= deadline:
         raise OutOfTime("not read: the bound on reading time passed")
@@ -550,7 +555,7 @@ def read_file(path: str | os.PathLike, expect_size: int | None = None, *,
     means it is still being written. expect_id: the (device, inode) the scan saw; another file now
     under the name (swapped in since the scan) is not read. The final name is opened with
     O_NOFOLLOW, never through a symlink. deadline (time.monotonic): past it, OutOfTime (not read);
-    the read stops after MAX_FILE_SECONDS in any case (FormatError)."""
+    the read stops after MAX_FILE_SECONDS in any case (TooSlow)."""
     text = os.fspath(path)
     own = _clock() + MAX_FILE_SECONDS
     stop = own if deadline is None else min(own, deadline)
@@ -575,7 +580,7 @@ def read_file(path: str | os.PathLike, expect_size: int | None = None, *,
     except OutOfTime:
         if deadline is not None and _clock() >= deadline:
             raise
-        raise FormatError(f"its metadata took over {MAX_FILE_SECONDS:g} s to read (not read)")
+        raise TooSlow(f"its metadata took over {MAX_FILE_SECONDS:g} s to read (not read)")
     except PlannerInputError as exc:
         raise FormatError(exc.allowed)
     except OSError as exc:

@@ -81,7 +81,7 @@ class RunStatus:
     scan_complete: bool = True
     suspect: int = 0
     suspect_examples: list[tuple[str, str]] = field(default_factory=list)   # (path, reason), the first few
-    verify: dict | None = None  # with verify: {"verified", "not_verified", "complete", "seconds"}
+    verify: dict | None = None  # with verify: {"verified", "not_verified", "complete", "seconds", "too_slow"}
 
     def by_state(self, state: str) -> list[int]:
         return [r.rank for r in self.ranks if r.state == state]
@@ -169,7 +169,7 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
     t0 = _clock()
     bad: dict[str, str] = {}
     changing: set[str] = set()
-    read = 0
+    read = slow = 0
     for f in sorted(files, key=lambda x: x.path):
         spent = _clock() - t0
         if spent >= seconds:
@@ -185,6 +185,9 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
         except run_formats.OutOfTime:
             read -= 1
             break
+        except run_formats.TooSlow:        # not verified: a slow read says nothing of the file
+            read, slow = read - 1, slow + 1
+            continue
         except run_formats.FormatError as exc:
             if _changed(root, f):          # gone, or its size changed since the scan: still being written
                 changing.add(f.path)
@@ -195,7 +198,7 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
         if why is not None:
             bad[f.path] = why
     return bad, changing, {"verified": read, "not_verified": len(files) - read, "complete": read == len(files),
-                           "seconds": seconds}
+                           "seconds": seconds, "too_slow": slow}
 
 
 def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,

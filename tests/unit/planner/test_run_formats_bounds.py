@@ -304,17 +304,40 @@ def test_calibrate_and_status_count_a_malformed_zip_with_its_reason(tmp_path):
 # ---------------------------------------------------------------- time: per file and in all
 def test_a_read_stops_at_its_own_bound_and_at_the_callers(tmp_path, monkeypatch):
     # a clock 4 s a look: start 0, the file's bound 10 s; the reader's looks at 4, 8, then 12 >= 10:
-    # the file took too long (suspect). With the caller's deadline at 6 (sooner): OutOfTime (not judged)
+    # the file took too long (TooSlow: not measured, not judged). With the caller's deadline at 6
+    # (sooner): OutOfTime (the caller stops reading)
     pkl = b"\x80\x02}" + b"N0" * 20_000 + b"."          # 40,001 opcodes: looks every 4,096
     path = _write(tmp_path, "a.ckpt", _ckpt(pkl.replace(b"0", b"N\x94")))
     ticks = iter(range(0, 10_000, 4))
     monkeypatch.setattr(rf, "_clock", lambda: float(next(ticks)))
     with pytest.raises(rf.FormatError, match="its metadata took over 10 s to read") as exc:
         rf.read_file(path)
-    assert not isinstance(exc.value, rf.OutOfTime)
+    assert isinstance(exc.value, rf.TooSlow) and not isinstance(exc.value, rf.OutOfTime)
     ticks = iter(range(0, 10_000, 4))
     with pytest.raises(rf.OutOfTime):
         rf.read_file(path, deadline=6.0)
+
+
+def test_status_counts_a_file_too_slow_to_read_as_not_verified_not_suspect(tmp_path, monkeypatch, capsys):
+    # run_formats' clock 4 s a look; data_1's data.pkl is 40,001 opcodes (a look every 4,096): its own
+    # 10 s bound passes on its third look, so it is neither read nor called broken (a stalled
+    # filesystem is as slow); data_0 and data_2 read (a look or two each, under 10 s)
+    from planner import runstatus
+    from planner.export.manifest import load_manifest
+    run = _run_with(tmp_path, _ckpt(b"\x80\x02}" + b"N\x94" * 20_000 + b"."))
+    ticks = iter(range(0, 100_000, 4))
+    monkeypatch.setattr(rf, "_clock", lambda: float(next(ticks)))
+    st = runstatus.status(load_manifest(str(RUNS / "manifest.yaml")), str(run), "specforge", 1, verify=True)
+    assert st.suspect == 0 and st.verify == {"verified": 2, "not_verified": 1, "complete": False, "seconds": 120.0,
+                                              "too_slow": 1}
+    from planner.cli.main import main as cli_main
+    ticks = iter(range(0, 100_000, 4))
+    capsys.readouterr()
+    assert cli_main(["status", str(run), "--manifest", str(RUNS / "manifest.yaml"), "--format", "specforge",
+                     "--verify"]) == 0
+    text = capsys.readouterr().out
+    assert "  --verify: 1 files took over 10 s each to read: NOT verified (checked by name and size only)" in text
+    assert "before its" not in text and "suspect" not in text
 
 
 def test_calibrate_reads_for_its_bound_in_all_then_measures_by_size(tmp_path, monkeypatch):
