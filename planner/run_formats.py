@@ -48,8 +48,9 @@ MAX_INDEX_BYTES = 56 * 10_000_000   # ten million samples per index
 INDEX_RECORD = struct.Struct("<QIIQQQQQ")
 # Shapes: checked in count and size before any arithmetic. safetensors' shape entries are usize and
 # its element count a checked product that fails on overflow however it ends (tensor.rs
-# Metadata::validate: try_fold(1usize, usize::checked_mul), then checked_mul by the dtype's size),
-# so a [huge, ..., huge, 0] shape is refused, not taken as 0 elements; torch's sizes are int64.
+# Metadata::validate at huggingface/safetensors@000a16f4: try_fold(1usize, usize::checked_mul), then
+# checked_mul by the dtype's size), so a [huge, ..., huge, 0] shape is refused, not taken as 0
+# elements; torch's sizes are int64.
 MAX_DIMS = 64                       # a capture tensor has 1 to 3 (our bound, not a format's)
 MAX_NUMEL = 2 ** 64 - 1
 MAX_INT_DIGITS = 20                 # 2**64 has 20 digits: a longer integer in a header is refused unparsed
@@ -435,8 +436,9 @@ def _zip_errors(exc: BaseException) -> str:
 
 
 def _open_zip(fh, size: int) -> zipfile.ZipFile:
-    """The archive, its directory bounded before zipfile reads it: the end record (the last 64 KiB)
-    says the entries and the directory's size, which zipfile would read whole."""
+    """The archive, its directory bounded before zipfile reads it: the end record (in the last 64 KiB,
+    read by zipfile's own _EndRecData, private, skipped if a Python lacks it) says the entries and
+    the directory's size, which zipfile would read whole."""
     end_record = getattr(zipfile, "_EndRecData", None)
     if end_record is not None:
         try:
