@@ -43,7 +43,10 @@ from planner.safe_io import open_binary
 MAX_HEADER_BYTES = 1_000_000
 MAX_PICKLE_BYTES = 1_000_000        # a record's data.pkl is a few hundred bytes
 MAX_ZIP_ENTRIES = 10_000
-MAX_ZIP_DIRECTORY_BYTES = MAX_ZIP_ENTRIES * 1024    # the central directory read (an entry is ~100 bytes)
+# The central directory zipfile reads and parses whole: a torch.save entry is about 100 bytes (46 + its
+# name + its extra field); a 10 MB directory of the smallest entries (47 bytes) took zipfile 1.6 s
+# to parse here (2026-12-06, this 2-core machine, shared): 256 bytes an entry.
+MAX_ZIP_DIRECTORY_BYTES = MAX_ZIP_ENTRIES * 256
 MAX_INDEX_BYTES = 56 * 10_000_000   # ten million samples per index
 INDEX_RECORD = struct.Struct("<QIIQQQQQ")
 # Shapes: checked in count and size before any arithmetic. safetensors' shape entries are usize and
