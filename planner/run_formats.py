@@ -222,7 +222,7 @@ _MARK = object()
 ALLOWED_CALLS = {("torch._utils", "_rebuild_tensor_v2"), ("collections", "OrderedDict")}
 _PUSHED = frozenset(("BINUNICODE", "SHORT_BINUNICODE", "UNICODE", "BINUNICODE8", "SHORT_BINSTRING", "BINSTRING",
                      "STRING", "BINFLOAT", "FLOAT", "SHORT_BINBYTES", "BINBYTES"))
-_INTS = frozenset(("BININT", "BININT1", "BININT2", "LONG1", "LONG", "INT"))
+_INTS = frozenset(("BININT", "BININT1", "BININT2", "LONG1", "LONG4", "LONG", "INT"))   # each bounded to 64 bits
 _KEYS = (str, int, float, bool, bytes, type(None))     # a mapping key is a plain value, hashed in O(its length)
 
 

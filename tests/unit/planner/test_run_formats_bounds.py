@@ -181,6 +181,8 @@ def _long1(nbytes: int) -> bytes:       # LONG1 of nbytes: 0xff..ff7f, 2^(8 nbyt
     ([_long1(255)] * 100 + [_k(0)], "an integer of 2,039 bits, over 64"),
     # protocol 0's LONG of 4,000 nines: 10^4000 - 1 has 13,288 bits
     ([b"L" + b"9" * 4000 + b"L\n", _k(0)], "an integer of 13,288 bits, over 64"),
+    # LONG4 of 100,000 bytes: 2^799,999 - 1
+    ([b"\x8b" + struct.pack("<i", 100_000) + b"\xff" * 99_999 + b"\x7f", _k(0)], "an integer of 799,999 bits, over 64"),
     # 9 bytes: 2^71 - 1 passes int64 and uint64
     ([_long1(9), _k(0)], "an integer of 71 bits, over 64"),
     ([_k(1)] * 65, "a shape of 65 dimensions, over 64"),
