@@ -35,6 +35,7 @@ import datetime as dt
 import math
 import os
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,11 +44,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from planner._version import __version__
 from planner import rundir
 from planner.errors import PlannerInputError
-from planner.run_formats import FormatError, read_file
+from planner import run_formats
+from planner.run_formats import FormatError, OutOfTime, read_file
 
 KIND = "drafter-planner-calibration"
 VERSION = 1
 MAX_READ = 50_000            # files whose metadata is read; past it an even sample of them
+READ_SECONDS = rundir.MAX_SECONDS    # wall-clock bound of the reading in all (each file's: run_formats')
+_clock = time.monotonic
 WORST_ROWS = 5
 BAND_SE = 2.0                # the band: the ratio +/- this many standard errors
 MAX_CALIBRATION_BYTES = 1_000_000
@@ -360,14 +364,31 @@ class Measured:
 
 
 # ---------------------------------------------------------------- measuring
-def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int) -> tuple[list[Unit], int, dict[str, str]]:
+def _read(scan: rundir.Scan, f: rundir.Found, deadline: float) -> run_formats.FileInfo | None:
+    """f's metadata, or None once the reading's bound in all has passed (before or during the read)."""
+    left = deadline - _clock()
+    if left <= 0:
+        return None
+    try:
+        return read_file(os.path.join(scan.root, *f.path.split("/")), expect_id=f.ident,
+                         expect_size=None if f.expected.kind == "index" else f.size,
+                         deadline=run_formats._clock() + left)
+    except OutOfTime:
+        return None
+
+
+def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int,
+              seconds: float = READ_SECONDS) -> tuple[list[Unit], int, dict[str, str], int]:
     """One Unit per matched row file (or shard), with its metadata read; DeepSpec: one per index
-    record. Returns the units, the files read, and the files that could not be read with why."""
+    record. Returns the units, the files read, the files that could not be read with why, and the
+    files left unread when `seconds` (the reading in all) passed: a row file left so is measured by
+    its size, an index left so gives no unit."""
     found = sorted(scan.found.values(), key=lambda f: f.path)
     datafiles = [f for f in found if f.expected.kind in ("row", "shard")]
     step = max(1, math.ceil(len(datafiles) / max_read)) if datafiles else 1
     to_read = {f.path for f in datafiles[::step]}
-    units, bad, read = [], {}, 0
+    units, bad, read, unread = [], {}, 0, 0
+    deadline = _clock() + seconds
     shard_bytes: dict[str, float] = {}      # DeepSpec: a folder's shard bytes, which its index's rows share
     for f in found:
         e = f.expected
@@ -380,12 +401,12 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int) -> tuple[l
         info = None
         if f.path in to_read or e.kind == "index":
             try:
-                info = read_file(os.path.join(scan.root, *f.path.split("/")),
-                                 expect_size=None if e.kind == "index" else f.size)
-                read += 1
+                info = _read(scan, f, deadline)
             except FormatError as exc:
                 bad[f.path] = str(exc)
                 continue
+            read += info is not None
+            unread += info is None
         if e.kind == "index":
             _index_units(units, f, e, info, names.plan)
             continue
@@ -408,7 +429,7 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int) -> tuple[l
             extra = nbytes * (u.tokens or 0) / tok if tok else 0.0
             units[i] = Unit(u.path, u.rows, u.planned_bytes, u.planned_tokens, u.size + extra, u.tokens, None,
                             u.mtime, 0)
-    return units, read, bad
+    return units, read, bad, unread
 
 
 def _index_units(units, f, e, info, plan) -> None:
@@ -508,9 +529,11 @@ def disk_free(run_dir: str, capacity_tb: float | None, used: float) -> tuple[flo
 def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp: int = 1, gpus: int | None = None,
               elapsed_hours: float | None = None, disk_capacity_tb: float | None = None, now: float | None = None,
               progress=None, max_entries: int = rundir.MAX_ENTRIES, max_read: int = MAX_READ,
-              min_age: float = rundir.MIN_AGE_SECONDS, plan: rundir.RowPlan | None = None) -> RunCalibration:
+              min_age: float = rundir.MIN_AGE_SECONDS, plan: rundir.RowPlan | None = None,
+              read_seconds: float = READ_SECONDS) -> RunCalibration:
     """The calibration of manifest `m` from what the run in `run_dir` wrote so far (`plan`: the
-    per-row predictions, default the manifest's plan with `layout`)."""
+    per-row predictions, default the manifest's plan with `layout`). The files' metadata are read
+    for at most `read_seconds` in all (and each file for at most run_formats.MAX_FILE_SECONDS)."""
     if elapsed_hours is not None and not (isinstance(elapsed_hours, (int, float)) and math.isfinite(elapsed_hours)
                                           and 0 < elapsed_hours <= MAX_ELAPSED_HOURS):
         raise PlannerInputError("--elapsed-hours", elapsed_hours,
@@ -525,17 +548,20 @@ def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp:
     names = rundir.naming(m, layout, world=world, dp=dp, plan=plan)
     scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), now=now, progress=progress,
                        max_entries=max_entries, min_age=min_age)
-    units, read, bad = _units_of(scan, names, max_read)
+    units, read, bad, unread = _units_of(scan, names, max_read, read_seconds)
     for path, why in bad.items():
         scan.skip(path, f"cannot be read: {why}")
     return _calibration(m, names, scan, units, read, gpus=gpus, elapsed_hours=elapsed_hours,
-                        disk_capacity_tb=disk_capacity_tb, unreadable=set(bad))
+                        disk_capacity_tb=disk_capacity_tb, unreadable=set(bad), unread=(unread, read_seconds))
 
 
 def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capacity_tb,
-                 unreadable=frozenset()) -> RunCalibration:
+                 unreadable=frozenset(), unread=(0, READ_SECONDS)) -> RunCalibration:
     plan = names.plan
     notes = []
+    if unread[0]:
+        notes.append(f"{unread[0]:,} files not read: the reading stopped at its {unread[1]:g} s bound (a row file "
+                     "left so is measured by its size, an index left so not at all)")
     measured_b = [u.size for u in units]
     planned_b = [u.planned_bytes for u in units]
     rows_planned = plan.training_rows

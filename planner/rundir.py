@@ -462,6 +462,7 @@ class Found:
     size: int
     mtime: float         # seconds since the epoch
     expected: ExpectedFile
+    ident: tuple[int, int] | None = None   # (st_dev, st_ino) the scan saw: a reader opens no other file
 
 
 @dataclass
@@ -577,7 +578,7 @@ def _classify(entry, rel, depth, out, names, others, now, min_age, root_real, su
     if now - st.st_mtime < min_age and got.kind != "index":
         out.skip(rel, YOUNG)
         return
-    out.found[rel] = Found(rel, st.st_size, st.st_mtime, got)
+    out.found[rel] = Found(rel, st.st_size, st.st_mtime, got, (st.st_dev, st.st_ino))
 
 
 def _recheck(root: str, out: Scan) -> None:
@@ -588,8 +589,8 @@ def _recheck(root: str, out: Scan) -> None:
             del out.found[rel]
             out.skip(rel, CHANGING)
             continue
-        if not stat.S_ISREG(st.st_mode) or (f.expected.kind != "index"
-                                             and (st.st_size != f.size or st.st_mtime != f.mtime)):
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != f.ident or (
+                f.expected.kind != "index" and (st.st_size != f.size or st.st_mtime != f.mtime)):
             del out.found[rel]
             out.skip(rel, CHANGING)
 

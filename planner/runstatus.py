@@ -81,7 +81,7 @@ class RunStatus:
     scan_complete: bool = True
     suspect: int = 0
     suspect_examples: list[tuple[str, str]] = field(default_factory=list)   # (path, reason), the first few
-    verify: dict | None = None  # with verify: {"verified", "not_verified", "complete", "seconds"}
+    verify: dict | None = None  # with verify: {"verified", "not_verified", "complete", "seconds", "too_slow"}
 
     def by_state(self, state: str) -> list[int]:
         return [r.rank for r in self.ranks if r.state == state]
@@ -152,13 +152,14 @@ def _contradiction(f: rundir.Found, info: run_formats.FileInfo) -> str | None:
 
 
 def _changed(root: str, f: rundir.Found) -> bool:
-    """Gone, no longer a regular file (a symlink put in its place is never followed), or another size
-    than the scan saw."""
+    """Gone, no longer a regular file (a symlink put in its place is never followed), another file
+    (device and inode) or another size than the scan saw."""
     try:
         st = os.lstat(os.path.join(root, *f.path.split("/")))
     except OSError:
         return True
-    return not stat.S_ISREG(st.st_mode) or st.st_size != f.size
+    return not stat.S_ISREG(st.st_mode) or st.st_size != f.size or (
+        f.ident is not None and (st.st_dev, st.st_ino) != f.ident)
 
 
 def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[str, str], set[str], dict]:
@@ -168,16 +169,25 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
     t0 = _clock()
     bad: dict[str, str] = {}
     changing: set[str] = set()
-    read = 0
+    read = slow = 0
     for f in sorted(files, key=lambda x: x.path):
-        if _clock() - t0 >= seconds:
+        spent = _clock() - t0
+        if spent >= seconds:
             break
         read += 1
         if _changed(root, f):
             changing.add(f.path)
             continue
         try:
-            info = run_formats.read_file(os.path.join(root, *f.path.split("/")), expect_size=f.size)
+            # the bound in all reaches into the read: a file still being read when it passes is not verified
+            info = run_formats.read_file(os.path.join(root, *f.path.split("/")), expect_size=f.size,
+                                         expect_id=f.ident, deadline=run_formats._clock() + seconds - spent)
+        except run_formats.OutOfTime:
+            read -= 1
+            break
+        except run_formats.TooSlow:        # not verified: a slow read says nothing of the file
+            read, slow = read - 1, slow + 1
+            continue
         except run_formats.FormatError as exc:
             if _changed(root, f):          # gone, or its size changed since the scan: still being written
                 changing.add(f.path)
@@ -188,7 +198,7 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
         if why is not None:
             bad[f.path] = why
     return bad, changing, {"verified": read, "not_verified": len(files) - read, "complete": read == len(files),
-                           "seconds": seconds}
+                           "seconds": seconds, "too_slow": slow}
 
 
 def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,

@@ -13,6 +13,7 @@ command's own inputs; the temp file is removed on every failure.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -23,6 +24,7 @@ from planner.errors import PlannerInputError
 
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 # Caps for whole-file inputs, per kind (bytes).
 LIMITS = {
@@ -42,18 +44,21 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | os.PathLike, field: str) -> int:
-    """An O_RDONLY descriptor for `path`, which must be a regular file (checked on the open fd)."""
+def open_regular(path: str | os.PathLike, field: str, nofollow: bool = False) -> int:
+    """An O_RDONLY descriptor for `path`, which must be a regular file (checked on the open fd).
+    nofollow: a symlink as the last component is refused (O_NOFOLLOW), not followed."""
     text = os.fspath(path)
     if not text:
         raise PlannerInputError(field, text, "give a file path")
     try:
-        fd = os.open(text, os.O_RDONLY | _O_NONBLOCK | _O_BINARY)
+        fd = os.open(text, os.O_RDONLY | _O_NONBLOCK | _O_BINARY | (_O_NOFOLLOW if nofollow else 0))
     except FileNotFoundError:
         raise PlannerInputError(field, text, "it cannot be read: no such file")
     except IsADirectoryError:
         raise PlannerInputError(field, text, "it is a directory; give a regular file")
     except OSError as exc:
+        if nofollow and exc.errno == errno.ELOOP:
+            raise PlannerInputError(field, text, "it is a symbolic link (not followed)")
         raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}")
     try:
         st = os.fstat(fd)
@@ -78,9 +83,9 @@ def check_regular(path: str | os.PathLike, field: str) -> None:
 
 
 @contextlib.contextmanager
-def open_binary(path: str | os.PathLike, field: str):
-    """A binary file object on a checked regular file."""
-    fd = open_regular(path, field)
+def open_binary(path: str | os.PathLike, field: str, nofollow: bool = False):
+    """A binary file object on a checked regular file (nofollow: as open_regular)."""
+    fd = open_regular(path, field, nofollow)
     with os.fdopen(fd, "rb") as fh:
         yield fh
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from planner import run_formats
 from planner.cli._common import CliError, read_manifest
 
 
@@ -92,8 +93,13 @@ def run(a: argparse.Namespace) -> int:
     if v is None:
         print("  files checked by name and size only (--verify reads each one's metadata)")
     elif not v["complete"]:
-        print(f"  --verify read {v['verified']:,} files before its {v['seconds']:g} s bound: the other "
-              f"{v['not_verified']:,} were NOT verified (checked by name and size only)")
+        slow, cut = v.get("too_slow", 0), v["not_verified"] - v.get("too_slow", 0)
+        if slow:
+            print(f"  --verify: {slow:,} files took over {run_formats.MAX_FILE_SECONDS:g} s each to read: NOT "
+                  "verified (checked by name and size only)")
+        if cut:
+            print(f"  --verify read {v['verified']:,} files before its {v['seconds']:g} s bound: the other "
+                  f"{cut:,} were NOT verified (checked by name and size only)")
     else:
         print(f"  --verify read all {v['verified']:,} finished files' metadata")
     if st.unfinished:

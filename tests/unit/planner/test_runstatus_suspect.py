@@ -123,7 +123,8 @@ def test_an_empty_or_too_small_file_is_suspect_without_verify(tmp_path, monkeypa
     rc, text, _ = _status(run, capsys, "--json", "--verify")
     st = json.loads(text)
     assert [(r["files_done"], r["suspect"]) for r in st["ranks"]] == [(2, 1), (1, 2), (0, 1), (2, 0)]
-    assert st["verify"] == {"verified": 6, "not_verified": 0, "complete": True, "seconds": runstatus.VERIFY_SECONDS}
+    assert st["verify"] == {"verified": 6, "not_verified": 0, "complete": True, "seconds": runstatus.VERIFY_SECONDS,
+                            "too_slow": 0}
     assert {"path": "rank-00001/rows_0-2000/data_1.ckpt",
             "reason": "holds no input_ids or token_ids tensor, which the pipeline stores for every row"} \
         in st["suspect_examples"]
@@ -197,7 +198,7 @@ def test_the_verify_deadline_says_how_many_were_not_read(tmp_path, monkeypatch, 
     # look at 3 is past the bound. Read 2 (the first two by path, rank 0's data_0 and data_1),
     # 10 - 2 = 8 not read, counted as done by name and size
     st = runstatus.status(run["m"], str(run["out"]), "specforge", 4, verify=True, verify_seconds=2.5)
-    assert st.verify == {"verified": 2, "not_verified": 8, "complete": False, "seconds": 2.5}
+    assert st.verify == {"verified": 2, "not_verified": 8, "complete": False, "seconds": 2.5, "too_slow": 0}
     assert st.suspect == 2 and [(r.done, r.suspect) for r in st.ranks] == [(1, 2), (3, 0), (2, 0), (2, 0)]
     # the CLI's bound (120 s) with a clock of 100 s a look: start 0, the look at 100 reads one, 200 stops
     ticks = iter(range(0, 10_000_000, 100))
