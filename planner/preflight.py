@@ -510,6 +510,12 @@ def _capture_bytes(figs: dict, rows: list) -> float:
     return sum(t * per_token + 1_000_000 for _, t in rows)
 
 
+def _cuda_or_refuse() -> None:
+    import torch
+    if not torch.cuda.is_available():
+        raise PlannerInputError("--device", "cuda", "cpu: torch sees no CUDA device here")
+
+
 def run(m, o: Options) -> Result:
     """Preflight of manifest `m` on this machine (see the module docstring)."""
     check_options(o)
@@ -523,19 +529,20 @@ def run(m, o: Options) -> Result:
         raise PlannerInputError("--manifest", "rows", "a manifest with rows to capture")
     test_bytes = o.test_mb * 1e6
     check_room(o, test_bytes + _capture_bytes(figs, rows))
-    import torch
-    device = o.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise PlannerInputError("--device", "cuda", "cpu: torch sees no CUDA device here")
+    if o.device == "cuda":
+        _cuda_or_refuse()
     n_run = min(o.layers_run or 2, figs["model"].num_layers)
     host, when = host_name(o.host), dt.datetime.now(dt.timezone.utc)
     top = tempfile.mkdtemp(prefix=PREFIX, dir=o.dir)
     try:
-        mean_file, _ = names.plan.mean_file()
         free = _free(o)
         os.mkdir(os.path.join(top, "disk"))
-        disk = disk_test(os.path.join(top, "disk"), int(test_bytes), int(mean_file), clock, clock.left() * 0.3)
+        disk = disk_test(os.path.join(top, "disk"), int(test_bytes), int(names.plan.mean_file()[0]), clock,
+                         clock.left() * 0.3)
         disk.update(free_bytes=free, bytes_per_node=figs["bytes_per_node"], fits=free >= figs["bytes_per_node"])
+        clock.say("loading torch and transformers", force=True)
+        import torch
+        device = o.device or ("cuda" if torch.cuda.is_available() else "cpu")
         gpus = gpu_inventory(torch)
         gpus["against_plan"] = gpu_verdict(gpus, figs)
         os.mkdir(os.path.join(top, "run"))
