@@ -354,13 +354,18 @@ def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tup
                               else rng.choices(plan.ids, weights)[0])
         a = atoms.get(cid) or next(iter(atoms.values()))
         p = a.rows / a.rows.sum()
-        # padding as the layout stores it: "batch" (unsorted) the longest of the row and B - 1 rows of
-        # its component (SpecForge's DataCollatorWithPadding over consecutive rows), "max_length" the cap
         draws = 1 if eff.padding != "batch" or eff.sort_by_length else eff.capture_batch_size
-        t = max(int(round(float(x))) for x in a.tokens[gen.choice(len(p), size=draws, p=p)])
-        cap = eff.max_seq_len or t
-        out.append((e, max(1, cap if eff.padding == "max_length" else min(t, cap))))
+        out.append((e, stored_length([float(x) for x in a.tokens[gen.choice(len(p), size=draws, p=p)]], eff)))
     return out
+
+
+def stored_length(draws: list[float], eff) -> int:
+    """The tokens a row's file stores, from its own length (draws[0]) and, for a layout that pads to
+    its batch's longest row ("batch", unsorted: SpecForge's DataCollatorWithPadding over consecutive
+    rows), the other rows of its batch (draws[1:]); "max_length" stores the cap; never past the cap."""
+    t = round(max(draws) if eff.padding == "batch" and not eff.sort_by_length else draws[0])
+    cap = eff.max_seq_len or t
+    return max(1, cap if eff.padding == "max_length" else min(t, cap))
 
 
 def _row_tensors(spec, ids, states: list, name: str) -> dict:

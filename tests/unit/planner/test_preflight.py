@@ -136,11 +136,12 @@ def test_the_calibration_round_trips_through_estimate(tmp_path, capsys):
 
 
 def test_a_disk_too_small_for_the_test_is_refused_in_one_line(tmp_path):
-    # an injected statvfs: 10 MB free, the test writes 2 MB + the capture's files and leaves 64 MiB
-    small = lambda path: SimpleNamespace(f_bavail=10_000, f_frsize=1000)    # noqa: E731
+    # an injected statvfs: 70 MB free; the test needs 2 MB (--test-mb) + 4 rows' files (1 MB each for
+    # the header's allowance, + their tokens x 528 bytes) + the 64 MiB (67.1 MB) it leaves free: over 73 MB
+    small = lambda path: SimpleNamespace(f_bavail=70_000, f_frsize=1000)    # noqa: E731
     with pytest.raises(PlannerInputError) as exc:
         pf.run(manifest(), pf.Options(dir=str(tmp_path), test_mb=2, rows=4, statvfs=small))
-    assert exc.value.field == "--dir" and "10.0 MB free" in exc.value.allowed and "\n" not in str(exc.value)
+    assert exc.value.field == "--dir" and "70.0 MB free" in exc.value.allowed and "\n" not in str(exc.value)
     assert os.listdir(tmp_path) == []
 
 
@@ -192,6 +193,18 @@ def test_sigterm_while_writing_leaves_no_file_behind(tmp_path):
             p.kill()
     assert p.returncode == 143 and "terminated" in err, err
     assert list(work.iterdir()) == []
+
+
+def test_the_stored_length_follows_the_layouts_padding_and_cap():
+    eff = lambda padding, cap=200, sort=False: SimpleNamespace(padding=padding, max_seq_len=cap,   # noqa: E731
+                                                               sort_by_length=sort)
+    # a row of 100 tokens in a batch whose others have 300 and 50
+    assert pf.stored_length([100, 300, 50], eff("none")) == 100                # its own length
+    assert pf.stored_length([100, 170, 50], eff("batch")) == 170               # its batch's longest
+    assert pf.stored_length([100, 300, 50], eff("batch")) == 200               # that, capped at 200
+    assert pf.stored_length([100, 300, 50], eff("batch", sort=True)) == 100    # sorted batches: its own
+    assert pf.stored_length([100], eff("max_length")) == 200                   # every row at the cap
+    assert pf.stored_length([100, 300], eff("batch", cap=None)) == 300         # no cap
 
 
 def test_what_preflight_cannot_build_is_refused_in_one_line():
