@@ -274,7 +274,7 @@ def gpu_inventory(torch_mod=None) -> dict:
                     "memory_bytes": [float(mb) * 2**20 for _, mb in rows], "from": "nvidia-smi"}
         except (OSError, subprocess.SubprocessError, ValueError):
             pass
-    return {"count": 0, "names": [], "memory_bytes": [], "from": "none (no CUDA device seen by torch or nvidia-smi)"}
+    return {"count": 0, "names": [], "memory_bytes": [], "from": "torch.cuda and nvidia-smi see none"}
 
 
 def gpu_verdict(inv: dict, figs: dict) -> list[str]:

@@ -33,7 +33,8 @@ def text(r) -> str:
              "  disk rate    " + (f"{fmt_bytes(d['write_bytes_per_s'])}/s written (fsync'd), "
                                   f"{fmt_bytes(d['read_bytes_per_s'] or 0)}/s read back, {d['files']} files of "
                                   f"{fmt_bytes(d['file_bytes'])}" if d["write_bytes_per_s"] else "not measured"),
-             f"  GPUs         {g['count']} ({printable(', '.join(g['names'])) or 'none'}; from {g['from']})"]
+             f"  GPUs         {g['count']}: " + (f"{printable(', '.join(g['names']))} (from {g['from']})"
+                                             if g["names"] else g["from"])]
     lines += [f"               {printable(x)}" for x in g["against_plan"]]
     lines.append(f"  capture      {cap['rows']} rows, {cap['tokens']:,} tokens on {cap['device']}: {rate} "
                  f"(the plan's table: {cap['tabled_tokens_per_s_per_gpu']:,.1f}); {cap['layers_run']} of "
