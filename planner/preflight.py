@@ -441,7 +441,7 @@ def capture(folder: str, figs: dict, rows: list, arch: str, n_run: int, device: 
         d = time.perf_counter()
         fwd, copy, write = fwd + (b - a), copy + (c - b), write + (d - c)
         done, tokens = done + 1, tokens + t
-        clock.say(f"capture: {done} of {len(rows)} rows, {tokens:,} tokens")
+        clock.say(f"capture: {done} of {len(rows)} rows, {tokens:,} tokens", force=done == 1)
         del hs, host
     scale = model.num_layers / n_run
     return {"rows": done, "tokens": tokens, "layers_run": n_run, "layers": model.num_layers, "scale": scale,

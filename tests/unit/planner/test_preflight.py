@@ -106,14 +106,17 @@ def test_a_hybrid_shape_runs_its_gated_deltanet_layers_on_the_cpu(tmp_path):
 def test_the_calibration_round_trips_through_estimate(tmp_path, capsys):
     from planner.cli.main import main
     m = manifest()
-    mp = tmp_path / "m.yaml"
+    mp, cal, work = tmp_path / "m.yaml", tmp_path / "cal.json", tmp_path / "work"
     mp.write_text(dump_manifest(m))
-    r = pf.run(m, pf.Options(dir=str(tmp_path), test_mb=2, rows=4, host="testhost"))
-    cal = tmp_path / "cal.json"
-    cal.write_text(rc.dump(r.calibration))
-    assert sorted(os.listdir(tmp_path)) == ["cal.json", "m.yaml"]            # nothing else left behind
+    work.mkdir()
+    assert main(["preflight", "--manifest", str(mp), "--dir", str(work), "--test-mb", "2", "--rows", "4",
+                 "--quiet", "--out", str(cal)]) == 0
+    said = capsys.readouterr().out
+    assert os.listdir(work) == []                                        # nothing left behind
     c = rc.load(cal)
-    label = f"measured by preflight on testhost, {c.created_at[:10]}"
+    label = f"measured by preflight on {pf.host_name()}, {c.created_at[:10]}"
+    assert said.startswith(f"preflight: {label} (layout specforge-eagle3, model custom:small)")
+    assert "2 of 8 layers run, the forward scaled x 4" in said and "not measured: " in said
     assert c.measured_by == label and c.elapsed_from.startswith(label) and c.data_bytes_per_token == 528
     assert c.rows_measured == 4 and c.layers == [1, 3, 4, 8] and c.tokens_per_s_per_gpu > 0
     outs = []
@@ -133,6 +136,24 @@ def test_the_calibration_round_trips_through_estimate(tmp_path, capsys):
     measured = [x for x in b["assumptions"] if x["tag"] == "measured"]
     assert [x["name"] for x in measured] == ["bytes per token in the files", "overhead per file", "capture rate"]
     assert {x["source"] for x in measured} == {label}
+
+
+def test_max_minutes_bounds_the_steps(tmp_path):
+    # 0.0001 minutes (6 ms): the disk test's share is spent before its first file (no rate), and the
+    # capture stops after the one row it always runs once its model is built
+    r = pf.run(manifest(), pf.Options(dir=str(tmp_path), test_mb=2, rows=4, max_minutes=0.0001))
+    assert r.disk["files"] == 0 and r.disk["write_bytes_per_s"] is None and r.capture["rows"] == 1
+    assert r.calibration.rows_measured == 1 and os.listdir(tmp_path) == []
+
+
+def test_ctrl_c_while_capturing_leaves_no_file_behind(tmp_path):
+    def interrupt(line):
+        if line.startswith("capture: 1 of"):        # the first row's file is written
+            assert list(tmp_path.glob(f"{pf.PREFIX}*/run/*/*"))
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        pf.run(manifest(), pf.Options(dir=str(tmp_path), test_mb=2, rows=4, progress=interrupt))
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_disk_too_small_for_the_test_is_refused_in_one_line(tmp_path):
