@@ -406,6 +406,16 @@ def _sync(torch, device: str) -> None:
         torch.cuda.synchronize()
 
 
+def _inside(folder: str, rel: str) -> str:
+    """The path of a layout's file name under `folder`; a name that would leave it (names come from
+    the manifest's component ids) is refused."""
+    path = os.path.join(folder, *rel.split("/"))
+    root = os.path.realpath(folder)
+    if os.path.commonpath([os.path.realpath(path), root]) != root or rel.startswith("/"):
+        raise PlannerInputError("--manifest", rel, "file names inside the capture's folder")
+    return path
+
+
 def capture(folder: str, figs: dict, rows: list, arch: str, n_run: int, device: str, clock: _Clock,
             budget_s: float) -> dict:
     """Rows through the model, timed per part: forward (of n_run layers), host copy, write. Stops at
@@ -424,6 +434,7 @@ def capture(folder: str, figs: dict, rows: list, arch: str, n_run: int, device: 
     for e, t in rows:
         if done and time.monotonic() - t_start > budget_s:
             break
+        path = _inside(folder, e.path)
         ids = torch.randint(0, model.vocab_size, (1, t), generator=gen)
         _sync(torch, device)
         a = time.perf_counter()
@@ -436,8 +447,7 @@ def capture(folder: str, figs: dict, rows: list, arch: str, n_run: int, device: 
                 for x in layers]
         _sync(torch, device)
         c = time.perf_counter()
-        write_row(os.path.join(folder, *e.path.split("/")), figs["spec"], ids[0], host,
-                  os.path.basename(e.path).rsplit(".", 1)[0])
+        write_row(path, figs["spec"], ids[0], host, os.path.basename(path).rsplit(".", 1)[0])
         d = time.perf_counter()
         fwd, copy, write = fwd + (b - a), copy + (c - b), write + (d - c)
         done, tokens = done + 1, tokens + t

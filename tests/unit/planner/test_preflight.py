@@ -4,7 +4,6 @@ the calibration file through `estimate --calibration`, a disk too small for the 
 line (an injected statvfs, and a real tmpfs when this process may mount one), and SIGTERM on a
 running preflight leaving nothing behind. No test asserts a speed."""
 import contextlib
-import io
 import json
 import os
 import signal
@@ -83,6 +82,19 @@ def test_the_files_hold_exactly_the_layouts_bytes_per_row(tmp_path, layout):
         # 7 tokens x 528 = 3,696 bytes of tensors (specforge-eagle3), and so on
         assert info.data_bytes == t * per_token and info.tokens == t, (e.path, info)
         assert {x.name for x in info.tensors} == names
+
+
+def test_a_file_name_that_would_leave_the_folder_is_refused(tmp_path):
+    m = manifest()
+    figs = pf.plan_figures(m, None)
+    (e, _), = pf.sample_rows(figs, pf.rundir.naming(m, None), 1, 1)
+    (tmp_path / "run").mkdir()
+    for bad in ("../data_0.ckpt", "rows_0-2000/../../data_0.ckpt"):
+        with pytest.raises(PlannerInputError, match="inside the capture's folder"):
+            pf.capture(str(tmp_path / "run"), figs, [(pf.rundir.ExpectedFile(bad, 0, (0,), None, 1.0, 1.0), 5)],
+                       "llama", 1, "cpu", clock(), 60)
+    assert [p.name for p in tmp_path.iterdir()] == ["run"] and not list((tmp_path / "run").iterdir())
+    assert e.path.startswith("rows_0-2000/data_")           # a real name passes (the tests above write them)
 
 
 def test_the_planners_bytes_per_token_agree_with_the_hand_worked_ones():
