@@ -107,6 +107,27 @@ def test_the_planners_bytes_per_token_agree_with_the_hand_worked_ones():
         assert b.per_token - b.sidecar == per_token, layout
 
 
+def test_every_buildable_preset_builds_its_published_parameter_count():
+    # the whole model on the meta device (no memory): its parameters against the preset's, less what
+    # the base model does not hold (vision tower, MTP head, an untied LM head of H x V). Qwen3-8B:
+    # 8.2e9 - 4,096 x 151,936 = 7.578e9 (built: 7.568e9); Qwen3.6-27B: 27.78e9 - 460,730,096 -
+    # 424,699,392 - 5,120 x 248,320 = 25.623e9 (built: 25.625e9). The presets give 2 to 4 digits: 1%.
+    import torch
+    from planner.specs import model_presets
+    built = 0
+    for mid, m in model_presets().items():
+        try:
+            arch, _ = pf._architecture(m)
+        except PlannerInputError:
+            assert m.active_params < m.params or m.kv_latent_dim, mid       # MoE or MLA: refused
+            continue
+        n = sum(p.numel() for p in pf.build_model(m, arch, m.num_layers, torch.bfloat16, "meta").parameters())
+        text = m.params - m.vision_params - m.mtp_params - (0 if m.tied_embeddings else m.hidden_size * m.vocab_size)
+        assert n == pytest.approx(text, rel=0.01), mid
+        built += 1
+    assert built >= 4           # qwen3-8b, -14b, -32b, qwen3.6-27b, llama-3.1-8b, -70b
+
+
 def test_a_hybrid_shape_runs_its_gated_deltanet_layers_on_the_cpu(tmp_path):
     # 4 of 8 layers run: the model's own pattern cut, 3 linear then 1 full; forward x 2 for all
     rows, cap = _capture(tmp_path, "specforge-eagle3", HYBRID, "qwen3_5_text", 4)
