@@ -495,6 +495,9 @@ def _notes(cap: dict, figs: dict, arch_note: str, gpus: dict, disk: dict, shared
                      "(its dataset) are not written; the plan counts them")
     if shared:
         notes.append("the plan stores on a shared filesystem: the disk figures are this folder's")
+    elif figs["plan"].nodes.extraction_nodes > 1:
+        notes.append(f"the forecast's disk line counts the whole plan against this one disk; the plan puts "
+                     f"{fmt_bytes(figs['bytes_per_node'])} on each of its {figs['plan'].nodes.extraction_nodes} nodes")
     if disk.get("write_bytes_per_s"):
         notes.append(f"disk: {fmt_bytes(disk['write_bytes_per_s'])}/s written with fsync, "
                      f"{fmt_bytes(disk['read_bytes_per_s'] or 0)}/s read back cold, files of "
