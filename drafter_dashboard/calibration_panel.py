@@ -64,8 +64,10 @@ def render(scenario, current: Plan, catalog, unit: str) -> None:
     except PlannerInputError as exc:
         st.error(md_text(f"Calibration not used: {exc}"))
         return
-    st.caption(md_text(f"Figures marked with the run were {m.label} (layout {c.layout}); the others follow "
-                       "from them or do not move."))
+    st.caption(md_text(f"Figures marked with the {'measurement' if c.measured_by else 'run'} were {m.label} "
+                       f"(layout {c.layout}); the others follow from them or do not move."))
     st.dataframe(rows(current, calibrated, m.label, unit), hide_index=True, width="stretch")
     first, *rest = forecast_lines(c)
-    st.markdown(md_text(f"That run's forecast: {first}.") + "\n" + "".join(f"\n- {md_text(x)}" for x in rest))
+    # a preflight's file (planner/preflight.py) measured a few rows on one machine, not a run
+    whose = "Preflight's forecast" if c.measured_by else "That run's forecast"
+    st.markdown(md_text(f"{whose}: {first}.") + "\n" + "".join(f"\n- {md_text(x)}" for x in rest))

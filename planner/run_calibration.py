@@ -152,6 +152,9 @@ class RunCalibration(_Strict):
     tokens_per_s_per_gpu: float | None
     forecast: Forecast
     notes: list[str] = Field(default_factory=list, max_length=50)
+    # who measured it when not a run: "measured by preflight on HOST, DATE" (planner/preflight.py); absent
+    # (null) in a run's calibration and in files written before preflight. No control character: it is shown.
+    measured_by: str | None = Field(None, max_length=200, pattern=r"^[^\x00-\x1f\x7f-\x9f]*$")
 
     @model_validator(mode="after")
     def _disk_verdict(self):
@@ -311,15 +314,19 @@ class Measured:
     data_bytes_per_token: float | None
     overhead_bytes_per_file: float | None
     tokens_per_s_per_gpu: float | None
+    measured_by: str | None = None       # preflight's "measured by preflight on HOST, DATE"; None: a run
 
     @classmethod
     def of(cls, c: "RunCalibration") -> "Measured":
         return cls(layout=c.layout, model=c.model, hidden_dtype=c.hidden_dtype, layers=tuple(c.layers),
                    rows=c.rows_measured, date=c.created_at[:10], data_bytes_per_token=c.data_bytes_per_token,
-                   overhead_bytes_per_file=c.overhead_bytes_per_file, tokens_per_s_per_gpu=c.tokens_per_s_per_gpu)
+                   overhead_bytes_per_file=c.overhead_bytes_per_file, tokens_per_s_per_gpu=c.tokens_per_s_per_gpu,
+                   measured_by=c.measured_by)
 
     @property
     def label(self) -> str:
+        if self.measured_by:
+            return self.measured_by
         return f"measured on your run: {self.rows:,} rows, {self.date}"
 
     def apply(self, s, layout, spec):

@@ -31,7 +31,7 @@ from planner.cli.main import main as cli_main
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 PLANNER = ([".venv/bin/python", "-m", "planner"], ["python", "-m", "planner"])
-PLACEHOLDERS = {"RUN_DIR", "data.jsonl", "data/train-*.parquet"}
+PLACEHOLDERS = {"RUN_DIR", "CAPTURE_DIR", "data.jsonl", "data/train-*.parquet"}
 SHELL = ("grep ", "PLANNER_OUT_DIR=")
 # the parts of a shown output that are this machine's: the free bytes of the disk a rank checks, and the
 # day a command ran (a calibration is dated when it is made: `[measured on your run: 3 rows, 2026-12-03]`

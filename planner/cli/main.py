@@ -13,7 +13,7 @@ import threading
 
 from pydantic import ValidationError
 
-from planner.cli import calibrate, components, estimate, export, materialize, profile, status, trim
+from planner.cli import calibrate, components, estimate, export, materialize, preflight, profile, status, trim
 from planner.cli._common import ALL_FLAGS, CliError, Parser, flag_for, shown
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.export.manifest import ManifestError
@@ -34,6 +34,7 @@ def build_parser() -> Parser:
     calibrate.register(sub)
     calibrate.register_watch(sub)
     status.register(sub)
+    preflight.register(sub)
     return parser
 
 

@@ -69,6 +69,18 @@ def test_calibrated_plan_beside_the_tabled_one(tmp_path, monkeypatch, calibratio
     assert said["disk"].startswith("the disk does not fill: ")
 
 
+def test_a_preflight_file_is_labelled_as_preflight_measured_it(tmp_path, monkeypatch, calibration):
+    # planner preflight's file: the same format, with measured_by (planner/preflight.py)
+    label = "measured by preflight on testhost, 2026-12-06"
+    app = page(tmp_path, monkeypatch)
+    upload(app, "cal.json", rc.dump(calibration.model_copy(update={"measured_by": label})).encode())
+    table = next(d.value for d in app.dataframe if "calibrated plan" in d.value.columns)
+    by = {r["figure"]: r for r in table.to_dict("records")}
+    assert by["Bytes per token"]["source"] == by["Capture rate (tokens/s per GPU)"]["source"] == label
+    shown = [re.sub(r"\\(.)", r"\1", m.value).replace("\u200b", "") for m in app.markdown]
+    assert any(m.startswith("Preflight's forecast: 3 of 992 rows measured") for m in shown)
+
+
 def forecast_shown(app) -> dict[str, str]:
     """The panel's forecast lines, by label, as read (markdown escapes and zero-width spaces removed)."""
     shown = [re.sub(r"\\(.)", r"\1", m.value).replace("\u200b", "") for m in app.markdown]

@@ -129,10 +129,36 @@ def test_planner_help_loads_no_duckdb_pandas_or_plotly():
             "try:\n    runpy.run_module('planner', run_name='__main__', alter_sys=True)\n"
             "except SystemExit:\n    pass\n"
             "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'duckdb', 'pandas', 'plotly', "
-            "'numpy', 'streamlit'}))\n")
+            "'numpy', 'streamlit', 'torch', 'transformers', 'safetensors'}))\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "usage: planner" in r.stdout and r.stdout.splitlines()[-1] == "LOADED []", r.stdout[-300:]
+
+
+HEAVY = ("torch", "transformers", "safetensors")     # the [preflight] extra (issue 37)
+
+
+def _heavy_imports() -> list[str]:
+    """'module: name (where)' for every import of the [preflight] extra's packages, where being
+    'top' (module level) or 'function'."""
+    found = []
+    for m, f in MODULES.items():
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        local = {id(n) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for n in ast.walk(fn)}
+        for n in ast.walk(tree):
+            names = ([a.name for a in n.names] if isinstance(n, ast.Import)
+                     else [n.module or ""] if isinstance(n, ast.ImportFrom) else [])
+            found += [f"{m}: {x} ({'function' if id(n) in local else 'top'})" for x in names
+                      if x.split(".")[0] in HEAVY]
+    return found
+
+
+def test_torch_and_transformers_load_only_inside_the_preflight_run():
+    # only planner/preflight.py imports them, and only inside its functions: the planner, its CLI
+    # and the dashboard run without the [preflight] extra
+    found = _heavy_imports()
+    assert found and all(x.startswith("planner.preflight: ") and x.endswith("(function)") for x in found), found
 
 
 def test_the_planner_imports_no_plotly_or_streamlit():
@@ -156,7 +182,8 @@ LAYERS = (
     ("catalog", ("planner.catalog.*",)),
     ("model", ("planner.*",)),
     ("export", ("planner.export.*",)),
-    ("runs", ("planner.rundir", "planner.runstatus", "planner.run_calibration", "planner.run_formats")),
+    ("runs", ("planner.rundir", "planner.runstatus", "planner.run_calibration", "planner.run_formats",
+              "planner.preflight")),
     ("cli", ("planner.cli.*", "planner.__main__")),
     ("dashboard", ("drafter_dashboard.*",)),
     ("app", ("app",)),
