@@ -245,8 +245,8 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
 def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draft_params: float):
     """The cycle's cost as served (planner/serving.py) at the serving batch and at the fleet's: the
     draft's steps (EAGLE: K over topk tokens a sequence; DFlash: one over its block), the verify step's
-    n tokens a sequence, the draft's decoder layers plus the head it reads (the target's width x its
-    vocabulary: an estimate of the head's size) on `quality.serving_tp` GPUs of `gpu`."""
+    n tokens a sequence, the draft's parameters (the training phase's) plus the head it reads (the
+    target's width x its vocabulary: an estimate of the head's size) on `quality.serving_tp` GPUs of `gpu`."""
     from planner.drafter import DRAFTER_KINDS
     from planner.harness import resolve as resolve_harness
     from planner.quality import check_tree
@@ -255,9 +255,8 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
-    kw = dict(n_verify=h.n, draft_steps=1 if block else h.k, draft_tokens=h.n if block else h.topk,
-              draft_params=draft_params + model.hidden_size * model.vocab_size, tp=q.serving_tp,
-              weight_dtype=s.weight_dtype)
+    kw = dict(kind=drafter, n_verify=h.n, draft_steps=1 if block else h.k, draft_tokens=h.n if block else h.topk,
+              draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 
 

@@ -540,6 +540,24 @@ def slowdown_finding(speed: float, low: float, batch: float, h, sv) -> Finding:
                    "it: " + "; ".join(lifts))
 
 
+def served_speedup(kind: str, taus: tuple[float, float, float], batch: float, n: int,
+                   served: ServedCost) -> tuple[float, float, float]:
+    """(speedup, its low and high end) of acceptance lengths (tau, low, high) at `batch` with n tokens a
+    sequence verified: the kind's pairs' line a tau + b (never below tau / (1 + c)), kept at the batch by
+    planner/harness.py's rule on the n - 1 drafted tokens (with its band past batch 1), divided by the
+    cycle's cost as served (planner/serving.py; its band's ends on the band's ends). Never clamped at 1:
+    a band below 1x is a slowdown, said so (slowdown_finding)."""
+    a, b, c = _speedup_line(kind)
+    hp = fitted()
+
+    def at(x: float) -> float:
+        return speedup_at(max(a * x + b, x / (1 + c)), batch, n - 1, hp.batch_x_half, hp.batch_p)
+    s_lo, s_hi = hp.batch_band if batch > 1 else (0.0, 0.0)
+    centre = at(taus[0]) / served.factor
+    return (centre, min(centre, at(taus[1]) * math.exp(s_lo) / served.factor_high),
+            max(centre, at(taus[2]) * math.exp(s_hi) / served.factor_low))
+
+
 def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
             workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
             temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
@@ -629,22 +647,13 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     tau = sum(shares[f] * per[f] for f in FAMILIES)
     tau_low = sum(shares[f] * low[f] for f in FAMILIES)
     tau_high = sum(shares[f] * high[f] for f in FAMILIES)
-    a, b, c = _speedup_line(kind)
-    speed1 = lambda x: max(a * x + b, x / (1 + c))  # noqa: E731
-    hp = fitted()
-    # the batch rule on the tokens the verify step carries (n - 1 drafted: K on a chain, the tree's otherwise)
-    at = lambda x, batch: speedup_at(speed1(x), batch, h_.n - 1, hp.batch_x_half, hp.batch_p)  # noqa: E731
-    s_lo, s_hi = (hp.batch_band if serving_batch > 1 else (0.0, 0.0))
     if extrapolated:
         warnings.append(finding("quality-extrapolated", f"drafter quality: the mix's training tokens lie outside the "
                                 f"{'published points' if user is None else 'runs you measured'} for {d.name} "
                                 f"({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
-    sv, fv = served or ServedCost(), fleet_served or ServedCost()
-    speed = at(tau, serving_batch) / sv.factor
-    speed_low = min(speed, at(tau_low, serving_batch) * math.exp(s_lo) / sv.factor_high)
-    speed_high = max(speed, at(tau_high, serving_batch) * math.exp(s_hi) / sv.factor_low)
-    f_lo = hp.batch_band[0] if fleet_batch > 1 else 0.0
-    pay, pay_low = at(tau, fleet_batch) / fv.factor, at(tau_low, fleet_batch) * math.exp(f_lo) / fv.factor_high
+    sv = served or ServedCost()
+    speed, speed_low, speed_high = served_speedup(kind, (tau, tau_low, tau_high), serving_batch, h_.n, sv)
+    pay, pay_low, _ = served_speedup(kind, (tau, tau_low, tau_high), fleet_batch, h_.n, fleet_served or ServedCost())
     rate = acceptance_rate(engine, tau, h_.k, h_.n), acceptance_rate(engine, tau_low, h_.k, h_.n), \
         acceptance_rate(engine, tau_high, h_.k, h_.n)
     if sv.basis:

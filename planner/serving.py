@@ -1,9 +1,10 @@
 """The speculative cycle's cost as the target runs it (issue 34): the verify step of n tokens a
 sequence against a one-token decode step, at the serving batch and tensor-parallel layout, for MoE
 and dense targets, and the draft's own steps on the same layout. planner/quality.py divides the
-speedup fitted on dense paper pairs by the cycle's cost relative to the same cycle on a dense target
-of the same active size at TP 1 (the setting those pairs were measured in), so a dense target at
-TP 1 keeps its figure exactly (the factor is 1). An ESTIMATE: a roofline of each step.
+speedup fitted on dense paper pairs by the cycle's cost relative to the same cycle on the pairs' own
+dense target at TP 1 on the same GPU (serving.yaml pairs_target), never below 1: the pairs' target,
+and a dense target at least as large, at TP 1 keep their figure exactly. An ESTIMATE: a roofline of
+each step.
 
 A step over x tokens (the batch's sequences times the tokens each carries) takes
     t(x) = max(bytes(x) / (tp x BW x eff_bw), 2 P_active x / (tp x peak x mfu)) + comm(x) + overhead
@@ -137,7 +138,7 @@ def cycle(model: ModelSpec, gpu: GPUSpec, *, batch: float, n_verify: int, draft_
 
 
 class ServedCost(BaseModel):
-    """The factor the dense TP-1 speedup is divided by, with its band, and what it rests on."""
+    """The factor the pairs' speedup is divided by, with its band, and what it rests on."""
     factor: float = 1.0
     factor_low: float = 1.0        # the band's low end (the high speedup side)
     factor_high: float = 1.0
@@ -149,16 +150,27 @@ class ServedCost(BaseModel):
     tp: int = 1
 
 
-def served_cost(model: ModelSpec, gpu: GPUSpec, *, batch: float, n_verify: int, draft_steps: int, draft_tokens: int,
-                draft_params: float, tp: int, weight_dtype: str = "bf16") -> ServedCost:
-    """cycle(as served) / cycle(the same active size, dense, TP 1): 1 for a dense target at TP 1."""
-    kw = dict(batch=batch, n_verify=n_verify, draft_steps=draft_steps, draft_tokens=draft_tokens,
-              draft_params=draft_params, weight_dtype=weight_dtype)
-    ref = cycle(model, gpu, tp=1, dense=True, **kw).cost
-    served = cycle(model, gpu, tp=tp, **kw)
-    low = cycle(model, gpu, tp=tp, overlap=float(serving_presets()["routing_overlap"]["range"][0]), **kw)
-    # never below 1: the pairs' speedup at the batch (planner/harness.py's batch rule) already prices a
-    # larger batch, and a draft cheaper beside a costlier one-token step is not counted as a gain
+def pairs_target(kind: str) -> ModelSpec:
+    """The dense target the drafter kind's (tau, speedup) pairs were measured on (serving.yaml pairs_target)."""
+    from planner.specs import model_presets
+    return model_presets()[serving_presets()["pairs_target"][kind]]
+
+
+def served_cost(model: ModelSpec, gpu: GPUSpec, *, kind: str, batch: float, n_verify: int, draft_steps: int,
+                draft_tokens: int, draft_layer_params: float, tp: int, weight_dtype: str = "bf16") -> ServedCost:
+    """cycle(as served) / cycle(the pairs' dense target at TP 1 on the same GPU, its draft as wide as it):
+    the draft's decoder layers scale with the width squared, its head is width x vocabulary. 1 for the
+    pairs' own target at TP 1; never below 1 (see below)."""
+    ref_model = pairs_target(kind)
+    kw = dict(batch=batch, n_verify=n_verify, draft_steps=draft_steps, draft_tokens=draft_tokens)
+    ref_draft = draft_layer_params * (ref_model.hidden_size / model.hidden_size) ** 2 \
+        + ref_model.hidden_size * ref_model.vocab_size
+    ref = cycle(ref_model, gpu, tp=1, dense=True, draft_params=ref_draft, **kw).cost
+    mine = dict(draft_params=draft_layer_params + model.hidden_size * model.vocab_size, weight_dtype=weight_dtype)
+    served = cycle(model, gpu, tp=tp, **kw, **mine)
+    low = cycle(model, gpu, tp=tp, overlap=float(serving_presets()["routing_overlap"]["range"][0]), **kw, **mine)
+    # never below 1: a target larger than the pairs' keeps the pairs' figure (its draft is relatively
+    # cheaper, but the pairs' batch rule, planner/harness.py, already prices its batch)
     f, f_low = max(1.0, served.cost / ref), max(1.0, low.cost / ref)
     if f == 1.0 and f_low == 1.0:
         return ServedCost(tp=tp)
@@ -169,8 +181,9 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, batch: float, n_verify: int, 
                      f"{served.experts_one:.1f} for one token (E (1 - (1 - k/E)^n))")
     if tp > 1:
         parts.append(f"TP {tp}: two all-reduces a layer each step, the draft's too")
-    basis = (f"the cycle costs {f:.2f}x the same cycle on a dense target of the same active size at TP 1 "
-             f"(verify {served.verify:.2f}, draft {served.draft:.2f} one-token steps); " + "; ".join(parts))
+    basis = (f"the cycle costs {f:.2f}x the same cycle on {ref_model.id} (dense, TP 1), where the speedup pairs "
+             f"were measured (verify {served.verify:.2f}, draft {served.draft:.2f} one-token steps, against "
+             f"{ref:.2f})" + ("; " if parts else "") + "; ".join(parts))
     return ServedCost(factor=f, factor_low=min(f, f_low), factor_high=max(f, f_low), basis=basis,
                       verify_cost=served.verify, draft_cost=served.draft, experts_one=served.experts_one,
                       experts_verify=served.experts_verify, tp=tp)
