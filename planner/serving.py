@@ -172,8 +172,10 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, kind: str, batch: float, n_ve
     # never below 1: a target larger than the pairs' keeps the pairs' figure (its draft is relatively
     # cheaper, but the pairs' batch rule, planner/harness.py, already prices its batch)
     f, f_low = max(1.0, served.cost / ref), max(1.0, low.cost / ref)
+    figures = dict(verify_cost=served.verify, draft_cost=served.draft, experts_one=served.experts_one,
+                   experts_verify=served.experts_verify, tp=tp)
     if f == 1.0 and f_low == 1.0:
-        return ServedCost(tp=tp)
+        return ServedCost(**figures)
     parts = []
     if model.num_experts:
         parts.append(f"{model.id}: {n_verify} tokens a sequence at batch {batch:g} activate "
@@ -184,6 +186,4 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, kind: str, batch: float, n_ve
     basis = (f"the cycle costs {f:.2f}x the same cycle on {ref_model.id} (dense, TP 1), where the speedup pairs "
              f"were measured (verify {served.verify:.2f}, draft {served.draft:.2f} one-token steps, against "
              f"{ref:.2f})" + ("; " if parts else "") + "; ".join(parts))
-    return ServedCost(factor=f, factor_low=min(f, f_low), factor_high=max(f, f_low), basis=basis,
-                      verify_cost=served.verify, draft_cost=served.draft, experts_one=served.experts_one,
-                      experts_verify=served.experts_verify, tp=tp)
+    return ServedCost(factor=f, factor_low=min(f, f_low), factor_high=max(f, f_low), basis=basis, **figures)
