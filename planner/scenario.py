@@ -336,15 +336,16 @@ class Quality(_Strict):
         """A tree is SGLang's (vLLM drafts a chain; the paper harness has its own tree); its tokens at most
         what SGLang's tree holds (planner/harness.py max_tree_tokens) and more than a chain's."""
         if self.topk > 1 and self.eval_engine != "sglang":
-            raise ValueError(f"quality.topk {self.topk} is a tree, which only SGLang drafts here: set "
-                             f"eval_engine to sglang or topk to 1")
+            raise ValueError(f"topk {self.topk} (--topk) is a tree, which only SGLang drafts here: set "
+                             f"eval_engine to sglang (--eval-engine sglang) or topk to 1")
         if self.num_draft_tokens is not None and self.topk == 1:
-            raise ValueError(f"quality.num_draft_tokens {self.num_draft_tokens} needs a tree (topk above 1); "
-                             "a chain verifies K + 1 tokens")
+            raise ValueError(f"num_draft_tokens {self.num_draft_tokens} (--num-draft-tokens) needs a tree (topk "
+                             "above 1); a chain verifies K + 1 tokens")
         k = self.num_speculative_tokens
         if self.num_draft_tokens is not None and k is not None \
                 and not k + 1 <= self.num_draft_tokens <= 1 + self.topk + (k - 1) * self.topk ** 2:
-            raise ValueError(f"quality.num_draft_tokens {self.num_draft_tokens} must be between K + 1 = {k + 1} "
+            raise ValueError(f"num_draft_tokens {self.num_draft_tokens} (--num-draft-tokens) must be between "
+                             f"K + 1 = {k + 1} "
                              f"and the {1 + self.topk + (k - 1) * self.topk ** 2} tokens a tree of topk "
                              f"{self.topk} and K {k} holds")
         return self
