@@ -682,7 +682,8 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
 def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
                  transfer: float | None = None, engine: str = "paper", temperature: float = 0.0,
                  k: int | None = None, reference: dict[str, float] | None = None, points: list | None = None,
-                 target: str | None = None, target_params: float | None = None, **_batch):
+                 target: str | None = None, target_params: float | None = None, topk: int = 1,
+                 num_draft_tokens: int | None = None, **_batch):
     """The expected tau of `quality()` as a fast function of the training tokens per family (for
     the trim's search, which evaluates it thousands of times): the same curve, levels and harness
     (its rule tabulated)."""
@@ -709,7 +710,7 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     total_w = sum(workload.values()) or 1.0
     terms = [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
              for f in FAMILIES if workload.get(f, 0.0) > 0]
-    h_ = resolve(kind, engine, temperature, k)
+    h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
     if cap is not None:
         # your runs: the carry capped (user_model); served's table spans the capped ceiling
         refs = {f: d_ref[f] for f, _, _, _ in terms}

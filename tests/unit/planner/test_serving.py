@@ -160,3 +160,14 @@ def test_a_plan_of_an_moe_target_prices_its_verify_step():
     d = plan(Scenario()).quality
     assert d.served_cost == 1.0 and d.served_cost_basis == ""
     assert math.isfinite(d.acceptance_rate) and 0 < d.acceptance_rate_low <= d.acceptance_rate <= d.acceptance_rate_high
+
+
+def test_the_trims_fast_tau_drafts_the_same_tree():
+    # the trim's tau_function (its rule tabulated) on SGLang's tree agrees with quality()'s, and sits above
+    # the chain of the same K: the tree's acceptance is the one a trim keeps
+    from planner.quality import tau_function
+    ref = reference_tokens("eagle3")
+    kw = dict(epochs=40, regenerated=True, workload={"general": 1.0}, engine="sglang", k=7)
+    tree = tau_function("eagle3", topk=4, num_draft_tokens=16, **kw)(ref)
+    assert tree == pytest.approx(quality("eagle3", ref, topk=4, num_draft_tokens=16, **kw).acceptance_length, rel=1e-3)
+    assert tree > tau_function("eagle3", **kw)(ref)
