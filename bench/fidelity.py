@@ -246,7 +246,8 @@ def users_reports() -> list[dict]:
         q = quality(r["drafter"], reference_tokens(r["drafter"]), epochs=ref.epochs, regenerated=ref.regenerated,
                     workload={r["family"]: 1.0}, engine=r["engine"], k=r["k"], topk=r["topk"],
                     num_draft_tokens=r["n"] if tree else None, serving_batch=r["batch"], fleet_batch=r["batch"],
-                    target=r["target"], target_params=float(r["target_params"]) if "target_params" in r else None, served=sv, fleet_served=sv)
+                    target=r["target"], target_params=float(r["target_params"]) if "target_params" in r else None,
+                    served=sv, fleet_served=sv)
         row = {"id": r["id"], "source": r["source"], "moe": r["moe"], "engine": r["engine"], "batch": r["batch"],
                "tp": r["tp"], "measured": r["speedup"], "predicted": q.speedup, "low": q.speedup_low,
                "high": q.speedup_high, "ratio": q.speedup / r["speedup"], "served_cost": sv.factor,

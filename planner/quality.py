@@ -528,7 +528,8 @@ def slowdown_finding(speed: float, low: float, batch: float, h, sv) -> Finding:
         lifts.append(f"fewer draft tokens (--num-speculative-tokens below {h.k})")
     if sv.experts_verify > sv.experts_one * 1.2:
         lifts.append(f"a larger batch (the verify step reads {sv.experts_verify:.0f} experts a layer against "
-                     f"{sv.experts_one:.0f} for a one-token step at batch {batch:g}; the gap closes as the batch grows)")
+                     f"{sv.experts_one:.0f} for a one-token step at batch {batch:g}; the gap closes as the batch "
+                     "grows)")
     elif batch > 1:
         lifts.append(f"a smaller batch than {batch:g}")
     if _tp(sv) > 1:

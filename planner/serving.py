@@ -99,7 +99,8 @@ def step_seconds(t: Target, gpu: GPUSpec, tokens: float, tp: int, *, weight_dtyp
     if t.experts:
         one = t.top_k
         routed = t.expert_params * (one + overlap * (distinct_experts(t.experts, t.top_k, tokens) - one)) / t.experts
-    read = (t.dense_params + routed) * t.bytes_per_param / (tp * gpu.bandwidth_tb_s * 1e12 * efficiency("decode_bandwidth"))
+    bandwidth = tp * gpu.bandwidth_tb_s * 1e12 * efficiency("decode_bandwidth")
+    read = (t.dense_params + routed) * t.bytes_per_param / bandwidth
     compute = 2 * t.active_params * tokens / (tp * gpu.peak_flops(weight_dtype) * efficiency("decode_mfu"))
     comm = 0.0
     if tp > 1:
