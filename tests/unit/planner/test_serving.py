@@ -154,8 +154,11 @@ def test_trees_are_sglangs_and_bounded():
 
 def test_a_plan_of_an_moe_target_prices_its_verify_step():
     s = Scenario(model="qwen3-30b-a3b", layout="specforge-eagle3", quality=Quality(eval_engine="sglang", serving_tp=2))
-    q = plan(s).quality
+    p = plan(s)
+    q = p.quality
     assert q.served_cost > 1.3 and "experts a layer" in q.served_cost_basis
+    row = {a.name: a for a in p.assumptions}["the cycle as served"]
+    assert row.tag == "yours" and f"TP 2: the cycle costs x{q.served_cost:.2f}" in row.value
     # the default dense plan: served cost 1, today's speedup
     d = plan(Scenario()).quality
     assert d.served_cost == 1.0 and d.served_cost_basis == ""
