@@ -16,7 +16,10 @@ never below tau / (1 + c) with c that paper's mean per-cycle overhead.
 Where it is served (planner/harness.py): each domain's paper-harness tau becomes the engine's tau
 at its temperature and K (the chain rule with an acceptance factor fitted on published pairs), and
 the band widens by the leave-one-source-out spread of those pairs. The speedup is given at the
-serving batch, and the payback uses the speedup at the fleet's batch (the same module's batch rule).
+serving batch, and the payback uses the speedup at the fleet's batch (the same module's batch rule),
+each divided by the cycle's cost as the target is served (planner/serving.py: an MoE verify step's
+experts, tensor parallelism, SGLang's tree) against the pairs' dense target at TP 1; nothing clamps it
+at 1, and a band below 1x is said to be a slowdown (served_speedup, slowdown_finding).
 
 The reference run gets its own levels: each domain's reference tokens are the reference mix's own
 tokens of that family plus `transfer` x the rest (the same rule a mix gets), counted as the plan
