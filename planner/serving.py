@@ -12,8 +12,9 @@ bytes(x): the dense part (attention, shared experts, norms, head) once, plus the
 x tokens activate. With E routed experts per layer and top-k routing, x tokens routed independently
 and uniformly activate in expectation
     D(x) = E (1 - (1 - k / E)^x)                                            distinct experts a layer
-(the expected number of distinct experts hit by x tokens of top-k routing: the MoESD paper, arXiv
-2505.19645, section 3, and sgl-project/SpecForge issue #339, where users trace the MoE slowdown to it),
+(the expected number of distinct experts hit by x tokens of top-k routing, as the MoESD paper, arXiv
+2505.19645, models SD on MoE; MoE-Spec, arXiv 2602.16052, measures draft trees' verify steps reading most
+experts; sgl-project/SpecForge issue #339, where users trace the MoE slowdown to it),
 so the routed weights read are expert_params x D(x) / E against expert_params x k / E for one token.
 Real routing is neither uniform nor independent (tokens of one sequence share experts), which reads
 fewer experts: the band's high side counts only `routing_overlap`'s low end of the extra experts
