@@ -3,6 +3,7 @@
     .venv/bin/python bench/fidelity.py            # the tables (markdown), as in the README
     .venv/bin/python bench/fidelity.py --fit      # also the decode MFU and training MFU that fit best
     .venv/bin/python bench/fidelity.py --json
+    .venv/bin/python bench/fidelity.py --users     # only the users' reports table (bench/users_reports.yaml)
 
 Inference (planner/presets/throughput.yaml): for each row, the roofline's figure in the row's own
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
@@ -213,6 +214,83 @@ def absolute_tau() -> list[dict]:
     return _inside(out)
 
 
+USERS = ROOT / "bench" / "users_reports.yaml"
+
+
+def _draft_params(kind: str, model) -> float:
+    """The draft's parameters as the plan counts them (planner/drafter.py drafter_params, one decoder layer,
+    three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to planner/serving.py."""
+    from planner.drafter import DrafterKnobs, drafter_params, drafter_shape
+    k = DrafterKnobs(kind=kind, layers=1, n_aux=3, ttt_steps=7, num_anchors=None, block_size=None, scope="row",
+                     pack_tokens=None, head_vocab=32000 if kind == "eagle3" else model.vocab_size,
+                     head_passes=3 if kind == "eagle3" else 1, teacher_vocab=0, attention_window=None)
+    return drafter_params(drafter_shape(model), k)
+
+
+def users_reports() -> list[dict]:
+    """Each user's report of bench/users_reports.yaml against the planner's speedup and acceptance length
+    for a drafter trained like the kind's reference run, on the report's target, engine, tree, batch, GPU
+    and TP (planner/serving.py prices the cycle; nothing was fitted on these reports)."""
+    from planner.quality import quality, quality_presets, reference_tokens, served_speedup
+    from planner.serving import served_cost
+    with open(USERS, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    models, gpus = model_presets(), gpu_presets()
+    out = []
+    for r in data["reports"]:
+        ref = quality_presets().drafters[r["drafter"]].reference
+        model, gpu = models[r["target"]], gpus[r["gpu"]]
+        tree = r["topk"] > 1
+        sv = served_cost(model, gpu, kind=r["drafter"], batch=r["batch"], n_verify=r["n"], draft_steps=r["k"],
+                         draft_tokens=r["topk"], draft_layer_params=_draft_params(r["drafter"], model), tp=r["tp"])
+        q = quality(r["drafter"], reference_tokens(r["drafter"]), epochs=ref.epochs, regenerated=ref.regenerated,
+                    workload={r["family"]: 1.0}, engine=r["engine"], k=r["k"], topk=r["topk"],
+                    num_draft_tokens=r["n"] if tree else None, serving_batch=r["batch"], fleet_batch=r["batch"],
+                    target=r["target"], target_params=float(r["target_params"]) if "target_params" in r else None,
+                    served=sv, fleet_served=sv)
+        row = {"id": r["id"], "source": r["source"], "moe": r["moe"], "engine": r["engine"], "batch": r["batch"],
+               "tp": r["tp"], "measured": r["speedup"], "predicted": q.speedup, "low": q.speedup_low,
+               "high": q.speedup_high, "ratio": q.speedup / r["speedup"], "served_cost": sv.factor,
+               "al": r.get("al"), "al_predicted": q.acceptance_length, "al_low": q.acceptance_low,
+               "al_high": q.acceptance_high, "url": data["sources"][r["source"]]["url"],
+               "date": str(data["sources"][r["source"]]["date"]), "assumed": r.get("assumed", "")}
+        row["al_inside"] = None if row["al"] is None else bool(row["al_low"] <= row["al"] <= row["al_high"])
+        if row["al"] is not None:
+            # the serving side alone: the speedup the planner gives that acceptance length as served
+            g = served_speedup(r["drafter"], (row["al"],) * 3, r["batch"], r["n"], sv)
+            row.update(given_al=g[0], given_al_low=g[1], given_al_high=g[2],
+                       given_al_inside=bool(g[1] <= row["measured"] <= g[2]))
+        out.append(row)
+    return _inside(out)
+
+
+def users_markdown(rows: list[dict]) -> str:
+    """The users' reports table: each report, its figure, the planner's with its band, in or out; where the
+    user printed the acceptance length, the planner's AL and the speedup it gives that AL as served."""
+    lines = ["| report (source, date) | target | engine, batch, TP | speedup reported | planner (band) | in | "
+             "AL reported | planner AL (band) | in | planner at the reported AL (band) | in |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        al = ["-"] * 5 if r["al"] is None else [
+            f"{r['al']:.2f}", f"{r['al_predicted']:.2f} ({r['al_low']:.2f}-{r['al_high']:.2f})",
+            "in" if r["al_inside"] else "out",
+            f"{r['given_al']:.2f}x ({r['given_al_low']:.2f}-{r['given_al_high']:.2f})",
+            "in" if r["given_al_inside"] else "out"]
+        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {'MoE' if r['moe'] else 'dense'} | {r['engine']}, "
+                     f"{r['batch']:g}, {r['tp']} | {r['measured']:.2f}x | {r['predicted']:.2f}x "
+                     f"({r['low']:.2f}-{r['high']:.2f}) | {'in' if r['inside'] else 'out'} | " + " | ".join(al) + " |")
+    lines.append("")
+    for label, pick in (("all", lambda r: True), ("MoE", lambda r: r["moe"]), ("dense", lambda r: not r["moe"])):
+        sel = [r for r in rows if pick(r)]
+        als = [r for r in sel if r["al"] is not None]
+        lines.append(f"users' reports, {label}: speedup inside the band {sum(r['inside'] for r in sel)}/{len(sel)}"
+                     f" = {sum(r['inside'] for r in sel) / len(sel):.0%}, rms log error "
+                     f"{log_error([r['ratio'] for r in sel]):.2f}; acceptance length inside "
+                     f"{sum(r['al_inside'] for r in als)}/{len(als)}; at the reported AL, speedup inside "
+                     f"{sum(r['given_al_inside'] for r in als)}/{len(als)}")
+    return "\n".join(lines)
+
+
 def target_size_line() -> str:
     """The target-size term per drafter kind (planner/quality.py target_term): beta from its T = 0
     series and the slopes its band spans."""
@@ -295,11 +373,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", action="store_true", help="print the decode MFU and training MFU that fit best")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--users", action="store_true", help="only the users' reports table")
     a = ap.parse_args()
+    if a.users:
+        print(users_markdown(users_reports()))
+        return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
     if a.json:
-        out = {"inference": inf, "training": trn, "areas": by_area}
+        out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports()}
         if a.fit:
             out["fit"] = _fits()
         print(json.dumps(out, indent=2))
@@ -307,6 +389,8 @@ def main() -> None:
     print(area_markdown(by_area))
     print(decode_mfu_line())
     print(target_size_line())
+    print()
+    print(users_markdown(users_reports()))
     print()
     print(markdown(inf, trn))
     if a.fit:

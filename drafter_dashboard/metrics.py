@@ -78,12 +78,18 @@ def bands_caption(p: Plan) -> str:
     tau = (f"τ {q.acceptance_length:.2f} (band {q.acceptance_low:.2f}-{q.acceptance_high:.2f}) as "
            f"{q.eval_engine}{k} T={q.temperature:g} measures it; target-size term x{q.target_factor:.2f} "
            f"({q.target_factor_low:.2f}-{q.target_factor_high:.2f})"
-           + ("; outside the published points" if q.extrapolated else "") + ".")
+           + ("; outside the published points" if q.extrapolated else "")
+           + f"; acceptance rate {q.acceptance_rate:.2f} ({q.acceptance_rate_low:.2f}-{q.acceptance_rate_high:.2f}) "
+           f"as {q.eval_engine} prints it.")
     train = (f"Offline training {t.offline_wall_hours / 24:,.2f} days (band {t.offline_wall_hours_low / 24:,.2f}-"
              f"{t.offline_wall_hours_high / 24:,.2f}), bound by {t.bounds.get('offline', t.offline_bound)}.")
     speed = f"Speedup {q.speedup:.2f}x at batch {q.serving_batch:g}"
     if q.payback_speedup is not None:
         speed += f", {q.payback_speedup:.2f}x at the fleet's batch {q.fleet_batch:g} (the payback's)"
+    if q.speedup_low < 1:
+        speed += f"; its band reaches {q.speedup_low:.2f}x: a slowdown (see the findings)"
+    if q.served_cost > 1:
+        speed += f"; {q.served_cost_basis}"
     return " ".join([ext, tau, train, speed + "."])
 
 

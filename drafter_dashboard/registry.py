@@ -244,6 +244,9 @@ _CUSTOM_MODEL: list[Control] = [
     _c("w_cm_lin_kernel", "custom_model.linear_conv_kernel", ModelSpec, kind="int", **_CM),
     _c("w_cm_lin_dtype", "custom_model.linear_state_dtype", ModelSpec, **_CM),
     _c("w_cm_state", "custom_model.linear_state_bytes_per_layer", ModelSpec, kind="int", **_CM),
+    _c("w_cm_experts", "custom_model.num_experts", ModelSpec, kind="int", **_CM),
+    _c("w_cm_topk", "custom_model.experts_per_token", ModelSpec, kind="int", **_CM),
+    _c("w_cm_expert_b", "custom_model.expert_params", ModelSpec, kind="scaled", scale=1e9, **_CM),
 ]
 _CUSTOM_GPU: list[Control] = [
     _c("w_cg_mem", "custom_gpu.memory_gb", GPUSpec, kind="float", **_CG),

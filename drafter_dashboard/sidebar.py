@@ -206,6 +206,12 @@ def _custom_model(c, d: Declared) -> bool:
                 help="mamba_ssm_dtype: vLLM caches the temporal state in it")
     _num(c, "state bytes per layer (0 = from the shape)", "w_cm_state", step=65536,
          help="an explicit per-sequence state of one linear-attention layer (conv + temporal)")
+    c.caption("MoE (0 experts = dense): what the verify step reads, from config.json")
+    a, b = c.columns(2)
+    _num(a, "routed experts", "w_cm_experts", help="num_experts / n_routed_experts a layer")
+    _num(b, "experts per token", "w_cm_topk", help="num_experts_per_tok (top-k)")
+    _num(c, "routed expert params (B)", "w_cm_expert_b",
+         help="every routed expert over all layers: layers x experts x 3 x hidden x moe_intermediate_size")
     return True
 
 

@@ -188,9 +188,28 @@ def _harness(qp, s) -> list[Assumption]:
                                                                     fields["fleet_batch"].default)),
                    source=f"fitted on {len(h.batch_sweeps)} published speedup-vs-batch sweeps "
                           "(planner/presets/harness.yaml)"),
+        _served(qp, sq, mine, fields),
     ] + ([Assumption(name="your own runs", value=f"{len(sq.points)} point(s): the levels and curve refitted on "
                      "those of this drafter kind", tag="yours", source="set in the scenario (--quality-points)")]
          if sq.points else [])
+
+
+def _served(qp, sq, mine, fields) -> Assumption:
+    """The speculative cycle as served (planner/serving.py, planner/presets/serving.yaml)."""
+    from planner.serving import serving_presets
+    p = serving_presets()
+    tree = f"SGLang tree topk {qp.topk}, {qp.num_draft_tokens} tokens verified" if qp.topk > 1 else \
+        f"a chain, {qp.num_draft_tokens} tokens verified"
+    return Assumption(name="the cycle as served", value=f"{tree}, TP {qp.serving_tp}: the cycle costs "
+                      f"x{qp.served_cost:.2f} the speedup pairs' (dense 8B, TP 1)",
+                      tag=mine((sq.topk, sq.num_draft_tokens, sq.serving_tp), tuple(
+                          fields[k].default for k in ("topk", "num_draft_tokens", "serving_tp"))),
+                      source=f"planner/serving.py, a roofline of each step; MoE experts E (1 - (1 - k/E)^n) "
+                             f"(arXiv 2505.19645); estimates: {p['forward_overhead_us']['value']} us a forward, "
+                             f"all-reduce {p['interconnect']['nvlink']['allreduce_us']} us on NVLink and "
+                             f"{p['interconnect']['pcie']['allreduce_us']} us on PCIe, routing overlap "
+                             f"{p['routing_overlap']['range'][0]}-{p['routing_overlap']['range'][1]} "
+                             "(planner/presets/serving.yaml)")
 
 
 _BOUND_NAMES = {"compute": "the trainers' compute (FLOPs at the training MFU)", "supply": "the capture supply",

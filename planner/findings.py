@@ -48,6 +48,8 @@ CODES: dict[str, tuple[str, str]] = {
     "quality-extrapolated": ("note", ""),
     "workload-scaled": ("note", ""),
     "payback": ("note", ""),
+    "quality-served": ("note", ""),
+    "speedup-slowdown": ("costs", "fewer draft tokens, a smaller tree, a larger batch, another engine, or no drafter"),
     "overlap": ("note", "drop one of the overlapping components or deduplicate"),
     "licence": ("note", ""),
 }

@@ -37,6 +37,13 @@ class Depth(_Strict):
     source: str
 
 
+class PaperTree(_Strict):
+    """The paper harness's tree (EAGLE's): top-k a step and the tokens it verifies."""
+    topk: int = Field(ge=1)
+    tokens: int = Field(ge=2)
+    source: str
+
+
 class Engine(_Strict):
     label: str
     k: dict[str, int]
@@ -87,6 +94,7 @@ class Fitted(_Strict):
 
 class HarnessPresets(_Strict):
     paper_depth: dict[str, Depth]
+    paper_tree: PaperTree
     engines: dict[str, Engine]
     engine_pairs: list[EnginePair] = Field(min_length=8)
     temperature_pairs: list[TemperaturePair] = Field(min_length=2)
@@ -287,10 +295,14 @@ def batch_residuals(sweeps: list[Sweep]) -> list[float]:
 
 # ---------------------------------------------------------------- what quality() uses
 class Harness(BaseModel):
-    """One serving setting, resolved: its engine, temperature, K and the paper depth of the drafter."""
+    """One serving setting, resolved: its engine, temperature, K, the tree (topk, the tokens a sequence
+    the verify step carries, n) and the paper depth of the drafter."""
     engine: str
     temperature: float
     k: int
+    topk: int = 1
+    n: int = 0                       # verified tokens a sequence: K + 1 on a chain, num_draft_tokens on a tree
+    tree_share: float = 0.0          # how far the tree is from a chain (0) to the paper's own tree (1)
     depth: int
     factor: float
     log_low: float
@@ -338,19 +350,45 @@ def default_k(engine: str, drafter: str) -> int:
     return harness_presets().engines[engine].k[drafter]
 
 
+def tree_share(topk: int, n: int, k: int) -> float:
+    """How far an SGLang tree of `topk` a step, K steps and n verified tokens is from a chain (0) to the
+    paper harness's own tree (1, harness.yaml paper_tree: top-k 10, 60 tokens over its depth): the
+    log of its mean width, min(topk, (n - 1) / K), over the log of the paper tree's. An ESTIMATE that
+    interpolates between the two measured ends: the engines' chains (engine_pairs) and the paper's tree."""
+    if topk <= 1:
+        return 0.0
+    p, depth = harness_presets().paper_tree, harness_presets().paper_depth["eagle3"].value
+    width = min(topk, (n - 1) / k)
+    paper = min(p.topk, (p.tokens - 1) / depth)
+    return max(0.0, min(1.0, math.log(max(width, 1.0)) / math.log(paper)))
+
+
+def max_tree_tokens(topk: int, k: int) -> int:
+    """The most tokens SGLang's tree can verify: the root, topk at the first step and topk x topk
+    candidates at each later one (sglang python/sglang/srt/speculative/eagle_utils.py organize_draft_results keeps
+    the best num_draft_tokens - 1 of them)."""
+    return 1 + topk + (k - 1) * topk * topk
+
+
 @functools.lru_cache(maxsize=256)    # the presets ship with the package: one Harness per setting (read, never changed)
-def resolve(drafter: str, engine: str, temperature: float, k: int | None) -> Harness:
+def resolve(drafter: str, engine: str, temperature: float, k: int | None, topk: int = 1,
+            num_draft_tokens: int | None = None) -> Harness:
+    """The setting as served. A tree (topk > 1, SGLang) accepts alpha x c_engine^(1 - share) where share
+    is tree_share: the engine's chain factor at topk 1, the paper's own tree at its width."""
     h, f = harness_presets(), fitted()
     depth = h.paper_depth[drafter].value
     kk = default_k(engine, drafter) if k is None else k
+    n = kk + 1 if topk <= 1 or num_draft_tokens is None else num_draft_tokens
+    share = tree_share(topk, n, kk) if engine != "paper" else 0.0
     key = f"{engine}/{group_of(drafter)}"
-    factor = f.engine_factor[key] * f.temperature_factor ** temperature
+    factor = f.engine_factor[key] ** (1 - share) * f.temperature_factor ** temperature
     # the band: the pairs' held-out spread once for the engine, once per unit of temperature
-    n = (engine != "paper") + temperature
-    lo, hi = n * f.tau_band[0], n * f.tau_band[1]
-    label = f"{h.engines[engine].label}, K={kk}, T={temperature:g}"
-    return Harness(engine=engine, temperature=temperature, k=kk, depth=depth, factor=factor, log_low=lo,
-                   log_high=hi, label=label)
+    widen = (engine != "paper") + temperature
+    lo, hi = widen * f.tau_band[0], widen * f.tau_band[1]
+    tree = f", topk {topk}, {n} draft tokens" if topk > 1 else ""
+    label = f"{h.engines[engine].label}, K={kk}{tree}, T={temperature:g}"
+    return Harness(engine=engine, temperature=temperature, k=kk, topk=topk, n=n, tree_share=share, depth=depth,
+                   factor=factor, log_low=lo, log_high=hi, label=label)
 
 
 # ---------------------------------------------------------------- fidelity (bench/fidelity.py)

@@ -120,11 +120,17 @@ CostOutput = _projection("CostOutput", CostPlan, """
 # payback_speedup: the speedup at the fleet's batch, which the payback uses; eval_engine: where tau is
 # measured (paper | vllm | sglang); serving_batch: the batch `speedup` is given at, fleet_batch the one
 # `payback_speedup` is; target_factor: tau x this for the target's size against the reference run's (1:
-# the same size), target_factor_low/high its band (1, 1: no size term)
+# the same size), target_factor_low/high its band (1, 1: no size term); acceptance_rate(_low/_high): the
+# rate the engine prints beside tau (acceptance_rate_basis says how it counts); topk, num_draft_tokens:
+# SGLang's tree (1, K + 1: a chain); serving_tp: the replica's tensor parallelism; served_cost: the cycle's
+# cost against the dense TP-1 pairs' (planner/serving.py; 1: today's figure), served_cost_basis why;
+# payback_speedup_low: the speedup's low end at the fleet's batch
 QualityOutput = _projection("QualityOutput", QualityPlan, """
     drafter acceptance_length acceptance_low acceptance_high speedup speedup_low speedup_high per_domain
     workload payback_days sources payback_speedup eval_engine temperature num_speculative_tokens
-    serving_batch fleet_batch target_factor target_factor_low target_factor_high""",
+    serving_batch fleet_batch target_factor target_factor_low target_factor_high acceptance_rate
+    acceptance_rate_low acceptance_rate_high acceptance_rate_basis topk num_draft_tokens? serving_tp served_cost
+    served_cost_basis payback_speedup_low?""",
     "The drafter-quality estimate (planner/quality.py); every figure an estimate, see `sources`.")
 
 

@@ -124,7 +124,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     trn = run.training.model_copy(update={"breakeven_epochs": cost.breakeven_epochs,
                                      "breakeven_epochs_disaggregated": cost.breakeven_epochs_disaggregated})
     comps = component_plans(st)
-    qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff)
+    qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff, trn.drafter_params)
     warn = _Warnings()
     for f in st.findings() + nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
@@ -211,22 +211,26 @@ def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] 
 
 
 def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan,
-             spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan, eff: Effective) -> QualityPlan:
-    """The expected acceptance length and speedup of this mix (planner/quality.py), and the payback
-    of the offline run against serving `quality.serving_tokens_per_day` on the serving GPU."""
+             spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan, eff: Effective,
+             draft_params: float) -> QualityPlan:
+    """The expected acceptance length and speedup of this mix (planner/quality.py) with the cycle's
+    cost as the target is served (planner/serving.py), and the payback of the offline run against
+    serving `quality.serving_tokens_per_day` on the serving GPU."""
     q = s.quality
     tokens: dict[str, float] = {}
     for c in components:
         tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
+    gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
+    served, fleet = served_costs(s, model, gpu, spec.drafter, draft_params)
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
                  temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
                  fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter),
-                 target=model.id, target_params=model.params, points=q.points)
+                 target=model.id, target_params=model.params, points=q.points, topk=q.topk,
+                 num_draft_tokens=q.num_draft_tokens, served=served, fleet_served=fleet)
     if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
         qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
                                    f"{sum(q.workload.values()):g}; they were scaled to 1"))
-    gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
     rate = serving_decode_rate(model, gpu, s.throughput, weight_dtype=s.weight_dtype, kv_dtype=s.kv_dtype,
                                components=components, calibration=ex.decode_calibration)
     if rate is None:
@@ -236,6 +240,24 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
         else s.costs.extraction_usd_per_gpu_hour
     return payback(qp, serving_tokens_per_day=q.serving_tokens_per_day, decode_tokens_per_s_per_gpu=rate,
                    usd_per_gpu_hour=price, one_off_usd=cost.total_offline, gpu=gpu.id)
+
+
+def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draft_params: float):
+    """The cycle's cost as served (planner/serving.py) at the serving batch and at the fleet's: the
+    draft's steps (EAGLE: K over topk tokens a sequence; DFlash: one over its block), the verify step's
+    n tokens a sequence, the draft's parameters (the training phase's) plus the head it reads (the
+    target's width x its vocabulary: an estimate of the head's size) on `quality.serving_tp` GPUs of `gpu`."""
+    from planner.drafter import DRAFTER_KINDS
+    from planner.harness import resolve as resolve_harness
+    from planner.quality import check_tree
+    from planner.serving import served_cost
+    q = s.quality
+    check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
+    h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
+    block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
+    kw = dict(kind=drafter, n_verify=h.n, draft_steps=1 if block else h.k, draft_tokens=h.n if block else h.topk,
+              draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
+    return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 
 
 # A reference run's tokens per family, counted as a plan counts (_reference_mean): by the catalog

@@ -16,7 +16,10 @@ never below tau / (1 + c) with c that paper's mean per-cycle overhead.
 Where it is served (planner/harness.py): each domain's paper-harness tau becomes the engine's tau
 at its temperature and K (the chain rule with an acceptance factor fitted on published pairs), and
 the band widens by the leave-one-source-out spread of those pairs. The speedup is given at the
-serving batch, and the payback uses the speedup at the fleet's batch (the same module's batch rule).
+serving batch, and the payback uses the speedup at the fleet's batch (the same module's batch rule),
+each divided by the cycle's cost as the target is served (planner/serving.py: an MoE verify step's
+experts, tensor parallelism, SGLang's tree) against the pairs' dense target at TP 1; nothing clamps it
+at 1, and a band below 1x is said to be a slowdown (served_speedup, slowdown_finding).
 
 The reference run gets its own levels: each domain's reference tokens are the reference mix's own
 tokens of that family plus `transfer` x the rest (the same rule a mix gets), counted as the plan
@@ -43,7 +46,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml
 from planner.specs import load_preset
 from planner.findings import Finding, finding
-from planner.harness import fitted, resolve, speedup_at
+from planner.errors import PlannerInputError
+from planner.harness import fitted, max_tree_tokens, resolve, speedup_at
+from planner.serving import ServedCost
 from planner.ids import FAMILIES
 
 
@@ -345,13 +350,28 @@ class QualityPlan(BaseModel):
     target_factor_high: float = 1.0
     points: list | None = Field(None, exclude=True)   # the user's own runs (Scenario quality.points)
     serving_gpu: str | None = None
+    # vLLM's and SGLang's acceptance rate of this tau, with its band (acceptance_rate below)
+    acceptance_rate: float = 0.0
+    acceptance_rate_low: float = 0.0
+    acceptance_rate_high: float = 0.0
+    acceptance_rate_basis: str = ""
+    topk: int = 1                              # SGLang's tree (1: a chain)
+    num_draft_tokens: int | None = None        # tokens a sequence the verify step carries (K + 1 on a chain)
+    serving_tp: int = 1
+    served_cost: float = 1.0                   # the cycle's cost against the dense TP-1 pairs' (planner/serving.py)
+    served_cost_basis: str = ""
+    payback_speedup_low: float | None = None   # the low end of the speedup at the fleet's batch
+    served: object = Field(None, exclude=True)        # planner.serving.ServedCost at the serving batch
+    fleet_served: object = Field(None, exclude=True)  # ... at the fleet's batch
 
     def context(self) -> dict:
         """Where this estimate is served and its reference tokens: the keywords quality() and
         tau_function() take, so that a re-estimate of another mix is on the same harness."""
         return dict(engine=self.eval_engine, temperature=self.temperature, k=self.num_speculative_tokens,
                     serving_batch=self.serving_batch, fleet_batch=self.fleet_batch, reference=self.reference_tokens,
-                    target=self.target, target_params=self.target_params, points=self.points)
+                    target=self.target, target_params=self.target_params, points=self.points, topk=self.topk,
+                    num_draft_tokens=self.num_draft_tokens if self.topk > 1 else None, served=self.served,
+                    fleet_served=self.fleet_served)
     serving_decode_tokens_per_s_per_gpu: float | None = None
     saved_usd_per_day: float | None = None
     sources: list[str] = []
@@ -461,18 +481,103 @@ def _speedup_line(kind: str) -> tuple[float, float, float]:
     return a, b, sum(t_ / s_ - 1 for t_, s_ in pairs) / len(pairs)
 
 
+# Each engine's acceptance rate as it prints it beside the acceptance length tau (the bonus token counted):
+# vLLM: accepted draft tokens / drafted tokens (vllm/v1/spec_decode/metrics.py SpecDecodingLogging.log,
+# "Avg Draft acceptance rate", num_accepted_tokens / num_draft_tokens), (tau - 1) / K; SGLang: accepted
+# drafts / drafted tokens a round, num_draft_tokens - 1 of them (python/sglang/srt/managers/
+# scheduler_metrics_mixin.py log_decode_stats, "accept rate"), (tau - 1) / (n - 1): K on a chain, the
+# tree's tokens on a tree. Older SGLang releases (0.5.3, sgl-project/sglang issue #11948's logs) printed
+# tau / n instead. The paper's harness: as vLLM.
+RATE_BASIS = {
+    "vllm": "vLLM's 'Avg Draft acceptance rate': accepted / drafted tokens = (tau - 1) / K "
+            "(vllm/v1/spec_decode/metrics.py)",
+    "sglang": "SGLang's 'accept rate': accepted drafts / (num_draft_tokens - 1) a round = (tau - 1) / (n - 1) "
+              "(python/sglang/srt/managers/scheduler_metrics_mixin.py; releases up to 0.5.3 printed tau / n)",
+    "paper": "accepted / drafted tokens = (tau - 1) / K, as vLLM counts it",
+}
+
+
+def acceptance_rate(engine: str, tau: float, k: int, n: int) -> float:
+    """The acceptance rate `engine` prints for acceptance length tau at K drafted tokens a step and n
+    verified tokens a sequence (RATE_BASIS)."""
+    drafted = (n - 1) if engine == "sglang" else k
+    return max(0.0, tau - 1) / drafted
+
+
+def check_tree(kind: str, engine: str, k: int | None, topk: int, n: int | None) -> None:
+    """A tree needs an EAGLE drafter (DFlash drafts a block) and at most the tokens SGLang's tree holds
+    at the K in force (planner/harness.py max_tree_tokens)."""
+    from planner.drafter import DRAFTER_KINDS
+    from planner.harness import default_k
+    if topk > 1 and DRAFTER_KINDS.lookup(kind).drafts_blocks:
+        raise PlannerInputError("--topk", topk, f"{kind} drafts a block, not a tree: give topk 1")
+    if topk > 1 and n is not None:
+        kk = default_k(engine, kind) if k is None else k
+        if not kk + 1 <= n <= max_tree_tokens(topk, kk):
+            raise PlannerInputError("--num-draft-tokens", n, f"between K + 1 = {kk + 1} and "
+                                    f"{max_tree_tokens(topk, kk)} (a tree of topk {topk} and K {kk})")
+
+
+def _tp(sv) -> int:
+    return int(getattr(sv, "tp", 1) or 1)
+
+
+def slowdown_finding(speed: float, low: float, batch: float, h, sv) -> Finding:
+    """Where the speedup's band reaches below 1x: say so, and what would lift it."""
+    lifts = []
+    if h.topk > 1:
+        lifts.append(f"a smaller tree (--topk 1, or fewer than {h.n} --num-draft-tokens)")
+    if h.k > 1:
+        lifts.append(f"fewer draft tokens (--num-speculative-tokens below {h.k})")
+    if sv.experts_verify > sv.experts_one * 1.2:
+        lifts.append(f"a larger batch (the verify step reads {sv.experts_verify:.0f} experts a layer against "
+                     f"{sv.experts_one:.0f} for a one-token step at batch {batch:g}; the gap closes as the batch "
+                     "grows)")
+    elif batch > 1:
+        lifts.append(f"a smaller batch than {batch:g}")
+    if _tp(sv) > 1:
+        lifts.append(f"a smaller --serving-tp than {_tp(sv)} (fewer all-reduces a step)")
+    lifts.append("another engine (--eval-engine), or serving without a drafter")
+    where = "is below 1x" if speed < 1 else f"reaches {low:.2f}x"
+    return finding("speedup-slowdown", f"speedup: the expected speedup {speed:.2f}x (band {low:.2f}x) {where} at "
+                   f"batch {batch:g}: below 1x the drafter makes serving slower than without it. What would lift "
+                   "it: " + "; ".join(lifts))
+
+
+def served_speedup(kind: str, taus: tuple[float, float, float], batch: float, n: int,
+                   served: ServedCost) -> tuple[float, float, float]:
+    """(speedup, its low and high end) of acceptance lengths (tau, low, high) at `batch` with n tokens a
+    sequence verified: the kind's pairs' line a tau + b (never below tau / (1 + c)), kept at the batch by
+    planner/harness.py's rule on the n - 1 drafted tokens (with its band past batch 1), divided by the
+    cycle's cost as served (planner/serving.py; its band's ends on the band's ends). Never clamped at 1:
+    a band below 1x is a slowdown, said so (slowdown_finding)."""
+    a, b, c = _speedup_line(kind)
+    hp = fitted()
+
+    def at(x: float) -> float:
+        return speedup_at(max(a * x + b, x / (1 + c)), batch, n - 1, hp.batch_x_half, hp.batch_p)
+    s_lo, s_hi = hp.batch_band if batch > 1 else (0.0, 0.0)
+    centre = at(taus[0]) / served.factor
+    return (centre, min(centre, at(taus[1]) * math.exp(s_lo) / served.factor_high),
+            max(centre, at(taus[2]) * math.exp(s_hi) / served.factor_low))
+
+
 def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
             workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
             temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
             fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
             target: str | None = None, points: list | None = None, target_params: float | None = None,
-            target_leave_out: tuple[str, ...] = ()) -> QualityPlan:
+            target_leave_out: tuple[str, ...] = (), topk: int = 1, num_draft_tokens: int | None = None,
+            served=None, fleet_served=None) -> QualityPlan:
     """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
     `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens).
     `target_params`: the target's size (None: its models.yaml preset's); `target_leave_out`: the
-    publications left out of the target-size fit (bench/fidelity.py's leave-one-source-out)."""
+    publications left out of the target-size fit (bench/fidelity.py's leave-one-source-out).
+    `topk`, `num_draft_tokens`: SGLang's tree; `served`, `fleet_served`: the cycle's cost as the target
+    runs it at the serving and the fleet's batch (planner/serving.py ServedCost; None: a dense target at TP 1)."""
     q = quality_presets()
     d = q.drafters[kind]
+    check_tree(kind, engine, k, topk, num_draft_tokens)
     warnings: list[Finding] = []
     t = q.transfer.value if transfer is None else transfer
     tokens = {f: 0.0 for f in FAMILIES}
@@ -488,7 +593,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
     ref_tokens = reference if reference is not None else reference_tokens(kind)
     d_ref = _reference_effective(kind, ref_tokens, t)
-    h_ = resolve(kind, engine, temperature, k)
+    h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
     levels = {f: d.domains[f].tau for f in FAMILIES}
     user = user_model(kind, points, sat)
     if user is not None:
@@ -546,34 +651,43 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     tau = sum(shares[f] * per[f] for f in FAMILIES)
     tau_low = sum(shares[f] * low[f] for f in FAMILIES)
     tau_high = sum(shares[f] * high[f] for f in FAMILIES)
-    a, b, c = _speedup_line(kind)
-    speed1 = lambda x: max(a * x + b, x / (1 + c))  # noqa: E731
-    hp = fitted()
-    at = lambda x, batch: speedup_at(speed1(x), batch, h_.k, hp.batch_x_half, hp.batch_p)  # noqa: E731
-    s_lo, s_hi = (hp.batch_band if serving_batch > 1 else (0.0, 0.0))
     if extrapolated:
         warnings.append(finding("quality-extrapolated", f"drafter quality: the mix's training tokens lie outside the "
                                 f"{'published points' if user is None else 'runs you measured'} for {d.name} "
                                 f"({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
+    sv = served or ServedCost()
+    speed, speed_low, speed_high = served_speedup(kind, (tau, tau_low, tau_high), serving_batch, h_.n, sv)
+    pay, pay_low, _ = served_speedup(kind, (tau, tau_low, tau_high), fleet_batch, h_.n, fleet_served or ServedCost())
+    rate = acceptance_rate(engine, tau, h_.k, h_.n), acceptance_rate(engine, tau_low, h_.k, h_.n), \
+        acceptance_rate(engine, tau_high, h_.k, h_.n)
+    if sv.basis:
+        warnings.append(finding("quality-served", f"speedup as served: {sv.basis}"))
+    if speed_low < 1:
+        warnings.append(slowdown_finding(speed, speed_low, serving_batch, h_, sv))
     return QualityPlan(
         drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high,
-        speedup=at(tau, serving_batch), speedup_low=max(1.0, at(tau_low, serving_batch) * math.exp(s_lo)),
-        speedup_high=at(tau_high, serving_batch) * math.exp(s_hi), per_domain=per, per_domain_low=low,
+        speedup=speed, speedup_low=speed_low, speedup_high=speed_high, per_domain=per, per_domain_low=low,
         per_domain_high=high, workload=shares, training_tokens=tokens, effective_tokens=total * scale,
         extrapolated=extrapolated, eval_engine=engine, temperature=temperature, num_speculative_tokens=h_.k,
         harness=h_.label, serving_batch=serving_batch, fleet_batch=fleet_batch,
-        payback_speedup=at(tau, fleet_batch), reference_tokens=ref_tokens, target=target, points=points,
-        target_params=target_params, target_factor=tt.factor, target_factor_low=tt.low, target_factor_high=tt.high,
+        payback_speedup=pay, payback_speedup_low=min(pay, pay_low), reference_tokens=ref_tokens, target=target,
+        points=points, target_params=target_params, target_factor=tt.factor, target_factor_low=tt.low,
+        target_factor_high=tt.high, acceptance_rate=rate[0], acceptance_rate_low=rate[1],
+        acceptance_rate_high=rate[2], acceptance_rate_basis=RATE_BASIS[engine], topk=h_.topk,
+        num_draft_tokens=h_.n, serving_tp=_tp(sv), served_cost=sv.factor, served_cost_basis=sv.basis,
+        served=served, fleet_served=fleet_served,
         sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
                  q.recipe_spread.source, q.target_size.source, d.epoch_saturation.source,
-                 "planner/presets/harness.yaml (tau where it is served; speedup at the batch)"],
+                 "planner/presets/harness.yaml (tau where it is served; speedup at the batch)",
+                 "planner/presets/serving.yaml (the verify step's and the draft's cost as served)"],
         warnings=warnings)
 
 
 def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
                  transfer: float | None = None, engine: str = "paper", temperature: float = 0.0,
                  k: int | None = None, reference: dict[str, float] | None = None, points: list | None = None,
-                 target: str | None = None, target_params: float | None = None, **_batch):
+                 target: str | None = None, target_params: float | None = None, topk: int = 1,
+                 num_draft_tokens: int | None = None, **_batch):
     """The expected tau of `quality()` as a fast function of the training tokens per family (for
     the trim's search, which evaluates it thousands of times): the same curve, levels and harness
     (its rule tabulated)."""
@@ -600,7 +714,7 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     total_w = sum(workload.values()) or 1.0
     terms = [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
              for f in FAMILIES if workload.get(f, 0.0) > 0]
-    h_ = resolve(kind, engine, temperature, k)
+    h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
     if cap is not None:
         # your runs: the carry capped (user_model); served's table spans the capped ceiling
         refs = {f: d_ref[f] for f, _, _, _ in terms}
@@ -649,4 +763,8 @@ def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tok
     if saved <= 0:
         update["warnings"] = [*qp.warnings, finding("payback", f"payback: the expected speedup at the fleet's batch "
                                                     f"({qp.fleet_batch:g}) is not above 1, the drafter never pays back")]
+    elif qp.payback_speedup_low is not None and qp.payback_speedup_low <= 1:
+        update["warnings"] = [*qp.warnings, finding("payback", f"payback: the speedup's band at the fleet's batch "
+                                                    f"({qp.fleet_batch:g}) reaches {qp.payback_speedup_low:.2f}x: "
+                                                    "at that end the drafter slows serving and never pays back")]
     return qp.model_copy(update=update)

@@ -156,7 +156,10 @@ def _quality_lines(p: Plan) -> list[str]:
     out = [f"  drafter quality        acceptance length {q.acceptance_length:.2f} ({q.acceptance_low:.2f}-"
            f"{q.acceptance_high:.2f}), speedup {q.speedup:.2f}x ({q.speedup_low:.2f}-{q.speedup_high:.2f}) "
            "[estimate]",
-           f"                         per family served: {domains}"]
+           f"                         per family served: {domains}",
+           f"                         acceptance rate {q.acceptance_rate:.2f} ({q.acceptance_rate_low:.2f}-"
+           f"{q.acceptance_rate_high:.2f}) as {q.eval_engine} prints it"
+           + (f"; the cycle as served costs x{q.served_cost:.2f}" if q.served_cost > 1 else "")]
     if q.payback_days is not None:
         out.append(f"  payback                {q.payback_days:,.1f} days of serving on {q.serving_gpu} "
                    f"(saves {fmt_usd(q.saved_usd_per_day or 0)} a day)")

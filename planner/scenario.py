@@ -301,6 +301,21 @@ class Quality(_Strict):
         help="num_speculative_tokens; 0: the engine's usual value for the drafter kind",
         flag="--num-speculative-tokens", doc="drafted tokens a step (default: the engine's usual value for the "
         "drafter kind)")] = Field(None, ge=1, le=64)
+    # SGLang's tree (--speculative-eagle-topk, --speculative-num-draft-tokens): topk 1 is a chain of K + 1
+    topk: Annotated[int, In(
+        key="w_spec_topk", label="Tree top-k (SGLang)", step=1, section=SERVING, order=72, col="half",
+        help="--speculative-eagle-topk: branches a draft step keeps; 1 is a chain (vLLM drafts a chain)",
+        flag="--topk", doc="SGLang's --speculative-eagle-topk: branches each draft step keeps (default: 1, a "
+        "chain)")] = Field(1, ge=1, le=16)
+    num_draft_tokens: Annotated[int | None, In(
+        key="w_spec_n", label="Draft tokens verified (0 = K+1)", none=0, step=1, section=SERVING, order=74,
+        col="half", help="--speculative-num-draft-tokens: tokens a sequence the verify step carries on a tree",
+        flag="--num-draft-tokens", doc="SGLang's --speculative-num-draft-tokens: tokens a sequence the verify "
+        "step carries (default: K + 1, a chain)")] = Field(None, ge=2, le=1024)
+    serving_tp: Annotated[int, In(
+        key="w_serving_tp", label="Serving TP", step=1, section=SERVING, order=76, col="half",
+        help="tensor-parallel GPUs serving one replica: two all-reduces a layer each step, the draft's too",
+        flag="--serving-tp", doc="tensor-parallel degree of the serving replica (default: 1)")] = Field(1, ge=1, le=64)
     serving_batch: Annotated[float, In(   # the batch quality.speedup is given at (1: the papers')
         key="w_serving_batch", label="Serving batch (speedup)", step=1.0, section=SERVING, order=80, col="half",
         help="the batch the speedup is given at; 1 is the papers' interactive figure",
@@ -315,6 +330,25 @@ class Quality(_Strict):
         flag="--quality-points", parse="points", doc="your own runs, a CSV with the header "
         + ",".join(QualityPoint.model_fields) + " (tau measured at the engine's usual K, "
         "temperature 0): refit the quality estimate's levels and curve on them")] = Field(None, max_length=1000)
+
+    @model_validator(mode="after")
+    def _tree(self) -> "Quality":
+        """A tree is SGLang's (vLLM drafts a chain; the paper harness has its own tree); its tokens at most
+        what SGLang's tree holds (planner/harness.py max_tree_tokens) and more than a chain's."""
+        if self.topk > 1 and self.eval_engine != "sglang":
+            raise ValueError(f"topk {self.topk} (--topk) is a tree, which only SGLang drafts here: set "
+                             f"eval_engine to sglang (--eval-engine sglang) or topk to 1")
+        if self.num_draft_tokens is not None and self.topk == 1:
+            raise ValueError(f"num_draft_tokens {self.num_draft_tokens} (--num-draft-tokens) needs a tree (topk "
+                             "above 1); a chain verifies K + 1 tokens")
+        k = self.num_speculative_tokens
+        if self.num_draft_tokens is not None and k is not None \
+                and not k + 1 <= self.num_draft_tokens <= 1 + self.topk + (k - 1) * self.topk ** 2:
+            raise ValueError(f"num_draft_tokens {self.num_draft_tokens} (--num-draft-tokens) must be between "
+                             f"K + 1 = {k + 1} "
+                             f"and the {1 + self.topk + (k - 1) * self.topk ** 2} tokens a tree of topk "
+                             f"{self.topk} and K {k} holds")
+        return self
 
     @field_validator("workload")
     @classmethod

@@ -57,6 +57,12 @@ class ModelSpec(BaseModel):
     vision_params: float = Field(0, ge=0, le=1e12)
     mtp_params: float = Field(0, ge=0, le=1e12)
     tied_embeddings: bool = False          # untied: the input embedding (H x V) is a lookup, not a matmul
+    # MoE: routed experts per MoE layer (0: a dense model), the experts a token is routed to (top-k) and
+    # every routed expert's parameters over all layers (shared experts count with the dense part);
+    # planner/serving.py prices the verify step's weight traffic with them
+    num_experts: int = Field(0, ge=0, le=100_000)
+    experts_per_token: int = Field(0, ge=0, le=1024)
+    expert_params: float = Field(0, ge=0, le=1e13)
     # linear-attention (Gated DeltaNet) layers: the per-sequence state vLLM caches, from the config
     # (vllm model_executor/layers/mamba/mamba_utils.py gated_delta_net_state_shape): a conv state of
     # (kernel - 1) x (2 key heads x key dim + value heads x value dim) in the model dtype and a
@@ -81,6 +87,12 @@ class ModelSpec(BaseModel):
                 f"({self.linear_attention_layers}) must equal num_layers ({self.num_layers})")
         if self.active_params > self.params:
             raise ValueError(f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})")
+        if self.num_experts and not (1 <= self.experts_per_token <= self.num_experts and 0 < self.expert_params
+                                     and self.expert_params * self.experts_per_token / self.num_experts
+                                     < self.active_params and self.expert_params < self.params):
+            raise ValueError(f"num_experts ({self.num_experts}) needs experts_per_token between 1 and it (got "
+                             f"{self.experts_per_token}) and expert_params ({self.expert_params:g}) above 0, below "
+                             f"params, whose routed share (x top-k / experts) is below active_params")
         if self.vision_params + self.mtp_params >= self.active_params:
             raise ValueError(f"vision_params + mtp_params ({self.vision_params + self.mtp_params:g}) leave no "
                              f"parameter of active_params ({self.active_params:g}) for the text forward pass")

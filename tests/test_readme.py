@@ -267,3 +267,21 @@ def test_the_readmes_fidelity_table_is_the_benchs_output():
     table = fidelity.area_markdown(fidelity.areas(fidelity.training_rows())).split("\n\n")[0].strip()
     assert table.count("\n") >= 7 and "| decode |" in table
     assert table in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readmes_users_reports_table_is_the_benchs_output():
+    # issue 34: README's users' reports table is bench/fidelity.py --users as printed; and none of those
+    # reports' threads is a source of a fitted preset (the URL's repository and number appear in none)
+    import re
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import fidelity
+    import yaml
+    table = fidelity.users_markdown(fidelity.users_reports())
+    assert table.count("\n") >= 30 and "users' reports, MoE" in table
+    assert table in (ROOT / "README.md").read_text(encoding="utf-8")
+    fitted = "".join((ROOT / "planner" / "presets" / f).read_text(encoding="utf-8")
+                     for f in ("harness.yaml", "quality.yaml", "serving.yaml", "tau_points.yaml"))
+    for s in yaml.safe_load((ROOT / "bench" / "users_reports.yaml").read_text(encoding="utf-8"))["sources"].values():
+        repo, number = re.match(r"https://github.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)$", s["url"]).groups()
+        assert not re.search(rf"{re.escape(repo)}\S*\s*(?:issue|PR|pull request)?\s*#{number}\b", fitted), s["url"]

@@ -343,7 +343,10 @@ def test_version_5_fixtures_give_the_plan_they_gave():
     # version 5's meaning of the inputs new in version 6 (planner/export/versions.py _scenario_5_to_6)
     v6_new = {"costs": {"keep_days": 0.0}, "quality": {"workload": "mix", "eval_engine": "paper", "temperature": 0.0,
                                                        "num_speculative_tokens": None, "serving_batch": 1.0,
-                                                       "fleet_batch": 1.0, "points": None}}
+                                                       "fleet_batch": 1.0, "points": None,
+                                                       # issue 34, no version bump: a chain at TP 1, what every
+                                                       # earlier version served
+                                                       "topk": 1, "num_draft_tokens": None, "serving_tp": 1}}
     meant = {**raw, **{k: {**raw[k], **v} for k, v in v6_new.items()}}
     for s in (load_manifest(v5 / "manifest.yaml").scenario, decode((v5 / "link.txt").read_text().strip())):
         assert s.model_dump(mode="json") == meant

@@ -262,3 +262,12 @@ def test_every_control_default_is_the_field_default():
     assert [registry.BY_KEY[f"w_wl_{f}"].default for f in FAMILIES] == [0.2] * 5
     assert to_widgets(fresh) == {**{c.key: c.default for c in registry.CONTROLS},
                                  registry.CAP_MODE: registry.LAYOUT, registry.WL_MODE: registry.FULL}
+
+
+def test_a_custom_moe_model_survives_the_widgets():
+    # issue 34: the experts a custom MoE target routes to reach the widgets and come back (billions scaled)
+    m = model_presets()["qwen3-30b-a3b"].model_copy(update={"id": "custom", "name": "Custom model"})
+    w = to_widgets(Scenario(model="custom", custom_model=m).model_dump())
+    assert (w["w_cm_experts"], w["w_cm_topk"], w["w_cm_expert_b"]) == (128, 8, pytest.approx(28.99))
+    back = ModelSpec.model_validate(from_widgets(w)["custom_model"])
+    assert (back.num_experts, back.experts_per_token, back.expert_params) == (128, 8, pytest.approx(28.99e9))

@@ -72,7 +72,10 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
     _in_order(list(d["quality"]), ["drafter", "acceptance_length", "acceptance_low", "acceptance_high", "speedup",
                                    "speedup_low", "speedup_high", "per_domain", "workload", "payback_days", "sources"],
               ["payback_speedup", "eval_engine", "temperature", "num_speculative_tokens", "serving_batch",
-               "fleet_batch", "target_factor", "target_factor_low", "target_factor_high"])  # issue 22
+               "fleet_batch", "target_factor", "target_factor_low", "target_factor_high",  # issue 22
+               "acceptance_rate", "acceptance_rate_low", "acceptance_rate_high", "acceptance_rate_basis", "topk",
+               "num_draft_tokens", "serving_tp", "served_cost", "served_cost_basis",
+               "payback_speedup_low"])  # issue 34
     assert list(d["assumptions"][0]) == ["name", "value", "tag", "source"]
     # the seed article's fixed rate: no calibration row is looked up
     assert d["extraction"]["mode"] == "fixed" and d["extraction"]["calibration"] is None
