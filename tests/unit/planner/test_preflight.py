@@ -171,9 +171,11 @@ def test_the_calibration_round_trips_through_estimate(tmp_path, capsys):
     assert {x["source"] for x in measured} == {label}
 
 
-def test_max_minutes_bounds_the_steps(tmp_path):
-    # 0.0001 minutes (6 ms): the disk test's share is spent before its first file (no rate), and the
+def test_max_minutes_bounds_the_steps(tmp_path, monkeypatch):
+    # the bound spent from the start (the clock's time left is 0, not 6 ms of a real clock, which a fast
+    # machine did not spend before the disk test began): the disk test writes no file (no rate), and the
     # capture stops after the one row it always runs once its model is built
+    monkeypatch.setattr(pf._Clock, "left", lambda self: 0.0)
     r = pf.run(manifest(), pf.Options(dir=str(tmp_path), test_mb=2, rows=4, max_minutes=0.0001))
     assert r.disk["files"] == 0 and r.disk["write_bytes_per_s"] is None and r.capture["rows"] == 1
     assert r.calibration.rows_measured == 1 and os.listdir(tmp_path) == []
