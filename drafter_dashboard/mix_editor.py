@@ -18,7 +18,7 @@ import streamlit as st
 
 from planner.plan import Plan
 from planner.scenario import MixItem, Scenario
-from planner.text import shown
+from planner.text import printable, shown
 from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard.registry import bounds
@@ -147,7 +147,8 @@ def _table(cols: dict[str, list], turn: bool, unit: str, catalog) -> None:
     assert list(shown) == list(cols), "the table's columns are columns()'"
     rows = []
     for i, cid in enumerate(cols["id"]):
-        cells = [None if fmt is None else fmt.format(cols[k][i]) for k, (_, _, fmt) in shown.items()]
+        # display text (a user catalog's provenance is third-party): bidi and controls written out
+        cells = [None if fmt is None else printable(fmt.format(cols[k][i])) for k, (_, _, fmt) in shown.items()]
         values = [cols[k][i] if numeric else None for k, (_, numeric, _) in shown.items()]
         rows.append({"id": cid, "include": cols["include"][i], "rows": cols["rows"][i], "pct": cols["pct"][i],
                      "selection": cols["selection"][i], "cells": cells, "values": values})

@@ -38,11 +38,12 @@ import statistics
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from planner._version import __version__
 from planner import rundir
 from planner.errors import PlannerInputError
+from planner.ids import check_no_control
 from planner.export.sharding import MAX_SHARDS
 from planner.run_formats import FormatError, read_file
 
@@ -70,6 +71,7 @@ OVERHEAD_MAX = 1e9                    # bytes a file beside its tensors (headers
 TPS_MIN, TPS_MAX = 1e-3, 1e9
 
 Figure = Annotated[float, Field(ge=0, le=FIGURE_MAX)]
+Line = Annotated[str, AfterValidator(check_no_control)]      # no newline, bidi or other control character
 Count = Annotated[int, Field(ge=0, le=COUNT_MAX)]
 
 
@@ -135,11 +137,12 @@ class Forecast(_Strict):
 class RunCalibration(_Strict):
     kind: Literal[KIND] = KIND             # type: ignore[valid-type]
     version: Literal[VERSION] = VERSION    # type: ignore[valid-type]
-    created_at: str = Field(max_length=40)
-    planner_version: str = Field(max_length=32)
-    layout: str = Field(max_length=100)
-    model: str = Field(max_length=200)
-    hidden_dtype: str = Field(max_length=10)
+    # the words a plan's report prints (its label "measured on your run: N rows, DATE"): one line each
+    created_at: str = Field(max_length=40, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)?$")
+    planner_version: Line = Field(max_length=32)
+    layout: Line = Field(max_length=100)
+    model: Line = Field(max_length=200)
+    hidden_dtype: Line = Field(max_length=10)
     layers: list[Annotated[int, Field(ge=0, le=100_000)]] = Field(max_length=256)
     world: int = Field(1, ge=1, le=MAX_SHARDS)    # ranks, as many as an export shards into
     manifest_rows: Count                          # conversations in the manifest
@@ -278,7 +281,10 @@ class RunCalibration(_Strict):
 
 
 def dump(c: RunCalibration) -> str:
-    return c.model_dump_json(indent=2) + "\n"
+    """The file's text: JSON in ASCII (json.dumps' default), so that a run's file name with a bidi control
+    in it (a skipped file, a worst row) is written \\u202e, not sent to the terminal `calibrate --json` prints to."""
+    import json
+    return json.dumps(c.model_dump(mode="json"), indent=2) + "\n"
 
 
 def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration:

@@ -89,10 +89,12 @@ def test_hostile_values_pass_shellcheck(shellcheck, tmp_path, monkeypatch):
     # (its scenario does not plan, which a sharded export refuses: bytes a row, to test the quoting)
     monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout, catalog=None: [1000] * len(m.components))
     scripts = {}
-    for i, value in enumerate(HOSTILE):
+    for i, value in enumerate(HOSTILE + ["safe\u202etxt.exe\u2066x\u2028y"]):       # and bidi controls
         work = tmp_path / f"v{i}"
         work.mkdir()
         scripts |= {f"v{i}-{k}": v for k, v in exported(hostile_manifest(value), f"{value}.yaml", work).items()}
     # SC2016 (a note: "$(...)" inside single quotes does not expand) is what quoting a hostile value is
     # for: '$(echo > PWNED)' is the literal text; every other finding stands
     assert check(shellcheck, scripts, tmp_path / "scripts", "--exclude=SC2016") == ""
+    # a bidi control is written as its bytes ($'\xe2\x80\xae'), the Ray driver's own copy of quote() too
+    assert [k for k, v in scripts.items() if any(c in v for c in "\u202e\u2066\u2028")] == []
