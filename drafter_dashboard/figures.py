@@ -179,9 +179,9 @@ COST_PARTS = (("offline", "extraction", "#3182bd"), ("offline", "storage rent", 
 def cost_breakdown(plans: dict[str, Plan]) -> go.Figure:
     """Each scenario's dollars, offline and online side by side, stacked by phase. Scenario names are
     the user's (a link's): escaped, since plotly draws tick and hover text as HTML (<a href>, <b>)."""
-    import html
+    from planner.text import html_escape
     names = list(plans)
-    shown = [html.escape(n) for n in names]
+    shown = [html_escape(n) for n in names]
     value = {
         "extraction": lambda c: c.extraction, "storage rent": lambda c: c.storage, "transfer": lambda c: c.transfer,
         "training": lambda c: c.training_offline, "regeneration": lambda c: c.regeneration,

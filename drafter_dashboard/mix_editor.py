@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ import streamlit as st
 
 from planner.plan import Plan
 from planner.scenario import MixItem, Scenario
-from planner.text import shown
+from planner.text import printable, shown
 from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard.registry import bounds
@@ -146,13 +147,15 @@ def _table(cols: dict[str, list], turn: bool, unit: str, catalog) -> None:
     assert list(shown) == list(cols), "the table's columns are columns()'"
     rows = []
     for i, cid in enumerate(cols["id"]):
-        cells = [None if fmt is None else fmt.format(cols[k][i]) for k, (_, _, fmt) in shown.items()]
+        # display text (a user catalog's provenance is third-party): bidi and controls written out
+        cells = [None if fmt is None else printable(fmt.format(cols[k][i])) for k, (_, _, fmt) in shown.items()]
         values = [cols[k][i] if numeric else None for k, (_, numeric, _) in shown.items()]
         rows.append({"id": cid, "include": cols["include"][i], "rows": cols["rows"][i], "pct": cols["pct"][i],
                      "selection": cols["selection"][i], "cells": cells, "values": values})
     data = {"columns": [{"key": k, "label": label, "numeric": numeric, "help": help_.get(k, "")}
                         for k, (label, numeric, _) in shown.items()],
-            "rows": rows, "selections": SELECTIONS, "ack": st.session_state.get(TABLE_ACK, 0)}
+            "rows": rows, "selections": SELECTIONS, "ack": st.session_state.get(TABLE_ACK, 0),
+            "number": NUMBER_PATTERN}
     _table_component()(key=TABLE_KEY, data=data, on_edit_change=functools.partial(_on_table_edit, catalog))
 
 
@@ -365,13 +368,26 @@ def _apply_row(m: dict, changes: dict, catalog) -> None:
         m["rows"] = _valid_rows(cid, round(rows) if rows <= MAX_ROWS else rows, catalog, typed=pct)
 
 
+# A number as the table's cell takes it (mix_table.js plain(), which reads this pattern from the table's
+# data): ASCII digits, grouped by thousands with commas or not, and a decimal part. Python's float()
+# would also take "1_000", "5e0", "inf" and other scripts' digits ("١٠٠٠"), none of which the table
+# reads as a number (issue 36): a cell's text is this or it is refused.
+NUMBER_PATTERN = r"(?:[0-9]+|[0-9]{1,3}(?:,[0-9]{3})+)(?:\.[0-9]+)?|\.[0-9]+"
+_NUMBER = re.compile(NUMBER_PATTERN)
+
+
 def _number(value) -> float:
-    """A cell's number: an int or a float (a browser's), or the text of one; NaN for anything else (a
-    boolean, a list, a number too large for a float)."""
+    """A cell's number: an int or a float (a browser's), or the text of one (NUMBER_PATTERN, blanks
+    around it allowed); NaN for anything else (a boolean, a list, a number too large for a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return float("nan")
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 400 or not _NUMBER.fullmatch(text):
+            return float("nan")
+        value = text.replace(",", "")
     try:
-        return float(value.strip() if isinstance(value, str) else value)
+        return float(value)
     except (ValueError, OverflowError):
         return float("nan")
 

@@ -88,11 +88,12 @@ export default function (component) {
     return key === "rows" && String(v).trim() !== "" && Number.isFinite(n) ? n.toLocaleString("en-US") : String(v);
   }
 
-  // what is sent: a number grouped by thousands (1,234,567) without its commas; anything else as typed,
-  // for the server to accept or refuse by name (a stray comma is not read as a separator)
+  // what is sent: a number as the server reads one (d.number: mix_editor.NUMBER_PATTERN, ASCII digits
+  // grouped by thousands or not) without its commas; anything else as typed, for the server to refuse
+  // by name (a stray comma is not read as a separator)
   function plain(v) {
     const s = v.trim();
-    return /^\d{1,3}(,\d{3})+(\.\d+)?$/.test(s) ? s.replace(/,/g, "") : s;
+    return new RegExp("^(?:" + t.d.number + ")$").test(s) ? s.replace(/,/g, "") : s;
   }
 
   // what a number cell shows: the edit sent and not yet acknowledged, else the server's value

@@ -3,11 +3,10 @@ verdict, the road from the article's storage, the headline figures with their ba
 assumptions with their sources, laid out to print. Every text that reaches it is escaped."""
 from __future__ import annotations
 
-from html import escape
-
 from planner import __version__
 from planner.plan import Plan
 from planner.report import article_comparison
+from planner.text import html_escape
 
 from drafter_dashboard.compare import compared, fmt_figure, input_differences
 
@@ -27,7 +26,7 @@ td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-num
 
 
 def _e(x: object) -> str:
-    return escape(str(x), quote=True)
+    return html_escape(x)
 
 
 def _table(header: list[str], rows: list[list[object]], numeric: set[int] = frozenset()) -> str:

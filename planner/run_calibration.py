@@ -37,14 +37,16 @@ import os
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from planner._version import __version__
 from planner import rundir
 from planner.errors import PlannerInputError
 from planner import run_formats
+from planner.ids import check_no_control
+from planner.export.sharding import MAX_SHARDS
 from planner.run_formats import FormatError, OutOfTime, read_file
 
 KIND = "drafter-planner-calibration"
@@ -57,6 +59,24 @@ BAND_SE = 2.0                # the band: the ratio +/- this many standard errors
 MAX_CALIBRATION_BYTES = 1_000_000
 MAX_ELAPSED_HOURS = 100_000          # --elapsed-hours above this is refused
 MAX_DISK_TB = 1_000_000              # --disk-capacity-tb likewise
+MAX_GPUS = 100_000                   # --gpus likewise
+
+# Every number of a calibration file has a sign and a bound (a file is input: issue 36). The three
+# figures a plan takes from it (Measured) are bounded by what a capture can be; the rest by FIGURE_MAX,
+# far past any run, so that no sum or product of two figures overflows a float. A figure the run
+# itself gives outside them is not kept (`_kept`): the file then says so in its notes.
+FIGURE_MAX = 1e30                     # bytes, tokens, rows, hours, ratios and rates of the run
+COUNT_MAX = 10**15                    # whole counts: rows, files
+# tensor bytes a token: 1e9 is 15x a 256-layer, 65,536-wide model's fp32 states (256 x 65,536 x 4 B)
+BYTES_PER_TOKEN_MAX = 1e9
+OVERHEAD_MAX = 1e9                    # bytes a file beside its tensors (headers, archive structure)
+# capture tokens/s per GPU: 1e-3 is 3.6 tokens an hour (a plan's capture then stays finite); 1e9 is
+# 35,000x the highest rate in planner/presets/throughput.yaml (28,312 tok/s/GPU), no hardware's
+TPS_MIN, TPS_MAX = 1e-3, 1e9
+
+Figure = Annotated[float, Field(ge=0, le=FIGURE_MAX)]
+Line = Annotated[str, AfterValidator(check_no_control)]      # no newline, bidi or other control character
+Count = Annotated[int, Field(ge=0, le=COUNT_MAX)]
 
 
 @dataclass(frozen=True)
@@ -81,80 +101,82 @@ class _Strict(BaseModel):
 
 class RowRatio(_Strict):
     path: str = Field(max_length=1000)
-    measured_bytes: float
-    planned_bytes: float
-    ratio: float
+    measured_bytes: Figure
+    planned_bytes: Figure
+    ratio: Figure
 
 
 class Spread(_Strict):
-    median: float
-    p10: float
-    p90: float
+    median: Figure
+    p10: Figure
+    p90: Figure
     worst: list[RowRatio] = Field(max_length=WORST_ROWS)
 
 
 class Skipped(_Strict):
-    count: int = Field(ge=0)
-    reasons: dict[str, int]
+    count: Count
+    reasons: dict[str, Count]
     examples: list[tuple[str, str]] = Field(max_length=200)
 
 
 class Forecast(_Strict):
-    rows_remaining: float
-    tokens_remaining: float | None
-    hours_remaining: float | None
-    hours_low: float | None = None
-    hours_high: float | None = None
-    storage_bytes: float
-    storage_bytes_low: float
-    storage_bytes_high: float
-    disk_free_bytes: float | None
-    disk_free_from: str
-    disk_full_hours: float | None          # null: the disk does not fill, or fills at a time unknown (no rate)
+    rows_remaining: Figure
+    tokens_remaining: Figure | None
+    hours_remaining: Figure | None
+    hours_low: Figure | None = None
+    hours_high: Figure | None = None
+    storage_bytes: Figure
+    storage_bytes_low: Figure
+    storage_bytes_high: Figure
+    disk_free_bytes: Figure | None
+    disk_free_from: str = Field(max_length=200)
+    disk_full_hours: Figure | None          # null: the disk does not fill, or fills at a time unknown (no rate)
     # the disk's verdict (absent from files written before it: derived from the figures above on reading)
-    bytes_to_write: float | None = None     # storage_bytes less the bytes written
+    bytes_to_write: Figure | None = None    # storage_bytes less the bytes written
     disk_fills: bool | None = None          # null: the free space is unknown
-    disk_short_bytes: float | None = None   # when it fills: the bytes the run needs beyond the disk (null at 0
+    disk_short_bytes: Figure | None = None    # when it fills: the bytes the run needs beyond the disk (null at 0
                                             # free in a file from before the verdict: at least bytes_to_write)
 
 
 class RunCalibration(_Strict):
     kind: Literal[KIND] = KIND             # type: ignore[valid-type]
     version: Literal[VERSION] = VERSION    # type: ignore[valid-type]
-    created_at: str = Field(max_length=40)
-    planner_version: str = Field(max_length=32)
-    layout: str = Field(max_length=100)
-    model: str = Field(max_length=200)
-    hidden_dtype: str = Field(max_length=10)
-    layers: list[int] = Field(max_length=256)
-    world: int = Field(1, ge=1)
-    manifest_rows: int = Field(ge=0)              # conversations in the manifest
-    rows_planned: float = Field(ge=0)             # training rows the plan expects (files of a per-row layout)
-    rows_measured: int = Field(ge=0)
-    files_measured: int = Field(ge=0)
-    files_read: int = Field(ge=0)                 # files whose metadata was read (tokens and data bytes)
+    # the words a plan's report prints (its label "measured on your run: N rows, DATE"): one line each
+    created_at: str = Field(max_length=40, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)?$")
+    planner_version: Line = Field(max_length=32)
+    layout: Line = Field(max_length=100)
+    model: Line = Field(max_length=200)
+    hidden_dtype: Line = Field(max_length=10)
+    layers: list[Annotated[int, Field(ge=0, le=100_000)]] = Field(max_length=256)
+    world: int = Field(1, ge=1, le=MAX_SHARDS)    # ranks, as many as an export shards into
+    manifest_rows: Count                          # conversations in the manifest
+    rows_planned: Figure                          # training rows the plan expects (files of a per-row layout)
+    rows_measured: Count
+    files_measured: Count
+    files_read: Count                             # files whose metadata was read (tokens and data bytes)
     files_skipped: Skipped
-    bytes_measured: float
-    bytes_planned: float                          # the plan's bytes for the same rows
-    tokens_measured: float | None
-    tokens_planned: float
-    bytes_ratio: float | None
-    tokens_ratio: float | None
-    data_bytes_per_token: float | None            # tensor bytes per token, from the files' metadata
-    overhead_bytes_per_file: float | None         # file size less its tensor bytes, mean
+    bytes_measured: Figure
+    bytes_planned: Figure                         # the plan's bytes for the same rows
+    tokens_measured: Figure | None
+    tokens_planned: Figure
+    bytes_ratio: Figure | None
+    tokens_ratio: Figure | None
+    # the three figures a plan takes (Measured), each bounded by what a capture can be (above)
+    data_bytes_per_token: Annotated[float, Field(ge=1, le=BYTES_PER_TOKEN_MAX)] | None  # tensor bytes a token
+    overhead_bytes_per_file: Annotated[float, Field(ge=0, le=OVERHEAD_MAX)] | None  # file less its tensors, mean
     sizes_only: bool                              # this layout's files give sizes, not tokens
     per_row: Spread | None
-    elapsed_hours: float | None
-    elapsed_from: str
-    rows_per_hour: float | None
-    tokens_per_hour: float | None
-    gpus: int = Field(ge=1)
-    tokens_per_s_per_gpu: float | None
+    elapsed_hours: Figure | None
+    elapsed_from: str = Field(max_length=200)
+    rows_per_hour: Figure | None
+    tokens_per_hour: Figure | None
+    gpus: int = Field(ge=1, le=MAX_GPUS)          # calibrate --gpus's own bound
+    tokens_per_s_per_gpu: Annotated[float, Field(ge=TPS_MIN, le=TPS_MAX)] | None
     forecast: Forecast
-    notes: list[str] = Field(default_factory=list, max_length=50)
+    notes: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list, max_length=50)
     # who measured it when not a run: "measured by preflight on HOST, DATE" (planner/preflight.py); absent
     # (null) in a run's calibration and in files written before preflight. No control character: it is shown.
-    measured_by: str | None = Field(None, max_length=200, pattern=r"^[^\x00-\x1f\x7f-\x9f]*$")
+    measured_by: Line | None = Field(None, max_length=200)
 
     @model_validator(mode="after")
     def _disk_verdict(self):
@@ -266,7 +288,10 @@ class RunCalibration(_Strict):
 
 
 def dump(c: RunCalibration) -> str:
-    return c.model_dump_json(indent=2) + "\n"
+    """The file's text: JSON in ASCII (json.dumps' default), so that a run's file name with a bidi control
+    in it (a skipped file, a worst row) is written \\u202e, not sent to the terminal `calibrate --json` prints to."""
+    import json
+    return json.dumps(c.model_dump(mode="json"), indent=2) + "\n"
 
 
 def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration:
@@ -439,6 +464,17 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int,
     return units, read, bad, unread
 
 
+def _kept(field: str, value: float | None, notes: list[str]) -> float | None:
+    """`value` for RunCalibration's `field` when inside the field's bounds; None (not measured) and a
+    note when the run gives one outside them (a file's metadata is input, and a plan would take it)."""
+    from pydantic import TypeAdapter, ValidationError
+    try:
+        return TypeAdapter(RunCalibration.model_fields[field].annotation).validate_python(value)
+    except ValidationError as exc:
+        notes.append(f"{field} {value:g} not kept: {exc.errors()[0]['msg']} (the run's files give it)")
+        return None
+
+
 def _index_units(units, f, e, info, plan) -> None:
     start = e.positions.start if isinstance(e.positions, range) else 0
     per_record = f.size / max(len(info.lengths), 1) if info else 0.0
@@ -550,8 +586,8 @@ def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp:
                                 f"a capacity in TB above 0, at most {MAX_DISK_TB:,}")
     s = m.scenario
     gpus = gpus if gpus is not None else s.extraction_gpus
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= 100_000:
-        raise PlannerInputError("--gpus", gpus, "a whole number of GPUs from 1 to 100,000")
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS:
+        raise PlannerInputError("--gpus", gpus, f"a whole number of GPUs from 1 to {MAX_GPUS:,}")
     names = rundir.naming(m, layout, world=world, dp=dp, plan=plan)
     scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), now=now, progress=progress,
                        max_entries=max_entries, min_age=min_age)
@@ -601,6 +637,8 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     if tok_h is None and tokens_measured is not None and elapsed:
         tok_h = tokens_measured / elapsed
     tps = tok_h / 3600 / gpus if tok_h else None
+    per_token, overhead, tps = (_kept(name, v, notes) for name, v in (
+        ("data_bytes_per_token", per_token), ("overhead_bytes_per_file", overhead), ("tokens_per_s_per_gpu", tps)))
 
     # the forecast: the remaining rows' own predictions, scaled by the measured ratios
     done_b = sum(measured_b)

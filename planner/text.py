@@ -1,19 +1,37 @@
-"""Making user-supplied text safe where it is shown: a terminal and markdown."""
+"""Making third-party text safe where it is shown: a terminal, a log, markdown and HTML."""
 from __future__ import annotations
 
 import math
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+from planner.ids import _UNSHOWN
+
 # Characters markdown (CommonMark + Streamlit's extensions) gives a meaning to.
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=^])")
 
 
+def _escaped(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
+
+
 def printable(text: object) -> str:
-    """Text for a terminal: control characters (ESC, CR, NUL, ...) shown as \\xNN, never sent."""
-    s = str(text)
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", s)
+    """Third-party text (a name, a path, a reason quoting a file) for a terminal, a log or a page, on one
+    line: every control, format (bidi), separator or surrogate character (ids.UNSHOWN_PATTERN) shown as
+    \\xNN, \\uNNNN or \\UNNNNNNNN, never sent; a newline too, so a value never prints a line of its own
+    and never reorders the text around it. The one escaping function: md_escape and html_escape use it."""
+    return _UNSHOWN.sub(_escaped, str(text))
+
+
+def printable_lines(text: object) -> str:
+    """A text the planner laid out in lines (a report): printable() of each line, its newlines kept."""
+    return "\n".join(printable(line) for line in str(text).split("\n"))
+
+
+def html_escape(text: object) -> str:
+    """Third-party text for HTML (a report's cell, a chart's label): printable(), then HTML-escaped."""
+    import html
+    return html.escape(printable(text), quote=True)
 
 
 _ZWSP = "\u200b"
@@ -27,7 +45,7 @@ def md_escape(text: object) -> str:
     """Text for markdown: every character with a markdown meaning is backslash-escaped, and no
     autolink can form, so a name like `[login](https://...)` or `![x](https://...)` shows as typed
     and never as a link or an image."""
-    escaped = _MD_SPECIAL.sub(r"\\\1", printable(text).replace("\n", " "))
+    escaped = _MD_SPECIAL.sub(r"\\\1", printable(str(text).replace("\n", " ")))
     return _AUTOLINK.sub(lambda m: m.group() + _ZWSP, escaped)
 
 

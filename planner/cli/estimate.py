@@ -5,7 +5,7 @@ import argparse
 import json
 
 from planner.cli._common import add_scenario_flags, scenario_from_args
-from planner.text import printable
+from planner.text import printable_lines
 
 
 def run(a: argparse.Namespace) -> int:
@@ -24,7 +24,7 @@ def run(a: argparse.Namespace) -> int:
         print(json.dumps(d, indent=2))
     else:
         marks = {"measured": measured.label} if measured is not None else {}
-        print(printable(text_report(p, binary=a.binary, **marks)))
+        print(printable_lines(text_report(p, binary=a.binary, **marks)))
     return 0
 
 

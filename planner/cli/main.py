@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except (CliError, PlannerInputError, ValidationError, ManifestError, OSError) as exc:
-        one_line = printable(_message(exc)).replace("\n", "\\n")   # whatever the message quotes from the input
+        one_line = printable(_message(exc))   # one line, whatever the message quotes from the input
         print(f"planner: error: {one_line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

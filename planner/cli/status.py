@@ -84,7 +84,7 @@ def run(a: argparse.Namespace) -> int:
               f"{fmt_bytes(r.bytes_done)} of {fmt_bytes(r.bytes_predicted)} predicted"
               + (f", {r.suspect:,} suspect" if r.suspect else ""))
     if st.skipped:
-        print("  not counted: " + "; ".join(f"{n:,} {why}" for why, n in sorted(st.skipped.items())))
+        print("  not counted: " + "; ".join(f"{n:,} {printable(why)}" for why, n in sorted(st.skipped.items())))
     if not st.scan_complete:
         print("  the scan stopped at its bound: the counts are a lower bound")
     for line in suspect_lines(st):

@@ -3,8 +3,9 @@ format the CLI offers.
 
 Every value that comes from the manifest or the command line (model path, hub repo, subset,
 split, component ids, file paths) is shell-quoted, in commands and in comment lines alike, and no
-value can put a newline into the output: a value with control characters is written in bash's
-$'...' quoting with each such byte as \\xNN. The exported text is meant to be read, then run with
+value can put a newline or a bidi control into the output: a value with control, format (bidi) or
+separator characters (ids.UNSHOWN_PATTERN) is written in bash's $'...' quoting with each such byte
+as \\xNN. The exported text is meant to be read, then run with
 bash.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Callable, Literal
 from planner.catalog.paths import load_shipped_yaml
 from planner.export.manifest import Manifest, dump_manifest
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
-from planner.ids import has_control
+from planner.ids import has_unshown
 from planner.specs import model_presets, num_layers
 from planner.variants import Registry
 
@@ -27,11 +28,11 @@ from planner.variants import Registry
 def quote(value: object) -> str:
     """One shell word that bash reads back as exactly `value`, on one line."""
     text = str(value)
-    if not has_control(text):
+    if not has_unshown(text):
         return shlex.quote(text)
     out = []
     for ch in text:
-        if ch in "\\'" or has_control(ch):
+        if ch in "\\'" or has_unshown(ch):
             out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
         else:
             out.append(ch)

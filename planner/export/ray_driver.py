@@ -264,14 +264,14 @@ def ray_driver(m, fmt: str, world: int, manifest_path: str = "manifest.yaml", ra
 
 
 def _quote_source() -> str:
-    """The planner's own shell quoting (commands.quote, ids.has_control), copied into the driver from
+    """The planner's own shell quoting (commands.quote, ids.has_unshown), copied into the driver from
     their source: the dry run prints what bash reads back as the argument, on one line."""
     import inspect
 
     from planner import ids
     from planner.export import commands
-    return "\n\n".join([f"import re\nimport shlex\n_CONTROL = re.compile({ids._CONTROL.pattern!r})",
-                          inspect.getsource(ids.has_control), inspect.getsource(commands.quote)])
+    return "\n\n".join([f"import re\nimport shlex\n_UNSHOWN = re.compile({ids._UNSHOWN.pattern!r})",
+                          inspect.getsource(ids.has_unshown), inspect.getsource(commands.quote)])
 
 
 def _input(x: Sharded, rank: int, data_token: str) -> str:

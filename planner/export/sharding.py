@@ -131,7 +131,7 @@ def bytes_per_row(m, layout: str, catalog=None) -> list[float]:
 
 def _short(value: object) -> str:
     from planner.text import printable
-    text = printable(str(value)).replace("\n", " ")
+    text = printable(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 

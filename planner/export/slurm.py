@@ -311,8 +311,8 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
               "",
               "rank_main() {",
               '  RANK=$1',
-              "  printf -v SHARD '%05d' \"$RANK\"",
               "  check_disk || exit 1"]
+    body = len(lines)
     data, out = Raw('"$DATA_DIR"'), Raw('"$OUT_DIR"')
     lines.append("  check_input " + sh([x.rank_input(Raw('"$RANK"'), data)]) + " || exit 1")
     cmds = x.rank_argv(Raw('"$RANK"'), data, out)
@@ -336,5 +336,7 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
                   "  run " + sh(capture)]
     else:
         lines += ["  run " + sh(c) for c in cmds]
+    if any("$SHARD" in line for line in lines[body:]):     # set only where used (shellcheck SC2034: Model-
+        lines.insert(body - 1, "  printf -v SHARD '%05d' \"$RANK\"")  # Optimizer's ranks name no shard)
     lines += ["}", SCRIPT_TAIL.strip("\n")]
     return "\n".join(lines) + "\n"

@@ -1,5 +1,6 @@
 """The Compare tab's calibration upload (drafter_dashboard/calibration_panel.py): the calibrated
 plan beside the tabled one, each moved figure marked with the run it was measured on."""
+import json
 import os
 import re
 import shutil
@@ -124,3 +125,17 @@ def test_bad_uploads_are_one_line_and_another_plan_is_refused(tmp_path, monkeypa
                        (other, "measured with layout speculators")):
         upload(app, "bad.json", data)
         assert any(says in e.value and "\n" not in e.value for e in app.error), [e.value for e in app.error]
+
+
+def test_a_number_out_of_bounds_is_one_line_naming_the_field_on_the_page(tmp_path, monkeypatch, calibration):
+    # issue 36: 1e308 bytes a token overflowed, 1e308 tokens/s divided by zero (tracebacks on the
+    # page), -1 bytes a token lowered the storage; each is refused in one line naming field and value
+    app = page(tmp_path, monkeypatch)
+    good = json.loads(rc.dump(calibration))
+    for field, value in (("data_bytes_per_token", 1e308), ("tokens_per_s_per_gpu", 1e308),
+                         ("data_bytes_per_token", -1)):
+        upload(app, "bad.json", json.dumps(dict(good, **{field: value})).encode())
+        shown = [re.sub(r"\\(.)", r"\1", e.value).replace("\u200b", "") for e in app.error]
+        assert any(f"Calibration not used: calibration file: 'bad.json' is not allowed; {field}: {value!r} is not "
+                   "allowed" in e and "\n" not in e for e in shown), shown
+        assert not any("calibrated plan" in d.value.columns for d in app.dataframe)

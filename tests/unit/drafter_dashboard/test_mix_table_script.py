@@ -27,3 +27,11 @@ def test_every_editable_column_has_an_input_and_only_those():
     from drafter_dashboard.mix_editor import EDITABLE
     keys = set(re.findall(r'c\.key === "(\w+)"', CODE))
     assert set(EDITABLE) <= keys <= set(EDITABLE)
+
+
+def test_a_number_is_read_by_the_servers_pattern():
+    # plain() sends a number without its commas when it matches mix_editor.NUMBER_PATTERN, given in the
+    # table's data: no second grammar of numbers in the script (issue 36)
+    from drafter_dashboard.mix_editor import NUMBER_PATTERN
+    assert "new RegExp(\"^(?:\" + t.d.number + \")$\")" in CODE and "\\d" not in CODE
+    assert NUMBER_PATTERN and "[0-9]" in NUMBER_PATTERN
