@@ -258,6 +258,12 @@ def test_the_article_tab_draws_both_waterfalls_ending_at_this_plan(at, files):
     assert sum(storage["y"][:-1]) == pytest.approx(storage["y"][-1], rel=1e-9)
     hours = json.loads(charts[1].proto.spec)["data"][0]
     assert hours["y"][0] == pytest.approx(264.4, abs=0.1)    # 456,893,000 tokens / 480 tok/s / 3600
+    # plotly draws the closing total at the running sum, not at its y: the hours' last step (the capture
+    # pass, 9.96 h -> 31.93 h) is a change of its own, so the running sum reaches what the total says
+    # (it stopped at 9.96 h while labelled 31.9 before issue 35)
+    assert hours["x"][-2:] == ["capture pass", "this plan"] and hours["measure"][-2] == "relative"
+    assert sum(hours["y"][:-1]) == pytest.approx(hours["y"][-1], rel=1e-9)
+    assert hours["text"][-1] == f"{hours['y'][-1]:,.1f}"
     # the report carries both, as printable tables
     open_tab(at, "Export / import / profile")      # the report is built while the export tab is open
     html = files["drafter-plan.html"]
@@ -272,8 +278,10 @@ def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_
     fig = readable_frontier(figures.quality_frontier(pts))
     assert all(tr.mode == "markers" and tr.showlegend for tr in fig.data)
     assert len({tr.marker.symbol for tr in fig.data}) == 3
-    xs = [tr.x[0] for tr in fig.data]
-    assert xs[0] != xs[1] and abs(xs[1] - xs[0]) < 0.5       # spread a little, still at ~10 TB
+    # each point at its own value (issue 35: a spread in data units drew 82.11 TB at 83.10 TB); the two
+    # on one spot are told apart by size, the larger (drawn first, open) under the smaller
+    assert [tr.x[0] for tr in fig.data] == [10.0, 10.0, 82.0]
+    assert fig.data[0].marker.size > fig.data[1].marker.size and fig.data[0].marker.symbol.endswith("-open")
     from planner.sensitivity import Swing
     swing = Swing(assumption="compression", low_label="1.0x", high_label="2.0x", base={"storage_tb": 1.0},
                   low={"storage_tb": 1.0}, high={"storage_tb": 0.5})
