@@ -18,6 +18,7 @@ GRID_CSS = """<style>
 .st-key-headline [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] { white-space: normal;
   overflow: visible; text-overflow: clip; }
 .st-key-headline [data-testid="stMetricLabel"] p { white-space: normal; }
+.st-key-headline [data-testid="stMetricValue"] { font-size: 1.75rem; }
 </style>"""
 
 
@@ -192,13 +193,32 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         value = getter(p)
         delta = _signed(fmt, value - getter(base)) if base is not None else None
         grid.metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text), width=METRIC_WIDTH)
+
+
+def plain_summary(p: Plan) -> str:
+    """The bands in plain words, one short line (the basis expander's label): what each main figure may
+    come to, without the basis's terms."""
+    e, t, q = p.extraction, p.training, p.quality
+    parts = []
+    if e.wall_hours_low is not None and e.wall_hours_high is not None:
+        parts.append(f"extraction {e.wall_hours_low / 24:,.1f}-{e.wall_hours_high / 24:,.1f} days")
+    parts.append(f"training {t.offline_wall_hours_low / 24:,.1f}-{t.offline_wall_hours_high / 24:,.1f} days")
+    parts.append(f"τ {q.acceptance_low:.2f}-{q.acceptance_high:.2f}")
+    return "How sure: " + ", ".join(parts)
+
+
+def basis(p: Plan, base: Plan | None, against: str = "") -> None:
+    """The basis of the figures (issue 22's bands, the throughput, the dollars) behind one expander whose
+    label says the ranges in plain words (issue 35)."""
+    e, c = p.extraction, p.cost_usd
     caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage "
                f"${c.storage:,.0f} ({c.storage_preset} at ${c.storage_usd_per_tb_month:,.2f}/TB-month for "
                f"{c.storage_days_held:,.1f} days), transfer ${c.transfer:,.0f}, training ${c.training_offline:,.0f}.")
     if base is not None and against:
         caption += f" Deltas: against {against}."
-    st.caption(md_text(bands_caption(p)))
-    st.caption(md_text(caption))
+    with st.expander(md_text(plain_summary(p) + " (the basis)")):
+        st.caption(md_text(bands_caption(p)))
+        st.caption(md_text(caption))
 
 
 def article_panel(p: Plan) -> None:
@@ -240,7 +260,7 @@ def nodes_panel(p: Plan, unit: str) -> None:
               f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s ({n.gather_bound})" if n.gather_bytes else "no gather")
     label = (f"Nodes: {n.extraction_nodes} extraction, {n.training_nodes} training; {gather}"
              + (f"; over the disk: {', '.join(over)}" if over else ""))
-    with st.expander(label, expanded=bool(over)):
+    with st.expander(label):     # closed: its label names a disk it overflows
         # a markdown table: plain HTML (no grid above the mix editor's) and cheap to draw on every run
         cols = list(rows[0])
         st.markdown("\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]

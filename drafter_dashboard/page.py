@@ -33,6 +33,14 @@ log = logging.getLogger("drafter_dashboard")
 SWITCH_INTERVAL_S = 0.001
 if sys.getswitchinterval() > SWITCH_INTERVAL_S:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+# The first screen (issue 35): less room above the title and a smaller title; the tab strip wraps
+# instead of scrolling when the main column is narrow (1024 px with the sidebar open). A fixed rule of
+# this page, no user text in it.
+PAGE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 1.6rem; padding-bottom: 3rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding: 0; }
+[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; column-gap: .9rem; }
+</style>"""
 UNITS = "w_units"     # the sidebar's TB/TiB radio (drafter_dashboard/sidebar.py); TB until it is drawn
 
 
@@ -118,6 +126,7 @@ def main() -> None:
     restore_hidden_widgets()
 
     history = st.sidebar.container()      # undo, redo, pin, save: above the controls, drawn below
+    st.html(PAGE_CSS)
     st.title("Drafter data planner")
     st.caption("What a speculative-decoding drafter's training data (DFlash, EAGLE-3) costs before you spend a "
                "GPU-hour: hidden-state storage, extraction GPU time, transfer, training and dollars, component by "
@@ -135,19 +144,29 @@ def main() -> None:
     unit = st.session_state.get(UNITS) or "TB"
     base, against = _delta_base(scenario, catalog)
     for f in p.findings:
-        if f.severity == "blocks":
-            st.error(md_text(f"{f.text}. To fix: {f.fix}."))
+        if f.severity == "blocks":      # what blocks, one line; its fixes are under Findings (issue 35)
+            st.error(md_text(f"{f.text}. To fix it: see Findings, under the figures."))
     metrics.headline(p, base, unit, against)
 
     # everything below waits for the metrics
-    from drafter_dashboard import compare, sidebar
+    from drafter_dashboard import compare, glossary, sidebar
     v = verdict_of(p, catalog)
     verdict_box.info(md_text(v.sentence), icon=":material/balance:")
     sidebar.render(catalog)
     remember(scenario)                    # after the sidebar: it records which controls this run drew
     compare.controls(scenario, history)   # after remember: Undo is enabled by the change just made
-    findings_list(p)
-    metrics.nodes_panel(p, unit)
+    # one row under the metrics (issue 35: the tabs within the first screen at 1440 x 900): the findings,
+    # the terms; then the basis and the nodes, each closed behind a label that says it in plain words
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    with left:
+        findings_list(p)
+    with right:
+        glossary.popover()
+    left, right = st.columns(2)
+    with left:
+        metrics.basis(p, base, against)
+    with right:
+        metrics.nodes_panel(p, unit)
 
     # Only the open tab is drawn: a closed tab's elements would still go to the browser on every run, and
     # the browser's work grows with every element it is sent (bench/run.py, issue 23). The first screen
