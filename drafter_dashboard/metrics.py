@@ -5,6 +5,7 @@ import streamlit as st
 
 from planner.headlines import HEADLINES, Headline
 from planner.drafter import DRAFTER_KINDS
+from planner.nodes import nodes_text
 from planner.plan import Plan
 from drafter_dashboard.safe_text import md_text
 from planner.units import TB, TiB, fmt_hours
@@ -141,8 +142,8 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          (unit if comp == 1 else f"{unit}, {comp:g}x compressed"), band_s),
         ("gpu_days", two, f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", None),
         ("extraction_days", two,
-         f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on {e.nodes} node"
-         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e + _calibration_band(e), None, band_e),
+         f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on "
+         f"{nodes_text(e.nodes, e.gpus_per_node, max(e.gpus, e.gpus_used))}" + help_e + _calibration_band(e), None, band_e),
         ("transfer_hours", one, f"method: {p.transfer_method}", None),
         ("train_offline_gpu_days", two,
          f"{t.gpus} x {t.gpu}, {t.epochs:g} epochs, limited by {t.offline_bound}; {_recipe(t)}: "
