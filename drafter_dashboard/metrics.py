@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.headlines import HEADLINES, Headline
+from planner.headlines import HEADLINES, Headline, shown_difference
 from planner.drafter import DRAFTER_KINDS
 from planner.nodes import nodes_text
 from planner.plan import Plan
@@ -89,6 +89,33 @@ def bands_caption(p: Plan) -> str:
     return " ".join([ext, tau, train, speed + "."])
 
 
+def _measure(q) -> str:
+    return f"{q.eval_engine} K={q.num_speculative_tokens} T={q.temperature:g}"
+
+
+def not_like_for_like(p: Plan, base: Plan | None) -> str:
+    """Why this plan's tau and speedup cannot be compared with `base`'s (issue 35: a layout switch that
+    also switches the drafter kind and how tau is measured, DFlash at K=15 -> EAGLE-3 at K=3, showed
+    3.16 -> 2.66 as a loss), or "" when they can."""
+    if base is None:
+        return ""
+    q, b = p.quality, base.quality
+    why = []
+    if q.drafter != b.drafter:
+        why.append(f"the drafter kind ({_kind(b.drafter)} -> {_kind(q.drafter)})")
+    if _measure(q) != _measure(b):
+        why.append(f"how τ is measured ({_measure(b)} -> {_measure(q)})")
+    if not why:
+        return ""
+    return (f"τ {b.acceptance_length:.2f} -> {q.acceptance_length:.2f} is not like for like: the change also switched "
+            + " and ".join(why) + ". τ and the speedup compare only within one drafter kind and one way of "
+            "measuring; their deltas are left out.")
+
+
+def _kind(drafter: str) -> str:
+    return {"dflash": "DFlash", "eagle3": "EAGLE-3", "eagle1": "EAGLE"}.get(drafter, drafter)
+
+
 def _recipe(t) -> str:
     if DRAFTER_KINDS.lookup(t.drafter).drafts_blocks:
         return f"DFlash {t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size}"
@@ -133,10 +160,14 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     two = lambda v: f"{v:,.2f}"                               # noqa: E731
     one = lambda v: f"{v:,.1f}"                               # noqa: E731
     usd = lambda v: f"${v:,.0f}"                              # noqa: E731
+    dropped = p.rows_before_drop - p.samples      # drop_last's rows, said on the headline (issue 35)
     rows = [
         ("samples", lambda v: f"{v:,.0f}",
          f"training rows (files): {p.conversations:,} conversations" + (", one row per assistant turn"
-                                                                        if p.unit == "turn" else ""), ""),
+                                                                        if p.unit == "turn" else "")
+         + (f"; drop_last leaves out the last partial capture batch: {dropped:,.0f} of {p.rows_before_drop:,.0f} "
+            "rows are never captured" if dropped >= 0.5 else ""),
+         f"{dropped:,.0f} cut by drop_last" if dropped >= 0.5 else ""),
         ("tokens", _num, "tokens whose hidden states are stored, after the cap and padding", ""),
         ("storage", two, f"on disk; raw {p.storage_bytes / div:,.2f} {unit}" + help_s,
          (unit if comp == 1 else f"{unit}, {comp:g}x compressed"), band_s),
@@ -190,10 +221,18 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     items = [_item(HEADLINES[r[0]], *r[1:], div=div, unit=unit, name=names.get(r[0])) for r in rows]
     st.html(GRID_CSS)
     grid = st.container(horizontal=True, wrap=True, gap="small", key="headline")
-    for label, fmt, help_text, getter, colour in items:
+    unlike = not_like_for_like(p, base)
+    for (label, fmt, help_text, getter, colour), r in zip(items, rows):
         value = getter(p)
-        delta = _signed(fmt, value - getter(base)) if base is not None else None
-        grid.metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text), width=METRIC_WIDTH)
+        unit_of = HEADLINES[r[0]].unit        # the difference of the two figures as shown, as Compare takes it
+        delta = _signed(fmt, shown_difference(unit_of, value, getter(base))) if base is not None else None
+        if unlike and r[0] in ("acceptance_length", "speedup") and delta is not None:
+            delta = "not like for like"          # the sentence under the grid says why
+        off = delta == "not like for like"
+        grid.metric(label, fmt(value), delta=delta, delta_color="off" if off else colour,
+                    delta_arrow="off" if off else "auto", help=md_text(help_text), width=METRIC_WIDTH)
+    if unlike:
+        st.warning(md_text(unlike), icon=":material/compare_arrows:")
 
 
 def plain_summary(p: Plan) -> str:

@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from planner import PlannerInputError, Scenario, plan
 from planner.errors import describe_validation_error
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set
-from planner.scenario import default_scenario
+from planner.scenario import default_scenario, input_name
 from drafter_dashboard.safe_text import md_text
-from drafter_dashboard import metrics, session
+from drafter_dashboard import metrics, notices, session
 from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
                                      apply_pending, ensure_initialised, history_id, hold, initialised, remember,
                                      restore_hidden_widgets, restore_history, scenario_from_widgets)
@@ -135,7 +135,7 @@ def main() -> None:
     notice = st.session_state.pop(NOTICE, None)
     if notice:
         kind, text = notice if isinstance(notice, tuple) else ("success", notice)
-        (st.warning if kind == "warning" else st.success)(md_text(text))
+        notices.show(kind, text)
 
     # the first numbers: the scenario is read from the widgets' state (a changed control's new value is
     # there before its widget is drawn again), so the metrics go out before the sidebar is built
@@ -303,7 +303,7 @@ def _delta_base(scenario: Scenario, catalog):
             why = f" ({other[1]} cannot be planned any more)"
     if scenario.uniform is None:
         return _baseline(_settings_json(scenario), str(catalog.path), catalog), \
-            "the full 913,786-sample mix with the same settings" + why
+            "the full mix (913,786 conversations selected) with the same settings" + why
     return None, ""
 
 
@@ -361,7 +361,7 @@ def _current(catalog) -> tuple[Scenario, object]:
         return scenario, _plan_of(scenario, catalog)
     except ValidationError as exc:
         problem = f"This setting is not valid, so the page shows the last scenario that was: " \
-                  f"{describe_validation_error(exc, prefix='scenario')}"
+                  f"{describe_validation_error(exc, prefix='scenario', name=input_name)}"
     except PlannerInputError as exc:
         problem = f"This scenario cannot be planned, so the page shows the last one that could: {exc}"
     st.error(md_text(problem))
