@@ -131,10 +131,11 @@ def test_the_report_is_one_escaped_file_without_external_assets(at, files):
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     low = html.lower()
     assert "<script" not in low and "src=" not in low and "href=" not in low and "@import" not in low
-    for part in ("Headline figures", "Compare", "Inputs that differ", "extraction_gpus", "Assumptions", "@media print"):
+    for part in ("Headline figures", "Compare", "Inputs that differ", "Assumptions", "@media print"):
         assert part in html, part
-    # the saved scenario had 4 GPUs, the current one 8: the input differences table says so
-    assert "<td>extraction_gpus</td><td>8</td><td>4</td>" in html
+    # the saved scenario had 4 GPUs, the current one 8: the input differences table says so, naming the
+    # input as the sidebar does (issue 35: not its code name, extraction_gpus)
+    assert "<td>Extraction hardware: count</td><td>8</td><td>4</td>" in html and "extraction_gpus" not in html
 
 
 def test_compare_shows_input_differences_bands_and_the_online_wall_clock(at):
@@ -267,7 +268,7 @@ def test_the_article_tab_draws_both_waterfalls_ending_at_this_plan(at, files):
     # the report carries both, as printable tables
     open_tab(at, "Export / import / profile")      # the report is built while the export tab is open
     html = files["drafter-plan.html"]
-    assert "From the article&#x27;s storage to this plan&#x27;s" in html and "batch padding" in html
+    assert "From the article&#39;s storage to this plan&#39;s" in html and "batch padding" in html
 
 
 def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_off_the_names():
@@ -329,6 +330,36 @@ def test_the_reports_headline_table_carries_the_tau_band():
           f"<td class=\"n\">{q.acceptance_low:.2f} - {q.acceptance_high:.2f}</td>"
     assert row in html
     assert "<h2>Compare</h2>" not in html          # nothing pinned or saved: no compare section
+
+
+def test_the_report_carries_the_mix_the_blockers_readable_labels_and_the_assumptions_last_folded():
+    """Issue 35: the report had no component, no row count and no blocking finding, labelled its
+    break-evens with code keys and put 6,100 px of assumptions in the middle."""
+    import re
+    from planner import plan
+    from planner.verdict import verdict
+    from drafter_dashboard import report
+    p = plan(default_scenario())
+    html = report.build(p, {}, verdict(p))
+    # the mix: a row per component with its rows selected and its training rows, then the total, whose
+    # training rows are the headline's samples (913,786 selected, 913,760 after drop_last)
+    openorca = next(c for c in p.components if c.id == "openorca")
+    assert (f"<tr><td>openorca</td><td>{openorca.family}</td><td class=\"n\">{openorca.rows:,}</td>"
+            f"<td class=\"n\">{openorca.training_rows:,.0f}</td>") in html
+    assert '<tr><td>total</td><td></td><td class="n">913,786</td><td class="n">913,760</td>' in html
+    # the blocking finding (82.11 TB over the node's 30.72 TB disk) with its fix
+    block = next(f for f in p.findings if f.severity == "blocks")
+    assert "<h2>What blocks this plan</h2>" in html and "exceeds the 30.72 TB disk" in html
+    assert f"To fix: {block.fix[:40]}" in html
+    # break-evens by name, not by key
+    assert "<td>storage price ($ per TB-month)</td>" in html and "storage usd per tb month" not in html
+    # the assumptions come last, inside a <details> that print opens
+    headings = re.findall(r"<h2>([^<(]*)", html)
+    assert headings[-1].strip() == "Assumptions"
+    first = p.assumptions[0]
+    assert html.index("<details") < html.index(f"<tr><td>{first.name}</td>")
+    assert html.rstrip().endswith("</details>\n</body></html>")
+    assert "details::details-content { content-visibility: visible" in html
 
 
 def test_the_history_store_is_bounded_least_recently_used_first(monkeypatch):
