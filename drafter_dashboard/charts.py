@@ -63,6 +63,20 @@ def readable_sensitivity(fig: go.Figure) -> go.Figure:
     return fig
 
 
+TITLE_CHARS = 44      # a title line at 13-17 px fits a half-width chart at 1024 px (tests/browser: no title cut)
+
+
+def wrapped_title(fig: go.Figure) -> go.Figure:
+    """The title in lines of at most TITLE_CHARS, the top margin grown to hold them: plotly never wraps a
+    title, and half a 1024 px page cut "Extraction: the article's 264 h to this plan's 31.9 h" (issue 35)."""
+    import textwrap
+    text = fig.layout.title.text or ""
+    lines = textwrap.wrap(text.replace("<br>", " "), TITLE_CHARS) or [""]
+    fig.update_layout(title=dict(text="<br>".join(lines), font=dict(size=13)),
+                      margin=dict(t=24 + 18 * len(lines)))
+    return fig
+
+
 def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base: Plan | None = None,
            proposals: dict | None = None) -> None:
     binary = unit == "TiB"
@@ -71,7 +85,7 @@ def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base:
         left.info("A uniform mix has one component: the charts by component have nothing to split. The timeline, "
                   "the sensitivity and storage against rows still apply.")
     else:
-        left.plotly_chart(figures.storage_by_component(p, binary), width="stretch", key="fig_storage")
+        left.plotly_chart(wrapped_title(figures.storage_by_component(p, binary)), width="stretch", key="fig_storage")
     with right:
         pick = st.segmented_control("Chart", MORE, key="w_chart", default=MORE[0],
                                     label_visibility="collapsed") or MORE[0]
@@ -89,7 +103,7 @@ def render(p: Plan, unit: str, catalog, budget_bytes: float | None = None, base:
                 st.caption("Trim in the Budget tab to see each strategy's proposal here.")
         else:
             fig = figures.storage_vs_rows(p, binary, budget_bytes)
-        st.plotly_chart(fig, width="stretch", key="fig_more")
+        st.plotly_chart(wrapped_title(fig), width="stretch", key="fig_more")
 
 
 def waterfall(steps: list[tuple[str, float, str]], unit: str, title: str) -> go.Figure:
@@ -121,9 +135,10 @@ def article_road(p: Plan, storage_steps, hours_steps, unit: str) -> None:
     """The Against-the-article tab: the storage and extraction-hours waterfalls and the steps' reasons."""
     div = 2**40 if unit == "TiB" else 1e12
     left, right = st.columns(2)
-    left.plotly_chart(waterfall([(x.step, x.storage_bytes / div, x.why) for x in storage_steps], unit,
+    left.plotly_chart(wrapped_title(waterfall([(x.step, x.storage_bytes / div, x.why) for x in storage_steps], unit,
                                 f"Storage: the article's {storage_steps[0].storage_bytes / div:,.1f} {unit} to this "
-                                f"plan's {storage_steps[-1].storage_bytes / div:,.1f}"), width="stretch", key="fig_road")
-    right.plotly_chart(waterfall([(x.step, x.hours, x.why) for x in hours_steps], "h",
+                                f"plan's {storage_steps[-1].storage_bytes / div:,.1f}")),
+                      width="stretch", key="fig_road")
+    right.plotly_chart(wrapped_title(waterfall([(x.step, x.hours, x.why) for x in hours_steps], "h",
                                  f"Extraction: the article's {hours_steps[0].hours:,.0f} h to this plan's "
-                                 f"{hours_steps[-1].hours:,.1f} h"), width="stretch", key="fig_road_hours")
+                                 f"{hours_steps[-1].hours:,.1f} h")), width="stretch", key="fig_road_hours")

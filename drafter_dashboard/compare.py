@@ -25,7 +25,8 @@ FIGURES = [("samples", "Samples"), ("storage", "Storage"), ("gpu_days", "Extract
 SHOWN_UNIT = {"rows": "", "$": "USD"}      # a headline's unit as the table shows it (bytes: TB or TiB)
 # as the headline shows them (planner/headlines.py), by the unit this table shows
 DECIMALS = {"": HEADLINE_DECIMALS["rows"], "USD": HEADLINE_DECIMALS["$"], "TB": HEADLINE_DECIMALS["bytes"],
-            "TiB": HEADLINE_DECIMALS["bytes"], **{u: HEADLINE_DECIMALS[u] for u in ("GPU-days", "days", "h", "tau", "x")}}
+            "TiB": HEADLINE_DECIMALS["bytes"],
+            **{u: HEADLINE_DECIMALS[u] for u in ("GPU-days", "days", "h", "tau", "x")}}
 # the 95% bands shown under their figure: headline name -> (low, high) in the headline's unit, or None
 BANDS = {
     "storage": lambda p: None if p.storage_bytes_low is None else

@@ -174,7 +174,8 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         ("gpu_days", two, f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", None),
         ("extraction_days", two,
          f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on "
-         f"{nodes_text(e.nodes, e.gpus_per_node, max(e.gpus, e.gpus_used))}" + help_e + _calibration_band(e), None, band_e),
+         f"{nodes_text(e.nodes, e.gpus_per_node, max(e.gpus, e.gpus_used))}" + help_e + _calibration_band(e),
+         None, band_e),
         ("transfer_hours", one, f"method: {p.transfer_method}", None),
         ("train_offline_gpu_days", two,
          f"{t.gpus} x {t.gpu}, {t.epochs:g} epochs, limited by {t.offline_bound}; {_recipe(t)}: "

@@ -57,7 +57,8 @@ def _verdict(v) -> dict | None:
     if v is None:
         return None
     rows = [[BREAKEVEN_NAMES.get(k, k.replace("_", " ")), "no value inside its bounds" if val is None else
-             f"${val:,.2f}" if "usd" in k else f"{val:,.3g}", v.flips_to.get(k) or ""] for k, val in v.breakeven.items()]
+             f"${val:,.2f}" if "usd" in k else f"{val:,.3g}", v.flips_to.get(k) or ""]
+            for k, val in v.breakeven.items()]
     return {"sentence": v.sentence, "rows": rows}
 
 

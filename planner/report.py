@@ -170,8 +170,8 @@ def _node_lines(p, unit: str) -> list[str]:
            else "nothing on the nodes' disks")
     e, t = p.extraction, p.training
     ex = nodes_text(n.extraction_nodes, n.extraction_gpus_per_node, max(e.gpus, e.gpus_used))
-    lines = [f"  nodes                  extraction {ex}, training "
-             f"{nodes_text(n.training_nodes, n.training_gpus_per_node, t.gpus)}; {n.placement} placement: {per}; capture writes "
+    tr = nodes_text(n.training_nodes, n.training_gpus_per_node, t.gpus)
+    lines = [f"  nodes                  extraction {ex}, training {tr}; {n.placement} placement: {per}; capture writes "
              f"{n.capture_write_bytes_per_s / 1e9:,.1f} GB/s ({n.capture_write_bound})"]
     if n.gather_hours:
         lines.append(f"  gather                 {fmt_hours(n.gather_hours)}: {bytes_to(n.gather_bytes, unit):,.2f} {unit} at "
