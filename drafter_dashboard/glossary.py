@@ -34,6 +34,7 @@ GLOSSARY: dict[str, str] = {
 
 def popover() -> None:
     """A small button opening the terms, one line each."""
-    with st.popover("Terms: τ, TP, MFU...", width="stretch"):
+    with st.popover("Terms", icon=":material/menu_book:", width="stretch",
+                    help="τ, K, T, TP, MFU, the roofline, drop_last... in plain words"):
         st.markdown("\n".join(["| term | what it means |", "|---|---|"]
                                + [f"| **{term}** | {text} |" for term, text in GLOSSARY.items()]))

@@ -33,13 +33,14 @@ log = logging.getLogger("drafter_dashboard")
 SWITCH_INTERVAL_S = 0.001
 if sys.getswitchinterval() > SWITCH_INTERVAL_S:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-# The first screen (issue 35): less room above the title and a smaller title; the tab strip wraps
-# instead of scrolling when the main column is narrow (1024 px with the sidebar open). A fixed rule of
+# The first screen (issue 35): less room above the title and a smaller title; the tab strip and the
+# Charts tab's picker wrap instead of scrolling when the main column is narrow (1024 px, sidebar open). A fixed rule of
 # this page, no user text in it.
 PAGE_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 1.6rem; padding-bottom: 3rem; }
 [data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding: 0; }
 [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; column-gap: .9rem; }
+[data-testid="stButtonGroup"] [role="radiogroup"] { flex-wrap: wrap; overflow: visible; }
 </style>"""
 UNITS = "w_units"     # the sidebar's TB/TiB radio (drafter_dashboard/sidebar.py); TB until it is drawn
 

@@ -147,7 +147,7 @@ def test_compare_shows_input_differences_bands_and_the_online_wall_clock(at):
     figures = next(f for f in frames if "figure" in f.columns)
     inputs = next(f for f in frames if "input" in f.columns)
     # only the inputs that differ: the GPU count (the nodes follow it)
-    assert set(inputs["input"]) == {"extraction_gpus"}
+    assert set(inputs["input"]) == {"Extraction hardware: count"}     # extraction_gpus, by its page name
     assert inputs.iloc[0].tolist() == ["extraction_gpus", "8", "4"]
     names = set(figures["figure"])
     assert {"Wall-clock online (days)", "Acceptance length (tau), 95% band low",

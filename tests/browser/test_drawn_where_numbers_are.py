@@ -12,15 +12,21 @@ require_chromium()
 
 READY = "Offline: store, train ($)"
 
-# what is cut in the main column: a table cell (the mix table's, a markdown table's) or a metric whose
-# content is wider than its box, the tab strip scrolling sideways, a chart title wider than its chart
+# what is cut in the main column: a box whose content is wider than it (a table cell, an input, a label
+# ending in "..."), the tab strip scrolling sideways, a chart title wider than its chart
 OVERFLOW_JS = """() => {
   const cut = [];
   const main = document.querySelector('[data-testid="stMain"]');
   const visible = el => el.offsetParent !== null && el.clientWidth > 0;
-  for (const el of main.querySelectorAll('td, th, [role="tablist"]'))
-    if (visible(el) && el.scrollWidth > el.clientWidth + 1)
-      cut.push(`${el.tagName.toLowerCase()} "${el.innerText.slice(0, 40)}": ${el.scrollWidth} > ${el.clientWidth}`);
+  // a cell, an input, the tab strip, or any box that clips or scrolls what it holds (a label's ellipsis);
+  // a box 2 px wide or less is a screen reader's hidden text, not a view
+  for (const el of main.querySelectorAll('*')) {
+    if (!visible(el) || el.clientWidth <= 2 || el.scrollWidth <= el.clientWidth + 1) continue;
+    const clips = ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+    if (clips || el.matches('td, th, input, [role="tablist"]'))
+      cut.push(`${el.getAttribute('data-testid') || el.tagName.toLowerCase()} "${(el.innerText || el.value || '')
+        .slice(0, 40)}": ${el.scrollWidth} > ${el.clientWidth}`);
+  }
   for (const plot of main.querySelectorAll('.js-plotly-plot')) {
     const width = plot.getBoundingClientRect().width, left = plot.getBoundingClientRect().left;
     for (const t of plot.querySelectorAll('.gtitle')) {
@@ -81,6 +87,10 @@ def test_tabs_on_the_first_screen_nothing_cut_and_charts_drawn_where_their_numbe
     # the tab strip is on the first screen (it started 1.3 screens down)
     strip = page.get_by_role("tablist").first.bounding_box()
     assert strip["y"] + strip["height"] <= 900, strip
+
+    for width in (1024, 1920, 1440):      # the first screen and the Mix tab's table
+        page.set_viewport_size({"width": width, "height": 900})
+        assert _settled(page, OVERFLOW_JS) == [], width
 
     open_tab(page, "Against the article")
     page.locator(".js-plotly-plot g.trace.bars").nth(1).wait_for(timeout=30_000)
