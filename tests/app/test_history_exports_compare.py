@@ -148,7 +148,7 @@ def test_compare_shows_input_differences_bands_and_the_online_wall_clock(at):
     inputs = next(f for f in frames if "input" in f.columns)
     # only the inputs that differ: the GPU count (the nodes follow it)
     assert set(inputs["input"]) == {"Extraction hardware: count"}     # extraction_gpus, by its page name
-    assert inputs.iloc[0].tolist() == ["extraction_gpus", "8", "4"]
+    assert inputs.iloc[0].tolist() == ["Extraction hardware: count", "8", "4"]
     names = set(figures["figure"])
     assert {"Wall-clock online (days)", "Acceptance length (tau), 95% band low",
             "Acceptance length (tau), 95% band high"} <= names
