@@ -127,4 +127,13 @@ def test_tabs_on_the_first_screen_nothing_cut_and_charts_drawn_where_their_numbe
     points = dict(page.evaluate(POINTS_JS))     # the frontier: the right of the tab's two charts
     tb = p.storage_bytes_compressed / 1e12
     assert points["this mix"] == pytest.approx(tb, rel=2e-3) and points["full mix"] == pytest.approx(tb, rel=2e-3)
+    # the sensitivity's swing labels (the other labelled bars) stay apart at the narrowest width
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.get_by_role("radio", name="Sensitivity").click()
+    page.wait_for_timeout(300)
+    wait_idle(page)
+    page.locator(".js-plotly-plot text.bartext").first.wait_for(timeout=30_000)
+    labels = [lb for chart in page.evaluate(BARS_JS) for lb in chart["labels"]]
+    assert len(labels) >= 4 and not [(a[0], b[0]) for i, a in enumerate(labels) for b in labels[i + 1:]
+                                     if _overlap(a, b)]
     page.close()
