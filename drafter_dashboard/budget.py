@@ -11,8 +11,9 @@ from planner.errors import PlannerInputError, describe_validation_error
 from planner.ids import FAMILIES
 from planner.plan import plan
 from planner.scenario import Scenario
+from drafter_dashboard import notices
 from drafter_dashboard.safe_text import md_text
-from planner.trim import STRATEGIES, Budget, every_strategy, trim
+from planner.trim import STRATEGIES, Budget, TrimInfeasible, every_strategy, trim
 
 from drafter_dashboard.state import request_scenario
 
@@ -42,14 +43,14 @@ def storage_budget_bytes(unit: str) -> float | None:
 def render(s: Scenario, catalog, unit: str) -> float | None:
     """Returns the storage budget in bytes (for the storage-vs-rows chart), if one is set."""
     c = st.columns(5)
-    storage = c[0].number_input(f"Storage ({unit})", min_value=0.0, value=None, key="w_b_storage",
-                                placeholder="no limit")
-    gpu_days = c[1].number_input("Extraction (GPU-days)", min_value=0.0, value=None, key="w_b_gpu_days",
+    storage = c[0].number_input(LABELS["storage_tib" if unit == "TiB" else "storage_tb"], min_value=0.0, value=None,
+                                key="w_b_storage", placeholder="no limit")
+    gpu_days = c[1].number_input(LABELS["gpu_days"], min_value=0.0, value=None, key="w_b_gpu_days",
                                  placeholder="no limit")
-    transfer = c[2].number_input("Transfer (h)", min_value=0.0, value=None, key="w_b_transfer",
+    transfer = c[2].number_input(LABELS["transfer_hours"], min_value=0.0, value=None, key="w_b_transfer",
                                  placeholder="no limit")
-    usd = c[3].number_input("Total offline (USD)", min_value=0.0, value=None, key="w_b_usd", placeholder="no limit")
-    days = c[4].number_input("Wall-clock (days)", min_value=0.0, value=None, key="w_b_days", placeholder="no limit")
+    usd = c[3].number_input(LABELS["usd"], min_value=0.0, value=None, key="w_b_usd", placeholder="no limit")
+    days = c[4].number_input(LABELS["days"], min_value=0.0, value=None, key="w_b_days", placeholder="no limit")
     a, b = st.columns([2, 3])
     strategy = a.selectbox("Strategy", list(STRATEGIES), key="w_b_strategy", help=HELP)
     families = sorted({catalog.components[m["id"]].family for m in st.session_state.get("mix_rows", [])
@@ -82,9 +83,11 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
             st.session_state[COMPARE] = (made_for, every_strategy(s, budget, protect=protect, min_cap=min_cap,
                                                                   min_family_share=shares, catalog=catalog))
         except ValidationError as exc:
-            st.error(md_text(_budget_message(exc)))
+            notices.error(_budget_message(exc))
+        except TrimInfeasible as exc:       # its value is the budget in words ("10 TB of storage")
+            notices.error(f"Cannot trim to {exc.value}: {exc.allowed}")
         except PlannerInputError as exc:
-            st.error(md_text(f"Cannot trim: {exc}"))
+            notices.error(f"Cannot trim: {exc}")
     made = st.session_state.get(RESULT)
     if made is not None:
         _proposal(s, made[0], made[1], catalog, unit)
@@ -99,7 +102,16 @@ def _speed(x: float) -> str:
 def _budget_message(exc: ValidationError) -> str:
     if any("at least one budget" in str(e.get("msg", "")) for e in exc.errors()):
         return "Give at least one budget (storage, extraction GPU-days, transfer hours, dollars or days), then Trim."
-    return f"The budget is not valid: {describe_validation_error(exc, prefix='budget')}"
+    return f"The budget is not valid: {describe_validation_error(exc, name=_label_of)}"
+
+
+# the budget's fields (planner.trim.Budget) as the panel labels them: its widgets and its messages
+LABELS = {"storage_tb": "Storage (TB)", "storage_tib": "Storage (TiB)", "gpu_days": "Extraction (GPU-days)",
+          "transfer_hours": "Transfer (h)", "usd": "Total offline (USD)", "days": "Wall-clock (days)"}
+
+
+def _label_of(path: str) -> str:
+    return LABELS.get(path, path or "the budget")
 
 
 def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:

@@ -7,9 +7,9 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
-from planner.headlines import HEADLINES
+from planner.headlines import DECIMALS as HEADLINE_DECIMALS, HEADLINES
 from planner.plan import Plan, plan
-from planner.scenario import Scenario
+from planner.scenario import Scenario, input_name
 from planner.units import bytes_to
 from drafter_dashboard.safe_text import md_text
 from drafter_dashboard.state import (MAX_SAVED, PINNED, REDO, SAVED, UNDO, forget, pin, redo, save, undo)
@@ -23,7 +23,10 @@ FIGURES = [("samples", "Samples"), ("storage", "Storage"), ("gpu_days", "Extract
            ("days", "Wall-clock offline"), ("days_online", "Wall-clock online"),
            ("acceptance_length", "Acceptance length"), ("speedup", "Speedup")]
 SHOWN_UNIT = {"rows": "", "$": "USD"}      # a headline's unit as the table shows it (bytes: TB or TiB)
-DECIMALS = {"": 0, "USD": 0, "TB": 2, "TiB": 2, "GPU-days": 1, "days": 2, "h": 1, "tau": 2, "x": 2}
+# as the headline shows them (planner/headlines.py), by the unit this table shows
+DECIMALS = {"": HEADLINE_DECIMALS["rows"], "USD": HEADLINE_DECIMALS["$"], "TB": HEADLINE_DECIMALS["bytes"],
+            "TiB": HEADLINE_DECIMALS["bytes"],
+            **{u: HEADLINE_DECIMALS[u] for u in ("GPU-days", "days", "h", "tau", "x")}}
 # the 95% bands shown under their figure: headline name -> (low, high) in the headline's unit, or None
 BANDS = {
     "storage": lambda p: None if p.storage_bytes_low is None else
@@ -150,7 +153,7 @@ def view(current: Plan, catalog, unit: str) -> None:
     if len(plans) > 1:
         st.markdown("**Inputs that differ**" if diffs else "No input differs between these scenarios.")
     if diffs:
-        st.dataframe(pd.DataFrame([{"input": k, **dict(zip(plans, v))} for k, v in diffs.items()]),
+        st.dataframe(pd.DataFrame([{"input": input_name(k), **dict(zip(plans, v))} for k, v in diffs.items()]),
                      hide_index=True, width="stretch")
     if saved:
         pick = st.selectbox("Remove a saved scenario", ["(keep all)"] + list(saved), key="w_forget")

@@ -19,8 +19,10 @@ from planner.export.manifest import (MAX_MANIFEST_BYTES, Manifest, ManifestError
 from planner.plan import Plan, plan
 from planner.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
 from planner.safe_io import LIMITS
-from planner.scenario import Scenario
+from planner.scenario import Scenario, input_name
+from planner.text import shown
 from planner.catalog.profile import ProfileError
+from drafter_dashboard import notices
 from drafter_dashboard.safe_text import md_text
 
 from drafter_dashboard import exports, session
@@ -138,17 +140,20 @@ def import_panel(catalog) -> None:
     if st.session_state.get("_imported_id") == up.file_id:
         return
     if up.size > MAX_MANIFEST_BYTES:
-        st.error(md_text(f"{up.name}: {up.size:,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a "
-                           "manifest"))
+        notices.error(f"{up.name}: {up.size:,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a "
+                           "manifest")
         return
     try:
         m = parse_manifest(up.getvalue(), up.name, catalog=catalog)   # the session's: its own uploads resolve
         plan(m.scenario, catalog if m.scenario.uniform is None else None)   # every id resolves
     except ManifestError as exc:
-        st.error(md_text(f"Manifest not imported, the current scenario is unchanged. {exc}"))
+        notices.error(f"Manifest not imported, the current scenario is unchanged. {exc}")
         return
     except PlannerInputError as exc:
-        st.error(md_text(f"Manifest not imported, the current scenario is unchanged. scenario.{exc}"))
+        # the input as the page names it, and where it sits in the file the user edits
+        where = f"{input_name(exc.field)} (scenario.{exc.field} in the manifest)"
+        notices.error(f"Manifest not imported, the current scenario is unchanged. {where}: {shown(exc.value)} is not "
+                      f"allowed; {exc.allowed}")
         return
     st.session_state["_imported_id"] = up.file_id
     replaced = source_notes(m)
@@ -171,15 +176,15 @@ def runs_panel(s: Scenario) -> None:
     if up is None or st.session_state.get("_runs_id") == up.file_id:
         return
     if up.size > limit:
-        st.error(md_text(f"Runs not used, the scenario is unchanged. {up.name}: {up.size:,} bytes is over the "
-                         f"{limit:,}-byte limit for a file of runs"))
+        notices.error(f"Runs not used, the scenario is unchanged. {up.name}: {up.size:,} bytes is over the "
+                         f"{limit:,}-byte limit for a file of runs")
         return
     try:
         points = parse_quality_points(up.getvalue(), "the file")     # named once, before the message
         new = _with_points(s, points)
     except (QualityPointsError, ValidationError) as exc:
         why = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        st.error(md_text(f"Runs not used, the scenario is unchanged. {up.name}: {why}"))
+        notices.error(f"Runs not used, the scenario is unchanged. {up.name}: {why}")
         return
     st.session_state["_runs_id"] = up.file_id
     request_scenario(new, notice=f"Using {len(points):,} of your runs from {up.name} (replacing "
@@ -212,16 +217,16 @@ def profile_panel(catalog) -> None:
     if not st.button("Profile", key="w_profile_go", disabled=up is None):
         return
     if up.size > MAX_PROFILE_UPLOAD_MB * 2**20:
-        st.error(md_text(f"{up.name}: {up.size / 2**20:,.0f} MB is over the {MAX_PROFILE_UPLOAD_MB} MB "
-                           "upload limit"))
+        notices.error(f"{up.name}: {up.size / 2**20:,.0f} MB is over the {MAX_PROFILE_UPLOAD_MB} MB "
+                           "upload limit")
         return
     if not re.match(r"^[a-z0-9][a-z0-9_.\-]{0,63}$", name or ""):
-        st.error(md_text(f"Component id: {name!r} is not allowed; use 1-64 lowercase letters, digits, '_', '.', "
-                           "'-'"))
+        notices.error(f"Component id: {name!r} is not allowed; use 1-64 lowercase letters, digits, '_', '.', "
+                           "'-'")
         return
     if existing and not replace:
-        st.error(md_text(f"Component id: {name!r} is already profiled; tick 'Replace' to profile it again, or "
-                           "choose another id"))
+        notices.error(f"Component id: {name!r} is already profiled; tick 'Replace' to profile it again, or "
+                           "choose another id")
         return
     result = _profile_upload(up, name, fmt, None if tok == "approximate" else tok, replace, family)
     if result is None:
@@ -262,7 +267,7 @@ def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: boo
         bar.empty()
         message = str(exc).replace(str(tmp_path), up.name).replace(tmp_path.name, up.name)
         message = message.replace(str(folder), "uploads")
-        st.error(md_text(f"Not profiled: {message}"))
+        notices.error(f"Not profiled: {message}")
         return None
     finally:
         tmp_path.unlink(missing_ok=True)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.headlines import HEADLINES, Headline
+from planner.headlines import HEADLINES, Headline, shown_difference
 from planner.drafter import DRAFTER_KINDS
+from planner.nodes import nodes_text
 from planner.plan import Plan
 from drafter_dashboard.safe_text import md_text
 from planner.units import TB, TiB, fmt_hours
@@ -18,6 +19,7 @@ GRID_CSS = """<style>
 .st-key-headline [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] { white-space: normal;
   overflow: visible; text-overflow: clip; }
 .st-key-headline [data-testid="stMetricLabel"] p { white-space: normal; }
+.st-key-headline [data-testid="stMetricValue"] { font-size: 1.75rem; }
 </style>"""
 
 
@@ -93,6 +95,33 @@ def bands_caption(p: Plan) -> str:
     return " ".join([ext, tau, train, speed + "."])
 
 
+def _measure(q) -> str:
+    return f"{q.eval_engine} K={q.num_speculative_tokens} T={q.temperature:g}"
+
+
+def not_like_for_like(p: Plan, base: Plan | None) -> str:
+    """Why this plan's tau and speedup cannot be compared with `base`'s (issue 35: a layout switch that
+    also switches the drafter kind and how tau is measured, DFlash at K=15 -> EAGLE-3 at K=3, showed
+    3.16 -> 2.66 as a loss), or "" when they can."""
+    if base is None:
+        return ""
+    q, b = p.quality, base.quality
+    why = []
+    if q.drafter != b.drafter:
+        why.append(f"the drafter kind ({_kind(b.drafter)} -> {_kind(q.drafter)})")
+    if _measure(q) != _measure(b):
+        why.append(f"how τ is measured ({_measure(b)} -> {_measure(q)})")
+    if not why:
+        return ""
+    return (f"τ {b.acceptance_length:.2f} -> {q.acceptance_length:.2f} is not like for like: the change also switched "
+            + " and ".join(why) + ". τ and the speedup compare only within one drafter kind and one way of "
+            "measuring; their deltas are left out.")
+
+
+def _kind(drafter: str) -> str:
+    return {"dflash": "DFlash", "eagle3": "EAGLE-3", "eagle1": "EAGLE"}.get(drafter, drafter)
+
+
 def _recipe(t) -> str:
     if DRAFTER_KINDS.lookup(t.drafter).drafts_blocks:
         return f"DFlash {t.drafter_layers} layers, {t.num_anchors} anchors x block {t.block_size}"
@@ -137,17 +166,22 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     two = lambda v: f"{v:,.2f}"                               # noqa: E731
     one = lambda v: f"{v:,.1f}"                               # noqa: E731
     usd = lambda v: f"${v:,.0f}"                              # noqa: E731
+    dropped = p.rows_before_drop - p.samples      # drop_last's rows, said on the headline (issue 35)
     rows = [
         ("samples", lambda v: f"{v:,.0f}",
          f"training rows (files): {p.conversations:,} conversations" + (", one row per assistant turn"
-                                                                        if p.unit == "turn" else ""), ""),
+                                                                        if p.unit == "turn" else "")
+         + (f"; drop_last leaves out the last partial capture batch: {dropped:,.0f} of {p.rows_before_drop:,.0f} "
+            "rows are never captured" if dropped >= 0.5 else ""),
+         f"{dropped:,.0f} cut by drop_last" if dropped >= 0.5 else ""),
         ("tokens", _num, "tokens whose hidden states are stored, after the cap and padding", ""),
         ("storage", two, f"on disk; raw {p.storage_bytes / div:,.2f} {unit}" + help_s,
          (unit if comp == 1 else f"{unit}, {comp:g}x compressed"), band_s),
         ("gpu_days", two, f"{e.gpus_used} x {e.gpu}, limited by {e.bound}; {_mode(e)}", None),
         ("extraction_days", two,
-         f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on {e.nodes} node"
-         f"{'s' * (e.nodes > 1)} of {e.gpus_per_node} GPUs" + help_e + _calibration_band(e), None, band_e),
+         f"regenerate {fmt_hours(e.decode_hours)} + capture {fmt_hours(e.capture_hours)} on "
+         f"{nodes_text(e.nodes, e.gpus_per_node, max(e.gpus, e.gpus_used))}" + help_e + _calibration_band(e),
+         None, band_e),
         ("transfer_hours", one, f"method: {p.transfer_method}", None),
         ("train_offline_gpu_days", two,
          f"{t.gpus} x {t.gpu}, {t.epochs:g} epochs, limited by {t.offline_bound}; {_recipe(t)}: "
@@ -194,17 +228,44 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     items = [_item(HEADLINES[r[0]], *r[1:], div=div, unit=unit, name=names.get(r[0])) for r in rows]
     st.html(GRID_CSS)
     grid = st.container(horizontal=True, wrap=True, gap="small", key="headline")
-    for label, fmt, help_text, getter, colour in items:
+    unlike = not_like_for_like(p, base)
+    for (label, fmt, help_text, getter, colour), r in zip(items, rows):
         value = getter(p)
-        delta = _signed(fmt, value - getter(base)) if base is not None else None
-        grid.metric(label, fmt(value), delta=delta, delta_color=colour, help=md_text(help_text), width=METRIC_WIDTH)
+        unit_of = HEADLINES[r[0]].unit        # the difference of the two figures as shown, as Compare takes it
+        delta = _signed(fmt, shown_difference(unit_of, value, getter(base))) if base is not None else None
+        if unlike and r[0] in ("acceptance_length", "speedup") and delta is not None:
+            delta = "not like for like"          # the sentence under the grid says why
+        off = delta == "not like for like"
+        grid.metric(label, fmt(value), delta=delta, delta_color="off" if off else colour,
+                    delta_arrow="off" if off else "auto", help=md_text(help_text), width=METRIC_WIDTH)
+    if unlike:
+        st.warning(md_text(unlike), icon=":material/compare_arrows:")
+
+
+def plain_summary(p: Plan) -> str:
+    """The bands in plain words, one short line (the basis expander's label): what each main figure may
+    come to, without the basis's terms."""
+    e, t, q = p.extraction, p.training, p.quality
+    parts = []
+    if e.wall_hours_low is not None and e.wall_hours_high is not None:
+        parts.append(f"extraction {e.wall_hours_low / 24:,.1f}-{e.wall_hours_high / 24:,.1f} days")
+    parts.append(f"training {t.offline_wall_hours_low / 24:,.1f}-{t.offline_wall_hours_high / 24:,.1f} days")
+    parts.append(f"τ {q.acceptance_low:.2f}-{q.acceptance_high:.2f}")
+    return "How sure: " + ", ".join(parts)
+
+
+def basis(p: Plan, base: Plan | None, against: str = "") -> None:
+    """The basis of the figures (issue 22's bands, the throughput, the dollars) behind one expander whose
+    label says the ranges in plain words (issue 35)."""
+    e, c = p.extraction, p.cost_usd
     caption = (f"Throughput: {_mode(e)}. Offline dollars: extraction ${c.extraction:,.0f}, storage "
                f"${c.storage:,.0f} ({c.storage_preset} at ${c.storage_usd_per_tb_month:,.2f}/TB-month for "
                f"{c.storage_days_held:,.1f} days), transfer ${c.transfer:,.0f}, training ${c.training_offline:,.0f}.")
     if base is not None and against:
         caption += f" Deltas: against {against}."
-    st.caption(md_text(bands_caption(p)))
-    st.caption(md_text(caption))
+    with st.expander(md_text(plain_summary(p) + " (the basis)")):
+        st.caption(md_text(bands_caption(p)))
+        st.caption(md_text(caption))
 
 
 def article_panel(p: Plan) -> None:
@@ -246,7 +307,7 @@ def nodes_panel(p: Plan, unit: str) -> None:
               f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s ({n.gather_bound})" if n.gather_bytes else "no gather")
     label = (f"Nodes: {n.extraction_nodes} extraction, {n.training_nodes} training; {gather}"
              + (f"; over the disk: {', '.join(over)}" if over else ""))
-    with st.expander(label, expanded=bool(over)):
+    with st.expander(label):     # closed: its label names a disk it overflows
         # a markdown table: plain HTML (no grid above the mix editor's) and cheap to draw on every run
         cols = list(rows[0])
         st.markdown("\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]

@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from planner import PlannerInputError, Scenario, plan
 from planner.errors import describe_validation_error
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set
-from planner.scenario import default_scenario
+from planner.scenario import default_scenario, input_name
 from drafter_dashboard.safe_text import md_text
-from drafter_dashboard import metrics, session
+from drafter_dashboard import metrics, notices, session
 from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
                                      apply_pending, ensure_initialised, history_id, hold, initialised, remember,
                                      restore_hidden_widgets, restore_history, scenario_from_widgets)
@@ -33,6 +33,15 @@ log = logging.getLogger("drafter_dashboard")
 SWITCH_INTERVAL_S = 0.001
 if sys.getswitchinterval() > SWITCH_INTERVAL_S:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+# The first screen (issue 35): less room above the title and a smaller title; the tab strip and the
+# Charts tab's picker wrap instead of scrolling when the main column is narrow (1024 px, sidebar open). A fixed rule of
+# this page, no user text in it.
+PAGE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 1.6rem; padding-bottom: 3rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding: 0; }
+[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; column-gap: .9rem; }
+[data-testid="stButtonGroup"] [role="radiogroup"] { flex-wrap: wrap; overflow: visible; }
+</style>"""
 UNITS = "w_units"     # the sidebar's TB/TiB radio (drafter_dashboard/sidebar.py); TB until it is drawn
 
 
@@ -118,6 +127,7 @@ def main() -> None:
     restore_hidden_widgets()
 
     history = st.sidebar.container()      # undo, redo, pin, save: above the controls, drawn below
+    st.html(PAGE_CSS)
     st.title("Drafter data planner")
     st.caption("What a speculative-decoding drafter's training data (DFlash, EAGLE-3) costs before you spend a "
                "GPU-hour: hidden-state storage, extraction GPU time, transfer, training and dollars, component by "
@@ -126,7 +136,7 @@ def main() -> None:
     notice = st.session_state.pop(NOTICE, None)
     if notice:
         kind, text = notice if isinstance(notice, tuple) else ("success", notice)
-        (st.warning if kind == "warning" else st.success)(md_text(text))
+        notices.show(kind, text)
 
     # the first numbers: the scenario is read from the widgets' state (a changed control's new value is
     # there before its widget is drawn again), so the metrics go out before the sidebar is built
@@ -135,19 +145,29 @@ def main() -> None:
     unit = st.session_state.get(UNITS) or "TB"
     base, against = _delta_base(scenario, catalog)
     for f in p.findings:
-        if f.severity == "blocks":
-            st.error(md_text(f"{f.text}. To fix: {f.fix}."))
+        if f.severity == "blocks":      # what blocks, one line; its fixes are under Findings (issue 35)
+            st.error(md_text(f"{f.text}. To fix it: see Findings, under the figures."))
     metrics.headline(p, base, unit, against)
 
     # everything below waits for the metrics
-    from drafter_dashboard import compare, sidebar
+    from drafter_dashboard import compare, glossary, sidebar
     v = verdict_of(p, catalog)
     verdict_box.info(md_text(v.sentence), icon=":material/balance:")
     sidebar.render(catalog)
     remember(scenario)                    # after the sidebar: it records which controls this run drew
     compare.controls(scenario, history)   # after remember: Undo is enabled by the change just made
-    findings_list(p)
-    metrics.nodes_panel(p, unit)
+    # one row under the metrics (issue 35: the tabs within the first screen at 1440 x 900): the findings,
+    # the terms; then the basis and the nodes, each closed behind a label that says it in plain words
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    with left:
+        findings_list(p)
+    with right:
+        glossary.popover()
+    left, right = st.columns(2)
+    with left:
+        metrics.basis(p, base, against)
+    with right:
+        metrics.nodes_panel(p, unit)
 
     # Only the open tab is drawn: a closed tab's elements would still go to the browser on every run, and
     # the browser's work grows with every element it is sent (bench/run.py, issue 23). The first screen
@@ -284,7 +304,7 @@ def _delta_base(scenario: Scenario, catalog):
             why = f" ({other[1]} cannot be planned any more)"
     if scenario.uniform is None:
         return _baseline(_settings_json(scenario), str(catalog.path), catalog), \
-            "the full 913,786-sample mix with the same settings" + why
+            "the full mix (913,786 conversations selected) with the same settings" + why
     return None, ""
 
 
@@ -342,7 +362,7 @@ def _current(catalog) -> tuple[Scenario, object]:
         return scenario, _plan_of(scenario, catalog)
     except ValidationError as exc:
         problem = f"This setting is not valid, so the page shows the last scenario that was: " \
-                  f"{describe_validation_error(exc, prefix='scenario')}"
+                  f"{describe_validation_error(exc, prefix='scenario', name=input_name)}"
     except PlannerInputError as exc:
         problem = f"This scenario cannot be planned, so the page shows the last one that could: {exc}"
     st.error(md_text(problem))

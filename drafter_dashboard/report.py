@@ -1,12 +1,20 @@
 """The report: one self-contained HTML file (no script, no external asset: inline CSS only) with the
-verdict, the road from the article's storage, the headline figures with their bands, Compare and the
-assumptions with their sources, laid out to print. Every text that reaches it is escaped."""
+verdict, what blocks the plan and its fixes, the headline figures with their bands, the mix component by
+component, the road from the article's storage, Compare and, last and folded (open in print), the
+assumptions with their sources. A jinja2 template (report.html.j2) with autoescape on: every text that
+reaches it is escaped; only the page's own CSS is passed as markup."""
 from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from markupsafe import Markup
 
 from planner import __version__
 from planner.plan import Plan
 from planner.report import article_comparison
-from planner.text import html_escape
+from planner.scenario import input_name
+from planner.text import printable
 
 from drafter_dashboard.compare import compared, fmt_figure, input_differences
 
@@ -21,80 +29,93 @@ td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-num
 .bar { background: #4a7ab0; height: .9em; display: inline-block; vertical-align: middle;
        -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 .muted { color: #555; font-size: .9em; }
-@media print { body { margin: 0; max-width: none; } h2 { break-after: avoid; } tr { break-inside: avoid; } }
+ul.blocks li { color: #8b0000; margin-bottom: .4em; }
+details.assumptions > summary { cursor: pointer; } details.assumptions > summary h2 { display: inline; }
+@media print { body { margin: 0; max-width: none; } h2 { break-after: avoid; } tr { break-inside: avoid; }
+  /* a closed <details> prints its content all the same */
+  details::details-content { content-visibility: visible; display: contents; }
+  details:not([open]) > :not(summary) { display: block; } details > summary { list-style: none; } }
 """
 
 
-def _e(x: object) -> str:
-    return html_escape(x)
+# the verdict's break-even inputs (planner/verdict.py INPUTS' keys) as a reader names them
+BREAKEVEN_NAMES = {"storage_usd_per_tb_month": "storage price ($ per TB-month)",
+                   "days_held": "days the states are held", "epochs": "training epochs",
+                   "link_gbps": "transfer link speed (Gb/s)",
+                   "extraction_gpu_usd_per_hour": "extraction GPU price ($ per GPU-hour)"}
 
 
-def _table(header: list[str], rows: list[list[object]], numeric: set[int] = frozenset()) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f'<td class="n">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
-                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+@functools.cache
+def _template():
+    import jinja2       # loaded when the first report is made, not with the page
+    # finalize: every value printed is printable() first (no newline, bidi or other control character
+    # reaches the reader), then autoescaped; the page's own CSS, passed as Markup, goes through as it is
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=False,
+                             finalize=lambda x: x if x is None or isinstance(x, Markup) else printable(x))
+    return env.get_template("report.html.j2")
 
 
-def _verdict(v) -> str:
-    """The verdict (planner.verdict.Verdict) and its break-evens."""
+def _verdict(v) -> dict | None:
+    """The verdict (planner.verdict.Verdict) and its break-evens, each input by its readable name."""
     if v is None:
-        return ""
-    out = f'<h2>Verdict</h2><p class="verdict">{_e(v.sentence)}</p>'
-    rows = [[k.replace("_", " "), "no value inside its bounds" if val is None else
-             f"${val:,.2f}" if "usd" in k else f"{val:,.3g}",
-             v.flips_to.get(k) or ""] for k, val in v.breakeven.items()]
-    return out + _table(["break-even: the input", "the value at which the cheapest way changes", "then cheapest"],
-                        rows, {1})
+        return None
+    rows = [[BREAKEVEN_NAMES.get(k, k.replace("_", " ")), "no value inside its bounds" if val is None else
+             f"${val:,.2f}" if "usd" in k else f"{val:,.3g}", v.flips_to.get(k) or ""]
+            for k, val in v.breakeven.items()]
+    return {"sentence": v.sentence, "rows": rows}
 
 
-def _waterfall(title: str, steps: list[tuple[str, float, str]], unit: str) -> str:
-    """A printable waterfall: each step's figure, a bar of its size and why (planner.report's steps)."""
-    if not steps:
-        return ""
-    top = max(max(v for _, v, _ in steps), 1e-9)
-    rows = "".join(
-        f'<tr><td>{_e(name)}</td><td class="n">{v:,.2f} {_e(unit)}</td>'
-        f'<td><span class="bar" style="width:{12 * v / top:.2f}em"></span></td><td>{_e(why)}</td></tr>'
-        for name, v, why in steps)
-    return (f"<h2>{_e(title)}</h2><table><thead><tr><th>step</th><th>after it</th><th></th><th>why</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>")
+def _steps(steps: list[tuple[str, float, str]]) -> list[dict]:
+    """A printable waterfall's rows: each step's figure, a bar of its size and why."""
+    top = max([v for _, v, _ in steps] + [1e-9])
+    return [{"name": name, "value": f"{v:,.2f}", "width": f"{12 * v / top:.2f}", "why": why} for name, v, why in steps]
+
+
+def _mix(p: Plan, unit: str) -> tuple[list[str], list[list[str]]]:
+    """The mix, component by component: rows selected, training rows (after the cap and drop_last), storage."""
+    div = 2**40 if unit == "TiB" else 1e12
+    comp = p.scenario.compression
+    header = ["component", "family", "rows selected", "training rows", f"storage ({unit})", "share of bytes"]
+    rows = [[c.id, c.family, f"{c.rows:,}", f"{c.training_rows:,.0f}", f"{c.storage_bytes / comp / div:,.2f}",
+             f"{c.share_of_bytes:.1%}"] for c in p.components]
+    rows.append(["total", "", f"{sum(c.rows for c in p.components):,}", f"{p.samples:,.0f}",
+                 f"{p.storage_bytes_compressed / div:,.2f}", "100.0%"])
+    return header, rows
+
+
+def _compare(plans: dict[str, Plan], shown) -> dict | None:
+    if len(plans) < 2:
+        return None
+    rows = [[label] + [fmt_figure(unit, get(p)) for p in plans.values()] for label, unit, get, _ in shown]
+    diffs = input_differences({k: p.scenario for k, p in plans.items()})
+    return {"names": list(plans), "rows": rows, "numeric": tuple(range(1, len(plans) + 1)),
+            "diffs": [[input_name(k), *v] for k, v in diffs.items()]}
 
 
 def build(current: Plan, others: dict[str, Plan], verdict=None, steps=(), hours_steps=(), unit: str = "TB") -> str:
     """The report of plan `current` with its verdict, compared with `others` (the pinned and saved
     scenarios); storage in `unit` (TB or TiB)."""
-    plans = {"current": current, **others}
     shown = compared(unit)
     head_rows = []
-    for label, unit, get, band_of in shown:
+    for label, unit_, get, band_of in shown:
         band = band_of(current)
-        head_rows.append([label, fmt_figure(unit, get(current)),
-                          "" if band is None else f"{fmt_figure(unit, band[0])} - {fmt_figure(unit, band[1])}"])
-    compare = ""
-    if others:
-        rows = [[label] + [fmt_figure(unit, get(p)) for p in plans.values()] for label, unit, get, _ in shown]
-        diffs = input_differences({k: p.scenario for k, p in plans.items()})
-        compare = ("<h2>Compare</h2>" + _table(["figure", *plans], rows, set(range(1, len(plans) + 1)))
-                   + ("<p>Inputs that differ:</p>" + _table(["input", *plans], [[k, *v] for k, v in diffs.items()])
-                      if diffs else "<p>No input differs.</p>"))
+        head_rows.append([label, fmt_figure(unit_, get(current)),
+                          "" if band is None else f"{fmt_figure(unit_, band[0])} - {fmt_figure(unit_, band[1])}"])
     article = article_comparison(current)
     s = current.scenario
-    return "".join([
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        "<title>Drafter data plan</title>", f"<style>{CSS}</style></head><body>",
-        "<h1>Drafter data plan</h1>",
-        f'<p class="muted">drafter data planner {_e(__version__)}; layout {_e(s.layout)}, target {_e(s.model)}, '
-        f"{current.samples:,.0f} training rows. Every number is an estimate with its source (Assumptions).</p>",
-        _verdict(verdict),
-        _waterfall("From the article's storage to this plan's", [(x.step, x.storage_bytes / 1e12, x.why)
-                                                                  for x in steps], "TB"),
-        _waterfall("From the article's extraction hours to this plan's", [(x.step, x.hours, x.why)
-                                                                          for x in hours_steps], "h"),
-        "<h2>Headline figures</h2>", _table(["figure", "this plan", "95% band"], head_rows, {1, 2}),
-        compare,
-        "<h2>Against the article</h2>",
-        _table(list(article[0]), [list(r.values()) for r in article]) if article else "",
-        "<h2>Assumptions</h2>",
-        _table(["name", "value", "tag", "source"], [[a.name, a.value, a.tag, a.source] for a in current.assumptions]),
-        "</body></html>\n"])
+    mix_header, mix = _mix(current, unit) if s.uniform is None else ([], [])
+    u = s.uniform
+    return _template().render(
+        css=Markup(CSS), version=__version__, layout=s.layout, model=s.model, rows=f"{current.samples:,.0f}",
+        verdict=_verdict(verdict),
+        blocks=[f for f in current.findings if f.severity == "blocks"],
+        costs=[f for f in current.findings if f.severity == "costs"],
+        headline=head_rows, mix_header=mix_header, mix=mix,
+        uniform="" if u is None else f"{u.samples:,} uniform samples of {u.tokens:g} tokens ({u.response_tokens:g} "
+                                     "generated), as in the seed article.",
+        storage_steps=_steps([(x.step, x.storage_bytes / 1e12, x.why) for x in steps]),
+        hours_steps=_steps([(x.step, x.hours, x.why) for x in hours_steps]),
+        compare=_compare({"current": current, **others}, shown),
+        article_header=list(article[0]) if article else [], article=[list(r.values()) for r in article],
+        assumptions=[[a.name, a.value, a.tag, a.source] for a in current.assumptions]) + "\n"

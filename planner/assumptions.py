@@ -14,6 +14,7 @@ from planner.scenario import Scenario
 from planner.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
 from planner.drafter import DRAFTER_KINDS, DrafterKnobs
 from planner.layouts import Effective
+from planner.nodes import nodes_text
 from planner.storage import CaptureLayout
 
 
@@ -284,8 +285,9 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
         A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
           f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published", source=ex_gpu.source),
         A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
-        A(name="nodes", value=f"extraction {s.extraction_node_count} x {s.gpus_per_node} GPUs, training "
-          f"{s.training_node_count} x {s.training.gpus_per_node} GPUs", tag=mine if s.extraction_nodes or
+        A(name="nodes", value=f"extraction {nodes_text(s.extraction_node_count, s.gpus_per_node, s.extraction_gpus)}, "
+          f"training {nodes_text(s.training_node_count, s.training.gpus_per_node, s.training.gpus)}",
+          tag=mine if s.extraction_nodes or
           s.training.nodes else "estimate",
           source="as given; unset, as many nodes of the GPUs per node (8, a typical GPU server) as the GPUs need"),
         A(name="placement", value=("each node's local disk, a fixed per-node split gathered to the training nodes"

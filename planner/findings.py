@@ -40,6 +40,7 @@ CODES: dict[str, tuple[str, str]] = {
     "drop-last": ("note", ""),
     "many-files": ("costs", "a layout that shards files, or a filesystem sized for the inodes"),
     "cap-truncates": ("note", "a longer sequence cap keeps those tokens"),
+    "component-empty": ("costs", "untick it, or a longer sequence cap (another layout) keeps its rows"),
     "buffer-small": ("costs", "a larger stream buffer"),
     "compression": ("note", ""),
     "fixed-rate": ("note", "use the calibrated or roofline throughput mode"),

@@ -47,3 +47,14 @@ HEADLINES: dict[str, Headline] = {h.name: h for h in (
     Headline("acceptance_length", "Acceptance length", "tau", lambda p: p.quality.acceptance_length, "higher"),
     Headline("speedup", "Speedup", "x", lambda p: p.quality.speedup, "higher"),
 )}
+
+# the decimals each unit is shown with (bytes in TB or TiB): the metrics and Compare round a figure, and
+# take a difference between the figures as shown (issue 35: Compare's +87 beside the headline's +$86)
+DECIMALS: dict[str, int] = {"rows": 0, "tokens": 0, "bytes": 2, "GPU-days": 2, "days": 2, "h": 1, "$": 0,
+                            "tau": 2, "x": 2}
+
+
+def shown_difference(unit: str, value: float, base: float) -> float:
+    """`value - base` as the two figures are shown (each rounded to its unit's decimals first)."""
+    d = DECIMALS.get(unit, 2)
+    return round(round(value, d) - round(base, d), d)

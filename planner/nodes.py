@@ -23,7 +23,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from planner.findings import Finding, finding
-from planner.scenario import Scenario
+from planner.scenario import Scenario, gpus_on_nodes
 from planner.specs import network_efficiency
 from planner.units import hours_at
 
@@ -58,11 +58,23 @@ def writing_nodes(nodes: int, gpus_per_node: int, tp: int, replicas: int) -> int
     return min(nodes, -(-replicas // (gpus_per_node // tp)))
 
 
-def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, training_disk: dict) -> NodePlan:
+def nodes_text(nodes: int, per_node: int, gpus: int) -> str:
+    """'2 x 8 GPUs', '1 node (4 of its 8 GPUs)', '2 nodes of 8 (12 GPUs)': what a node count means when
+    the GPUs do not fill the nodes (issue 35: --gpus 4 said "1 x 8 GPUs")."""
+    if gpus >= gpus_on_nodes("extraction", nodes, per_node):
+        return f"{nodes} x {per_node} GPUs"
+    if nodes == 1:
+        return f"1 node ({gpus} of its {per_node} GPUs)"
+    return f"{nodes} nodes of {per_node} ({gpus} GPUs)"
+
+
+def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, training_disk: dict,
+              extraction_nodes: int | None = None) -> NodePlan:
     """The node-level figures of scenario `s` for `stored_bytes` on disk, captured by `writers` of the
-    extraction nodes (tensor parallelism may leave whole nodes idle: they hold nothing)."""
+    extraction nodes (tensor parallelism may leave whole nodes idle: they hold nothing).
+    `extraction_nodes`: the nodes the run takes when a tensor-parallel group needs more than given."""
     warnings: list[Finding] = []
-    ex_nodes, ex_per = s.extraction_node_count, s.gpus_per_node
+    ex_nodes, ex_per = max(extraction_nodes or 0, s.extraction_node_count), s.gpus_per_node
     tr_nodes, tr_per = s.training_node_count, s.training.gpus_per_node
     writers = max(1, min(ex_nodes, writers))
     net = s.node_network_gbps * 1e9 / 8 * network_efficiency(s.node_network)

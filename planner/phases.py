@@ -94,21 +94,28 @@ def stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, e
                          same_rows=same_rows)
 
 
-def _writers(s: Scenario, r: Resolved, total: Workload) -> int:
-    """The extraction nodes that hold a tensor-parallel group. Tensor parallelism depends on the
-    model, the GPU and the sequence's bytes alone, so it is known before the nodes are planned."""
+def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
+    """The extraction nodes that hold a tensor-parallel group, and the nodes the run takes. Tensor
+    parallelism depends on the model, the GPU and the sequence's bytes alone, so it is known before the
+    nodes are planned. A group larger than the GPUs given is raised to one group (extraction()'s
+    blocking 'tp-raised' finding: "so the plan uses {tp}"): its nodes are counted (issue 35: a 32-GPU
+    group on nodes of 8 said "1 x 8 GPUs")."""
     tp = tensor_parallel_needed(r.model.weight_bytes(s.weight_dtype), sequence(r.model, total, s.kv_dtype)[1], r.ex_gpu)
+    nodes = s.extraction_node_count
     if tp is None:       # extraction() refuses the plan, naming why
-        return s.extraction_node_count
-    replicas = replicas_on_nodes(s.extraction_gpus, s.gpus_per_node, tp) or 1
-    return writing_nodes(s.extraction_node_count, s.gpus_per_node, tp, replicas)
+        return nodes, nodes
+    replicas = replicas_on_nodes(s.extraction_gpus, s.gpus_per_node, tp)
+    if not replicas:
+        nodes, replicas = max(nodes, -(-tp // s.gpus_per_node)), 1
+    return writing_nodes(nodes, s.gpus_per_node, tp, replicas), nodes
 
 
 def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[NodePlan, ExtractionPlan, float]:
     """The nodes the states are written on and the extraction run that writes them (and its MFU)."""
     mfu = s.throughput.prefill_mfu or r.ex_gpu.prefill_mfu
-    nodes = node_plan(s, stored_bytes=st.compressed, writers=_writers(s, r, st.total), disk=r.disk,
-                      training_disk=r.tr_disk)
+    writers, ex_nodes = _writers(s, r, st.total)
+    nodes = node_plan(s, stored_bytes=st.compressed, writers=writers, disk=r.disk, training_disk=r.tr_disk,
+                      extraction_nodes=ex_nodes)
     ex = extraction(r.model, r.ex_gpu, s.throughput, st.total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
                     prefill_mfu=mfu, write_bytes=st.compressed * (2 if s.staging_double_write else 1),
                     write_bytes_per_s=nodes.capture_write_bytes_per_s, write_bound=nodes.capture_write_bound,

@@ -67,6 +67,7 @@ class Plan(BaseModel):
     padding: str = "none"
     sort_by_length: bool = False
     drop_last: bool = False
+    rows_before_drop: float = 0.0       # the rows selected, before drop_last leaves out the last partial batch
     from_layout: list[str] = []
     unpadded_tokens: float = 0.0     # stored tokens had no row been padded
     files: float = 0.0
@@ -161,6 +162,7 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         storage_bytes_compressed=st.compressed, drafter=r.spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
         overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
         sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
+        rows_before_drop=sum(u.rows for u in st.unpadded),
         unpadded_tokens=st.unpadded_tokens, files=st.files, extraction=ex, nodes=nodes, placement=nodes.placement,
         storage_per_node_bytes=nodes.storage_per_node_bytes, gather_hours=nodes.gather_hours,
         transfer_method=tr.method, transfer_hours=tr.hours, training=trn, cost_usd=cost, quality=qual,

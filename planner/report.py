@@ -6,6 +6,7 @@ import textwrap
 from pydantic import BaseModel
 
 from planner.drafter import DRAFTER_KINDS
+from planner.nodes import nodes_text
 from planner.plan import Plan
 from planner.verdict import verdict
 from planner.units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
@@ -170,8 +171,10 @@ def _node_lines(p, unit: str) -> list[str]:
     n = p.nodes
     per = (f"{bytes_to(n.storage_per_node_bytes, unit):,.2f} {unit} per extraction node" if n.placement == "local"
            else "nothing on the nodes' disks")
-    lines = [f"  nodes                  extraction {n.extraction_nodes} x {n.extraction_gpus_per_node} GPUs, training "
-             f"{n.training_nodes} x {n.training_gpus_per_node} GPUs; {n.placement} placement: {per}; capture writes "
+    e, t = p.extraction, p.training
+    ex = nodes_text(n.extraction_nodes, n.extraction_gpus_per_node, max(e.gpus, e.gpus_used))
+    tr = nodes_text(n.training_nodes, n.training_gpus_per_node, t.gpus)
+    lines = [f"  nodes                  extraction {ex}, training {tr}; {n.placement} placement: {per}; capture writes "
              f"{n.capture_write_bytes_per_s / 1e9:,.1f} GB/s ({n.capture_write_bound})"]
     if n.gather_hours:
         lines.append(f"  gather                 {fmt_hours(n.gather_hours)}: {bytes_to(n.gather_bytes, unit):,.2f} {unit} at "

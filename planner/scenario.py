@@ -6,6 +6,7 @@ planner/presets/hardware.yaml); `seed_article()` is the article's. Ids are stric
 """
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Literal
 
 from annotated_types import Ge, Le
@@ -16,6 +17,7 @@ from planner.ids import FAMILIES
 from planner.inputs import (BY_PLACEMENT, DISKS, EXTRACTION_GPU, FILE_ORDER, HARDWARE, LAYOUT, MODEL, NODES, PRICES,
                             SAMPLES, SERVING, SORTED, THROUGHPUT, TRAINING, TRANSFER, Preset)
 from planner.inputs import Input as In
+from planner.inputs import declared
 from planner.specs import GPUSpec, Id, ModelSpec, link_efficiency
 
 Family = Literal[FAMILIES]  # type: ignore[valid-type]
@@ -616,3 +618,19 @@ def seed_article_scenario() -> Scenario:
 
 
 PRESETS = {"default": default_scenario, "seed-article": seed_article_scenario}
+
+
+@functools.cache
+def _input_names() -> dict[str, str]:
+    return {d.path: f"{d.input.section}: {d.input.label}" if d.input.section else d.input.label
+            for d in declared(Scenario) if d.input.label}
+
+
+def input_name(path: str) -> str:
+    """The name a person knows a scenario input by on the page, its sidebar section and label ('Training:
+    count' for `training.gpus`; issue 35: messages and Compare named inputs by their code names); a
+    mix component as 'mix: <id>'; a path with no label as it is."""
+    path = path.removeprefix("scenario.")
+    if path.startswith("mix.") and path.count(".") == 1:
+        return f"mix: {path[4:]}"
+    return _input_names().get(path, path)

@@ -216,6 +216,9 @@ def components(st: StoragePhase) -> list[ComponentPlan]:
         for m, w, u, nbytes in zip(st.mix, st.works, st.unpadded, st.sizes)]
 
 
+EMPTY_SHARE = 0.05     # a component the cap leaves fewer than 5% of its rows is flagged as adding (almost) nothing
+
+
 def _component_findings(eff: Effective, cat: StatsCatalog | None, mix: list[MixRow],
                         unpadded: list[Workload]) -> list[Finding]:
     """The warnings about a component's rows and the cap."""
@@ -225,7 +228,13 @@ def _component_findings(eff: Effective, cat: StatsCatalog | None, mix: list[MixR
         if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
             out.append(finding("rows-over-available", f"{m.id}: {m.rows:,} rows selected but only "
                                f"{cat.components[m.id].rows_available:,} exist", (m.id,)))
-        if truncated > 0.2 and m.rows:
+        if m.rows and eff.overflow == "skip" and u.rows < EMPTY_SHARE * m.rows:
+            # issue 35: modelopt-eagle3's 3,072-token cap drops 14,334 of agentic's 15,000 rows; ticked, it
+            # still costs its regeneration and says nothing at the level of a note
+            out.append(finding("component-empty", f"{m.id}: the {eff.max_seq_len:,}-token cap drops "
+                               f"{m.rows - u.rows:,.0f} of its {m.rows:,} rows ({truncated:.1%} of its tokens): it "
+                               f"adds {'nothing' if u.rows < 0.5 else 'almost nothing'} to the training data", (m.id,)))
+        elif truncated > 0.2 and m.rows:
             verb = "drops rows holding" if eff.overflow == "skip" else "cuts"
             out.append(finding("cap-truncates", f"{m.id}: the {eff.max_seq_len:,}-token cap {verb} {truncated:.0%} "
                                f"of its tokens", (m.id,)))

@@ -462,8 +462,9 @@ def validation_message(exc: ValidationError, flags: tuple[Flag, ...] = SCENARIO_
     """`--flag: <describe_validation_error>` for the first error (`prefix` is the model's path)."""
     first = exc.errors()[0]
     flag = flag_for(".".join(str(x) for x in (prefix, *first["loc"]) if x != ""), flags)
-    msg = describe_validation_error(exc)
-    return f"{flag}: {msg}" if flag else msg
+    if flag:    # the flag names the input: not its field's path a second time (issue 35)
+        return f"{flag}: {describe_validation_error(exc, name=lambda _: '')}"
+    return describe_validation_error(exc)
 
 
 # ---------------------------------------------------------------- trim's flags

@@ -131,10 +131,11 @@ def test_the_report_is_one_escaped_file_without_external_assets(at, files):
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     low = html.lower()
     assert "<script" not in low and "src=" not in low and "href=" not in low and "@import" not in low
-    for part in ("Headline figures", "Compare", "Inputs that differ", "extraction_gpus", "Assumptions", "@media print"):
+    for part in ("Headline figures", "Compare", "Inputs that differ", "Assumptions", "@media print"):
         assert part in html, part
-    # the saved scenario had 4 GPUs, the current one 8: the input differences table says so
-    assert "<td>extraction_gpus</td><td>8</td><td>4</td>" in html
+    # the saved scenario had 4 GPUs, the current one 8: the input differences table says so, naming the
+    # input as the sidebar does (issue 35: not its code name, extraction_gpus)
+    assert "<td>Extraction hardware: count</td><td>8</td><td>4</td>" in html and "extraction_gpus" not in html
 
 
 def test_compare_shows_input_differences_bands_and_the_online_wall_clock(at):
@@ -146,8 +147,8 @@ def test_compare_shows_input_differences_bands_and_the_online_wall_clock(at):
     figures = next(f for f in frames if "figure" in f.columns)
     inputs = next(f for f in frames if "input" in f.columns)
     # only the inputs that differ: the GPU count (the nodes follow it)
-    assert set(inputs["input"]) == {"extraction_gpus"}
-    assert inputs.iloc[0].tolist() == ["extraction_gpus", "8", "4"]
+    assert set(inputs["input"]) == {"Extraction hardware: count"}     # extraction_gpus, by its page name
+    assert inputs.iloc[0].tolist() == ["Extraction hardware: count", "8", "4"]
     names = set(figures["figure"])
     assert {"Wall-clock online (days)", "Acceptance length (tau), 95% band low",
             "Acceptance length (tau), 95% band high"} <= names
@@ -258,10 +259,16 @@ def test_the_article_tab_draws_both_waterfalls_ending_at_this_plan(at, files):
     assert sum(storage["y"][:-1]) == pytest.approx(storage["y"][-1], rel=1e-9)
     hours = json.loads(charts[1].proto.spec)["data"][0]
     assert hours["y"][0] == pytest.approx(264.4, abs=0.1)    # 456,893,000 tokens / 480 tok/s / 3600
+    # plotly draws the closing total at the running sum, not at its y: the hours' last step (the capture
+    # pass, 9.96 h -> 31.93 h) is a change of its own, so the running sum reaches what the total says
+    # (it stopped at 9.96 h while labelled 31.9 before issue 35)
+    assert hours["x"][-2:] == ["capture pass", "this plan"] and hours["measure"][-2] == "relative"
+    assert sum(hours["y"][:-1]) == pytest.approx(hours["y"][-1], rel=1e-9)
+    assert hours["text"][-1] == f"{hours['y'][-1]:,.1f}"
     # the report carries both, as printable tables
     open_tab(at, "Export / import / profile")      # the report is built while the export tab is open
     html = files["drafter-plan.html"]
-    assert "From the article&#x27;s storage to this plan&#x27;s" in html and "batch padding" in html
+    assert "From the article&#39;s storage to this plan&#39;s" in html and "batch padding" in html
 
 
 def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_off_the_names():
@@ -272,8 +279,10 @@ def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_
     fig = readable_frontier(figures.quality_frontier(pts))
     assert all(tr.mode == "markers" and tr.showlegend for tr in fig.data)
     assert len({tr.marker.symbol for tr in fig.data}) == 3
-    xs = [tr.x[0] for tr in fig.data]
-    assert xs[0] != xs[1] and abs(xs[1] - xs[0]) < 0.5       # spread a little, still at ~10 TB
+    # each point at its own value (issue 35: a spread in data units drew 82.11 TB at 83.10 TB); the two
+    # on one spot are told apart by size, the larger (drawn first, open) under the smaller
+    assert [tr.x[0] for tr in fig.data] == [10.0, 10.0, 82.0]
+    assert fig.data[0].marker.size > fig.data[1].marker.size and fig.data[0].marker.symbol.endswith("-open")
     from planner.sensitivity import Swing
     swing = Swing(assumption="compression", low_label="1.0x", high_label="2.0x", base={"storage_tb": 1.0},
                   low={"storage_tb": 1.0}, high={"storage_tb": 0.5})
@@ -321,6 +330,36 @@ def test_the_reports_headline_table_carries_the_tau_band():
           f"<td class=\"n\">{q.acceptance_low:.2f} - {q.acceptance_high:.2f}</td>"
     assert row in html
     assert "<h2>Compare</h2>" not in html          # nothing pinned or saved: no compare section
+
+
+def test_the_report_carries_the_mix_the_blockers_readable_labels_and_the_assumptions_last_folded():
+    """Issue 35: the report had no component, no row count and no blocking finding, labelled its
+    break-evens with code keys and put 6,100 px of assumptions in the middle."""
+    import re
+    from planner import plan
+    from planner.verdict import verdict
+    from drafter_dashboard import report
+    p = plan(default_scenario())
+    html = report.build(p, {}, verdict(p))
+    # the mix: a row per component with its rows selected and its training rows, then the total, whose
+    # training rows are the headline's samples (913,786 selected, 913,760 after drop_last)
+    openorca = next(c for c in p.components if c.id == "openorca")
+    assert (f"<tr><td>openorca</td><td>{openorca.family}</td><td class=\"n\">{openorca.rows:,}</td>"
+            f"<td class=\"n\">{openorca.training_rows:,.0f}</td>") in html
+    assert '<tr><td>total</td><td></td><td class="n">913,786</td><td class="n">913,760</td>' in html
+    # the blocking finding (82.11 TB over the node's 30.72 TB disk) with its fix
+    block = next(f for f in p.findings if f.severity == "blocks")
+    assert "<h2>What blocks this plan</h2>" in html and "exceeds the 30.72 TB disk" in html
+    assert f"To fix: {block.fix[:40]}" in html
+    # break-evens by name, not by key
+    assert "<td>storage price ($ per TB-month)</td>" in html and "storage usd per tb month" not in html
+    # the assumptions come last, inside a <details> that print opens
+    headings = re.findall(r"<h2>([^<(]*)", html)
+    assert headings[-1].strip() == "Assumptions"
+    first = p.assumptions[0]
+    assert html.index("<details") < html.index(f"<tr><td>{first.name}</td>")
+    assert html.rstrip().endswith("</details>\n</body></html>")
+    assert "details::details-content { content-visibility: visible" in html
 
 
 def test_the_history_store_is_bounded_least_recently_used_first(monkeypatch):

@@ -32,3 +32,12 @@ def test_a_trims_budget_use_is_the_headline_in_the_budgets_unit():
     p = plan(r.scenario, band=False)
     assert use.name == "gpu_days" and use.used == pytest.approx(p.extraction.gpu_hours / 24, rel=1e-12)
     assert use.used <= 2 and use.share == pytest.approx(use.used / 2, rel=1e-12)
+
+
+def test_a_difference_is_taken_between_the_figures_as_shown():
+    # issue 35: $2,042.90 against $1,956.40 showed +$86 on the headline (86.5 rounded half to even) and
+    # 87 in Compare (2,043 - 1,956): both now take the shown figures' difference, 2,043 - 1,956 = 87
+    from planner.headlines import shown_difference
+    assert shown_difference("$", 2042.9, 1956.4) == 87
+    assert shown_difference("bytes", 82.114, 82.106) == pytest.approx(0.0)    # 82.11 - 82.11: no delta shown
+    assert shown_difference("h", 36.46, 36.34) == pytest.approx(0.2)          # 36.5 - 36.3

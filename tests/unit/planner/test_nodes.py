@@ -231,3 +231,21 @@ def test_cli_training_nodes_over_the_bound_name_the_flag(capsys):
     assert cli_main(["estimate", "--train-nodes", "3", "--train-gpus-per-node", "4", "--train-gpus", "8"]) == 2
     assert capsys.readouterr().err.strip() == ("planner: error: --train-gpus: 8 does not match --train-nodes 3 x "
                                                "--train-gpus-per-node 4 = 12 GPUs; give matching values or one of them")
+
+
+def test_the_node_line_says_the_gpus_that_do_not_fill_a_node_and_a_raised_tp_groups_nodes():
+    """Issue 35: `--gpus 4` on nodes of 8 said "extraction 1 x 8 GPUs"; a tensor-parallel group larger than
+    the GPUs given (DeepSeek-V3's 1,342 GB of bf16 weights need TP 32 on 80 GB H100s, extraction.py's
+    'tp-raised': "so the plan uses 32") said 1 node where its 32 GPUs take 32 / 8 = 4."""
+    from planner.nodes import nodes_text
+    from planner.report import text_report
+    assert nodes_text(1, 8, 8) == "1 x 8 GPUs"
+    assert nodes_text(1, 8, 4) == "1 node (4 of its 8 GPUs)"
+    assert nodes_text(2, 8, 12) == "2 nodes of 8 (12 GPUs)"      # ceil(12 / 8) = 2 nodes, the second half full
+    four = plan(Scenario(extraction_gpus=4))
+    assert "extraction 1 node (4 of its 8 GPUs), training 1 x 8 GPUs" in text_report(four)
+    raised = plan(Scenario(model="deepseek-v3", extraction_gpu="h100-sxm"))
+    assert raised.extraction.gpus_used == 32 and raised.nodes.extraction_nodes == 4
+    assert "extraction 4 x 8 GPUs" in text_report(raised)
+    # the 4 nodes' disks each hold a quarter: the per-node bytes are the storage / 4
+    assert raised.nodes.storage_per_node_bytes == pytest.approx(raised.storage_bytes_compressed / 4, rel=1e-9)

@@ -90,3 +90,11 @@ def test_a_billion_rows_in_pairs_is_counted_not_listed():
     p = padded(np.array([1.0, 148.0]), np.array([1.0, 1.0]), 999_999_999.0, 2, sort_by_length=True)
     assert p.rows_captured == 999_999_998
     assert p.tokens_per_row == pytest.approx(74.5 + 73.5 / 499_999_999, rel=1e-9)
+
+
+def test_the_plan_keeps_the_rows_before_drop_last_for_the_headline():
+    # issue 35: the headline said 913,760 samples under a caption of 913,786: SpecForge's capture batches
+    # of 32 with drop_last leave out 913,786 mod 32 = 26 rows (913,786 = 28,555 x 32 + 26)
+    from planner import default_scenario, plan
+    p = plan(default_scenario())
+    assert p.rows_before_drop == 913_786 and p.samples == 913_786 - 913_786 % 32 == 913_760

@@ -78,3 +78,21 @@ def test_composing_writes_into_no_phase_result():
     mine = next(x for x in p.findings if x.code == "disk-capacity")
     theirs = next(x for x in p.nodes.warnings if x.code == "disk-capacity")
     assert mine.fix.startswith("lossless first: ") and not theirs.fix.startswith("lossless first")
+
+
+def test_a_component_the_cap_empties_is_flagged_as_costing_not_noted():
+    # issue 35: modelopt-eagle3's 3,072-token cap skips longer rows (overflow "skip"); agentic's
+    # trajectories are nearly all longer, so of its 15,000 rows only the plan's training_rows stay:
+    # fewer than 5% (EMPTY_SHARE), and the finding says so at the "costs" level, naming the rows dropped
+    from planner import default_scenario, plan
+    p = plan(default_scenario().with_changes(layout="modelopt-eagle3"))
+    agentic = next(c for c in p.components if c.id == "agentic")
+    assert agentic.rows == 15_000 and agentic.training_rows < 0.05 * 15_000
+    found = [f for f in p.findings if f.components == ["agentic"] and f.code in ("component-empty", "cap-truncates")]
+    assert [(f.code, f.severity) for f in found] == [("component-empty", "costs")]
+    assert found[0].text.startswith(f"agentic: the 3,072-token cap drops {15_000 - agentic.training_rows:,.0f} of "
+                                    "its 15,000 rows") and "adds almost nothing" in found[0].text
+    assert "untick it" in found[0].fix
+    # the default layout cuts long rows at 2,048 instead of dropping them: agentic keeps its rows, a note
+    d = plan(default_scenario())
+    assert [f.code for f in d.findings if f.components == ["agentic"]][0] == "cap-truncates"
