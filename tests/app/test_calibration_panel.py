@@ -136,6 +136,6 @@ def test_a_number_out_of_bounds_is_one_line_naming_the_field_on_the_page(tmp_pat
                          ("data_bytes_per_token", -1)):
         upload(app, "bad.json", json.dumps(dict(good, **{field: value})).encode())
         shown = [re.sub(r"\\(.)", r"\1", e.value).replace("\u200b", "") for e in app.error]
-        assert any(f"Calibration not used: calibration file: 'bad.json' is not allowed; {field}: {value!r} is not "
-                   "allowed" in e and "\n" not in e for e in shown), shown
+        assert any(f"Calibration not used: calibration file: 'bad.json' is not allowed; {field}: {value!r} is too "
+                   in e and "\n" not in e for e in shown), shown
         assert not any("calibrated plan" in d.value.columns for d in app.dataframe)

@@ -81,31 +81,32 @@ def _refusal(good, path: str, value) -> str:
 @pytest.mark.parametrize("path,value,says", [
     # the issue's three: 1e308 bytes a token overflowed round(); 1e308 tokens/s made the capture 0 h
     # and a division by it; -1 bytes a token lowered the storage
-    ("data_bytes_per_token", 1e308, "less than or equal to 1000000000"),
-    ("tokens_per_s_per_gpu", 1e308, "less than or equal to 1000000000"),
-    ("data_bytes_per_token", -1, "greater than or equal to 1"),
+    ("data_bytes_per_token", 1e308, "too large; give at most 1,000,000,000"),
+    ("tokens_per_s_per_gpu", 1e308, "too large; give at most 1,000,000,000"),
+    ("data_bytes_per_token", -1, "too small; give 1 or more"),
     # variants: below a byte a token rounds to 0 bytes; a rate under 1e-3 tok/s made the plan's
     # days infinite (refused then as another input's fault); a negative or overflowing overhead
-    ("data_bytes_per_token", 0.4, "greater than or equal to 1"),
-    ("tokens_per_s_per_gpu", 1e-308, "greater than or equal to 0.001"),
-    ("tokens_per_s_per_gpu", 0, "greater than or equal to 0.001"),
-    ("overhead_bytes_per_file", -1e308, "greater than or equal to 0"),
-    ("overhead_bytes_per_file", 1e308, "less than or equal to 1000000000"),
+    ("data_bytes_per_token", 0.4, "too small; give 1 or more"),
+    ("tokens_per_s_per_gpu", 1e-308, "too small; give 0.001 or more"),
+    ("tokens_per_s_per_gpu", 0, "too small; give 0.001 or more"),
+    ("overhead_bytes_per_file", -1e308, "too small; give 0 or more"),
+    ("overhead_bytes_per_file", 1e308, "too large; give at most 1,000,000,000"),
     # the rest of the file, nested too
-    ("bytes_measured", -1, "greater than or equal to 0"),
-    ("forecast.storage_bytes", 1e308, "less than or equal to 1" + "0" * 30),
-    ("forecast.hours_remaining", -3, "greater than or equal to 0"),
-    ("per_row.worst.0.ratio", -0.5, "greater than or equal to 0"),
-    ("files_skipped.reasons.odd", -2, "greater than or equal to 0"),
-    ("rows_measured", 10**30, "less than or equal to 1000000000000000"),
-    ("layers.0", -1, "greater than or equal to 0"),
-    ("world", 0, "greater than or equal to 1"),
-    ("gpus", 10**9, "less than or equal to 100000"),
+    ("bytes_measured", -1, "too small; give 0 or more"),
+    ("forecast.storage_bytes", 1e308, "too large; give at most 1e+30"),
+    ("forecast.hours_remaining", -3, "too small; give 0 or more"),
+    ("per_row.worst.0.ratio", -0.5, "too small; give 0 or more"),
+    ("files_skipped.reasons.odd", -2, "too small; give 0 or more"),
+    ("rows_measured", 10**30, "too large; give at most 1,000,000,000,000,000"),
+    ("layers.0", -1, "too small; give 0 or more"),
+    ("world", 0, "too small; give 1 or more"),
+    ("gpus", 10**9, "too large; give at most 100,000"),
 ])
 def test_a_number_out_of_bounds_is_one_line_naming_the_field_and_value(good, path, value, says):
     msg = _refusal(good, path, value)
     assert "\n" not in msg and msg.startswith("--calibration: 'cal.json' is not allowed; ")
-    assert f"{path}: {value!r} is not allowed; " in msg and says in msg, msg
+    # the bound as the page and the CLI word every bound (issue 35, item 10): "is too small; give 1 or more"
+    assert f"{path}: {value!r} is {says}" in msg, msg
 
 
 def test_at_its_bounds_a_calibration_plans_finite_figures_worked_by_hand():
@@ -153,4 +154,4 @@ def test_estimate_refuses_a_bad_file_in_one_line(good, tmp_path, capsys):
         code = main(["estimate", "--manifest", str(MANIFEST), "--calibration", str(p)])
         out, err = capsys.readouterr()
         assert code == 2 and out == "" and err.count("\n") == 1, (code, out, err)
-        assert f"{field}: {value!r} is not allowed" in err, err
+        assert f"{field}: {value!r} is too " in err, err          # "is too large; give at most ..." 
