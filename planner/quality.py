@@ -94,6 +94,7 @@ class Level(_Strict):
 
 class Speedup(_Strict):
     source: str
+    target: str          # the dense target the pairs were measured on (a model preset id): planner/serving.py
     pairs: list[tuple[float, float]] = Field(min_length=2)
     fitted: dict[str, float]
 

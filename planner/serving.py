@@ -2,7 +2,7 @@
 sequence against a one-token decode step, at the serving batch and tensor-parallel layout, for MoE
 and dense targets, and the draft's own steps on the same layout. planner/quality.py divides the
 speedup fitted on dense paper pairs by the cycle's cost relative to the same cycle on the pairs' own
-dense target at TP 1 on the same GPU (serving.yaml pairs_target), never below 1: the pairs' target,
+dense target at TP 1 on the same GPU (quality.yaml's speedup `target` of the drafter kind), never below 1: the pairs' target,
 and a dense target at least as large, at TP 1 keep their figure exactly. An ESTIMATE: a roofline of
 each step.
 
@@ -153,9 +153,11 @@ class ServedCost(BaseModel):
 
 
 def pairs_target(kind: str) -> ModelSpec:
-    """The dense target the drafter kind's (tau, speedup) pairs were measured on (serving.yaml pairs_target)."""
+    """The dense target the drafter kind's (tau, speedup) pairs were measured on: its quality curve's
+    speedup `target` (quality.yaml), so a new drafter kind is its curve, not a second table here."""
+    from planner.quality import quality_presets     # quality imports this module: read when first asked
     from planner.specs import model_presets
-    return model_presets()[serving_presets()["pairs_target"][kind]]
+    return model_presets()[quality_presets().drafters[kind].speedup.target]
 
 
 def served_cost(model: ModelSpec, gpu: GPUSpec, *, kind: str, batch: float, n_verify: int, draft_steps: int,
