@@ -124,8 +124,11 @@ class TrimResult(BaseModel):
     speedup_after: float = 0.0          # the expected speedup of the trimmed mix (an estimate)
     note: str
     # what the proposal costs beyond the budget: components left with no rows, protected rows the
-    # cap cuts, an expected speedup below 1 (a slowdown)
+    # cap cuts, an expected speedup below 1 (a slowdown), a blocking finding the proposal still has
     warnings: list[str] = Field(default_factory=list)
+    # the proposal's own plan's blocking findings (issue 35: a proposal is checked, not only budgeted):
+    # empty when it runs as configured
+    blocked_by: list[str] = Field(default_factory=list)
 
 
 class TrimInfeasible(PlannerInputError):
@@ -327,13 +330,15 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                  for n, lim, label in limits],
         max_seq_len_before=cap_before, max_seq_len_after=cap_after,
         utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note,
-        speedup_after=after.speedup, warnings=warnings)
+        speedup_after=after.speedup, warnings=warnings,
+        blocked_by=[f.code for f in p.findings if f.severity == "blocks"])
 
 
 def _proposal_warnings(strategy: str, upper: dict[str, int], rows: dict[str, int], protected: set[str],
                        full: Plan, p: Plan, speedup: float) -> list[str]:
     """What a proposal gives up that its budget does not show."""
-    out = []
+    out = [f"the proposal still cannot run as configured: {f.text}" + (f" (to fix: {f.fix})" if f.fix else "")
+           for f in p.findings if f.severity == "blocks"]
     zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
     if zeroed:
         out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "
