@@ -12,7 +12,7 @@ from planner.ids import FAMILIES
 from planner.plan import plan
 from planner.scenario import Scenario
 from drafter_dashboard.safe_text import md_text
-from planner.trim import STRATEGIES, Budget, every_strategy, trim
+from planner.trim import STRATEGIES, Budget, every_strategy, not_distinguishable, trim
 
 from drafter_dashboard.state import request_scenario
 
@@ -91,6 +91,52 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
     return storage_budget_bytes(unit)
 
 
+def _note(r) -> str:
+    """A row's note: the strategy's note and what it gives up, the empty parts left out."""
+    return "; ".join(x for x in (r.note, *r.warnings) if x)
+
+
+def every_strategy_rows(compare: dict, unit: str) -> list[dict[str, str]]:
+    """Every strategy's row of the comparison, each cell text (a strategy that could not run: its reason,
+    a dash in its figures, never a raw None): what it changes beyond rows and which rows the acceptance
+    band cannot tell it apart from."""
+    div = 2**40 if unit == "TiB" else 1e12
+    apart = not_distinguishable({k: r for k, (r, _) in compare.items()})
+    rows = []
+    for k, (r, why) in compare.items():
+        if r is None:
+            rows.append({"strategy": k, f"storage {unit}": "–", "acceptance length": "–", "band": "–",
+                         "speedup": "–", "beyond rows": "–", "not distinguishable from": "–",
+                         "note": why or "–"})
+            continue
+        rows.append({"strategy": k, f"storage {unit}": f"{r.storage_bytes_after / div:,.2f}",
+                     "acceptance length": f"{r.quality_after:.2f}",
+                     "band": f"{r.quality_low_after:.2f}-{r.quality_high_after:.2f}",
+                     "speedup": _speed(r.speedup_after),
+                     "beyond rows": "; ".join(r.beyond_rows) or "rows only",
+                     "not distinguishable from": ", ".join(apart.get(k, [])) or "none",
+                     "note": _note(r) or "–"})
+    return rows
+
+
+def _every_strategy(compare: dict, unit: str) -> None:
+    """The table of every strategy, and an Apply button for each one that made a proposal."""
+    st.markdown("**Every strategy for this budget**")
+    rows = every_strategy_rows(compare, unit)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    done = [k for k, (r, _) in compare.items() if r is not None]
+    if len(done) > 1 and all(set(row["not distinguishable from"].split(", ")) >= set(done) - {row["strategy"]}
+                             for row in rows if row["strategy"] in done):
+        st.caption("Each row's expected acceptance length lies inside every other row's band: the estimate does not "
+                   "tell them apart. Choose by storage, cost and what each changes beyond rows or gives up.")
+    cols = st.columns(max(1, len(done)))
+    for col, k in zip(cols, done):
+        if col.button(f"Apply {k}", key=f"w_b_apply_{k}", width="stretch", help=f"replace the mix with the {k} "
+                      "strategy's proposal (one undo step)"):
+            st.session_state.pop(RESULT, None)
+            request_scenario(compare[k][0].scenario, notice=f"Applied the {k} strategy's mix")
+
+
 def _speed(x: float) -> str:
     """An expected speedup below 1 is a slowdown, and is called one."""
     return f"speedup {x:.2f}x" if x >= 1 else f"slowdown: {x:.2f}x the speed without a drafter"
@@ -141,19 +187,11 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
         f"{_speed(result.speedup_after)}. "
         "Families (share of rows): " + ", ".join(f"{f} {v:.0%}" for f, v in sorted(families.items()))))
     st.write(md_text(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets)))
+    for line in result.beyond_rows:     # what it changes beyond rows: a sequence cap and what it cuts
+        st.warning(md_text(f"Beyond rows: {line}"))
     compare = current_compare(s)
     if compare:
-        st.markdown("**Every strategy for this budget**")
-        st.dataframe(pd.DataFrame([{"strategy": k, f"storage {unit}": r.storage_bytes_after / div,
-                                    "acceptance length": r.quality_after, "low": r.quality_low_after,
-                                    "high": r.quality_high_after, "speedup": _speed(r.speedup_after),
-                                    "note": "; ".join([r.note, *r.warnings])} if r is not None else
-                                   {"strategy": k, "note": why} for k, (r, why) in compare.items()]),
-                     hide_index=True, width="stretch",
-                     column_config={f"storage {unit}": st.column_config.NumberColumn(format="%.2f"),
-                                    "acceptance length": st.column_config.NumberColumn(format="%.2f"),
-                                    "low": st.column_config.NumberColumn(format="%.2f"),
-                                    "high": st.column_config.NumberColumn(format="%.2f")})
+        _every_strategy(compare, unit)
     if st.button("Apply the proposed mix", key="w_b_apply"):
         st.session_state.pop(RESULT, None)
         request_scenario(result.scenario, notice="Applied the trimmed mix")

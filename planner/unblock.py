@@ -126,6 +126,7 @@ class Fix:
     blocked: dict[str, list[Finding]]  # way -> what still stops it
     band: Band
     storage_usd_per_tb_month: float
+    kind: str = "padding"          # padding (no batch padding, on the nodes it needs too), nodes, volume
 
     def clears(self, way: str = "offline") -> bool:
         return not self.blocked[way]
@@ -204,13 +205,13 @@ def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, paddin
         if more:
             fix = _planned(more[0], s, cat, rows, more[1])
             if fix is not None:
-                out.append(fix)
+                out.append(replace(fix, kind="nodes"))
     if s.placement == "local" and "disk-capacity" in codes:
         fix = _planned("the states on a network volume", s, cat, rows,
                        {"placement": "shared", "costs.storage": "network-volume"})
         if fix is not None:
-            out.append(replace(fix, label=f"the states on a network volume at "
-                                          f"${fix.storage_usd_per_tb_month:,.2f} per TB-month"))
+            out.append(replace(fix, kind="volume", label=f"the states on a network volume at "
+                                                        f"${fix.storage_usd_per_tb_month:,.2f} per TB-month"))
     return out
 
 

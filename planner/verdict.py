@@ -240,7 +240,8 @@ def _answer(best: str, ways: tuple[str, ...], t: dict[str, float], days: dict[st
     elif tied_with:
         runner = tied_with[0]
         head = (f"{best.capitalize()} and {runner} tie: {fmt_usd(t[best])} against {fmt_usd(t[runner])} {runner}, "
-                f"a gap of {fmt_usd(t[runner] - t[best])} inside the figures' bands ({_bands(b)})" + "".join(f", and {fmt_usd(t[m])} {m}" for m in others if m != runner)
+                f"a gap of {fmt_usd(t[runner] - t[best])} inside the figures' bands ({_bands(b)})"
+                + "".join(f", and {fmt_usd(t[m])} {m}" for m in others if m != runner)
                 + "; ")
     else:
         runner = others[0]
@@ -292,10 +293,8 @@ def _blocked(blocked: dict[str, list], fixes: tuple[Fix, ...]) -> str:
         clear = sorted((x for x in fixes if x.clears()), key=lambda x: (x.totals["offline"], x.days["offline"]))
         shown, kinds = [], set()
         for x in clear:                    # the cheapest of each kind: no padding, nodes alone, a volume
-            kind = x.label.split(" on ")[0].split(" at ")[0]
-            kind = "padding" if "capture batch" in kind else kind.split(" ", 1)[-1]
-            if kind not in kinds and len(shown) < 3:
-                kinds.add(kind)
+            if x.kind not in kinds:
+                kinds.add(x.kind)
                 shown.append(f"{x.label}: {fmt_usd(x.totals['offline'])}, ending on {_days(x.days['offline'])}")
         if shown:
             out.append("It runs, dropping no row, with " + "; or with ".join(shown) + ".")
