@@ -280,29 +280,40 @@ def _decider(why: str, a: str, b: str, days: dict[str, float]) -> str:
 
 
 def _blocked(blocked: dict[str, list], fixes: tuple[Fix, ...]) -> str:
-    """Each way that cannot run as configured, what stops it and what would let it run, at what cost."""
-    out = []
+    """Each way that cannot run as configured (ways stopped by the same findings together), what
+    stops it and what would let it run: the checked storage fixes with their cost, else the findings'
+    own fixes."""
+    groups: dict[tuple[str, ...], list[str]] = {}
     for m in MODES:
-        if not blocked[m]:
-            continue
-        f = blocked[m][0]
-        out.append(f"{m.capitalize()} cannot run as configured: {f.text}.")
-        if m != "offline" or not any(x.code in STORAGE_BLOCKERS for x in blocked[m]):
-            out.append(f"To fix: {f.fix}." if f.fix else "")
-            continue
-        clear = sorted((x for x in fixes if x.clears()), key=lambda x: (x.totals["offline"], x.days["offline"]))
-        shown, kinds = [], set()
-        for x in clear:                    # the cheapest of each kind: no padding, nodes alone, a volume
-            if x.kind not in kinds:
-                kinds.add(x.kind)
-                shown.append(f"{x.label}: {fmt_usd(x.totals['offline'])}, ending on {_days(x.days['offline'])}")
-        if shown:
-            out.append("It runs, dropping no row, with " + "; or with ".join(shown) + ".")
+        if blocked[m]:
+            groups.setdefault(tuple(f.text for f in blocked[m]), []).append(m)
+    out = []
+    for texts, ways in groups.items():
+        found = blocked[ways[0]]
+        out.append(f"{' and '.join(ways).capitalize()} cannot run as configured: {'; '.join(texts)}.")
+        storage = [f for f in found if f.code in STORAGE_BLOCKERS]
+        if "offline" in ways and storage:
+            out.append(_storage_fixes(fixes, storage[0]))
         else:
-            left = next(iter(fixes), None)
-            out.append("No lossless fix lets it run" + (f" ({left.label} still leaves: {remaining(left)})"
-                                                        if left else "") + f"; otherwise {f.fix}.")
+            own = list(dict.fromkeys(f.fix for f in found if f.fix))
+            out.append(f"To fix: {'; '.join(own)}." if own else "")
     return " ".join(x for x in out if x)
+
+
+def _storage_fixes(fixes: tuple[Fix, ...], f) -> str:
+    """The cheapest checked fix of each kind (no padding, nodes alone, a volume) that lets offline run,
+    with its dollars and days; or what the first fix still leaves, and the finding's own fix."""
+    clear = sorted((x for x in fixes if x.clears()), key=lambda x: (x.totals["offline"], x.days["offline"]))
+    shown, kinds = [], set()
+    for x in clear:
+        if x.kind not in kinds:
+            kinds.add(x.kind)
+            shown.append(f"{x.label}: {fmt_usd(x.totals['offline'])}, ending on {_days(x.days['offline'])}")
+    if shown:
+        return "It runs, dropping no row, with " + "; or with ".join(shown) + "."
+    left = next(iter(fixes), None)
+    return ("No lossless fix lets it run" + (f" ({left.label} still leaves: {remaining(left)})" if left else "")
+            + f"; otherwise {f.fix}.")
 
 
 def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], best: str, ways: tuple[str, ...]) -> tuple[str | None, str]:

@@ -110,3 +110,22 @@ def test_a_trim_proposal_that_still_does_not_fit_says_so():
     # a storage budget under the disk clears it
     ok = trim(default_scenario(), Budget(storage_tb=30), "proportional")
     assert ok.blocked_by == [] and not any("cannot run" in w for w in ok.warnings)
+
+
+def test_a_blocker_of_the_extraction_stops_every_way_and_a_fix_must_clear_them_all():
+    cat = get_catalog()
+    # llama-3.1-70b's 141 GB of bf16 weights need 2 rtx-pro-6000 (96 GB each): one GPU blocks the
+    # extraction, which every way needs (each regenerates the responses there)
+    p = plan(default_scenario().with_changes(model="llama-3.1-70b", extraction_gpus=1), cat)
+    v = verdict(p, cat)
+    assert v.feasible == {"offline": False, "online": False, "disaggregated": False}
+    assert v.blocked_by["online"] == v.blocked_by["disaggregated"] == ["tp-raised"]
+    assert set(v.blocked_by["offline"]) == {"disk-capacity", "tp-raised"}
+    # the ways stopped by the same finding are named together, with the finding's own fix
+    assert "Online and disaggregated cannot run as configured: llama-3.1-70b needs tensor parallelism 2" in v.sentence
+    assert "No way runs as configured" in v.sentence and v.lever is None
+    # a fix is offered only where it clears every blocker of offline: the 2 nodes of 8 GPUs the unpadded
+    # bytes need also give the 2 GPUs of tensor parallelism; the padding fix alone (1 GPU) clears neither
+    fixes = {f.label: f for f in U.plan_fixes(p, cat)}
+    assert fixes["a capture batch of 1 on 2 extraction nodes (16 GPUs)"].clears()
+    assert {f.code for f in fixes["a capture batch of 1"].blocked["offline"]} == {"disk-capacity", "tp-raised"}
