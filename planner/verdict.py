@@ -316,15 +316,18 @@ def _storage_fixes(fixes: tuple[Fix, ...], f) -> str:
             + f"; otherwise {f.fix}.")
 
 
-def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], best: str, ways: tuple[str, ...]) -> tuple[str | None, str]:
+def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], top: set[str], ways: tuple[str, ...]) -> tuple[str | None, str]:
     """The lossless change that lowers the cheapest way's total most, offered when it changes the
-    answer (another way cheapest, or a way runs that did not): (its label, the sentence)."""
+    answer (another way cheapest or tied, or a way runs that did not; `top`: the cheapest way and
+    those it ties with): (its label, the sentence)."""
     candidates = [x for x in (fixes or padding_levers(p, catalog)) if any(x.clears(w) for w in MODES)]
     offers = []
     for x in candidates:
         x_ways = tuple(w for w in MODES if x.clears(w))
         x_best = min(x_ways, key=lambda m: (x.totals[m], MODES.index(m)))
-        if x_best != best or set(x_ways) != set(ways):
+        # the answer: the ways that run, and the cheapest with those the bands cannot tell from it
+        x_top = {x_best, *(m for m in x_ways if m != x_best and tied(x.band, x_best, m))}
+        if x_top != top or set(x_ways) != set(ways):
             offers.append((x.totals[x_best], x, x_ways, x_best))
     if not offers:
         return None, ""
@@ -332,8 +335,8 @@ def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], best: str, ways: tuple[str,
     others = sorted((m for m in x_ways if m != x_best), key=lambda m: x.totals[m])
     why = tied(x.band, x_best, others[0]) if others else None
     runs = [w for w in x_ways if w not in ways]
-    text = (f"Lossless lever: {x.label}" + (f" lets {' and '.join(runs)} run" if runs else "")
-            + " and drops no row: ")
+    text = (f"Lossless lever: {x.label}, dropping no row" + (f", lets {' and '.join(runs)} run" if runs else "")
+            + ": ")
     shown = f"{x_best} {fmt_usd(x.totals[x_best])} (ending on {_days(x.days[x_best])})"
     if why:
         text += (f"then {shown} and {others[0]} {fmt_usd(x.totals[others[0]])} (ending on "
@@ -379,7 +382,8 @@ def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
                                     for m, parts in by_mode.items()) if by_mode
                            else "No storage price, time held, epoch count, link speed or extraction GPU price "
                                 "inside their bounds changes that.")
-    lever, text = _lever(p, catalog, fixes, best, ways) if not none_runs else (None, "")
+    top = {best, *(m for m in ways if ties.get(m))}
+    lever, text = _lever(p, catalog, fixes, top, ways) if not none_runs else (None, "")
     if text:
         sentence += " " + text
     tied_with = [m for m in ways if ties.get(m)]

@@ -400,3 +400,15 @@ def test_break_even_epochs_count_the_rent_of_each_epoch():
     fixed = c.extraction - c.regeneration + c.transfer + c.storage - 3 * rent_per_epoch
     slope = (c.training_online - c.training_offline) / 3 - rent_per_epoch
     assert p.training.breakeven_epochs == pytest.approx(fixed / slope, rel=1e-12)
+
+
+def test_cli_trim_says_what_a_proposal_changes_beyond_rows(tmp_path):
+    # issue 35: the cap strategy at 20 TB cuts the sequence cap: the CLI prints it beside the rows, with the
+    # share of each family's tokens it cuts (planner.trim.beyond_rows; a blocked proposal's warning:
+    # tests/unit/planner/test_unblock.py)
+    from planner.trim import Budget, trim
+    cap = trim(Scenario(), Budget(storage_tb=20), "cap")
+    out = _cli("trim", "--strategy", "cap", "--budget-storage-tb", "20", "--out", "c.yaml", cwd=tmp_path)
+    assert f"  beyond rows: {cap.beyond_rows[0]}" in out.splitlines()
+    assert cap.beyond_rows[0].startswith(f"cuts the sequence cap from 2,048 to {cap.max_seq_len_after:,} tokens: "
+                                         "the agentic family loses")

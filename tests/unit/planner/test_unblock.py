@@ -54,8 +54,8 @@ def test_the_default_sentence_names_the_blocker_its_checked_fixes_and_the_lever(
     # the lever: no padding on 2 nodes lets offline run ($916.77) and lowers online to $960.70 (its
     # training reads the unpadded rows too): $43.93 apart, inside the bands: a tie, not a win
     assert v.lever == "a capture batch of 1 on 2 extraction nodes (16 GPUs)"
-    assert s.endswith("Lossless lever: a capture batch of 1 on 2 extraction nodes (16 GPUs) lets offline run and "
-                      "drops no row: then offline $917 (ending on day 1.9) and online $961 (ending on day 1.1) tie "
+    assert s.endswith("Lossless lever: a capture batch of 1 on 2 extraction nodes (16 GPUs), dropping no row, lets "
+                      "offline run: then offline $917 (ending on day 1.9) and online $961 (ending on day 1.1) tie "
                       "inside the bands.")
 
 
@@ -129,3 +129,21 @@ def test_a_blocker_of_the_extraction_stops_every_way_and_a_fix_must_clear_them_a
     fixes = {f.label: f for f in U.plan_fixes(p, cat)}
     assert fixes["a capture batch of 1 on 2 extraction nodes (16 GPUs)"].clears()
     assert {f.code for f in fixes["a capture batch of 1"].blocked["offline"]} == {"disk-capacity", "tp-raised"}
+
+
+def test_the_lever_is_offered_only_where_it_changes_the_answer():
+    cat = get_catalog()
+    # 10 epochs: offline stays blocked and online ($3,008) is the answer; the lever lets offline run on 2
+    # nodes and win outside the bands: offered, with the figures of its own plan
+    s = default_scenario().with_changes(training={"epochs": 10})
+    v = verdict(plan(s, cat), cat)
+    assert v.cheapest == "online" and v.lever == "a capture batch of 1 on 2 extraction nodes (16 GPUs)"
+    q = plan(s.with_changes(capture_batch_size=1, extraction_gpus=16), cat, band=False)
+    assert not [f for f in q.findings if f.severity == "blocks"]
+    assert (f"lets offline run: then offline ${q.cost_usd.total_offline:,.0f} (ending on day {q.wall_days_offline:.1f}) "
+            f"is cheapest, against online ${q.cost_usd.total_online:,.0f}.") in v.sentence
+    # 100 TB disks at $10 per TB-month: online and offline tie ($2,055 against $2,070); a capture batch of 1
+    # lowers both ($939 offline, $961 online) and they still tie: the answer does not change, no lever
+    v = verdict(plan(default_scenario().with_changes(disk_capacity_tb=100, costs={"storage_usd_per_tb_month": 10}),
+                     cat), cat)
+    assert v.tied_with == ["offline"] and v.lever is None and "Lossless lever" not in v.sentence
