@@ -223,23 +223,33 @@ _FIXES = ByIdentity(256)
 def storage_fixes(s: Scenario, cat: StatsCatalog | None, rows, findings: list[Finding], on_disk: float,
                   padding: bool, sorted_already: bool) -> tuple[Fix, ...]:
     """Every planned fix of the plan's storage blockers (none: no such blocker). `rows`: the plan's
-    storage phase (the fixes change the capture batches and the nodes, not the rows)."""
+    storage phase, or a call that gives it (the fixes change the capture batches and the nodes, not the
+    rows; called only when the fixes are not kept already)."""
     codes = sorted({f.code for f in findings if f.severity == "blocks" and f.code in STORAGE_BLOCKERS})
     if not codes:
         return ()
-    return _FIXES.get((cat,), (s.model_dump_json(), tuple(codes), padding, sorted_already),
-                      lambda: tuple(_candidates(s, cat, rows, codes, on_disk, padding, sorted_already)))
+
+    def compute():
+        phase = rows() if callable(rows) else rows
+        return tuple(_candidates(s, cat, phase, codes, on_disk, padding, sorted_already))
+    return _FIXES.get((cat,), (s.model_dump_json(), tuple(codes), padding, sorted_already), compute)
+
+
+def _rows(s: Scenario, cat: StatsCatalog | None):
+    """A call giving the storage phase of `s` (planned again only when a fix is not kept)."""
+    def get():
+        r = resolve(s)
+        return stored(s, cat, r, in_force(s, r.spec))
+    return get
 
 
 def plan_fixes(p, cat: StatsCatalog | None) -> tuple[Fix, ...]:
-    """storage_fixes of a Plan (its scenario's storage phase planned again, kept per scenario)."""
+    """storage_fixes of a Plan (kept per scenario: those plan() made are found again)."""
     s = p.scenario
     if not any(f.severity == "blocks" and f.code in STORAGE_BLOCKERS for f in p.findings):
         return ()
     cat = _catalog(s, cat)
-    r = resolve(s)
-    rows = stored(s, cat, r, in_force(s, r.spec))
-    return storage_fixes(s, cat, rows, p.findings, p.storage_bytes_compressed, p.padding == "batch",
+    return storage_fixes(s, cat, _rows(s, cat), p.findings, p.storage_bytes_compressed, p.padding == "batch",
                          bool(p.sort_by_length))
 
 
@@ -249,13 +259,12 @@ def padding_levers(p, cat: StatsCatalog | None) -> tuple[Fix, ...]:
         return ()
     s = p.scenario
     cat = _catalog(s, cat)
-    r = resolve(s)
-    rows = stored(s, cat, r, in_force(s, r.spec))
     options = [("a capture batch of 1", {"capture_batch_size": 1})]
     if not p.sort_by_length:
         options.append(("length-sorted capture batches", {"sort_by_length": True}))
 
     def compute():
+        rows = _rows(s, cat)()
         return tuple(f for f in (_planned(label, s, cat, rows, ch) for label, ch in options) if f is not None)
     return _FIXES.get((cat,), (s.model_dump_json(), "levers"), compute)
 
