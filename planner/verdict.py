@@ -254,7 +254,10 @@ def _answer(best: str, ways: tuple[str, ...], t: dict[str, float], days: dict[st
         head += f"it ends on {_days(days[best])}"
         if "offline" in ways:
             head += f" (offline's stored states would be usable after {ready:,.1f} days)"
-    head += "".join(f"; {m} ends on {_days(days[m])}" for m in others) + "."
+    # time beside money: a dearer way that finishes sooner says by how much and for how much
+    head += "".join(f"; {m} ends on {_days(days[m])}" + (
+        f" ({days[best] - days[m]:,.1f} days sooner, for {fmt_usd(t[m] - t[best])} more)"
+        if days[best] - days[m] >= 0.05 else "") for m in others) + "."
     if tied_with:
         head += " " + _decider(ties[tied_with[0]], best, tied_with[0], days)
     return head

@@ -147,3 +147,19 @@ def test_the_lever_is_offered_only_where_it_changes_the_answer():
     v = verdict(plan(default_scenario().with_changes(disk_capacity_tb=100, costs={"storage_usd_per_tb_month": 10}),
                      cat), cat)
     assert v.tied_with == ["offline"] and v.lever is None and "Lossless lever" not in v.sentence
+
+
+def test_a_dearer_way_that_finishes_sooner_says_by_how_much():
+    cat = get_catalog()
+    # 100 TB disks and 10 epochs: offline $292.45 x + $5,546 y (1,663.79 x 10 / 3 of training), online
+    # $91.24 x + $6,545 y: offline - online = 201.21 x - 999.0 y, at its largest (x 1.915, y 0.634)
+    # 385.4 - 633.1 < 0: offline is cheaper at every corner, no tie; online ends sooner and says so
+    p = plan(default_scenario().with_changes(disk_capacity_tb=100, training={"epochs": 10}), cat)
+    v = verdict(p, cat)
+    c = p.cost_usd
+    assert c.training_offline == pytest.approx(1663.794 * 10 / 3, rel=1e-5)
+    assert v.cheapest == "offline" and not v.tie
+    on, off = v.wall_days["online"], v.wall_days["offline"]
+    assert off - on > 1
+    assert (f"online ends on day {on:.1f} ({off - on:.1f} days sooner, for "
+            f"${c.total_online - c.total_offline:,.0f} more)") in v.sentence
