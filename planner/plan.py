@@ -31,7 +31,7 @@ from planner.storage import CaptureLayout, workload
 from planner.storage_phase import (ComponentPlan, StoragePhase, components as component_plans, default_family_tokens,
                                    included_mix, resolved_mix)
 from planner.training import TrainingPlan
-from planner.unblock import STORAGE_BLOCKERS, fixes_text, storage_fixes
+from planner.unblock import STORAGE_BLOCKERS, fixes_text, lossy_text, storage_fixes
 
 __all__ = ["ComponentPlan", "Figures", "Plan", "counted_reference_tokens", "figures", "included_mix", "is_finite_plan",
            "plan", "resolved_mix"]
@@ -277,11 +277,11 @@ def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Eff
         return
     fixes = storage_fixes(s, cat, st, found, st.compressed, eff.padding == "batch", bool(eff.sort_by_length))
     text = fixes_text(fixes, st.compressed, cost.total_offline)
-    if not text:
-        return
     for i in blockers:
         f = found[i]
-        found[i] = f.model_copy(update={"fix": "lossless first: " + text + (f". Otherwise: {f.fix}" if f.fix else "")})
+        otherwise = lossy_text(s, f.code, fixes) or f.fix
+        fix = ("lossless first: " + text + (f". Otherwise: {otherwise}" if otherwise else "")) if text else otherwise
+        found[i] = f.model_copy(update={"fix": fix})
 
 
 def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,

@@ -126,7 +126,12 @@ class Fix:
     blocked: dict[str, list[Finding]]  # way -> what still stops it
     band: Band
     storage_usd_per_tb_month: float
-    kind: str = "padding"          # padding (no batch padding, on the nodes it needs too), nodes, volume
+    kind: str = "padding"          # padding (no batch padding, on the nodes it needs too), nodes, volume; fp8
+                                   # (lossy: the states' precision)
+
+    @property
+    def lossless(self) -> bool:
+        return self.kind != "fp8"
 
     def clears(self, way: str = "offline") -> bool:
         return not self.blocked[way]
@@ -145,7 +150,8 @@ def _changed(s: Scenario, change: dict) -> Scenario:
 
 def _planned(label: str, s: Scenario, cat: StatsCatalog | None, rows, change: dict) -> Fix | None:
     """The fix `change` planned: its figures and what still blocks each way; None where no finite
-    plan can be made of it."""
+    plan can be made of it. `rows`: the storage phase whose rows and lengths the change keeps (None:
+    the change's own, planned afresh)."""
     try:
         changed = _changed(s, change)
         r = resolve(changed)
@@ -206,6 +212,10 @@ def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, paddin
             fix = _planned(more[0], s, cat, rows, more[1])
             if fix is not None:
                 out.append(replace(fix, kind="nodes"))
+    if resolve(s).layout.hidden_dtype != "fp8":     # lossy: precision (the storage phase planned afresh)
+        fix = _planned("fp8 hidden states", s, cat, None, {"hidden_dtype": "fp8"})
+        if fix is not None:
+            out.append(replace(fix, kind="fp8"))
     if s.placement == "local" and "disk-capacity" in codes:
         fix = _planned("the states on a network volume", s, cat, rows,
                        {"placement": "shared", "costs.storage": "network-volume"})
@@ -281,8 +291,8 @@ def remaining(fix: Fix, way: str = "offline") -> str:
 def fixes_text(fixes: tuple[Fix, ...], on_disk: float, offline_usd: float) -> str:
     """The storage blocker's lossless fixes in words: those that clear every blocker of offline, each
     with its figures, then those that do not, each with what remains ('' when there are none)."""
-    clear = [x for x in fixes if x.clears()]
-    short = [x for x in fixes if not x.clears()]
+    clear = [x for x in fixes if x.lossless and x.clears()]
+    short = [x for x in fixes if x.lossless and not x.clears()]
     parts = []
     for x in clear:
         each = f", {x.per_node_bytes / 1e12:,.2f} TB on each node" if "extraction nodes" in x.label else ""
@@ -295,3 +305,19 @@ def fixes_text(fixes: tuple[Fix, ...], on_disk: float, offline_usd: float) -> st
         text += (". Not enough alone: " if parts else "none clears it alone: ") + "; ".join(
             f"{x.label} ({x.stored_bytes / 1e12:,.1f} TB: {remaining(x)})" for x in short)
     return text
+
+
+def lossy_text(s: Scenario, code: str, fixes: tuple[Fix, ...]) -> str:
+    """What a storage blocker's fix costs in rows or precision, each checked: a trim to what the disks
+    hold (every trim proposal is planned and says what still blocks it), fp8 states planned ('' for
+    a code that is not a storage blocker)."""
+    limit = {"disk-capacity": (s.disk_capacity_tb or 0) * s.extraction_node_count,
+             "training-disk-capacity": (s.training.disk_capacity_tb or 0) * s.training_node_count,
+             "shared-capacity": s.shared_capacity_tb or 0}.get(code)
+    if not limit:
+        return ""
+    parts = [f"trim the mix in Budget to at most {limit:,.2f} TB (drops rows)"]
+    for x in (x for x in fixes if not x.lossless):
+        parts.append(f"{x.label}: {x.stored_bytes / 1e12:,.1f} TB, ${x.totals['offline']:,.0f} offline" if x.clears()
+                     else f"{x.label} ({x.stored_bytes / 1e12:,.1f} TB: {remaining(x)})")
+    return "; ".join(parts) + ("; or give the real disk size" if code != "shared-capacity" else "")

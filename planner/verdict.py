@@ -306,7 +306,8 @@ def _blocked(blocked: dict[str, list], fixes: tuple[Fix, ...]) -> str:
 def _storage_fixes(fixes: tuple[Fix, ...], f) -> str:
     """The cheapest checked fix of each kind (no padding, nodes alone, a volume) that lets offline run,
     with its dollars and days; or what the first fix still leaves, and the finding's own fix."""
-    clear = sorted((x for x in fixes if x.clears()), key=lambda x: (x.totals["offline"], x.days["offline"]))
+    clear = sorted((x for x in fixes if x.lossless and x.clears()),
+                   key=lambda x: (x.totals["offline"], x.days["offline"]))
     shown, kinds = [], set()
     for x in clear:
         if x.kind not in kinds:
@@ -314,7 +315,7 @@ def _storage_fixes(fixes: tuple[Fix, ...], f) -> str:
             shown.append(f"{x.label}: {fmt_usd(x.totals['offline'])}, ending on {_days(x.days['offline'])}")
     if shown:
         return "It runs, dropping no row, with " + "; or with ".join(shown) + "."
-    left = next(iter(fixes), None)
+    left = next((x for x in fixes if x.lossless), None)
     return ("No lossless fix lets it run" + (f" ({left.label} still leaves: {remaining(left)})" if left else "")
             + f"; otherwise {f.fix}.")
 
@@ -323,7 +324,7 @@ def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], top: set[str], ways: tuple[
     """The lossless change that lowers the cheapest way's total most, offered when it changes the
     answer (another way cheapest or tied, or a way runs that did not; `top`: the cheapest way and
     those it ties with): (its label, the sentence)."""
-    candidates = [x for x in (fixes or padding_levers(p, catalog)) if any(x.clears(w) for w in MODES)]
+    candidates = [x for x in (fixes or padding_levers(p, catalog)) if x.lossless and any(x.clears(w) for w in MODES)]
     offers = []
     for x in candidates:
         x_ways = tuple(w for w in MODES if x.clears(w))

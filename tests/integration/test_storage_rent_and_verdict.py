@@ -289,6 +289,10 @@ def test_the_disk_blocker_names_its_lossless_fixes_first():
     assert ("Not enough alone: a capture batch of 1 (36.7 TB: storage (36.71 TB) exceeds the 30.72 TB disk of its "
             "one node)") in f.fix
     assert f.fix.index("lossless first") < f.fix.index("Not enough alone") < f.fix.index("Otherwise: trim the mix")
+    # the lossy fixes are checked too: fp8 states store 5 x 5,120 x 1 + 16 = 25,616 bytes a token against 51,216,
+    # 82.11 x 25,616 / 51,216 = 41.07 TB (+ the files' overhead), still over the disk; a trim to the disk fits
+    assert ("Otherwise: trim the mix in Budget to at most 30.72 TB (drops rows); fp8 hidden states (41.1 TB: "
+            "storage (41.10 TB) exceeds the 30.72 TB disk of its one node); or give the real disk size") in f.fix
 
 
 def test_each_training_node_share_is_checked_whatever_the_transfer():
