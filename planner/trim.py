@@ -29,6 +29,7 @@ from planner.phases import in_force, resolve, stored
 from planner.plan import Figures, Plan, counted_reference_tokens, plan, resolved_mix
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.unblock import storage_limit_tb
 from planner.units import TB, TiB
 
 QUALITY_STEPS = 64
@@ -340,8 +341,11 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
 def _proposal_warnings(strategy: str, upper: dict[str, int], rows: dict[str, int], protected: set[str],
                        full: Plan, p: Plan, speedup: float) -> list[str]:
     """What a proposal gives up that its budget does not show."""
-    out = [f"the proposal still cannot run as configured: {f.text}" + (f" (to fix: {f.fix})" if f.fix else "")
-           for f in p.findings if f.severity == "blocks"]
+    out = []
+    for f in (f for f in p.findings if f.severity == "blocks"):
+        limit = storage_limit_tb(p.scenario, f.code)
+        out.append(f"the proposal still cannot run as configured: {f.text}" + (
+            f"; a storage budget of at most {limit:,.2f} TB as well fits it" if limit else ""))
     zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
     if zeroed:
         out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "

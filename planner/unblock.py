@@ -307,13 +307,19 @@ def fixes_text(fixes: tuple[Fix, ...], on_disk: float, offline_usd: float) -> st
     return text
 
 
+def storage_limit_tb(s: Scenario, code: str) -> float | None:
+    """The TB a storage blocker's disks hold together (None: not a storage blocker, or no capacity given)."""
+    limit = {"disk-capacity": (s.disk_capacity_tb or 0) * s.extraction_node_count,
+             "training-disk-capacity": (s.training.disk_capacity_tb or 0) * s.training_node_count,
+             "shared-capacity": s.shared_capacity_tb or 0}.get(code)
+    return limit or None
+
+
 def lossy_text(s: Scenario, code: str, fixes: tuple[Fix, ...]) -> str:
     """What a storage blocker's fix costs in rows or precision, each checked: a trim to what the disks
     hold (every trim proposal is planned and says what still blocks it), fp8 states planned ('' for
     a code that is not a storage blocker)."""
-    limit = {"disk-capacity": (s.disk_capacity_tb or 0) * s.extraction_node_count,
-             "training-disk-capacity": (s.training.disk_capacity_tb or 0) * s.training_node_count,
-             "shared-capacity": s.shared_capacity_tb or 0}.get(code)
+    limit = storage_limit_tb(s, code)
     if not limit:
         return ""
     parts = [f"trim the mix in Budget to at most {limit:,.2f} TB (drops rows)"]

@@ -105,8 +105,11 @@ def test_a_trim_proposal_that_still_does_not_fit_says_so():
     # proposed without a word before)
     r = trim(default_scenario(), Budget(usd=1000), "proportional")
     assert r.blocked_by == ["disk-capacity"]
-    assert any(w.startswith(f"the proposal still cannot run as configured: storage ({r.storage_bytes_after / 1e12:,.2f}"
-                            f" TB) exceeds the 30.72 TB disk") for w in r.warnings)
+    assert (f"the proposal still cannot run as configured: storage ({r.storage_bytes_after / 1e12:,.2f} TB) exceeds "
+            "the 30.72 TB disk of its one node; a storage budget of at most 30.72 TB as well fits it") in r.warnings
+    # ... which it does: both budgets together give a proposal that runs
+    both = trim(default_scenario(), Budget(usd=1000, storage_tb=30.72), "proportional")
+    assert both.blocked_by == [] and both.storage_bytes_after <= 30.72e12
     # a storage budget under the disk clears it
     ok = trim(default_scenario(), Budget(storage_tb=30), "proportional")
     assert ok.blocked_by == [] and not any("cannot run" in w for w in ok.warnings)
