@@ -2,6 +2,13 @@
 states, store them and train offline, to train online (the target runs beside the trainer), or to
 stream them (disaggregated)? One sentence, and the break-evens that would flip it.
 
+Only the ways that run as configured are compared (issue 35; planner/unblock.py): a way a blocking
+finding stops is named with what stops it and the fixes that would let it run, each planned and
+checked, with its dollars and days; two ways whose order the figures' bands (the extraction hours'
+and the training rate's) can turn are a tie, with what would decide it; the days each way takes
+stand beside its dollars; the lossless lever (no batch padding, the nodes or a volume the bytes
+need) is offered where it changes the answer.
+
 A break-even is the value of one input at which the cheapest mode changes, found on the real plan
 (plan() re-run with that input changed). Each total moves monotonically with each of these inputs, so the
 cheapest mode holds over one interval of the input. The storage price, the days held and the extraction
