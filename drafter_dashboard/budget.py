@@ -96,41 +96,39 @@ def _note(r) -> str:
     return "; ".join(x for x in (r.note, *r.warnings) if x)
 
 
-def every_strategy_rows(compare: dict, unit: str) -> list[dict[str, str]]:
-    """Every strategy's row of the comparison, each cell text (a strategy that could not run: its reason,
-    a dash in its figures, never a raw None): what it changes beyond rows and which rows the acceptance
-    band cannot tell it apart from."""
+def every_strategy_rows(compare: dict, unit: str) -> tuple[list[dict], list[str]]:
+    """The comparison's rows, one per strategy that made a proposal (numbers stay numbers; no cell is
+    empty, so none shows a raw None), with what it changes beyond rows and the rows its acceptance band
+    cannot tell it apart from; and a line per strategy that could not run, with its reason."""
     div = 2**40 if unit == "TiB" else 1e12
     apart = not_distinguishable({k: r for k, (r, _) in compare.items()})
-    rows = []
-    for k, (r, why) in compare.items():
-        if r is None:
-            rows.append({"strategy": k, f"storage {unit}": "–", "acceptance length": "–", "band": "–",
-                         "speedup": "–", "beyond rows": "–", "not distinguishable from": "–",
-                         "note": why or "–"})
-            continue
-        rows.append({"strategy": k, f"storage {unit}": f"{r.storage_bytes_after / div:,.2f}",
-                     "acceptance length": f"{r.quality_after:.2f}",
-                     "band": f"{r.quality_low_after:.2f}-{r.quality_high_after:.2f}",
-                     "speedup": _speed(r.speedup_after),
-                     "beyond rows": "; ".join(r.beyond_rows) or "rows only",
-                     "not distinguishable from": ", ".join(apart.get(k, [])) or "none",
-                     "note": _note(r) or "–"})
-    return rows
+    rows = [{"strategy": k, f"storage {unit}": r.storage_bytes_after / div, "acceptance length": r.quality_after,
+             "low": r.quality_low_after, "high": r.quality_high_after, "speedup": _speed(r.speedup_after),
+             "beyond rows": "; ".join(r.beyond_rows) or "rows only",
+             "not distinguishable from": ", ".join(apart.get(k, [])) or "none", "note": _note(r) or "–"}
+            for k, (r, _) in compare.items() if r is not None]
+    skipped = [f"{k}: {why or 'no proposal'}" for k, (r, why) in compare.items() if r is None]
+    return rows, skipped
 
 
 def _every_strategy(compare: dict, unit: str) -> None:
     """The table of every strategy, and an Apply button for each one that made a proposal."""
     st.markdown("**Every strategy for this budget**")
-    rows = every_strategy_rows(compare, unit)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    done = [k for k, (r, _) in compare.items() if r is not None]
+    rows, skipped = every_strategy_rows(compare, unit)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={f"storage {unit}": st.column_config.NumberColumn(format="%.2f"),
+                                "acceptance length": st.column_config.NumberColumn(format="%.2f"),
+                                "low": st.column_config.NumberColumn(format="%.2f"),
+                                "high": st.column_config.NumberColumn(format="%.2f")})
+    if skipped:
+        st.caption(md_text("Not run: " + "; ".join(skipped) + "."))
+    done = [row["strategy"] for row in rows]
     if len(done) > 1 and all(set(row["not distinguishable from"].split(", ")) >= set(done) - {row["strategy"]}
-                             for row in rows if row["strategy"] in done):
-        st.caption("Each row's expected acceptance length lies inside every other row's band: the estimate does not "
-                   "tell them apart. Choose by storage, cost and what each changes beyond rows or gives up.")
-    cols = st.columns(max(1, len(done)))
-    for col, k in zip(cols, done):
+                             for row in rows):
+        st.caption("Each row's expected acceptance length lies inside every other row's band (low-high): the "
+                   "estimate does not tell them apart. Choose by storage, cost and what each changes beyond rows "
+                   "or gives up.")
+    for col, k in zip(st.columns(max(1, len(done))), done):
         if col.button(f"Apply {k}", key=f"w_b_apply_{k}", width="stretch", help=f"replace the mix with the {k} "
                       "strategy's proposal (one undo step)"):
             st.session_state.pop(RESULT, None)
