@@ -13,7 +13,7 @@ from planner.plan import plan
 from planner.scenario import Scenario
 from drafter_dashboard import notices
 from drafter_dashboard.safe_text import md_text
-from planner.trim import STRATEGIES, Budget, TrimInfeasible, every_strategy, trim
+from planner.trim import STRATEGIES, Budget, TrimInfeasible, every_strategy, not_distinguishable, trim
 
 from drafter_dashboard.state import request_scenario
 
@@ -94,6 +94,50 @@ def render(s: Scenario, catalog, unit: str) -> float | None:
     return storage_budget_bytes(unit)
 
 
+def _note(r) -> str:
+    """A row's note: the strategy's note and what it gives up, the empty parts left out."""
+    return "; ".join(x for x in (r.note, *r.warnings) if x)
+
+
+def every_strategy_rows(compare: dict, unit: str) -> tuple[list[dict], list[str]]:
+    """The comparison's rows, one per strategy that made a proposal (numbers stay numbers; no cell is
+    empty, so none shows a raw None), with what it changes beyond rows and the rows its acceptance band
+    cannot tell it apart from; and a line per strategy that could not run, with its reason."""
+    div = 2**40 if unit == "TiB" else 1e12
+    apart = not_distinguishable({k: r for k, (r, _) in compare.items()})
+    rows = [{"strategy": k, f"storage {unit}": r.storage_bytes_after / div, "acceptance length": r.quality_after,
+             "low": r.quality_low_after, "high": r.quality_high_after, "speedup": _speed(r.speedup_after),
+             "beyond rows": "; ".join(r.beyond_rows) or "rows only",
+             "not distinguishable from": ", ".join(apart.get(k, [])) or "none", "note": _note(r) or "–"}
+            for k, (r, _) in compare.items() if r is not None]
+    skipped = [f"{k}: {why or 'no proposal'}" for k, (r, why) in compare.items() if r is None]
+    return rows, skipped
+
+
+def _every_strategy(compare: dict, unit: str) -> None:
+    """The table of every strategy, and an Apply button for each one that made a proposal."""
+    st.markdown("**Every strategy for this budget**")
+    rows, skipped = every_strategy_rows(compare, unit)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={f"storage {unit}": st.column_config.NumberColumn(format="%.2f"),
+                                "acceptance length": st.column_config.NumberColumn(format="%.2f"),
+                                "low": st.column_config.NumberColumn(format="%.2f"),
+                                "high": st.column_config.NumberColumn(format="%.2f")})
+    if skipped:
+        st.caption(md_text("Not run: " + "; ".join(skipped) + "."))
+    done = [row["strategy"] for row in rows]
+    if len(done) > 1 and all(set(row["not distinguishable from"].split(", ")) >= set(done) - {row["strategy"]}
+                             for row in rows):
+        st.caption("Each row's expected acceptance length lies inside every other row's band (low-high): the "
+                   "estimate does not tell them apart. Choose by storage, cost and what each changes beyond rows "
+                   "or gives up.")
+    for col, k in zip(st.columns(max(1, len(done))), done):
+        if col.button(f"Apply {k}", key=f"w_b_apply_{k}", width="stretch", help=f"replace the mix with the {k} "
+                      "strategy's proposal (one undo step)"):
+            st.session_state.pop(RESULT, None)
+            request_scenario(compare[k][0].scenario, notice=f"Applied the {k} strategy's mix")
+
+
 def _speed(x: float) -> str:
     """An expected speedup below 1 is a slowdown, and is called one."""
     return f"speedup {x:.2f}x" if x >= 1 else f"slowdown: {x:.2f}x the speed without a drafter"
@@ -153,19 +197,11 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
         f"{_speed(result.speedup_after)}. "
         "Families (share of rows): " + ", ".join(f"{f} {v:.0%}" for f, v in sorted(families.items()))))
     st.write(md_text(" · ".join(f"{u.label}: {u.share:.1%} used" for u in result.budgets)))
+    for line in result.beyond_rows:     # what it changes beyond rows: a sequence cap and what it cuts
+        st.warning(md_text(f"Beyond rows: {line}"))
     compare = current_compare(s)
     if compare:
-        st.markdown("**Every strategy for this budget**")
-        st.dataframe(pd.DataFrame([{"strategy": k, f"storage {unit}": r.storage_bytes_after / div,
-                                    "acceptance length": r.quality_after, "low": r.quality_low_after,
-                                    "high": r.quality_high_after, "speedup": _speed(r.speedup_after),
-                                    "note": "; ".join([r.note, *r.warnings])} if r is not None else
-                                   {"strategy": k, "note": why} for k, (r, why) in compare.items()]),
-                     hide_index=True, width="stretch",
-                     column_config={f"storage {unit}": st.column_config.NumberColumn(format="%.2f"),
-                                    "acceptance length": st.column_config.NumberColumn(format="%.2f"),
-                                    "low": st.column_config.NumberColumn(format="%.2f"),
-                                    "high": st.column_config.NumberColumn(format="%.2f")})
+        _every_strategy(compare, unit)
     if st.button("Apply the proposed mix", key="w_b_apply"):
         st.session_state.pop(RESULT, None)
         request_scenario(result.scenario, notice="Applied the trimmed mix")

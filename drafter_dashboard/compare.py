@@ -99,7 +99,7 @@ def controls(s: Scenario, sb) -> None:
         c.button("Pin", key="w_pin", width="stretch", help="pin this scenario: every delta is then against it",
                  on_click=pin, args=(s,))
     else:
-        c.button("Unpin", key="w_unpin", width="stretch", help="deltas against the full mix again",
+        c.button("Unpin", key="w_unpin", width="stretch", help="deltas since my last change again",
                  on_click=pin, args=(None,))
     a, b = sb.columns([3, 2])
     name = a.text_input("Save as", key="w_save_name", placeholder="a name", label_visibility="collapsed")

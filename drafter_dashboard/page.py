@@ -287,15 +287,20 @@ def _plan_of(s: Scenario, catalog):
 
 def _delta_base(scenario: Scenario, catalog):
     """The plan every delta is taken against, by the mode picked above the metrics: the scenario before
-    the last change, the pinned one, or the full mix with the same settings (a sidebar change moves
-    the full mix too, so it shows no delta there)."""
+    the last change (the default, issue 35: a model, GPU or layout change shows its delta), the pinned
+    one, or the full mix with the same settings (a sidebar change moves the full mix too, so it shows
+    no delta there). Before any change "since" falls back to the full mix and says so."""
     ss = st.session_state
-    ss.setdefault(DELTA, "pin" if ss.get(PINNED) is not None else "full")
+    ss.setdefault(DELTA, "pin" if ss.get(PINNED) is not None else "since")
     mode = st.radio("Deltas", list(DELTA_MODES), key=DELTA, horizontal=True, format_func=DELTA_MODES.get,
                     help="what each metric's small figure is the difference from")
     pinned, undo = ss.get(PINNED), ss.get(UNDO)
     why = {"since": " (nothing changed yet)", "pin": " (nothing is pinned)"}.get(mode, "")
-    other = {"since": (undo[-1] if undo else None, "the scenario before the last change"),
+    # the run right after a change has not put the previous scenario on the undo stack yet (remember()
+    # runs after the metrics): that one is the last run's scenario
+    last = ss.get(LAST)
+    before = last if last is not None and last != scenario else (undo[-1] if undo else None)
+    other = {"since": (before, "the scenario before the last change"),
              "pin": (pinned, "the pinned scenario")}.get(mode)
     if other and other[0] is not None:
         try:

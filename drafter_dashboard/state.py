@@ -251,12 +251,12 @@ def redo() -> None:
 
 
 def pin(s: Scenario | None) -> None:
-    """Pin `s` as the baseline of every delta (None: unpin, back to the full mix)."""
+    """Pin `s` as the baseline of every delta (None: unpin, back to the default: since my last change)."""
     if s is None:
         st.session_state.pop(PINNED, None)
     else:
         st.session_state[PINNED] = s
-    st.session_state[DELTA] = "full" if s is None else "pin"
+    st.session_state[DELTA] = "since" if s is None else "pin"
 
 
 def save(name: str, s: Scenario) -> str | None:

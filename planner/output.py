@@ -154,7 +154,8 @@ BreakevenOutput = create_model(
     __doc__="Each input's value at which the cheapest mode changes (None: no value inside its bounds does).",
     **{i.key: (float | None, ...) for i in VERDICT_INPUTS})
 
-VerdictOutput = _projection("VerdictOutput", Verdict, "cheapest sentence breakeven flips_to totals_usd states_ready_days",
+VerdictOutput = _projection("VerdictOutput", Verdict, "cheapest sentence breakeven flips_to totals_usd states_ready_days "
+                            "feasible blocked_by tie tied_with decided_by wall_days lever",
                             "The answer for this scenario (planner/verdict.py).", types={"breakeven": BreakevenOutput})
 
 # steps: the bytes once each cause is applied (planner/report.py article_steps); extraction_hours_steps:

@@ -17,9 +17,8 @@ from planner._version import __version__
 from planner.assumptions import Assumption, AssumptionContext, assumptions
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.costs import CostPlan
-from planner.errors import PlannerInputError
 from planner.extraction import TP_DEGREES, ExtractionPlan, serving_decode_rate
-from planner.finite import all_finite, is_finite_plan, refuse_non_finite
+from planner.finite import is_finite_plan, refuse_non_finite
 from planner.findings import Finding, finding
 from planner.layouts import Effective, LayoutSpec
 from planner.memo import ByIdentity
@@ -32,6 +31,7 @@ from planner.storage import CaptureLayout, workload
 from planner.storage_phase import (ComponentPlan, StoragePhase, components as component_plans, default_family_tokens,
                                    included_mix, resolved_mix)
 from planner.training import TrainingPlan
+from planner.unblock import STORAGE_BLOCKERS, fixes_text, lossy_text, storage_fixes
 
 __all__ = ["ComponentPlan", "Figures", "Plan", "counted_reference_tokens", "figures", "included_mix", "is_finite_plan",
            "plan", "resolved_mix"]
@@ -288,71 +288,24 @@ def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
     return mean
 
 
-STORAGE_BLOCKERS = ("disk-capacity", "training-disk-capacity", "shared-capacity")
-
-
 def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, st: StoragePhase,
                     cost: CostPlan, found: list[Finding], measured=None) -> None:
-    """A blocking finding about where the bytes fit names the fixes that drop no row first, each with
-    its effect on the real plan: no batch padding (a capture batch of 1, or length-sorted batches),
-    then the nodes that spread the bytes; the finding's own fix (trim, fp8, fewer layers) follows.
-    Each fix's figures are the phases run again on the changed scenario (storage to costs; the
-    tables' figures, not a run's measured ones). A blocking finding in `found` is replaced by a copy
-    with its fix: the phase's own finding stays as the phase made it."""
+    """A blocking finding about where the bytes fit names the fixes that drop no row first, each
+    planned again and checked (planner/unblock.py): no batch padding (a capture batch of 1, or
+    length-sorted batches), the nodes that spread the bytes, both, a network volume; those that
+    clear the blockers with their figures, those that do not with what remains; the finding's own
+    fix (trim, fp8, fewer layers) follows. The tables' figures, not a run's measured ones. A blocking
+    finding in `found` is replaced by a copy with its fix: the phase's own finding stays as it was."""
     blockers = [i for i, f in enumerate(found) if f.code in STORAGE_BLOCKERS]
     if not blockers:
         return
-    on_disk = st.compressed
-    tried = [f"{label}: {q_stored / 1e12:,.1f} TB (from {on_disk / 1e12:,.1f}), ${q_usd:,.0f} offline (from "
-             f"${cost.total_offline:,.0f}), no row dropped"
-             for label, q_stored, q_usd in (_fix_figures(s, cat, st, eff.sort_by_length, r if measured is None else None)
-                                            if eff.padding == "batch" else ())]
+    fixes = storage_fixes(s, cat, st, found, st.compressed, eff.padding == "batch", bool(eff.sort_by_length))
+    text = fixes_text(fixes, st.compressed, cost.total_offline)
     for i in blockers:
-        f, extra = found[i], list(tried)
-        cap = {"disk-capacity": s.disk_capacity_tb, "training-disk-capacity": s.training.disk_capacity_tb}.get(f.code)
-        if cap:
-            need = math.ceil(on_disk / (cap * 1e12))
-            per = s.gpus_per_node if f.code == "disk-capacity" else s.training.gpus_per_node
-            where = "extraction" if f.code == "disk-capacity" else "training"
-            extra.append(f"{need} {where} nodes ({need * per} GPUs): {on_disk / need / 1e12:,.2f} TB on each "
-                         f"{cap:g} TB disk")
-        if extra:
-            found[i] = f.model_copy(update={"fix": "lossless first: " + "; ".join(extra)
-                                           + (f". Otherwise: {f.fix}" if f.fix else "")})
-
-
-# Each fix's figures by the scenario's JSON (and the catalog): they are phases run again, the same
-# for the same scenario, so a plan asked again (a page's rerun) does not run them again.
-_FIXES = ByIdentity(256)
-
-
-def _fix_figures(s: Scenario, cat: StatsCatalog | None, st: StoragePhase, sorted_already: bool,
-                 resolved: Resolved | None = None) -> tuple[tuple[str, float, float], ...]:
-    """(label, stored bytes, offline USD) of each lossless fix of batch padding whose figures are
-    finite: a capture batch of 1, and length-sorted batches unless `sorted_already`. They
-    depend on the scenario and the catalog alone (st's rows are those of `s` in `cat`; the tables'
-    figures, not a run's measured ones; `resolved`: resolve(s) when the plan has it already)."""
-    def compute():
-        base = resolved or resolve(s)
-        options = [("a capture batch of 1", {"capture_batch_size": 1})]
-        if not sorted_already:
-            options.append(("length-sorted capture batches", {"sort_by_length": True}))
-        out = []
-        for label, change in options:
-            changed = s.model_copy(update=change)
-            try:
-                e = in_force(changed, base.spec)
-                # the capture batches change, not the rows: st's rows and lengths are taken as they are
-                q = Figures(changed, base, stored(changed, cat, base, e, same_rows=st), e)
-                q_stored, q_usd = q.storage_bytes_compressed, q.cost_usd.total_offline
-            except PlannerInputError:       # a figure that would not be finite: no fix to offer
-                continue
-            if not (math.isfinite(q_stored) and math.isfinite(q_usd)
-                    and all_finite(q.extraction, q.nodes, q.training, q.cost_usd)):
-                continue
-            out.append((label, q_stored, q_usd))
-        return tuple(out)
-    return _FIXES.get((cat,), (s.model_dump_json(), sorted_already), compute)
+        f = found[i]
+        otherwise = lossy_text(s, f.code, fixes) or f.fix
+        fix = ("lossless first: " + text + (f". Otherwise: {otherwise}" if otherwise else "")) if text else otherwise
+        found[i] = f.model_copy(update={"fix": fix})
 
 
 def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,

@@ -29,6 +29,7 @@ from planner.phases import in_force, resolve, stored
 from planner.plan import Figures, Plan, counted_reference_tokens, plan, resolved_mix
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.unblock import storage_limit_tb
 from planner.units import TB, TiB
 
 QUALITY_STEPS = 64
@@ -124,8 +125,13 @@ class TrimResult(BaseModel):
     speedup_after: float = 0.0          # the expected speedup of the trimmed mix (an estimate)
     note: str
     # what the proposal costs beyond the budget: components left with no rows, protected rows the
-    # cap cuts, an expected speedup below 1 (a slowdown)
+    # cap cuts, an expected speedup below 1 (a slowdown), a blocking finding the proposal still has
     warnings: list[str] = Field(default_factory=list)
+    # the proposal's own plan's blocking findings (issue 35: a proposal is checked, not only budgeted):
+    # empty when it runs as configured
+    blocked_by: list[str] = Field(default_factory=list)
+    # what the proposal changes beyond row counts (a sequence cap, and what it cuts of each family)
+    beyond_rows: list[str] = Field(default_factory=list)
 
 
 class TrimInfeasible(PlannerInputError):
@@ -327,13 +333,19 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
                  for n, lim, label in limits],
         max_seq_len_before=cap_before, max_seq_len_after=cap_after,
         utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note,
-        speedup_after=after.speedup, warnings=warnings)
+        speedup_after=after.speedup, warnings=warnings,
+        blocked_by=[f.code for f in p.findings if f.severity == "blocks"],
+        beyond_rows=beyond_rows(full, p))
 
 
 def _proposal_warnings(strategy: str, upper: dict[str, int], rows: dict[str, int], protected: set[str],
                        full: Plan, p: Plan, speedup: float) -> list[str]:
     """What a proposal gives up that its budget does not show."""
     out = []
+    for f in (f for f in p.findings if f.severity == "blocks"):
+        limit = storage_limit_tb(p.scenario, f.code)
+        out.append(f"the proposal still cannot run as configured: {f.text}" + (
+            f"; a storage budget of at most {limit:,.2f} TB as well fits it" if limit else ""))
     zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
     if zeroed:
         out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "
@@ -347,6 +359,40 @@ def _proposal_warnings(strategy: str, upper: dict[str, int], rows: dict[str, int
     if speedup < 1:
         out.append(f"expected speedup {speedup:.2f}x: a slowdown: serving with this drafter is slower than without one")
     return out
+
+
+def _family_cut(p: Plan) -> dict[str, float]:
+    """family -> the share of its tokens the sequence cap cuts (of the components with rows)."""
+    kept: dict[str, float] = {}
+    whole: dict[str, float] = {}
+    for c in p.components:
+        if c.rows and c.truncated_share < 1:
+            kept[c.family] = kept.get(c.family, 0.0) + c.training_tokens
+            whole[c.family] = whole.get(c.family, 0.0) + c.training_tokens / (1 - c.truncated_share)
+    return {f: 1 - kept[f] / whole[f] for f in whole if whole[f] > 0}
+
+
+def beyond_rows(full: Plan, p: Plan) -> list[str]:
+    """What proposal `p` changes beyond row counts: the sequence cap in force, and each family whose
+    tokens it cuts more than the full mix's cap did (the long-row families: agentic, tool calls)."""
+    if p.max_seq_len == full.max_seq_len:
+        return []
+    before, after = _family_cut(full), _family_cut(p)
+    was = f"from {full.max_seq_len:,}" if full.max_seq_len else "from none"
+    worse = sorted(((share, before.get(f, 0.0), f) for f, share in after.items()
+                    if share > before.get(f, 0.0) + 0.005), reverse=True)
+    return [f"cuts the sequence cap {was} to {p.max_seq_len:,} tokens" + ("" if not worse else ": " + ", ".join(
+        f"the {f} family loses {share:.0%} of its tokens (was {old:.0%})" for share, old, f in worse))]
+
+
+def not_distinguishable(results: dict[str, "TrimResult | None"]) -> dict[str, list[str]]:
+    """strategy -> the other strategies it cannot be told apart from by the expected acceptance length:
+    each one's estimate lies inside the other's band (quality_low_after to quality_high_after)."""
+    done = {k: r for k, r in results.items() if r is not None}
+
+    def inside(a: "TrimResult", b: "TrimResult") -> bool:
+        return b.quality_low_after <= a.quality_after <= b.quality_high_after
+    return {k: [j for j, b in done.items() if j != k and inside(a, b) and inside(b, a)] for k, a in done.items()}
 
 
 def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = None,

@@ -69,6 +69,8 @@ def run(a: argparse.Namespace) -> int:
         print(f"  storage {r.storage_bytes_before / 1e12:,.2f} -> {r.storage_bytes_after / 1e12:,.2f} TB; expected "
               f"acceptance length {r.quality_before:.2f} -> {r.quality_after:.2f} ({r.quality_low_after:.2f}-"
               f"{r.quality_high_after:.2f}, an estimate), speedup {r.speedup_after:.2f}x")
+        for w in r.beyond_rows:
+            print(f"  beyond rows: {printable(w)}")
         for w in r.warnings:
             print(f"  warning: {printable(w)}")
         print(f"manifest written to {printable(out)}")

@@ -183,16 +183,28 @@ def test_the_report_gives_storage_in_the_pages_unit(at, files):
 
 
 def test_deltas_since_my_last_change(at):
-    # against the full mix a sidebar change moves the baseline too: no delta on extraction days
+    # issue 35: the default is since my last change: 8 -> 16 GPUs halves the extraction days, so the delta
+    # is minus half of the 8-GPU figure (the value shown now)
+    assert at.radio(key="w_delta_mode").value == "since"
     at.number_input(key="w_ex_gpus").set_value(16).run()
-    ex = next(m for m in at.metric if m.label.startswith("Extraction (days)"))
-    assert not ex.delta
-    # since my last change: 8 -> 16 GPUs halves the extraction days, so the delta is minus half of the
-    # 8-GPU figure (the value shown now)
-    at.radio(key="w_delta_mode").set_value("since").run()
     ex = next(m for m in at.metric if m.label.startswith("Extraction (days)"))
     assert ex.delta.startswith("-") and float(ex.delta[1:]) == pytest.approx(float(ex.value), abs=0.03)
     assert any("the scenario before the last change" in c.value for c in at.caption)
+    # against the full mix a sidebar change moves the baseline too: no delta on extraction days
+    at.radio(key="w_delta_mode").set_value("full").run()
+    ex = next(m for m in at.metric if m.label.startswith("Extraction (days)"))
+    assert not ex.delta
+
+
+def test_a_model_change_shows_its_delta_by_default(at):
+    # issue 35: with the old default (against the full mix) a model change moved the baseline too and
+    # showed no delta at all; since my last change, qwen3.6-27b -> another model moves the storage
+    before = next(m for m in at.metric if m.label.startswith("Storage"))
+    assert not before.delta                     # nothing changed yet: the full mix, the same plan
+    at.selectbox(key="w_model").set_value("qwen3-8b").run()
+    after = next(m for m in at.metric if m.label.startswith("Storage"))
+    # qwen3-8b's hidden width 4096 against 5120: fewer bytes per token, so the storage falls
+    assert after.delta and after.delta.startswith("-") and after.value != before.value
 
 
 def _nodes_table(app) -> dict:
@@ -224,18 +236,32 @@ def test_nodes_show_each_training_nodes_share_against_its_disk_whatever_the_tran
     assert "gather 82.11 TB in" in label and "over the disk: each training node" in label
 
 
+def _shown(text: str) -> str:
+    """A markdown-escaped sentence as the reader sees it (planner.text.md_escape undone)."""
+    return text.replace("\\", "").replace("\u200b", "")
+
+
+def test_the_page_shows_the_clis_verdict_and_leaves_the_blocked_way_out(at):
+    # issue 35: the default plan's 82 TB do not fit the 30.72 TB disk: the page's verdict is the CLI's
+    # sentence, which compares the ways that run (online against disaggregated), not offline's $1,956
+    v = verdict(plan(default_scenario()))
+    assert _shown(at.info[0].value) == v.sentence
+    assert v.sentence.startswith("Offline cannot run as configured") and "online is cheapest" in v.sentence
+
+
 def test_the_verdict_changes_where_the_storage_price_crosses_its_break_even(at):
-    # the default plan keeps its states on the nodes' own disks (no rent) and offline is cheapest; rent
-    # at $x per TB-month on the stored TB for the days held (the timeline) makes online cheaper past
-    # planner.verdict's break-even for the page's scenario (read, not hard-coded: it moves with the
-    # training and throughput model), so a price 10% below keeps offline, 10% above turns it
-    be = verdict(plan(default_scenario())).breakeven["storage_usd_per_tb_month"]
-    assert at.info[0].value.startswith("Offline is cheapest")
-    assert f"storage at ${be:,.2f}" in at.info[0].value.replace("\\", "")
+    # with 100 TB disks offline runs; rent at $x per TB-month on the stored TB for the days held (the
+    # timeline) makes online cheaper past planner.verdict's break-even for the page's scenario (read, not
+    # hard-coded: it moves with the training and throughput model), so a price 10% below keeps offline
+    # first, 10% above puts online first (both inside the bands: a tie, led by the cheaper)
+    at.number_input(key="w_disk_cap").set_value(100.0).run()
+    be = verdict(plan(default_scenario().with_changes(disk_capacity_tb=100.0))).breakeven["storage_usd_per_tb_month"]
+    assert at.info[0].value.startswith("Offline and online tie")
+    assert f"storage at ${be:,.2f}" in _shown(at.info[0].value)
     at.number_input(key="w_tb_price").set_value(round(be * 0.9, 2)).run()
-    assert at.info[0].value.startswith("Offline is cheapest")
+    assert at.info[0].value.startswith("Offline and online tie")
     at.number_input(key="w_tb_price").set_value(round(be * 1.1, 2)).run()
-    assert at.info[0].value.startswith("Online is cheapest")
+    assert at.info[0].value.startswith("Online and offline tie")
 
 
 def test_a_priced_store_charges_for_the_months_held(at):

@@ -55,15 +55,21 @@ def test_figures_are_the_plans_figures(changes):
 
 def test_lossless_fixes_are_the_plans_of_the_changed_scenario():
     # the default mix as SpecForge pads it does not fit one node's 30.72 TB disk: the fix names a capture
-    # batch of 1 and length-sorted batches first, each with the storage and dollars of its own full plan
+    # batch of 1 and length-sorted batches first, each with the storage and dollars of its own full plan;
+    # neither fits one node's disk alone (issue 35), so each is offered on the 2 nodes it needs
     s = default_scenario()
     p = plan(s)
     f = next(f for f in p.findings if f.code == "disk-capacity")
     for label, change in (("a capture batch of 1", {"capture_batch_size": 1}),
                           ("length-sorted capture batches", {"sort_by_length": True})):
         q = plan(s.with_changes(**change), band=False)
-        assert (f"{label}: {q.storage_bytes_compressed / TB:,.1f} TB (from {p.storage_bytes_compressed / TB:,.1f}), "
-                f"${q.cost_usd.total_offline:,.0f} offline") in f.fix
+        assert "disk-capacity" in {x.code for x in q.findings}
+        assert f"{label} ({q.storage_bytes_compressed / TB:,.1f} TB: storage (" in f.fix
+        both = plan(s.with_changes(**change, extraction_gpus=16), band=False)
+        assert "disk-capacity" not in {x.code for x in both.findings}
+        assert (f"{label} on 2 extraction nodes (16 GPUs): {both.storage_bytes_compressed / TB:,.1f} TB (from "
+                f"{p.storage_bytes_compressed / TB:,.1f}), {both.storage_per_node_bytes / TB:,.2f} TB on each node, "
+                f"${both.cost_usd.total_offline:,.0f} offline") in f.fix
 
 
 def test_composing_writes_into_no_phase_result():
