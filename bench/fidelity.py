@@ -231,7 +231,7 @@ def users_reports() -> list[dict]:
     """Each user's report of bench/users_reports.yaml against the planner's speedup and acceptance length
     for a drafter trained like the kind's reference run, on the report's target, engine, tree, batch, GPU
     and TP (planner/serving.py prices the cycle; nothing was fitted on these reports)."""
-    from planner.quality import quality, quality_presets, reference_tokens, served_speedup
+    from planner.quality import pairs_target, quality, quality_presets, reference_tokens, served_speedup
     from planner.serving import served_cost
     with open(USERS, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
@@ -241,7 +241,7 @@ def users_reports() -> list[dict]:
         ref = quality_presets().drafters[r["drafter"]].reference
         model, gpu = models[r["target"]], gpus[r["gpu"]]
         tree = r["topk"] > 1
-        sv = served_cost(model, gpu, kind=r["drafter"], batch=r["batch"], n_verify=r["n"], draft_steps=r["k"],
+        sv = served_cost(model, gpu, pairs_target=pairs_target(r["drafter"]), batch=r["batch"], n_verify=r["n"], draft_steps=r["k"],
                          draft_tokens=r["topk"], draft_layer_params=_draft_params(r["drafter"], model), tp=r["tp"])
         q = quality(r["drafter"], reference_tokens(r["drafter"]), epochs=ref.epochs, regenerated=ref.regenerated,
                     workload={r["family"]: 1.0}, engine=r["engine"], k=r["k"], topk=r["topk"],

@@ -251,13 +251,13 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     target's width x its vocabulary: an estimate of the head's size) on `quality.serving_tp` GPUs of `gpu`."""
     from planner.drafter import DRAFTER_KINDS
     from planner.harness import resolve as resolve_harness
-    from planner.quality import check_tree
+    from planner.quality import check_tree, pairs_target
     from planner.serving import served_cost
     q = s.quality
     check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
-    kw = dict(kind=drafter, n_verify=h.n, draft_steps=1 if block else h.k, draft_tokens=h.n if block else h.topk,
+    kw = dict(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k, draft_tokens=h.n if block else h.topk,
               draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 

@@ -44,7 +44,7 @@ import statistics
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml
-from planner.specs import load_preset
+from planner.specs import ModelSpec, load_preset, model_presets
 from planner.findings import Finding, finding
 from planner.errors import PlannerInputError
 from planner.harness import fitted, max_tree_tokens, resolve, speedup_at
@@ -136,6 +136,12 @@ class QualityPresets(_Strict):
     target_size: TargetSize
     recipe_spread: Valued
     drafters: dict[str, DrafterQuality]
+
+
+def pairs_target(kind: str) -> ModelSpec:
+    """The dense target the drafter kind's (tau, speedup) pairs were measured on: its curve's speedup
+    `target` (quality.yaml), so a new drafter kind is its curve and nothing else (planner/serving.py)."""
+    return model_presets()[quality_presets().drafters[kind].speedup.target]
 
 
 @functools.cache

@@ -152,20 +152,13 @@ class ServedCost(BaseModel):
     tp: int = 1
 
 
-def pairs_target(kind: str) -> ModelSpec:
-    """The dense target the drafter kind's (tau, speedup) pairs were measured on: its quality curve's
-    speedup `target` (quality.yaml), so a new drafter kind is its curve, not a second table here."""
-    from planner.quality import quality_presets     # quality imports this module: read when first asked
-    from planner.specs import model_presets
-    return model_presets()[quality_presets().drafters[kind].speedup.target]
-
-
-def served_cost(model: ModelSpec, gpu: GPUSpec, *, kind: str, batch: float, n_verify: int, draft_steps: int,
+def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batch: float, n_verify: int, draft_steps: int,
                 draft_tokens: int, draft_layer_params: float, tp: int, weight_dtype: str = "bf16") -> ServedCost:
     """cycle(as served) / cycle(the pairs' dense target at TP 1 on the same GPU, its draft as wide as it):
     the draft's decoder layers scale with the width squared, its head is width x vocabulary. 1 for the
-    pairs' own target at TP 1; never below 1 (see below)."""
-    ref_model = pairs_target(kind)
+    pairs' own target at TP 1; never below 1 (see below). `pairs_target`: the dense target the drafter
+    kind's (tau, speedup) pairs were measured on (planner.quality.pairs_target)."""
+    ref_model = pairs_target
     kw = dict(batch=batch, n_verify=n_verify, draft_steps=draft_steps, draft_tokens=draft_tokens)
     ref_draft = draft_layer_params * (ref_model.hidden_size / model.hidden_size) ** 2 \
         + ref_model.hidden_size * ref_model.vocab_size
