@@ -90,9 +90,9 @@ def in_force(s: Scenario, spec: LayoutSpec) -> Effective:
 
 
 def stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, end: int | None = None,
-            same_rows: StoragePhase | None = None) -> StoragePhase:
+            same_rows: StoragePhase | None = None, lengths: bool = False) -> StoragePhase:
     return storage_phase(s, cat, r.layout, r.spec, eff, r.model.hidden_size, r.model.vocab_size, end=end,
-                         same_rows=same_rows)
+                         same_rows=same_rows, lengths=lengths)
 
 
 def _writers(s: Scenario, r: Resolved, total: Workload) -> int:
