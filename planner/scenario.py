@@ -392,7 +392,7 @@ class Scenario(_Strict):
         help="layouts that store the target's distribution (NeMo Automodel): each token's top k probabilities "
         "(values + int32 indices) instead of the whole distribution (--target-probs-topk; its default 0: all)",
         flag="--target-probs-topk", doc="top-k of the stored target distribution, values + int32 indices "
-        "(NeMo Automodel; default 0: stored in full)")] = Field(None, ge=1, le=10**7)
+        "(NeMo Automodel; left out: stored in full, its default 0)")] = Field(None, ge=1, le=10**7)
     # None: the layout's value (its pipeline's default, presets/layouts.yaml); "none": no cap.
     unit: Annotated[Literal["conversation", "turn"] | None, In(
         key="w_unit", label="Sample unit", widget="special", none=LAYOUT, section=SAMPLES, order=10,
