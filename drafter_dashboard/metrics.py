@@ -149,15 +149,18 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     e, t, c, q = p.extraction, p.training, p.cost_usd, p.quality
     comp = p.scenario.compression
     n = p.nodes
-    # a sampled profile's 95% band: a +- in the label (the value stays short), low-high in the help
-    sampled = p.storage_bytes_low is not None and p.storage_bytes_high is not None
+    # the storage band (every plan's: the lengths' spread, a sampled profile's 95% interval): a +- in the
+    # label (the value stays short), low-high in the help; the extraction's only from sampled profiles
     band_s = band_e = ""
     help_s = help_e = ""
-    if sampled:
-        lo, hi = p.storage_bytes_low / comp / div, p.storage_bytes_high / comp / div
+    lo_b, hi_b = p.storage_bytes_low, p.storage_bytes_high
+    if lo_b is not None and hi_b is not None and lo_b != hi_b:
+        lo, hi = lo_b / comp / div, hi_b / comp / div
         band_s = f" ±{(hi - lo) / 2:,.2f}"
-        help_s = (f"; 95% band {lo:,.2f}-{hi:,.2f} {unit} from the sampled profiles of "
-                  f"{', '.join(p.sampled_components)}")
+        help_s = (f"; band {lo:,.2f}-{hi:,.2f} {unit}: each component's length spread, widened where its length "
+                  "is an estimate" + (f"; the 95% band of the sampled profiles of {', '.join(p.sampled_components)}"
+                                      if p.sampled_components else ""))
+    if p.sampled_components and e.sampled_wall_hours_low is not None:
         elo, ehi = e.sampled_wall_hours_low / 24, e.sampled_wall_hours_high / 24
         band_e = f" ±{(ehi - elo) / 2:,.2f}"
         help_e = f"; 95% band {elo:,.2f}-{ehi:,.2f} days from the sampled profiles"

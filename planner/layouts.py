@@ -45,6 +45,10 @@ class LayoutDefaults(_Strict):
     sort_by_length: Default = Default(value=False, source="no length grouping")
     drop_last: Default = Default(value=False, source="every row captured")
     draft_layers: Default = Default(value=1, source="EAGLE-1/2/3 drafters train one decoder layer")
+    # where the target's distribution is stored (vocab_distribution): its width and its top-k, as the
+    # pipeline's flags default (None: the full target vocabulary; 0: the distribution stored in full)
+    draft_vocab_size: Default | None = None
+    target_probs_topk: Default | None = None
 
 
 class LayoutTraining(_Strict):
@@ -116,6 +120,7 @@ class LayoutSpec(_Strict):
     shard_bytes: int | None = Field(None, ge=1)
     index_bytes_per_row: int = Field(0, ge=0)
     once_embeddings_fp32: bool = False                 # the target's input embeddings, once, in fp32
+    topk_index_bytes: int = Field(0, ge=0)             # a top-k distribution's index bytes per kept entry
     file_pattern: Text
     defaults: LayoutDefaults
     training: LayoutTraining
@@ -168,12 +173,34 @@ class Bytes:
         return self.hidden + self.scales + self.ids_and_masks + self.vocab + self.sidecar
 
 
-def bytes_per_token(spec: LayoutSpec, n_layers: int, hidden_size: int, vocab_size: int, dtype: str) -> Bytes:
+def vocab_bytes(spec: LayoutSpec, vocab_size: int, width: int, draft_vocab_size: int | None = None,
+                target_probs_topk: int | None = None) -> int:
+    """Bytes per token of the stored target distribution (0 where the layout stores none). The draft
+    vocabulary is the target's unless a smaller size is given (NeMo Automodel@36044ad3
+    components/datasets/llm/eagle3.py:283-286: None or a size >= the target's selects every token);
+    a top-k with 0 < k < that vocabulary stores k values in the cache dtype and k int32 indices
+    (components/datasets/llm/eagle3_cache.py:104-106, 109-123), else the distribution in full."""
+    if not spec.vocab_distribution:
+        return 0
+    d = spec.defaults
+    if draft_vocab_size is None and d.draft_vocab_size is not None and d.draft_vocab_size.value is not None:
+        draft_vocab_size = int(d.draft_vocab_size.value)
+    if target_probs_topk is None and d.target_probs_topk is not None:
+        target_probs_topk = int(d.target_probs_topk.value or 0)
+    draft = min(draft_vocab_size or vocab_size, vocab_size)
+    k = target_probs_topk or 0
+    if 0 < k < draft:
+        return k * (width + spec.topk_index_bytes)
+    return draft * width
+
+
+def bytes_per_token(spec: LayoutSpec, n_layers: int, hidden_size: int, vocab_size: int, dtype: str,
+                    draft_vocab_size: int | None = None, target_probs_topk: int | None = None) -> Bytes:
     width = DTYPE_BYTES[dtype]
     return Bytes(hidden=n_layers * hidden_size * width,
                  scales=n_layers * FP8_SCALE_BYTES if dtype == "fp8" else 0,
                  ids_and_masks=spec.token_id_bytes + spec.loss_mask_bytes + spec.other_bytes_per_token,
-                 vocab=vocab_size * width if spec.vocab_distribution else 0,
+                 vocab=vocab_bytes(spec, vocab_size, width, draft_vocab_size, target_probs_topk),
                  sidecar=spec.sidecar_bytes_per_token)
 
 

@@ -74,7 +74,8 @@ def resolve(s: Scenario, measured=None) -> Resolved:
     spec = layout_presets().get(s.layout)
     if spec is None:
         raise PlannerInputError("layout", s.layout, f"known layouts: {', '.join(layout_presets())}")
-    layout = resolve_layout(spec, model, s.layers, s.layer_count, s.hidden_dtype)
+    layout = resolve_layout(spec, model, s.layers, s.layer_count, s.hidden_dtype, s.draft_vocab_size,
+                            s.target_probs_topk)
     if measured is not None:   # a run's own figures (planner/run_calibration.py Measured): bytes and file overhead
         layout, spec = measured.apply(s, layout, spec)
     return Resolved(model, spec, layout, resolve_gpu("extraction_gpu", s.extraction_gpu, s.custom_gpu),
@@ -89,9 +90,9 @@ def in_force(s: Scenario, spec: LayoutSpec) -> Effective:
 
 
 def stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, end: int | None = None,
-            same_rows: StoragePhase | None = None) -> StoragePhase:
+            same_rows: StoragePhase | None = None, lengths: bool = False) -> StoragePhase:
     return storage_phase(s, cat, r.layout, r.spec, eff, r.model.hidden_size, r.model.vocab_size, end=end,
-                         same_rows=same_rows)
+                         same_rows=same_rows, lengths=lengths)
 
 
 def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:

@@ -54,7 +54,9 @@ class Plan(BaseModel):
     file_overhead_bytes: float
     storage_bytes: float
     storage_bytes_compressed: float
-    # the 95% band when components were profiled from a sample (None: every length is measured in full)
+    # the storage band: every component's lengths at the low and the high end of its band (a sampled
+    # profile's 95% interval, the catalog's spread widened by its tag: storage_phase.length_band); equal
+    # to storage_bytes where every length is exact. None only in a trim's inner plans (band=False)
     storage_bytes_low: float | None = None
     storage_bytes_high: float | None = None
     sampled_components: list[str] = []
@@ -173,8 +175,10 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         assumptions=(measured.assumptions() if measured is not None else []) + assumptions(context),
     )
     refuse_non_finite(plan_)
+    if band:
+        plan_.storage_bytes_low, plan_.storage_bytes_high = (_stored(s, cat, r, eff, end).storage_bytes
+                                                             for end in (0, 1))
     if ends:
-        plan_.storage_bytes_low, plan_.storage_bytes_high = (e.storage_bytes for e in ends)
         plan_.sampled_components = sampled
     return plan_
 
@@ -182,19 +186,21 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
 # The storage phase of a scenario (a frozen result, read and never changed), kept per catalog and layout
 # spec (objects, kept for their lifetime) and every other input it reads: a scenario planned again
 # (a page's rerun) is not stored again.
-_STORED = ByIdentity(256)
+_STORED = ByIdentity(768)   # three per scenario: the storage and its band's two ends
 
 
-def _stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective) -> StoragePhase:
-    """stored(s, cat, r, eff), kept: the key holds what storage_phase reads of the scenario (the mix's
-    items or the uniform mix, regeneration, lengths, compression), of the layout (its bytes per
-    token; the spec by identity), the model's hidden and vocabulary sizes, and the values in force."""
+def _stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective,
+            end: int | None = None) -> StoragePhase:
+    """stored(s, cat, r, eff), kept (with `end`: at that end of the storage band): the key holds what
+    storage_phase reads of the scenario (the mix's items or the uniform mix, regeneration, lengths,
+    compression), of the layout (its bytes per token; the spec by identity), the model's hidden and
+    vocabulary sizes, and the values in force."""
     u = s.uniform
     key = (None if s.mix is None else tuple((m.id, m.rows, m.include, m.selection, m.seed) for m in s.mix),
            None if u is None else (u.samples, u.tokens, u.response_tokens, u.turns), eff,
            r.layout.bytes_per_token, r.model.hidden_size, r.model.vocab_size, s.regenerate, s.response_multiplier,
-           s.length_scale, s.compression)
-    return _STORED.get((cat, r.spec), key, lambda: stored(s, cat, r, eff))
+           s.length_scale, s.compression, end)
+    return _STORED.get((cat, r.spec), key, lambda: stored(s, cat, r, eff, end, lengths=end is not None))
 
 
 def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:

@@ -201,6 +201,16 @@ def _calibration_lines(e) -> list[str]:
             f"{cal.roofline:,.0f} {cal.metric} tok/s/GPU = x{cal.factor:.2f} ({cal.source}, {cal.date})"]
 
 
+def _band_line(p: Plan, unit: str) -> list[str]:
+    """The storage band beside the storage (none where every length is exact, or in a trim's inner plan)."""
+    lo, hi = p.storage_bytes_low, p.storage_bytes_high
+    if lo is None or hi is None or lo == hi:
+        return []
+    why = "sampled profiles' 95% intervals and " if p.sampled_components else ""
+    return [f"  storage band (raw)     {bytes_to(lo, unit):>16,.2f} to {bytes_to(hi, unit):,.2f} {unit}   "
+            f"({why}each component's length spread, widened where its length is an estimate)"]
+
+
 def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> str:
     """`measured`: the label of a run's calibration the plan took its bytes and capture rate from,
     said beside each figure it replaces."""
@@ -218,6 +228,7 @@ def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> s
         f"  stored tokens          {p.tokens:>16,.0f}   ({p.tokens / max(p.samples, 1):,.0f} per row)",
         f"  bytes per token        {p.bytes_per_token:>16,}{mark}",
         f"  storage (raw)          {bytes_to(p.storage_bytes, unit):>16,.2f} {unit}{mark}",
+        *_band_line(p, unit),
         f"  storage (/{p.scenario.compression:g} compr.)  {bytes_to(p.storage_bytes_compressed, unit):>15,.2f} {unit}",
         f"  tokens to generate     {p.output_tokens:>16,.0f}",
         f"  extraction             {e.gpus_used} x {e.gpu}, TP {e.tensor_parallel}: {fmt_hours(e.wall_hours)} wall, "

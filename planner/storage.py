@@ -42,10 +42,12 @@ class CaptureLayout:
 
 
 def resolve_layout(spec: LayoutSpec, model: ModelSpec, layers: list[int] | None, layer_count: int | None,
-                   hidden_dtype: str | None) -> CaptureLayout:
+                   hidden_dtype: str | None, draft_vocab_size: int | None = None,
+                   target_probs_topk: int | None = None) -> CaptureLayout:
     ids = capture_layers(spec, model.num_layers, layers, layer_count)
     dtype = hidden_dtype or spec.hidden_dtype
-    b = bytes_per_token(spec, len(ids), model.hidden_size, model.vocab_size, dtype)
+    b = bytes_per_token(spec, len(ids), model.hidden_size, model.vocab_size, dtype, draft_vocab_size,
+                        target_probs_topk)
     return CaptureLayout(spec.id, spec.name, spec.pipeline, spec.drafter, ids, dtype, b.hidden, b.scales,
                          spec.token_id_bytes + spec.other_bytes_per_token, spec.loss_mask_bytes, b.vocab, b.sidecar,
                          spec.file_header_bytes + spec.block_bytes / 2, spec.file_pattern, spec.source, spec)

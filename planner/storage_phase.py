@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from planner.catalog.stats import StatsCatalog
+from planner.catalog.stats import StatsCatalog, length_band_settings
 from planner.distributions import Atoms, fan_out, point_mass, shortest
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
@@ -93,6 +93,9 @@ class MixRow:
     turn: Atoms        # per-turn fan-out of the same
     # a sampled profile: (low, high) of its mean tokens per row over the mean, per unit (the 95% interval)
     band: dict[str, tuple[float, float]] | None = None
+    # the storage band's factors on its lengths, per unit (length_band): the sampled interval, or the
+    # catalog's spread widened by the tag of its mean; None: exact (a full profile, a uniform mix)
+    lengths_band: dict[str, tuple[float, float]] | None = None
 
 
 def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
@@ -111,16 +114,32 @@ def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
             comp = cat.components.get(item.id)
             if comp is None:
                 raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
+            sampled = band_of(comp.sampled, comp.conversation, comp.turn)
             row = known[item.id] = MixRow(item.id, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"),
-                                          0, comp.conversation, comp.turn,
-                                          band_of(comp.sampled, comp.conversation, comp.turn))
+                                          0, comp.conversation, comp.turn, sampled,
+                                          sampled or length_band(comp.origin, comp.value_tag("mean_tokens"),
+                                                                 comp.conversation))
         conv, turn = row.conv, row.turn
         if item.selection == "shortest" and item.rows:
             # the n shortest rows of all that exist: a truncated distribution, fanned out again
             conv = shortest(conv, min(1.0, item.rows / max(cat.components[item.id].rows_available, 1)))
             turn = fan_out(conv)
-        out.append(MixRow(row.id, row.name, row.family, row.origin, row.tokens_tag, item.rows, conv, turn, row.band))
+        out.append(MixRow(row.id, row.name, row.family, row.origin, row.tokens_tag, item.rows, conv, turn, row.band,
+                          row.lengths_band))
     return out
+
+
+def length_band(origin: str, tag: str, conv: Atoms) -> dict[str, tuple[float, float]] | None:
+    """A shipped component's storage band, as factors on its lengths (both units alike): (1 -+ t) x
+    (mean / median) ** -+share, t the tokenizer's share and share that of its mean's tag
+    (datasets_meta/components.yaml length_band). A profiled (measured) component: None, exact."""
+    if origin != "shipped":
+        return None
+    tokenizer, shares = length_band_settings()
+    ratio = conv.mean_tokens() / max(conv.median_tokens(), 1e-9)
+    w = shares.get(tag, shares["estimate"])
+    lo, hi = (1 - tokenizer) * ratio ** -w, (1 + tokenizer) * ratio ** w
+    return {"conversation": (lo, hi), "turn": (lo, hi)}
 
 
 def band_of(sampled: dict | None, conv: Atoms, turn: Atoms) -> dict[str, tuple[float, float]] | None:
@@ -170,9 +189,10 @@ class StoragePhase:
 
 def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, spec: LayoutSpec, eff: Effective,
                   hidden_size: int, vocab_size: int, *, end: int | None = None,
-                  same_rows: StoragePhase | None = None) -> StoragePhase:
+                  same_rows: StoragePhase | None = None, lengths: bool = False) -> StoragePhase:
     """The storage of `s`'s mix in `layout`; `end` (0 low, 1 high) scales each sampled component's
-    lengths to that end of its 95% interval (all at the same end together: a conservative band).
+    lengths to that end of its 95% interval (all at the same end together: a conservative band), or
+    with `lengths` every component's to that end of its storage band (MixRow.lengths_band).
     `same_rows`: a storage phase of the same mix, unit, cap and lengths (only the capture batches
     differ), whose rows are taken as they are."""
     if same_rows is not None:
@@ -181,8 +201,7 @@ def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, 
         mix = mix_rows(s, cat)
         pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
                           multiplier=s.response_multiplier, overflow=eff.overflow,
-                          scale=s.length_scale * (m.band[eff.unit][end] if end is not None and m.band
-                                                  and eff.unit in m.band else 1.0)) for m in mix]
+                          scale=s.length_scale * _factor(m, eff.unit, end, lengths)) for m in mix]
         unpadded = [w for w, _ in pairs]
         row_lengths = [r for _, r in pairs]
     works = padded_works(unpadded, row_lengths, eff)
@@ -196,6 +215,12 @@ def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, 
     unpadded_tokens = sum(u.tokens for u in unpadded)
     return StoragePhase(mix, unpadded, row_lengths, works, total, files, overhead, sizes, storage_bytes,
                         storage_bytes / s.compression, unpadded_tokens, eff, spec, cat)
+
+
+def _factor(m: MixRow, unit: str, end: int | None, lengths: bool) -> float:
+    """The scale on `m`'s lengths at `end` of its sampled interval or (`lengths`) of its storage band."""
+    band = m.lengths_band if lengths else m.band
+    return band[unit][end] if end is not None and band and unit in band else 1.0
 
 
 def _truncated(u: Workload) -> float:

@@ -87,6 +87,14 @@ def _read_inputs(user_path: Path) -> tuple[dict, dict]:
     return shipped, user
 
 
+@functools.cache
+def length_band_settings() -> tuple[float, dict[str, float]]:
+    """The storage band's settings (datasets_meta/components.yaml `length_band`): the tokenizer's share
+    and, per tag of a component's mean tokens, the share of its own mean/median ratio it may move by."""
+    band = load_shipped_yaml(SHIPPED_CATALOG)["length_band"]
+    return float(band["tokenizer"]["value"]), {k: float(v) for k, v in band["share"]["value"].items()}
+
+
 def shipped_ids() -> set[str]:
     """The shipped component ids, read from the shipped YAML (no DuckDB build)."""
     return {c["id"] for c in load_shipped_yaml(SHIPPED_CATALOG)["components"]}

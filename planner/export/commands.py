@@ -243,7 +243,9 @@ def nemo_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
         _command(["python", "-m", "nemo_automodel.components.speculative.precompute_eagle3"],
                  ["--target-model", model, "--input-data", "./mix.jsonl", "--output-dir", "./cache"],
                  ["--seq-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],
-                 ["--shard-size", 256, "--dtype", "bf16"]),
+                 ["--shard-size", 256, "--dtype", "bf16"]
+                 + (["--draft-vocab-size", m.scenario.draft_vocab_size] if m.scenario.draft_vocab_size else [])
+                 + (["--target-probs-topk", m.scenario.target_probs_topk] if m.scenario.target_probs_topk else [])),
     ]) + "\n"
 
 

@@ -186,7 +186,8 @@ def test_the_default_plans_bands_and_their_basis_are_on_the_page(at):
 def test_units_switch_to_tib(at):
     tb = metric(at, "Storage (TB)")
     at.radio(key="w_units").set_value("TiB").run()
-    assert _metric(at, "Storage").label == "Storage (TiB)"
+    # the storage band (issue 33) follows the unit: "Storage (TiB) ±x.xx"
+    assert _metric(at, "Storage").label.startswith("Storage (TiB) ±")
     # 36.71 TB = 36.71e12 / 2^40 TiB = 33.39 TiB
     assert metric(at, "Storage (TB)") == pytest.approx(tb * 1e12 / 2**40, abs=0.01)
 
@@ -204,7 +205,7 @@ def test_editing_rows_changes_storage_and_shows_a_delta(at):
     after = metric(at, "Storage (TB)")
     # storage is linear in rows: half of OpenOrca's 6.345 TB goes away
     assert after == pytest.approx(before - openorca.storage_bytes / 2 / 1e12, abs=0.01)
-    delta = next(m for m in at.metric if m.label == "Storage (TB)").delta
+    delta = _metric(at, "Storage (TB)").delta   # the label carries the band: "Storage (TB) ±x"
     assert delta.startswith("-")
     assert metric(at, "Samples") == in_batches(913_786 - 125_215)
 
@@ -344,7 +345,7 @@ def test_seed_article_preset(at):
     open_tab(at, "Against the article")              # its table is built while its tab is open
     assert any("37.4 TB" in str(t.value.to_dict()) for t in at.table)
     # the seed article compresses 1.5x: the headline shows the raw figure beside the compressed one
-    assert _metric(at, "Storage").label == "Storage (TB, 1.5x compressed)"
+    assert _metric(at, "Storage").label.startswith("Storage (TB, 1.5x compressed) ±")   # the band (issue 33)
     assert metric(at, "Raw storage (TB)") == pytest.approx(37.43, abs=0.01)
 
 

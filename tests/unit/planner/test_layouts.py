@@ -85,3 +85,30 @@ def test_every_layout_names_its_drafter_and_cites_each_default():
         assert spec.drafter in ("eagle3", "dflash", "eagle1")
         for name in ("unit", "max_seq_len", "capture_batch_size"):
             assert getattr(spec.defaults, name).source
+
+
+@pytest.mark.parametrize("draft, topk, expected", [
+    # NeMo Automodel@36044ad3 precompute_eagle3.py:310-324: defaults None and 0 = the full target
+    # vocabulary, stored in full: 24,576 + 25 + 151,936 x 2 = 328,473 (the table above)
+    (None, None, 328_473),
+    # --draft-vocab-size 32000 (eagle3.py:342-364 keeps 32,000 tokens): 24,601 + 32,000 x 2 = 88,601
+    (32_000, None, 88_601),
+    # + --target-probs-topk 64: values bf16 + int32 indices (eagle3_cache.py:109-123): 64 x 6 = 384 -> 24,985
+    (32_000, 64, 24_985),
+    # a draft vocabulary above the target's selects every token (eagle3.py:283-286): as the default
+    (200_000, None, 328_473),
+    # a k at or above the draft vocabulary does not compress (eagle3_cache.py:104-106): 24,601 + 1,000 x 2 = 26,601
+    (1_000, 1_000, 26_601),
+    # k = 999 < 1,000 compresses: 24,601 + 999 x 6 = 30,595 (more than in full: the code's own trade)
+    (1_000, 999, 30_595),
+])
+def test_nemo_draft_vocabulary_and_topk_by_hand(draft, topk, expected):
+    spec = layout_presets()["nemo-automodel"]
+    ids = capture_layers(spec, L, None, None)
+    assert bytes_per_token(spec, len(ids), H, V, "bf16", draft, topk).per_token == expected
+
+
+def test_only_a_layout_that_stores_the_distribution_reads_the_draft_vocabulary():
+    # SpecForge EAGLE-3 stores no target distribution: 3 aux + final = 4 x 8,192 + 16 = 32,784 either way
+    spec = layout_presets()["specforge-eagle3"]
+    assert bytes_per_token(spec, 4, H, V, "bf16", 32_000, 64).per_token == 32_784

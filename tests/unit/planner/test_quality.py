@@ -34,19 +34,19 @@ def test_the_curve_refits_from_its_points_and_passes_through_them(kind):
 
 def test_eagle3_curve_by_hand():
     # issue 22: the EAGLE papers' ShareGPT is the first 68,000 pieces of ShareGPT_V4.3's cleaned split
-    # (catalog sharegpt_68k: 540 tokens each, from SpecForge PR #37's 1.2 TB), not the default mix's
-    # whole conversations (1,350, an estimate): the curve's token axis was 2.5x long at 1x.
-    # 1x: 68,000 x 540 = 36.72M tokens at tau 5.2 (Figure 1);
-    # 8x: + 464,000 UltraChat x 1,467 = 36.72M + 680.688M = 717.408M tokens at tau 6.13 (Table 1).
-    # tau - 1 = A D / (D + h): 4.2 (36.72M + h) / 36.72M = 5.13 (717.408M + h) / 717.408M
-    #   x = 717.408 / 36.72 = 19.53725, r = 5.13 / 4.2 = 1.221429:
-    #   h = x (1 - r) / (r - x) x 36.72M = (-4.326156 / -18.315822) x 36.72M = 8.67308M
-    #   A = 4.2 x (36.72M + 8.67308M) / 36.72M = 5.19202
+    # (catalog sharegpt_68k; issue 33: 1,130 tokens each, from the EAGLE authors' 740 GB in SafeAILab/EAGLE
+    # issue #30, no longer SpecForge PR #37's 540), not the default mix's whole conversations (1,350).
+    # 1x: 68,000 x 1,130 = 76.84M tokens at tau 5.2 (Figure 1);
+    # 8x: + 464,000 UltraChat x 1,467 = 76.84M + 680.688M = 757.528M tokens at tau 6.13 (Table 1).
+    # tau - 1 = A D / (D + h): 4.2 (76.84M + h) / 76.84M = 5.13 (757.528M + h) / 757.528M
+    #   x = 757.528 / 76.84 = 9.858512, r = 5.13 / 4.2 = 1.221429:
+    #   h = x (1 - r) / (r - x) x 76.84M = (-2.182958 / -8.637083) x 76.84M = 19.4207M
+    #   A = 4.2 x (76.84M + 19.4207M) / 76.84M = 5.26152
     pts = quality_presets().drafters["eagle3"].scaling.points
     assert [tokens_of(p.samples, p.component, p.tokens_per_sample) for p in pts] == \
-        [pytest.approx(36.72e6), pytest.approx(717.408e6)]
-    A, h = fit_curve([(36.72e6, 5.2), (717.408e6, 6.13)])
-    assert h == pytest.approx(8.67308e6, rel=1e-5) and A == pytest.approx(5.19202, rel=1e-5)
+        [pytest.approx(76.84e6), pytest.approx(757.528e6)]
+    A, h = fit_curve([(76.84e6, 5.2), (757.528e6, 6.13)])
+    assert h == pytest.approx(19.4207e6, rel=1e-5) and A == pytest.approx(5.26152, rel=1e-5)
 
 
 def test_monotone_and_saturating_in_data():

@@ -340,3 +340,18 @@ def test_one_manifest_reader_and_its_message_says_it_once(tmp_path, capsys, monk
     big.write_bytes(b"#" * 1_000_001)
     line = one_line_error(*cli(capsys, "export", str(big), "--format", "yaml"), "1,000,000-byte limit")
     assert line.count("1,000,000") == 1 and "is not allowed; it is over the 1,000,000-byte limit for a manifest" in line
+
+
+def test_nemo_draft_vocabulary_flags_reach_the_plan(capsys):
+    # Qwen3.6-27B (hidden 5,120, vocab 248,320): NeMo's 3 aux layers 30,720 + ids/masks 25 = 30,745;
+    # default: + 248,320 x 2 = 527,385; --draft-vocab-size 32000: + 64,000 = 94,745;
+    # --draft-vocab-size 32000 --target-probs-topk 64: + 64 x (2 + 4) = 31,129
+    # (NeMo Automodel@36044ad3 precompute_eagle3.py:116-121, 310-324)
+    code, out, _ = cli(capsys, "estimate", "--layout", "nemo-automodel", "--json")
+    assert code == 0 and json.loads(out)["bytes_per_token"] == 527_385
+    code, out, _ = cli(capsys, "estimate", "--layout", "nemo-automodel", "--draft-vocab-size", "32000", "--json")
+    assert code == 0 and json.loads(out)["bytes_per_token"] == 94_745
+    code, out, _ = cli(capsys, "estimate", "--layout", "nemo-automodel", "--draft-vocab-size", "32000",
+                       "--target-probs-topk", "64", "--json")
+    assert code == 0 and json.loads(out)["bytes_per_token"] == 31_129
+    one_line_error(*cli(capsys, "estimate", "--target-probs-topk", "-3"), "--target-probs-topk", "-3")
