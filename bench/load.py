@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
-import statistics
 import sys
 import tempfile
 import threading
@@ -48,6 +48,7 @@ TTL_S = 120           # streamlit's server.disconnectedSessionTTL default (strea
 COMPONENT = "openorca"
 
 
+@functools.lru_cache(maxsize=256)     # each session uses two values: plan() once each, not in every loop
 def expected_samples(rows: int) -> str:
     """Samples as the page shows it for the default scenario with openorca's rows set to `rows`."""
     s = default_scenario()
@@ -65,6 +66,12 @@ class Rss:
     def now(self) -> int:
         with open(f"/proc/{self.pid}/status") as f:
             return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+    def cpu_s(self) -> float:
+        """The server's CPU time so far (user + system, /proc/PID/stat fields 14 and 15)."""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def _run(self):
         while not self.stop.wait(0.5):
@@ -213,6 +220,37 @@ def summary(rec: Record) -> dict:
     return out
 
 
+def busy_s() -> float:
+    """CPU time this machine has spent busy, every process (/proc/stat: all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:8]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def run_times(log: Path, start: int) -> list[float]:
+    """The server's full runs of the page since byte `start` of app.py's PLANNER_TIMING_LOG (ms each)."""
+    if not log.exists():
+        return []
+    with open(log, "rb") as f:
+        f.seek(start)
+        return [float(x) for x in f.read(2**22).split()]
+
+
+async def measured(rss: Rss, log: Path, running) -> dict:
+    """The phase's summary, with the server's own run times (the page's script, from app.py), the cores
+    the server kept busy and those the whole machine did (the browsers, and anything else running: the
+    machine's load is part of the figures)."""
+    cpu, busy, t0 = rss.cpu_s(), busy_s(), time.monotonic()
+    start = log.stat().st_size if log.exists() else 0
+    out = summary(await running)
+    took = time.monotonic() - t0
+    runs = run_times(log, start)
+    out["server run ms p50/p95 (n)"] = [pct(runs, 0.5), pct(runs, 0.95), len(runs)]
+    out["server cpu, cores"] = round((rss.cpu_s() - cpu) / took, 2)
+    out["machine busy, cores"] = f"{(busy_s() - busy) / took:.2f} of {os.cpu_count()}"
+    return out
+
+
 async def visit(browser, url: str) -> None:
     ctx = await browser.new_context()
     page = await ctx.new_page()
@@ -225,25 +263,27 @@ async def run(sessions: int, seconds: float, baseline_s: float) -> dict:
     from playwright.async_api import async_playwright
     home = Path(os.environ["PLANNER_HOME"])
     home.mkdir(parents=True, exist_ok=True)
-    mb = lambda b: round(b / 2**20, 1)  # noqa: E731
+    mib = lambda b: round(b / 2**20, 1)  # noqa: E731
     res = {"sessions": sessions, "seconds": seconds, "baseline_seconds": baseline_s}
-    with streamlit_server(home) as (url, proc):
+    log = home.parent / f"{home.name}-runs.log"
+    log.unlink(missing_ok=True)
+    with streamlit_server(home, env={"PLANNER_TIMING_LOG": str(log)}) as (url, proc):
         rss = Rss(proc.pid)
         await asyncio.sleep(2)
-        res["rss_mb_before"] = mb(rss.now())
+        res["rss_mib_before"] = mib(rss.now())
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            res["single"] = summary(await phase(browser, url, 1, baseline_s))
-            res["rss_mb_after_single"] = mb(rss.now())
+            res["single"] = await measured(rss, log, phase(browser, url, 1, baseline_s))
+            res["rss_mib_after_single"] = mib(rss.now())
             rss.peak = 0
-            res["load"] = summary(await phase(browser, url, sessions, seconds))
-            res["rss_mb_peak"] = mb(rss.peak)
-            res["rss_mb_at_end"] = mb(rss.now())
+            res["load"] = await measured(rss, log, phase(browser, url, sessions, seconds))
+            res["rss_mib_peak"] = mib(rss.peak)
+            res["rss_mib_at_end"] = mib(rss.now())
             await asyncio.sleep(TTL_S + 10)
-            res[f"rss_mb_{TTL_S + 10}s_after"] = mb(rss.now())
+            res[f"rss_mib_{TTL_S + 10}s_after"] = mib(rss.now())
             await visit(browser, url)
             await asyncio.sleep(5)
-            res["rss_mb_after_one_more_visit"] = mb(rss.now())
+            res["rss_mib_after_one_more_visit"] = mib(rss.now())
             await browser.close()
         rss.stop.set()
     return res
