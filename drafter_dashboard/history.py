@@ -11,7 +11,8 @@ The store is bounded in bytes (issue 36: bounded in scenarios, 500 steps with 1,
 held 537 MB). A step is kept as JSON, as pydantic writes it, zlib-compressed and cut into parts: the large
 sub-objects of PARTS (the mix's rows, your runs) each on its own, and the rest of the scenario. Each
 part is kept once, under its JSON's SHA-256, however many steps and histories use it: 50 steps that
-differ in one control share one copy of your 1,000 runs, and a reload's scenarios share their objects.
+differ in one control share one copy of your 1,000 runs, and a reload's scenarios share their objects;
+the session's own undo stack shares them too (shared(), state.py's _push).
 The store's byte count (total_bytes) is the compressed parts' lengths plus a fixed overhead per part
 and per step (BLOB_OVERHEAD, STEP_OVERHEAD: the CPython objects around them; tracemalloc checks the
 count in tests/unit/drafter_dashboard/test_history_store.py). A history over MAX_HISTORY_BYTES loses
@@ -80,6 +81,28 @@ def _encode(s: Scenario) -> Step:
 def _remember(s: Scenario, step: Step) -> None:
     sid = id(s)
     _encoded[sid] = (weakref.ref(s, lambda _r, sid=sid: _encoded.pop(sid, None)), step)
+
+
+def shared(s: Scenario, other: Scenario | None) -> Scenario:
+    """`s`, or an equal scenario holding `other`'s objects for each part of PARTS the two have equal: a
+    session's undo stack then holds one copy of your runs, not one a step (the page builds each scenario
+    with objects of its own). The parts are compared by their keys, which the next save works out anyway."""
+    if other is None:
+        return s
+    mine, theirs = _encode(s), _encode(other)
+    out = s
+    for (path, _), a, b in zip(PARTS, mine[1:], theirs[1:]):
+        if a and a == b and _get(s, path) is not _get(other, path):
+            out = _with(out, path, _get(other, path))
+    if out is not s:
+        _remember(out, mine)
+    return out
+
+
+def _with(model, path: tuple[str, ...], value):
+    """A shallow copy of `model` with the field at `path` set to `value` (no other object copied)."""
+    inner = value if len(path) == 1 else _with(getattr(model, path[0]), path[1:], value)
+    return model.model_copy(update={path[0]: inner})
 
 
 def _keep(s: Scenario, step: Step) -> None:

@@ -160,3 +160,16 @@ def test_500_steps_with_1000_runs_stay_under_the_bound():
     # about 620 KB counted; tracemalloc sees about 560 KB (measured 2026-12-06)
     assert held < history.MAX_BYTES and held < 1.25 * counted < 2**20, (held, counted)
     assert all(len(history.load(h)[0]) == 50 for h in ids)   # nothing dropped
+
+
+def test_a_step_shares_the_runs_it_has_in_common_with_the_step_before():
+    pts = runs(20)
+    a, b = with_runs(pts), with_runs(pts, extraction_gpus=16)        # equal runs, objects of their own
+    assert a.quality.points is not b.quality.points
+    c = history.shared(b, a)
+    assert c == b and c.quality.points is a.quality.points
+    assert c.quality is not a.quality and c.throughput is b.throughput   # only the runs' list is a's
+    d = with_runs(runs(20, seed=1), extraction_gpus=16)               # other runs: nothing to share
+    assert history.shared(d, a) is d and history.shared(d, None) is d
+    mixed = [with_runs(None, mix=[{"id": "sharegpt", "rows": 10}], extraction_gpus=n) for n in (8, 16)]
+    assert history.shared(mixed[1], mixed[0]).mix is mixed[0].mix
