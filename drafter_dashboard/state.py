@@ -157,7 +157,8 @@ def _push(previous: Scenario | None, s: Scenario) -> None:
     """`previous` becomes the latest undo step when `s` differs from it; a new change clears redo."""
     ss = st.session_state
     if previous is not None and previous != s:
-        ss[UNDO] = (ss.get(UNDO, []) + [previous])[-HISTORY:]
+        stack = ss.get(UNDO, [])   # the step shares its unchanged mix and runs with the one before it
+        ss[UNDO] = (stack + [history.shared(previous, stack[-1] if stack else None)])[-HISTORY:]
         ss[REDO] = []
 
 

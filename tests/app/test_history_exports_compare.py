@@ -387,15 +387,3 @@ def test_the_report_carries_the_mix_the_blockers_readable_labels_and_the_assumpt
     assert html.rstrip().endswith("</details>\n</body></html>")
     assert "details::details-content { content-visibility: visible" in html
 
-
-def test_the_history_store_is_bounded_least_recently_used_first(monkeypatch):
-    from drafter_dashboard import history
-    monkeypatch.setattr(history, "_store", type(history._store)())
-    monkeypatch.setattr(history, "MAX_SCENARIOS", 10)
-    ids = [history.new_id() for _ in range(4)]
-    for hid in ids:
-        history.save(hid, [1, 2, 3], [4])                 # 4 scenarios each: two histories fit in 10
-        history.load(ids[0])                              # the first one is used again and again
-    assert history.load(ids[0]) is not None and history.load(ids[3]) is not None
-    assert history.load(ids[1]) is None and history.load(ids[2]) is None
-    assert history.load("not-an-id") is None

@@ -79,3 +79,16 @@ def test_a_file_name_with_markdown_is_shown_as_text(at):
     assert len(found) == 1
     # escaped for markdown: the brackets and backticks are literal, never a link or code
     assert "\\[x\\]" in found[0] and "\\`" in found[0]
+
+
+def test_the_undo_steps_keep_one_copy_of_your_runs(at):
+    """Each run builds its scenario with objects of its own; a step on the undo stack takes the runs of
+    the step before it when they are equal (drafter_dashboard/history.py shared), so 50 steps hold one
+    copy of 1,000 runs, not 50 (issue 36)."""
+    _upload(at, RUNS)
+    for n in (16, 24, 32):
+        at.number_input(key="w_ex_gpus").set_value(n).run()
+    steps = at.session_state["_undo"]
+    assert len(steps) == 4 and steps[0].quality.points is None          # the default, before the upload
+    assert [p.tau for p in steps[1].quality.points] == [2.1, 2.6]
+    assert steps[1].quality.points is steps[2].quality.points is steps[3].quality.points
