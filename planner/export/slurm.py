@@ -30,6 +30,7 @@ from planner.export import sharding
 from planner.export.commands import (_model_path, _plan_values, _split_last, _target, node_gpus, pipeline_flags, quote,
                                      specforge_layout, specforge_strategy)
 from planner.export.manifest import Manifest
+from planner.text import blocks_note, count
 from planner.units import fmt_bytes
 
 SLURM_MARK = "#!/bin/bash\n# drafter planner: a Slurm array"
@@ -127,8 +128,8 @@ class Sharded:
 
     def prepare_notes(self) -> list[str]:
         if self.fmt == "specforge":
-            out = [f"# the planner's shards: contiguous blocks of the materialized order (sharding.block), the "
-                   f"first {self.total_rows() % self.world:,} one row longer"]
+            out = [f"# the planner's shards: contiguous blocks of the materialized order (sharding.block), "
+                   f"{blocks_note(self.total_rows(), self.world)}"]
             if self.world > 16:
                 out.append(f"# ... and materialize_hub.py likewise for every rank up to {self.world - 1}")
             return out
@@ -159,7 +160,7 @@ class Sharded:
             "specforge": "no rank flag in prepare_hidden_states.py; its torchrun --nnodes/--node_rank world needs "
                          "every node at once, so each node runs its own torchrun on its planner shard",
         }[self.fmt]
-        return [f"# {self.world} ranks, one per node, for {_target(key)}",
+        return [f"# {count(self.world, 'rank')}, one per node, for {_target(key)}",
                 f"# split: {how}",
                 f"# ({e['repo']} at {e['commit']})",
                 f"# target {quote(self.model)}; planned with the {quote(self.spec.id)} layout"]
