@@ -27,8 +27,8 @@ Each pipeline's own way of splitting the data, read in its code (pipeline_flags.
 from __future__ import annotations
 
 from planner.export import sharding
-from planner.export.commands import (_model_path, _plan_values, _split_last, _target, node_gpus, pipeline_flags, quote,
-                                     specforge_layout, specforge_strategy)
+from planner.export.commands import (DRAFT_CONFIG, _model_path, _plan_values, _split_last, _target, draft_config_lines,
+                                     node_gpus, pipeline_flags, quote, specforge_layout, specforge_strategy)
 from planner.export.manifest import Manifest
 from planner.text import blocks_note, count
 from planner.units import fmt_bytes
@@ -95,7 +95,7 @@ class Sharded:
         rank_out = _in(out, f"rank-{rank:05d}") if isinstance(rank, int) else Raw(f'"{out[1:-1]}/rank-$SHARD"')
         return [["torchrun", "--nnodes", 1, "--nproc_per_node", self.gpus, SPEC_SCRIPT,
                  "--target-model-path", self.model, "--strategy", strategy,
-                 "--draft-model-config", "./draft_config.json", "--data-path", shard,
+                 "--draft-model-config", DRAFT_CONFIG, "--data-path", shard,
                  "--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size,
                  "--output-path", rank_out]]
 
@@ -190,6 +190,8 @@ def rank_commands(m: Manifest, fmt: str, world: int, manifest_path: str = "manif
     lines = [f"# {fmt}: capture on {world} nodes", *x.header(), "",
              "# once, on a filesystem every node sees:", *x.prepare_notes()]
     lines += [_command(c) for c in x.prepare()]
+    if fmt == "specforge":
+        lines += draft_config_lines(m)
     for r in range(world):
         lines += ["", x.rank_comment(r)]
         cmds = x.rank_argv(r, ".", "./hidden_states")
@@ -305,6 +307,8 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
     if fmt == "modelopt":
         lines += ["# files are {conversation_id}.pt (the row's conversation_id or uuid), one directory for every rank"]
     lines.append(SCRIPT_BODY.rstrip("\n"))
+    if fmt == "specforge":   # every rank reads the same draft config, written here (not in a dry run)
+        lines += ['if [ "$DRY_RUN" != 1 ]; then', *draft_config_lines(m), "fi"]
     lines += [f"WORLD={world}",
               f"MARGIN={sharding.DISK_MARGIN}",
               "PREDICTED_BYTES=(" + " ".join(str(int(b)) for b in x.predicted) + ")",

@@ -15,15 +15,21 @@ SHELL = [k for k, f in EXPORT_FORMATS.items() if f.kind == "shell"]
 OURS = {"materialize_hub.py": {"--out", "--append", "--local"}}
 
 
+ENTRY_POINTS = {"specforge"}      # console scripts whose first word is a subcommand: `specforge train`
+
+
 def commands(text: str) -> list[list[str]]:
-    """The commands of an export (continuation lines joined; comments and blank lines skipped)."""
+    """The commands of an export (continuation lines joined; comments and blank lines skipped; bash's
+    printf, which writes the files the export holds, is not a pipeline's command)."""
     out, pending = [], ""
     for line in text.split("\n"):
         if not pending and (not line or line.startswith("#")):
             continue
         pending += line[:-1] + " " if line.endswith(" \\") else line
         if not line.endswith(" \\"):
-            out.append(shlex.split(pending, comments=True))
+            argv = shlex.split(pending, comments=True)
+            if argv[0] != "printf":
+                out.append(argv)
             pending = ""
     return out
 
@@ -31,6 +37,8 @@ def commands(text: str) -> list[list[str]]:
 def script_and_flags(argv: list[str]) -> tuple[str, list[str]]:
     """The script a command runs and the flags it gives that script (up to a bare `--`, after which
     launch_vllm.py hands the rest to `vllm serve`)."""
+    if argv[0] in ENTRY_POINTS:
+        return f"{argv[0]} {argv[1]}", [a.split("=", 1)[0] for a in argv[2:] if a.startswith("--")]
     if argv[0] == "torchrun":
         i = next(k for k, a in enumerate(argv) if a.endswith(".py"))
     else:

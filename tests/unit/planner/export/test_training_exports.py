@@ -1,0 +1,71 @@
+"""Exports that run end to end (issue 35 item 11): SpecForge's draft_config.json, written by the export in
+SpecForge's own format, and a training command per pipeline's real CLI (pipeline_flags.yaml)."""
+import json
+import shlex
+
+from planner.export.commands import EXPORT_FORMATS, specforge_draft_config
+from tests.unit.planner.export.test_pipeline_flags import _argv, manifest_for
+
+
+def written(text: str, path: str) -> dict:
+    """The JSON an export writes to `path` with `printf '%s\\n' 'line' ... > path`."""
+    lines = text.split("\n")
+    end = next(i for i, x in enumerate(lines) if x == f"    > {path}")
+    start = max(i for i in range(end) if lines[i].startswith("printf "))
+    return json.loads("\n".join(shlex.split(x.rstrip(" \\"))[0] for x in lines[start + 1:end]))
+
+
+def test_dflash_draft_config_is_specforges_shape_with_the_planned_layers():
+    # the default plan: Qwen3.6-27B (64 layers, hidden 5120, vocab 248,320), SpecForge DFlash, the DFlash
+    # rule's 5 layers [1, 16, 31, 46, 61] (as SpecForge's own configs/qwen3.6-27b-dflash.json:13-19)
+    m = manifest_for("specforge-dflash")
+    text = EXPORT_FORMATS["specforge"].render(m, "m.yaml")
+    cfg = written(text, "./draft_config.json")
+    assert cfg == specforge_draft_config(m)
+    # SpecForge's checks (model_loading.py:101-113 one registered architecture; model_providers.py:214-241
+    # block_size >= 2 and non-empty dflash_config.target_layer_ids; prepare_hidden_states.py:199-226
+    # a positive draft_vocab_size or vocab_size)
+    assert cfg["architectures"] == ["DFlashDraftModel"] and cfg["block_size"] == 16
+    assert cfg["dflash_config"]["target_layer_ids"] == [1, 16, 31, 46, 61]
+    assert (cfg["num_hidden_layers"], cfg["num_target_layers"]) == (5, 64) and len(cfg["layer_types"]) == 5
+    assert (cfg["hidden_size"], cfg["vocab_size"]) == (5120, 248320)
+    # the capture reads the file the export writes
+    argv = _argv(text, "prepare_hidden_states.py")
+    assert argv[argv.index("--draft-model-config") + 1] == "./draft_config.json"
+
+
+def test_eagle3_draft_config_names_three_aux_layers():
+    # SpecForge EAGLE-3 over 64 layers: [1, L//2-1, L-4] = [1, 31, 60] (model_providers.py:188-211 wants
+    # exactly three), one llama layer, draft vocabulary 32,000 (eagle3/providers.py:182-186)
+    cfg = specforge_draft_config(manifest_for("specforge-eagle3"))
+    assert cfg["eagle_config"] == {"eagle_aux_hidden_state_layer_ids": [1, 31, 60]}
+    assert (cfg["architectures"], cfg["num_hidden_layers"], cfg["draft_vocab_size"]) == \
+        (["LlamaForCausalLMEagle3"], 1, 32000)
+
+
+def test_specforge_trains_on_what_it_captured():
+    # 16 training GPUs, 8 a node: 2 nodes of 8; 2.5 epochs -> 3 whole epochs, said in a note
+    m = manifest_for("specforge-dflash", training={"gpus": 16, "epochs": 2.5})
+    text = EXPORT_FORMATS["specforge"].render(m, "m.yaml")
+    cfg = written(text, "./train_config.json")
+    capture = _argv(text, "prepare_hidden_states.py")
+    assert cfg["data"]["hidden_states_path"] == capture[capture.index("--output-path") + 1]
+    assert cfg["model"]["draft_model_config"] == "./draft_config.json"
+    assert cfg["data"]["max_length"] == 2048 and cfg["training"] == {"strategy": "dflash", "num_epochs": 3}
+    assert cfg["deployment"]["trainer"] == {"nnodes": 2, "nproc_per_node": 8}
+    assert "trains 2.5 epochs" in text and "2 nodes of 8 GPUs" in text
+    assert _argv(text, "train") [:4] == ["specforge", "train", "--config", "./train_config.json"]
+
+
+def test_speculators_trains_where_it_captured():
+    # capture into ./prepared/hidden_states, train.py --data-path ./prepared (data.py:163, 183); the
+    # captured ids without the last layer: speculators' rule for 64 layers [2, 32, 61]
+    text = EXPORT_FORMATS["speculators"].render(manifest_for("speculators"), "m.yaml")
+    gen = _argv(text, "data_generation_offline.py")
+    assert gen[gen.index("--output") + 1] == "./prepared/hidden_states"
+    train = _argv(text, "scripts/train.py")
+    v = lambda f: train[train.index(f) + 1]  # noqa: E731
+    assert v("--data-path") == "./prepared" and v("--speculator-type") == "eagle3" and v("--epochs") == "3"
+    i = train.index("--target-layer-ids")
+    assert train[i + 1:i + 4] == ["2", "32", "61"] and train[i + 4] == "--num-layers"
+    assert v("--total-seq-len") == "8192" and v("--nproc_per_node") == "8"
