@@ -78,6 +78,8 @@ def export_panel(p: Plan, table: pd.DataFrame, catalog, report_html: str, link_p
     commands (this layout's pipeline first), the multi-node forms, the component table, the report."""
     key = (p.scenario.model_dump_json(), str(catalog.path))
     yaml_text, json_text, m = _manifest_texts(*key, catalog, p)
+    if (blocked := exports.blocked_warning(p.findings)) is not None:
+        st.warning(md_text(blocked), icon=":material/block:")
     c = st.columns(4)
     c[0].download_button("Manifest (YAML)", yaml_text, file_name=exports.MANIFEST_PATH, mime="application/yaml",
                          key="dl_yaml", width="stretch")
