@@ -340,3 +340,26 @@ def test_one_manifest_reader_and_its_message_says_it_once(tmp_path, capsys, monk
     big.write_bytes(b"#" * 1_000_001)
     line = one_line_error(*cli(capsys, "export", str(big), "--format", "yaml"), "1,000,000-byte limit")
     assert line.count("1,000,000") == 1 and "is not allowed; it is over the 1,000,000-byte limit for a manifest" in line
+
+
+def test_add_keeps_the_mix_and_profile_names_it(capsys):
+    # --add appends a component and keeps the default mix (--components replaces it: issue 35 item 9);
+    # an id already in the mix gets the rows given and stays ticked
+    from planner.catalog.stats import get_catalog
+    default = [i for i, _ in get_catalog().default_mix()]
+    first = default[0]
+    rc = main(["estimate", "--add", f"{first}=7", "--json"])
+    comps = {c["id"]: c["rows"] for c in json.loads(capsys.readouterr().out)["components"]}
+    assert rc == 0 and list(comps) == default and comps[first] == 7
+    rc = main(["estimate", "--add", f"{first}=7", "--drop", default[1], "--json"])
+    comps = {c["id"] for c in json.loads(capsys.readouterr().out)["components"]}
+    assert rc == 0 and default[1] not in comps and first in comps
+
+
+def test_profile_ends_with_the_command_that_adds_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    f = tmp_path / "d.jsonl"
+    f.write_text('{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}\n' * 3)
+    rc = main(["profile", str(f), "--name", "my_set", "--quiet"])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert rc == 0 and last.endswith("add it to the mix: planner estimate --add my_set=3")
