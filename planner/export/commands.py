@@ -351,7 +351,24 @@ def modelopt_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
         _command(["python", "examples/speculative_decoding/collect_hidden_states/compute_hidden_states_hf.py"],
                  ["--model", model, "--input-data", "./mix.jsonl", "--output-dir", "./hidden_states"],
                  ["--max-seq-len", eff.max_seq_len or 3072, "--aux-layers", ",".join(str(x) for x in aux)]),
+        "",
+        *modelopt_train_lines(m, eff),
     ]) + "\n"
+
+
+def modelopt_train_lines(m: Manifest, eff: Effective, hidden_states: str = "./hidden_states") -> list[str]:
+    """examples/speculative_decoding/launch_train.sh --config RECIPE key=value... (Model-Optimizer at a2fbac7b:
+    launch_train.sh:31-42 its flags, the rest OmegaConf dotlist overrides of the recipe; README.md:120-129
+    "Train Draft Model with Dumped Hidden States": data.offline_data_path makes it offline)."""
+    epochs, note = _epochs(m)
+    nodes, _ = _train_gpus(m)
+    recipe = "modelopt_recipes/general/speculative_decoding/eagle3.yaml"
+    return ["# train the drafter on the dumped hidden states (the EAGLE-3 recipe; launch_train.sh uses every GPU it sees)",
+            *note, *_nodes_note(m, "add --num_nodes N --head_node_ip IP (launch_train.sh:31-42) on each"),
+            _command(["bash", "examples/speculative_decoding/launch_train.sh", "--config", recipe],
+                     [f"model.model_name_or_path={_model_path(m)}", f"data.offline_data_path={hidden_states}"],
+                     ["training.output_dir=./ckpts", f"training.num_train_epochs={epochs}",
+                      f"training.training_seq_len={eff.max_seq_len or 3072}"])]
 
 
 def nemo_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
@@ -370,7 +387,28 @@ def nemo_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
                  ["--target-model", model, "--input-data", "./mix.jsonl", "--output-dir", "./cache"],
                  ["--seq-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],
                  ["--shard-size", 256, "--dtype", "bf16"]),
+        "",
+        *nemo_train_lines(m, eff),
     ]) + "\n"
+
+
+NEMO_RECIPE = "examples/speculative/eagle3/llama_eagle3_mvp.yaml"
+
+
+def nemo_train_lines(m: Manifest, eff: Effective) -> list[str]:
+    """`automodel RECIPE --nproc-per-node G --recipe_args.KEY=VALUE...` (NeMo Automodel at 36044ad3:
+    nemo_automodel/cli/app.py:70-90; examples/speculative/README.md:94-106, 238-240, 573 the offline cache
+    through recipe_args.cached_target_path)."""
+    epochs, note = _epochs(m)
+    _, per = _train_gpus(m)
+    arg = lambda k, v: f"--recipe_args.{k}={v}"  # noqa: E731
+    return [f"# train the drafter from the cache (the recipe {NEMO_RECIPE}: its other values, e.g. draft_vocab_size",
+            "# 8192 and ttt_steps 4, are that recipe's; keep the draft vocabulary the cache was made with)", *note,
+            *_nodes_note(m, "add the recipe's multi-node launcher section (skypilot or nemo_run), or sbatch slurm.sub"),
+            _command(["automodel", NEMO_RECIPE, "--nproc-per-node", per],
+                     [arg("target_model_name_or_path", _model_path(m)), arg("train_data_path", "./mix.jsonl")],
+                     [arg("cached_target_path", "./cache"), arg("seq_length", eff.max_seq_len or 2048)],
+                     [arg("num_epochs", epochs), arg("output_dir", "./outputs")])]
 
 
 def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
@@ -388,6 +426,12 @@ def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
         _command(["python", "scripts/data/prepare_target_cache.py", "--config", "./target_config.py"],
                  ["--train-data-path", "./mix.jsonl", "--output-dir", "./cache"],
                  ["--local-batch-size", 32]),
+        "",
+        "# train the drafter from the cache: train.py (train.py:20-23 --config, --opts key=value; scripts/train/train.sh)",
+        "# starts one worker per visible GPU (CUDA_VISIBLE_DEVICES); the epochs and the rest are the config's",
+        *_nodes_note(m, "set MASTER_ADDR, RANK (the node) and WORLD_SIZE (the nodes) on each, as train.sh does"),
+        _command(["python", "train.py", "--config", "./target_config.py"],
+                 ["--opts", "data.target_cache_path=./cache"]),
     ]) + "\n"
 
 

@@ -4,6 +4,7 @@ program as one intact argument, and nothing in a value runs (issue 10).
 The hostile manifests are built with model_construct, which skips validation: the exporter must be
 safe on its own, whatever the models refuse."""
 import json
+import re
 import shutil
 import subprocess
 
@@ -66,7 +67,7 @@ def run_bash(script: str, tmp_path) -> tuple[subprocess.CompletedProcess, list[l
     for d in (work, stubs):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir()
-    for name in ("python", "torchrun", "specforge"):
+    for name in ("python", "torchrun", "specforge", "bash", "automodel"):
         f = stubs / name
         f.write_text(STUB.replace("{name}", name))
         f.chmod(0o755)
@@ -86,18 +87,19 @@ def run_bash(script: str, tmp_path) -> tuple[subprocess.CompletedProcess, list[l
 
 
 def command_starts(text: str) -> int:
-    """Every line is blank, a comment, a command (python/torchrun/specforge) or the continuation of one,
-    or bash's printf writing a file, one quoted line a word; only the commands are counted."""
+    """Every line is blank, a comment, a command (python/torchrun/specforge/bash/automodel) or the
+    continuation of one (a flag, or an OmegaConf key=value override), or bash's printf writing a file,
+    one quoted line a word; only the commands are counted."""
     starts, continued, printing = 0, False, False
     for line in text.split("\n"):
         if printing:
             assert line.startswith(("    '", "    > ")), line
         elif continued:
-            assert line.startswith("    --"), line
+            assert re.match(r"    (\$?')?(--|[a-z_]+(\.[a-z_]+)+=)", line), line
         elif line.startswith("printf "):
             printing = True
         elif line and not line.startswith("#"):
-            assert line.split(" ", 1)[0] in ("python", "torchrun", "specforge"), line
+            assert line.split(" ", 1)[0] in ("python", "torchrun", "specforge", "bash", "automodel"), line
             starts += 1
         continued = line.endswith(" \\")
         printing = printing and continued

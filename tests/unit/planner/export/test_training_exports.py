@@ -69,3 +69,26 @@ def test_speculators_trains_where_it_captured():
     i = train.index("--target-layer-ids")
     assert train[i + 1:i + 4] == ["2", "32", "61"] and train[i + 4] == "--num-layers"
     assert v("--total-seq-len") == "8192" and v("--nproc_per_node") == "8"
+
+
+def test_modelopt_nemo_and_deepspec_train_from_what_they_captured():
+    # Model-Optimizer: launch_train.sh on the EAGLE-3 recipe, offline from the dump's folder (README.md:120-129)
+    text = EXPORT_FORMATS["modelopt"].render(manifest_for("modelopt-eagle3"), "m.yaml")
+    dump = _argv(text, "compute_hidden_states_hf.py")
+    train = _argv(text, "launch_train.sh")
+    assert f"data.offline_data_path={dump[dump.index('--output-dir') + 1]}" in train
+    assert "model.model_name_or_path=Qwen/Qwen3.6-27B" in train and "training.num_train_epochs=3" in train
+    assert "training.training_seq_len=3072" in train      # the capture's cap: no row is cut again
+    # NeMo Automodel: the cache precompute_eagle3 wrote, as recipe_args.cached_target_path (README.md:573)
+    text = EXPORT_FORMATS["nemo-automodel"].render(manifest_for("nemo-automodel"), "m.yaml")
+    cache = _argv(text, "precompute_eagle3")
+    train = _argv(text, "llama_eagle3_mvp.yaml")
+    assert train[:4] == ["automodel", "examples/speculative/eagle3/llama_eagle3_mvp.yaml", "--nproc-per-node", "8"]
+    assert f"--recipe_args.cached_target_path={cache[cache.index('--output-dir') + 1]}" in train
+    assert "--recipe_args.seq_length=2048" in train and "--recipe_args.num_epochs=3" in train
+    # DeepSpec: train.py on the same config, the cache by --opts data.target_cache_path (train.sh)
+    text = EXPORT_FORMATS["deepspec"].render(manifest_for("deepspec"), "m.yaml")
+    cache = _argv(text, "prepare_target_cache.py")
+    train = _argv(text, "train.py")
+    assert train[train.index("--config") + 1] == cache[cache.index("--config") + 1]
+    assert train[train.index("--opts") + 1] == f"data.target_cache_path={cache[cache.index('--output-dir') + 1]}"
