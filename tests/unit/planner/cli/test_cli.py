@@ -126,7 +126,7 @@ def test_readme_flags_are_all_accepted():
     from planner.export.commands import pipeline_flags
     theirs = {f for e in pipeline_flags().values() if isinstance(e, dict) for sc in e.get("scripts", {}).values()
               for f in sc.get("flags", {}) if f.startswith("--")}
-    torchrun = {"--nnodes", "--node_rank", "--nproc_per_node"}
+    torchrun = {"--nnodes", "--node_rank", "--nproc_per_node", "--standalone"}
     foreign = flags - known
     assert len(flags) > 45 and {"--data", "--max-samples", "--dp-world-size"} <= foreign
     assert foreign <= theirs | torchrun | {"--dry-run"}, foreign - theirs
