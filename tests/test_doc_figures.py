@@ -80,3 +80,27 @@ def test_the_storage_paragraphs_figures_are_the_tools(capsys):
     assert m[3] == f"{held['cost_usd']['storage_days_held']:.3g}"
     assert m[4] == f"{held['verdict']['totals_usd']['offline']:,.0f}"
     assert m[5] == f"{held['verdict']['breakeven']['epochs']:.3g}"
+
+
+def test_the_layout_tables_storage_is_each_layouts_plan():
+    # docs/model.md's layout table: its last column is the default mix's storage in each layout
+    # (`planner estimate --layout ID`), TB of 10^12 bytes to 0.1 as written there
+    from planner import default_scenario, plan
+    text = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z0-9.-]+)` \|.*\| ([\d,.]+) TB \|$", text, re.M)
+    assert len(rows) >= 8 and {"specforge-dflash", "nemo-automodel"} <= {r[0] for r in rows}
+    s = default_scenario()
+    wrong = [(layout, shown, f"{plan(s.with_changes(layout=layout)).storage_bytes_compressed / 1e12:,.1f}")
+             for layout, shown in rows]
+    assert [w for w in wrong if w[1] != w[2]] == []
+
+
+def test_beyond_one_nodes_arithmetic_is_the_plans(capsys):
+    # docs/guide.md "Beyond one node": the default plan's bytes over 4 nodes, each share against its disk
+    from planner import default_scenario, plan
+    text = _flat((ROOT / "docs" / "guide.md").read_text(encoding="utf-8"))
+    m = re.search(r"([\d.]+) TB / 4 = ([\d.]+) TB a node fits the ([\d.]+) TB disk", text)
+    assert m, "the sentence changed shape: update this test with it"
+    p = plan(default_scenario())
+    assert m[1] == f"{p.storage_bytes_compressed / 1e12:.2f}" and m[2] == f"{p.storage_bytes_compressed / 4e12:.2f}"
+    assert f"{p.storage_bytes_compressed / 1e12:.2f} TB" in _flat(" ".join(quotes("docs/guide.md")))
