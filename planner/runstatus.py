@@ -245,6 +245,6 @@ def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
     if n_other and not any(r.done or r.suspect for r in ranks):
         example = next(p for p, why in scan.skipped if why == rundir.NOT_IN_MANIFEST)
         raise PlannerInputError("RUN_DIR", run_dir, f"a run of this manifest: {n_other:,} of its files name rows the "
-                                f"manifest does not have over {count(world, 'rank')} (e.g. {example}); give the manifest "
-                                "and --nodes the run was exported with")
+                                f"manifest does not have over {count(world, 'rank')} (e.g. {example}); give the "
+                                "manifest and --nodes the run was exported with")
     return out

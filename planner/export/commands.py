@@ -260,9 +260,9 @@ def specforge_draft_config(m: Manifest) -> dict:
     model = _model_spec(m)
     arch, model_type = SPECFORGE_LAYOUT_KEYS[strategy]
     out: dict = {"architectures": [arch], "model_type": model_type}
-    for key, field in (("vocab_size", "vocab_size"), ("hidden_size", "hidden_size"), ("num_attention_heads", "num_q_heads"),
-                       ("num_key_value_heads", "num_kv_heads"), ("head_dim", "head_dim"),
-                       ("intermediate_size", "intermediate_size")):
+    for key, field in (("vocab_size", "vocab_size"), ("hidden_size", "hidden_size"),
+                       ("num_attention_heads", "num_q_heads"), ("num_key_value_heads", "num_kv_heads"),
+                       ("head_dim", "head_dim"), ("intermediate_size", "intermediate_size")):
         v = getattr(model, field, None)     # a custom model may leave a field out
         if isinstance(v, int) and not isinstance(v, bool):
             out[key] = v
@@ -363,7 +363,8 @@ def modelopt_train_lines(m: Manifest, eff: Effective, hidden_states: str = "./hi
     epochs, note = _epochs(m)
     nodes, _ = _train_gpus(m)
     recipe = "modelopt_recipes/general/speculative_decoding/eagle3.yaml"
-    return ["# train the drafter on the dumped hidden states (the EAGLE-3 recipe; launch_train.sh uses every GPU it sees)",
+    return ["# train the drafter on the dumped hidden states (the EAGLE-3 recipe; launch_train.sh uses every GPU",
+            "# it sees)",
             *note, *_nodes_note(m, "add --num_nodes N --head_node_ip IP (launch_train.sh:31-42) on each"),
             _command(["bash", "examples/speculative_decoding/launch_train.sh", "--config", recipe],
                      [f"model.model_name_or_path={_model_path(m)}", f"data.offline_data_path={hidden_states}"],
@@ -427,8 +428,9 @@ def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
                  ["--train-data-path", "./mix.jsonl", "--output-dir", "./cache"],
                  ["--local-batch-size", 32]),
         "",
-        "# train the drafter from the cache: train.py (train.py:20-23 --config, --opts key=value; scripts/train/train.sh)",
-        "# starts one worker per visible GPU (CUDA_VISIBLE_DEVICES); the epochs and the rest are the config's",
+        "# train the drafter from the cache: train.py (train.py:20-23 --config, --opts key=value;",
+        "# scripts/train/train.sh) starts one worker per visible GPU (CUDA_VISIBLE_DEVICES); the epochs and the",
+        "# rest are the config's",
         *_nodes_note(m, "set MASTER_ADDR, RANK (the node) and WORLD_SIZE (the nodes) on each, as train.sh does"),
         _command(["python", "train.py", "--config", "./target_config.py"],
                  ["--opts", "data.target_cache_path=./cache"]),
