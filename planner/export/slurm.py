@@ -163,7 +163,22 @@ class Sharded:
         return [f"# {count(self.world, 'rank')}, one per node, for {_target(key)}",
                 f"# split: {how}",
                 f"# ({e['repo']} at {e['commit']})",
-                f"# target {quote(self.model)}; planned with the {quote(self.spec.id)} layout"]
+                f"# target {quote(self.model)}; planned with the {quote(self.spec.id)} layout",
+                *self.imbalance_note()]
+
+    # the ranks' predicted bytes differing by more than this are said in the header
+    IMBALANCE = 1.25
+
+    def imbalance_note(self) -> list[str]:
+        """A split by rows whose ranks' predicted bytes differ (the mix's components differ in bytes per
+        row, and a contiguous block takes them in order): the slowest rank sets the capture's time."""
+        busy = [b for b in self.predicted if b > 0]
+        if self.world < 2 or not busy or max(busy) <= self.IMBALANCE * min(busy):
+            return []
+        hi = max(range(self.world), key=self.predicted.__getitem__)
+        lo = min(range(self.world), key=self.predicted.__getitem__)
+        return [f"# note: the split is by rows, so the ranks' bytes differ: rank {hi} {fmt_bytes(self.predicted[hi])}, "
+                f"rank {lo} {fmt_bytes(self.predicted[lo])}; the slowest rank sets the capture's end"]
 
 
 def _in(directory, name: str):

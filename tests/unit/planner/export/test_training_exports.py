@@ -92,3 +92,21 @@ def test_modelopt_nemo_and_deepspec_train_from_what_they_captured():
     train = _argv(text, "train.py")
     assert train[train.index("--config") + 1] == cache[cache.index("--config") + 1]
     assert train[train.index("--opts") + 1] == f"data.target_cache_path={cache[cache.index('--output-dir') + 1]}"
+
+
+def test_a_row_split_with_unequal_bytes_says_so():
+    # the default mix over 3 Model-Optimizer ranks: contiguous blocks of 304,595 or 304,596 rows, whose
+    # bytes differ (the components' bytes per row do); the note names the largest and the smallest rank
+    from planner import default_scenario
+    from planner.export.manifest import build_manifest
+    from planner.export.slurm import Sharded, rank_commands
+    from planner.units import fmt_bytes
+    m = build_manifest(default_scenario())
+    x = Sharded(m, "modelopt", 3, "m.yaml")
+    hi, lo = max(x.predicted), min(x.predicted)
+    assert hi > 1.25 * lo
+    note = next(line for line in rank_commands(m, "modelopt", 3).split("\n") if line.startswith("# note: the split"))
+    assert f"rank {x.predicted.index(hi)} {fmt_bytes(hi)}, rank {x.predicted.index(lo)} {fmt_bytes(lo)}" in note
+    # one rank, or speculators' expected shares (equal by construction): no note
+    assert "# note: the split" not in rank_commands(m, "modelopt", 1)
+    assert "# note: the split" not in rank_commands(m, "speculators", 3)
