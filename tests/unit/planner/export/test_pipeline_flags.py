@@ -59,14 +59,8 @@ class Accepted(set):
     """A script's flags; a flag ending in '*' stands for every flag it begins (automodel's
     --recipe_args.KEY overrides)."""
 
-    def __le__(self, other):      # flags <= accepted
-        return NotImplemented
-
     def __ge__(self, flags):
         return all(f in self or any(p.endswith("*") and f.startswith(p[:-1]) for p in self) for f in flags)
-
-    def __rsub__(self, flags):
-        return {f for f in flags if not self >= {f}}
 
 
 def accepted(script: str) -> set[str] | None:
