@@ -53,3 +53,17 @@ def share_link(base: str, params: dict[str, str]) -> str:
     (h): it is this browser's, and a link is for someone else."""
     kept = {k: v for k, v in params.items() if k in ("s", "c") and v}
     return f"{base}?{urlencode(kept)}" if kept else base
+
+
+def blocked_warning(findings) -> str | None:
+    """The line above the exports when the plan cannot run as configured (a finding of severity
+    `blocks`, planner/findings.py): its first blocker and fix, and how many more there are. Plain text:
+    the page escapes it."""
+    blocks = [f for f in findings if f.severity == "blocks"]
+    if not blocks:
+        return None
+    first = blocks[0]
+    more = f" (and {len(blocks) - 1} more blocking finding{'s' * (len(blocks) > 2)})" if len(blocks) > 1 else ""
+    fix = f" Fix: {first.fix}." if first.fix else ""
+    return (f"This plan cannot run as configured: {first.text.rstrip('.')}{more}. These files export it as it "
+            f"is, so the run would hit the same wall.{fix}")

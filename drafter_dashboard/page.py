@@ -268,7 +268,7 @@ def _io_tab(p, catalog, v, link: dict, unit: str) -> None:
     st.subheader("Your own runs")
     io_panel.runs_panel(p.scenario)
     st.subheader("Profile your own dataset")
-    io_panel.profile_panel(catalog)
+    io_panel.profile_panel(catalog, p.scenario.model)
 
 
 DELTA_MODES = {"since": "since my last change", "pin": "against the pin", "full": "against the full mix"}

@@ -39,6 +39,7 @@ from planner import rundir, run_formats
 from planner.errors import PlannerInputError
 from planner.export import sharding
 from planner.export.slurm import Sharded
+from planner.text import count
 
 MAX_MIX_LINE_PREFIX = 4096      # bytes of a mix line read for its id (the rest of the line is skipped)
 _ID = re.compile(rb'^\{"id": "([^"\\]{1,200})"')
@@ -254,6 +255,6 @@ def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
     if n_other and not any(r.done or r.suspect for r in ranks):
         example = next(p for p, why in scan.skipped if why == rundir.NOT_IN_MANIFEST)
         raise PlannerInputError("RUN_DIR", run_dir, f"a run of this manifest: {n_other:,} of its files name rows the "
-                                f"manifest does not have over {world:,} ranks (e.g. {example}); give the manifest "
-                                "and --nodes the run was exported with")
+                                f"manifest does not have over {count(world, 'rank')} (e.g. {example}); give the "
+                                "manifest and --nodes the run was exported with")
     return out

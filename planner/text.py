@@ -57,3 +57,20 @@ def shown(value: object) -> str:
     if len(text) > 160:
         return f"{text[:120]}... ({len(str(value)):,} characters)"
     return text
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 rank', '2 ranks', '1,000 rows': a number with its noun in the number's grammar."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def blocks_note(total: int, world: int, noun: str = "row") -> str:
+    """How `total` rows split into `world` contiguous blocks (sharding.block), in words: 'one block of
+    10 rows', 'equal blocks of 250 rows', 'blocks of 3 or 4 rows, the first 2 one row longer'."""
+    div, mod = divmod(total, world)
+    if world == 1:
+        return f"one block of {count(total, noun)}"
+    if mod == 0:
+        return f"equal blocks of {count(div, noun)}"
+    first = "the first one" if mod == 1 else f"the first {mod:,}"
+    return f"blocks of {div:,} or {count(div + 1, noun)}, {first} one {noun} longer"

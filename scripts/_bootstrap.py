@@ -2,6 +2,11 @@
 
 Only the standard library is used here, so that `python3 scripts/run.py` and
 `python3 scripts/test.py` work on a machine that has nothing but Python 3.11+.
+
+`scripts/run.py` installs only what the dashboard needs (the runtime dependencies); the test tools
+(pytest, Playwright, Ray, datasets: the `test` extra) wait for `scripts/test.py` (issue 35 item 13:
+they took about half of the first run). The test extra holds the runtime dependencies too, so a venv
+set up by test.py serves run.py without another install. Each step prints one `[setup i/n]` line.
 """
 from __future__ import annotations
 
@@ -9,32 +14,55 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
+RUNTIME = "runtime"      # the stamp's name for the install without extras
 
 
 def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def ensure_env(extras: str = "test") -> Path:
-    """Return the venv's python, (re)installing the project when pyproject.toml changed."""
+def _stamp(extras: str, digest: str) -> Path:
+    return VENV / f".installed-{extras}-{digest}"
+
+
+def install_steps(py: Path, extras: str) -> list[tuple[str, list[str]]]:
+    """The pip commands of a first install, each with its progress line. No pip upgrade (the venv's
+    own pip installs an editable PEP 660 project) and no byte-compiling of every installed file
+    (`--no-compile`: Python compiles what it imports, on first import)."""
+    target = str(ROOT) if extras == RUNTIME else f"{ROOT}[{extras}]"
+    what = ("the dashboard's runtime dependencies and the project (the test tools wait for scripts/test.py)"
+            if extras == RUNTIME else f"the project with its {extras!r} extra")
+    return [(f"installing {what}", [str(py), "-m", "pip", "install", "-q", "--no-compile", "-e", target])]
+
+
+def ensure_env(extras: str = RUNTIME) -> Path:
+    """Return the venv's python, (re)installing the project when pyproject.toml changed. `extras` is
+    RUNTIME (what the dashboard needs) or an extra of pyproject.toml ("test")."""
     if sys.version_info < (3, 11):
         sys.exit(f"Python 3.11+ is needed, this is {sys.version.split()[0]}")
     py = venv_python()
-    if not py.exists():
-        print(f"[setup] creating {VENV}", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
-    stamp = VENV / f".installed-{extras}-{digest}"
-    if not stamp.exists():
-        print("[setup] installing the project and its pinned dependencies (first run only)", flush=True)
-        subprocess.check_call([str(py), "-m", "pip", "install", "-q", "--upgrade", "pip"])
-        subprocess.check_call([str(py), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{extras}]"])
-        for old in VENV.glob(f".installed-{extras}-*"):
-            old.unlink()
-        stamp.touch()
+    # the test extra includes the runtime dependencies: its stamp serves a runtime request
+    wanted = [_stamp(extras, digest)] + ([_stamp("test", digest)] if extras == RUNTIME else [])
+    if py.exists() and any(s.exists() for s in wanted):
+        return py
+    steps = ([] if py.exists() else [(f"creating the virtual environment {VENV}", None)])
+    steps += install_steps(py, extras)
+    start = time.monotonic()
+    for i, (line, cmd) in enumerate(steps, 1):
+        print(f"[setup {i}/{len(steps)}] {line} (first run only)", flush=True)
+        if cmd is None:
+            venv.EnvBuilder(with_pip=True).create(VENV)
+        elif subprocess.call(cmd) != 0:
+            sys.exit(f"[setup {i}/{len(steps)}] failed: {' '.join(cmd)} (run it by hand to see why)")
+    for old in VENV.glob(f".installed-{extras}-*"):
+        old.unlink()
+    _stamp(extras, digest).touch()
+    print(f"[setup] done in {time.monotonic() - start:.0f} s", flush=True)
     return py

@@ -1,4 +1,4 @@
-"""Start the dashboard: `python3 scripts/run.py [--port 8501]` (installs what it needs on first use).
+"""Start the dashboard: `python3 scripts/run.py [--port 8501]` (installs what the dashboard needs on first use).
 
 `--port N` (or `--port=N`) picks the port; any other argument goes to `streamlit run` as it is
 (e.g. `--server.address 0.0.0.0`)."""
@@ -34,7 +34,7 @@ def streamlit_args(argv: list[str]) -> list[str]:
 
 if __name__ == "__main__":
     extra = streamlit_args(sys.argv[1:])
-    py = ensure_env("test")
+    py = ensure_env()   # the runtime dependencies only: the test tools wait for scripts/test.py
     args = [str(py), "-m", "streamlit", "run", str(ROOT / "app.py"),
             "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra]
     os.chdir(ROOT)

@@ -30,7 +30,10 @@ from planner.cli.main import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-PLANNER = ([".venv/bin/python", "-m", "planner"], ["python", "-m", "planner"])
+# the interpreter README.md's setup gives (scripts/run.py and scripts/test.py create .venv), or the `planner`
+# entry point it installs there ([project.scripts]): a bare `python -m planner` fails on a fresh machine
+# (ModuleNotFoundError), so the docs may not show one (issue 35 item 12)
+PLANNER = ([".venv/bin/python", "-m", "planner"], [".venv/bin/planner"])
 PLACEHOLDERS = {"RUN_DIR", "CAPTURE_DIR", "data.jsonl", "data/train-*.parquet"}
 SHELL = ("grep ", "PLANNER_OUT_DIR=")
 # the parts of a shown output that are this machine's: the free bytes of the disk a rank checks, and the
@@ -59,8 +62,8 @@ SKIPPED = {   # a command's start -> why it is not run here, and what runs it in
     "ray job submit": _CLUSTER,
     "python capture_ray.py": _CLUSTER,
     # m.yaml and out/ are the cluster test's manifest and run folder, resume.sbatch its export
-    "python -m planner export m.yaml": _CLUSTER,
-    "python -m planner status out ": _CLUSTER,
+    ".venv/bin/python -m planner export m.yaml": _CLUSTER,
+    ".venv/bin/python -m planner status out ": _CLUSTER,
     "grep -n 'SBATCH --array' resume.sbatch": _CLUSTER,
     ".venv/bin/python -c \"import json; from planner.export.manifest import json_schema": "rewrites the committed "
         "manifest schema; tests/integration/test_trim_manifest.py checks that file equals json_schema()",
@@ -152,7 +155,9 @@ def test_the_scan_reads_the_commands_the_docs_show():
                in c.text for c in ALL)                                        # a `$ ` line and its continuation
     assert ".venv/bin/python -m planner components --json" in texts          # its comment dropped
     assert planner_argv(".venv/bin/python -m planner watch RUN_DIR [--every 60] --once") == ["watch", "RUN_DIR", "--once"]
-    assert planner_argv("python -m planner profile x [--sample N [--seed S]] --strict  # c") == ["profile", "x", "--strict"]
+    assert planner_argv(".venv/bin/python -m planner profile x [--sample N [--seed S]] --strict  # c") == \
+        ["profile", "x", "--strict"]
+    assert planner_argv("python -m planner estimate") is None      # not the setup's interpreter: not run, so it fails
     assert len(ALL) > 30
 
 
@@ -191,6 +196,18 @@ def test_the_commands_of_each_doc_run_as_written(doc, tmp_path, monkeypatch, cap
             lines = {_same(x) for x in out.splitlines()}
             stale.extend(f"{where}\n    shows: {x}" for x in c.shown if _same(x) not in lines)
     assert stale == [], "\n".join(stale)
+
+
+def test_the_setups_interpreter_runs_a_docs_command_verbatim():
+    # the docs' commands above run in-process; here the first one runs as a reader types it, from the
+    # repository root, with the interpreter and the entry point README.md's setup creates
+    first = next(c for c in ALL if c.doc == "docs/guide.md" and planner_argv(c.text) == ["estimate"] and c.shown)
+    for argv in (shlex.split(first.text), [".venv/bin/planner", "estimate"]):
+        if not (ROOT / argv[0]).exists():
+            pytest.skip(f"{argv[0]} is not here: scripts/run.py or scripts/test.py creates it")
+        r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-500:]
+        assert {_same(x) for x in first.shown} <= {_same(x) for x in r.stdout.splitlines()}
 
 
 def section_commands(title: str) -> list[list[str]]:

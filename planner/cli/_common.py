@@ -278,6 +278,8 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--manifest", "manifest", text_value, "start from the scenario stored in a manifest (YAML or JSON)",
          special=True),
     Flag("--components", "mix", components, "replace the mix: ID=ROWS[,ID=ROWS...]", special=True),
+    Flag("--add", "mix", components, "add components to the mix, or set the rows of ones in it: ID=ROWS[,ID=ROWS...] "
+         "(the rest of the mix stays)", special=True),
     Flag("--drop", "mix", id_list, "drop components from the mix (they stay in the scenario, unchecked): ID[,ID...]",
          special=True),
     *declared_flags(declared(Scenario)),
@@ -388,6 +390,8 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
     if "components" in values:
         data["mix"] = get("components")
         data["uniform"] = None
+    if "add" in values:
+        data["mix"] = _added(data, get("add"))
     if "drop" in values:
         data["mix"] = _dropped(data, get("drop"))
     if "storage_price" in values:
@@ -443,6 +447,21 @@ def warn_sources(m):
     for note in source_notes(m):
         print(f"planner: warning: {printable(note)}", file=sys.stderr)
     return m
+
+
+def _base_mix(data: dict, flag: str) -> list[dict]:
+    from planner.catalog.stats import get_catalog
+    if data.get("uniform"):
+        raise CliError(f"{flag}: the mix is uniform samples, there are no components to change")
+    return data["mix"] if data["mix"] is not None else [{"id": i, "rows": r} for i, r in get_catalog().default_mix()]
+
+
+def _added(data: dict, items: list[dict]) -> list[dict]:
+    """The mix with `items` added at the end, or their rows set (and ticked) where the id is in it already."""
+    mix, new = _base_mix(data, "--add"), {m["id"]: m["rows"] for m in items}
+    out = [dict(m, rows=new[m["id"]], include=True) if m["id"] in new else m for m in mix]
+    have = {m["id"] for m in mix}
+    return out + [m for m in items if m["id"] not in have]
 
 
 def _dropped(data: dict, names: list[str]) -> list[dict]:

@@ -70,11 +70,12 @@ def run(a: argparse.Namespace) -> int:
         print(text, end="")
     else:
         from planner.safe_io import atomic_write
-        from planner.text import printable
+        from planner.text import count, printable
         atomic_write(a.out, text, field="--out", inputs=[a.manifest])
         how = ("run it on the cluster: ray job submit --working-dir . -- python FILE" if a.scheduler == "ray"
                else "sbatch it")
-        which = f"{len(ranks):,} of {nodes:,} ranks ({','.join(map(str, ranks))})" if ranks else f"{nodes:,} ranks"
+        which = (f"{len(ranks):,} of {count(nodes, 'rank')} ({','.join(map(str, ranks))})" if ranks
+                 else count(nodes, "rank"))
         print(f"{which} -> {printable(a.out)}: {how} (add --dry-run to see each rank's commands)")
     return 0
 

@@ -8,7 +8,7 @@ from planner.cli._common import check_replaceable, warn_sources
 from planner.errors import PlannerInputError
 from planner.ids import is_id
 from planner.safe_io import atomic_write
-from planner.text import printable
+from planner.text import blocks_note, count, printable
 
 
 def _is_hub_script(head: bytes) -> bool:
@@ -59,8 +59,8 @@ def cmd_materialize(a: argparse.Namespace) -> int:
         span = printable(f"{outs[0]} ... {outs[-1]}" if len(outs) > 1 else outs[0])
         for cid, n in res["written"].items():
             print(f"{printable(cid)}: {n:,} rows -> {span}")
-        print(f"{a.shards:,} shards: contiguous blocks of the materialized order, the first "
-              f"{sharding.placed(m.components)[1] % a.shards:,} one row longer")
+        print(f"{count(a.shards, 'shard')}: contiguous blocks of the materialized order, "
+              f"{blocks_note(sharding.placed(m.components)[1], a.shards)}")
     if res["hub_components"]:
         names = printable(", ".join(res["hub_components"]))
         if a.hub_script:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 
@@ -76,7 +77,9 @@ def _print_text(r) -> None:
         print(f"skipped {r.bad_lines:,} bad {word}(s){' in the sample' if r.sampled else ''}:")
         for ln, e in r.bad_examples:
             print(f"  {r.row_word} {ln}: {printable(e)}")
-    print(f"'{cid}' is now selectable: python -m planner estimate --components {cid}={r.conversations}")
+    # --add keeps the rest of the mix (--components would replace it: issue 35 item 9)
+    add = printable(shlex.quote(f"{c['id']}={r.conversations}"))
+    print(f"'{cid}' is now selectable; add it to the mix: planner estimate --add {add}")
 
 
 def register_profile(sub) -> None:

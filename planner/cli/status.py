@@ -68,7 +68,7 @@ def suspect_lines(st) -> list[str]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.text import printable
+    from planner.text import count, printable
     from planner.units import fmt_bytes
     m = read_manifest(a.manifest, "--manifest")
     st = rank_status(m, a.format, a.nodes, a.run_dir, a.mix, a.verify)
@@ -76,7 +76,7 @@ def run(a: argparse.Namespace) -> int:
         print(json.dumps(st.as_dict(), indent=2))
         return 0
     ranks = st.ranks
-    print(f"{printable(st.run_dir)}: {st.format} ({st.layout}), {st.world:,} ranks: "
+    print(f"{printable(st.run_dir)}: {st.format} ({st.layout}), {count(st.world, 'rank')}: "
           f"{len(st.by_state('complete')):,} complete, {len(st.by_state('partial')):,} partial, "
           f"{len(st.by_state('missing')):,} missing")
     for r in ranks:

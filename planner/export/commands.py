@@ -11,6 +11,8 @@ bash.
 from __future__ import annotations
 
 import functools
+import json
+import math
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from planner.catalog.paths import load_shipped_yaml
 from planner.export.manifest import Manifest, dump_manifest
 from planner.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.ids import has_unshown
-from planner.specs import model_presets, num_layers
+from planner.specs import ModelSpec, model_presets, num_layers
 from planner.variants import Registry
 
 
@@ -63,6 +65,38 @@ def _model_path(m: Manifest) -> str:
         return value(s.custom_model.hf_id or "<path-to-your-model>")
     spec = model_presets().get(s.model)
     return value(spec.hf_id if spec and spec.hf_id else s.model)
+
+
+def _model_spec(m: Manifest) -> ModelSpec | None:
+    s = m.scenario
+    return s.custom_model if s.model == "custom" else model_presets().get(s.model)
+
+
+def write_lines(path: str, text: str) -> list[str]:
+    """Lines of bash that write `text` (the planner's own JSON) to `path` with the printf builtin, each
+    line of the text one shell-quoted word: nothing is expanded, no program but bash is needed."""
+    return ["printf '%s\\n' \\", *(f"    {quote(line)} \\" for line in text.split("\n")), f"    > {quote(value(path))}"]
+
+
+def _train_gpus(m: Manifest) -> tuple[int, int]:
+    """The planned training GPUs as (nodes, GPUs per node): Scenario.training.gpus over
+    training.gpus_per_node, the last node partly filled."""
+    t = m.scenario.training
+    per = max(1, min(t.gpus, t.gpus_per_node))
+    return math.ceil(t.gpus / per), per
+
+
+def _epochs(m: Manifest) -> tuple[int, list[str]]:
+    """Whole epochs for a trainer that takes an integer, and a note when the plan's are not whole."""
+    e = m.scenario.training.epochs
+    whole = max(1, math.ceil(e))
+    return whole, ([] if whole == e else [f"# note: the plan trains {e:g} epochs; the trainer takes whole epochs "
+                                          f"({whole}): set its step limit to stop earlier"])
+
+
+def _nodes_note(m: Manifest, how: str) -> list[str]:
+    nodes, per = _train_gpus(m)
+    return [] if nodes == 1 else [f"# the plan trains on {nodes} nodes of {per} GPUs: {how}"]
 
 
 @functools.cache
@@ -152,15 +186,35 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
         _command(["python", "scripts/prepare_data.py", "--model", model, "--data", "./mix.jsonl"],
                  [*seq, "--seed", 0, "--output", "./prepared"],
                  ["--render-endpoint", "http://localhost:8000"]),
-        "# 3. capture: one request and one hs_{idx}.safetensors per row",
+        "# 3. capture: one request and one hs_{idx}.safetensors per row, into ./prepared/hidden_states, where",
+        "#    train.py reads them (src/speculators/train/data.py:163, 183: the dataset dir + /hidden_states)",
         _command(["python", "scripts/data_generation_offline.py", "--endpoint", "http://localhost:8000/v1"],
-                 ["--preprocessed-data", "./prepared", "--output", "./hidden_states"]),
+                 ["--preprocessed-data", "./prepared", "--output", "./prepared/hidden_states"]),
+        "",
+        *speculators_train_lines(m, spec, eff),
         "",
         "# The direct form, for reference only (it cannot honour the per-source counts above):",
         "# " + join(["python", "scripts/prepare_data.py", "--model", model, *data_args,
                      *seq, "--max-samples", total]),
     ]
     return "\n".join(lines) + "\n"
+
+
+def speculators_train_lines(m: Manifest, spec: LayoutSpec, eff: Effective) -> list[str]:
+    """scripts/train.py (speculators at c05b95b3; its flags are the fields of
+    src/speculators/train/config/schema.py, as docs/cli/train.md shows them under torchrun --standalone)."""
+    nodes, per = _train_gpus(m)
+    epochs, note = _epochs(m)
+    captured = _split_last(m)[0]
+    layers = m.scenario.training.drafter_layers or eff.draft_layers
+    return ["# 4. train the drafter on ./prepared and its hidden states (--target-layer-ids: the captured ids without",
+            "#    the last layer launch_vllm.py appends, schema.py:115-121)", *note,
+            *_nodes_note(m, "run it under torchrun --nnodes/--node_rank on each instead of --standalone"),
+            _command(["torchrun", "--standalone", "--nproc_per_node", per, "scripts/train.py"],
+                     ["--verifier-name-or-path", _model_path(m), "--speculator-type", spec.drafter],
+                     ["--data-path", "./prepared", "--save-path", "./checkpoints"],
+                     ["--target-layer-ids", *captured, "--num-layers", layers],
+                     ["--total-seq-len", eff.max_seq_len or 8192, "--epochs", epochs])]
 
 
 def node_gpus(m: Manifest) -> int:
@@ -185,6 +239,75 @@ def specforge_strategy(spec: LayoutSpec) -> str:
     return spec.drafter
 
 
+# SpecForge's draft config, as its own generator writes one for a target without a shipped config
+# (specforge/training/model_loading.py:217-257 _generate_draft_config at a6b6b023): the target's
+# architecture fields (:47-68 _TARGET_ARCHITECTURE_FIELDS) that the planner's model presets hold, then
+# the strategy's defaults: EAGLE-3 specforge/algorithms/eagle3/providers.py:182-186 (llama, one layer,
+# draft_vocab_size 32000), DFlash specforge/algorithms/dflash/providers.py:181-185 and
+# model_providers.py:456-474 (qwen3, block_size 16, full-attention layers, dflash_config.target_layer_ids).
+# The capture layers are the plan's (eagle_config / dflash_config, read by model_providers.py:188-241);
+# a DFlash draft has as many layers as it captures, as SpecForge's shipped configs do
+# (configs/qwen3-8b-dflash.json, configs/qwen3.6-27b-dflash.json: 5 and 5).
+DRAFT_CONFIG = "./draft_config.json"
+TRAIN_CONFIG = "./train_config.json"
+SPECFORGE_LAYOUT_KEYS = {"eagle3": ("LlamaForCausalLMEagle3", "llama"), "dflash": ("DFlashDraftModel", "qwen3")}
+
+
+def specforge_draft_config(m: Manifest) -> dict:
+    """The draft_config.json that prepare_hidden_states.py --draft-model-config and `specforge train`
+    read for this manifest (SpecForge's own format; see DRAFT_CONFIG above)."""
+    spec = _plan_values(m, specforge_layout(m))[0]
+    strategy = specforge_strategy(spec)
+    model = _model_spec(m)
+    arch, model_type = SPECFORGE_LAYOUT_KEYS[strategy]
+    out: dict = {"architectures": [arch], "model_type": model_type}
+    for key, field in (("vocab_size", "vocab_size"), ("hidden_size", "hidden_size"),
+                       ("num_attention_heads", "num_q_heads"), ("num_key_value_heads", "num_kv_heads"),
+                       ("head_dim", "head_dim"), ("intermediate_size", "intermediate_size")):
+        v = getattr(model, field, None)     # a custom model may leave a field out
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[key] = v
+    out.update(tie_word_embeddings=False, use_cache=True, pad_token_id=0, torch_dtype="bfloat16")
+    if strategy == "eagle3":
+        out.update(num_hidden_layers=1, draft_vocab_size=32000,
+                   eagle_config={"eagle_aux_hidden_state_layer_ids": _split_last(m)[0]})
+        return out
+    n = m.scenario.training.drafter_layers or len(m.layers)
+    out.update(num_hidden_layers=n, block_size=16, layer_types=["full_attention"] * n, sliding_window=None,
+               use_sliding_window=False, auto_map={"AutoModel": "dflash.DFlashDraftModel"},
+               dflash_config={"target_layer_ids": list(m.layers)})
+    L = num_layers(m.scenario.model, m.scenario.custom_model)
+    if L:
+        out["num_target_layers"] = L
+    return out
+
+
+def draft_config_lines(m: Manifest) -> list[str]:
+    """The lines of an export that write ./draft_config.json."""
+    return ["# the draft model config (SpecForge's format, written as its generator would: model_loading.py:217-257);",
+            "# copy rope_theta, rms_norm_eps and max_position_embeddings from the target's config.json, which the",
+            "# planner does not hold (without them the config class's defaults apply)",
+            *write_lines(DRAFT_CONFIG, json.dumps(specforge_draft_config(m), indent=2))]
+
+
+def specforge_train_lines(m: Manifest, hidden_states: str = "./cache/hidden_states") -> list[str]:
+    """`specforge train -c FILE` (specforge/cli.py:172-173 at a6b6b023) on a run config of the offline
+    recipe's shape (examples/configs/qwen3-8b-dflash-offline.yaml; fields of specforge/config/schema.py:
+    ModelConfig :37-54, DataConfig :129-141, TrainingConfig :507-509, TrainerDeploymentConfig :242-246)."""
+    spec, eff = _plan_values(m, specforge_layout(m))
+    nodes, per = _train_gpus(m)
+    epochs, note = _epochs(m)
+    cfg = {"model": {"target_model_path": _model_path(m), "draft_model_config": DRAFT_CONFIG},
+           "data": {"hidden_states_path": hidden_states, "max_length": eff.max_seq_len or 2048},
+           "training": {"strategy": specforge_strategy(spec), "num_epochs": epochs},
+           "run_id": "drafter-planner", "output_dir": "./outputs",
+           "deployment": {"mode": "local_colocated", "trainer": {"nnodes": nodes, "nproc_per_node": per}}}
+    return ["# train the drafter on the captured hidden states (the offline recipe: data.hidden_states_path)",
+            *note, *_nodes_note(m, "add deployment.trainer.master_addr and node_rank to the config on each"),
+            *write_lines(TRAIN_CONFIG, json.dumps(cfg, indent=2)),
+            join(["specforge", "train", "--config", TRAIN_CONFIG])]
+
+
 def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
     """SpecForge: scripts/prepare_hidden_states.py under torchrun, with the strategy, the batch and
     the length that were planned; the capture layers come from the draft model config."""
@@ -201,11 +324,15 @@ def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str
         *_layout_note(m, "specforge"),
         "",
         *_materialize(manifest_path),
+        *draft_config_lines(m),
+        "",
         _command(["torchrun", "--nproc_per_node", node_gpus(m), "scripts/prepare_hidden_states.py"],
                  ["--target-model-path", model, "--strategy", strategy],
-                 ["--draft-model-config", "./draft_config.json", "--data-path", "./mix.jsonl"],
+                 ["--draft-model-config", DRAFT_CONFIG, "--data-path", "./mix.jsonl"],
                  ["--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],
                  ["--output-path", "./cache/hidden_states"]),
+        "",
+        *specforge_train_lines(m),
     ]) + "\n"
 
 
@@ -225,7 +352,25 @@ def modelopt_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
         _command(["python", "examples/speculative_decoding/collect_hidden_states/compute_hidden_states_hf.py"],
                  ["--model", model, "--input-data", "./mix.jsonl", "--output-dir", "./hidden_states"],
                  ["--max-seq-len", eff.max_seq_len or 3072, "--aux-layers", ",".join(str(x) for x in aux)]),
+        "",
+        *modelopt_train_lines(m, eff),
     ]) + "\n"
+
+
+def modelopt_train_lines(m: Manifest, eff: Effective, hidden_states: str = "./hidden_states") -> list[str]:
+    """examples/speculative_decoding/launch_train.sh --config RECIPE key=value... (Model-Optimizer at a2fbac7b:
+    launch_train.sh:31-42 its flags, the rest OmegaConf dotlist overrides of the recipe; README.md:120-129
+    "Train Draft Model with Dumped Hidden States": data.offline_data_path makes it offline)."""
+    epochs, note = _epochs(m)
+    nodes, _ = _train_gpus(m)
+    recipe = "modelopt_recipes/general/speculative_decoding/eagle3.yaml"
+    return ["# train the drafter on the dumped hidden states (the EAGLE-3 recipe; launch_train.sh uses every GPU",
+            "# it sees)",
+            *note, *_nodes_note(m, "add --num_nodes N --head_node_ip IP (launch_train.sh:31-42) on each"),
+            _command(["bash", "examples/speculative_decoding/launch_train.sh", "--config", recipe],
+                     [f"model.model_name_or_path={_model_path(m)}", f"data.offline_data_path={hidden_states}"],
+                     ["training.output_dir=./ckpts", f"training.num_train_epochs={epochs}",
+                      f"training.training_seq_len={eff.max_seq_len or 3072}"])]
 
 
 def nemo_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
@@ -246,7 +391,28 @@ def nemo_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
                  ["--shard-size", 256, "--dtype", "bf16"]
                  + (["--draft-vocab-size", m.scenario.draft_vocab_size] if m.scenario.draft_vocab_size else [])
                  + (["--target-probs-topk", m.scenario.target_probs_topk] if m.scenario.target_probs_topk else [])),
+        "",
+        *nemo_train_lines(m, eff),
     ]) + "\n"
+
+
+NEMO_RECIPE = "examples/speculative/eagle3/llama_eagle3_mvp.yaml"
+
+
+def nemo_train_lines(m: Manifest, eff: Effective) -> list[str]:
+    """`automodel RECIPE --nproc-per-node G --recipe_args.KEY=VALUE...` (NeMo Automodel at 36044ad3:
+    nemo_automodel/cli/app.py:70-90; examples/speculative/README.md:94-106, 238-240, 573 the offline cache
+    through recipe_args.cached_target_path)."""
+    epochs, note = _epochs(m)
+    _, per = _train_gpus(m)
+    arg = lambda k, v: f"--recipe_args.{k}={v}"  # noqa: E731
+    return [f"# train the drafter from the cache (the recipe {NEMO_RECIPE}: its other values, e.g. draft_vocab_size",
+            "# 8192 and ttt_steps 4, are that recipe's; keep the draft vocabulary the cache was made with)", *note,
+            *_nodes_note(m, "add the recipe's multi-node launcher section (skypilot or nemo_run), or sbatch slurm.sub"),
+            _command(["automodel", NEMO_RECIPE, "--nproc-per-node", per],
+                     [arg("target_model_name_or_path", _model_path(m)), arg("train_data_path", "./mix.jsonl")],
+                     [arg("cached_target_path", "./cache"), arg("seq_length", eff.max_seq_len or 2048)],
+                     [arg("num_epochs", epochs), arg("output_dir", "./outputs")])]
 
 
 def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
@@ -264,6 +430,13 @@ def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
         _command(["python", "scripts/data/prepare_target_cache.py", "--config", "./target_config.py"],
                  ["--train-data-path", "./mix.jsonl", "--output-dir", "./cache"],
                  ["--local-batch-size", 32]),
+        "",
+        "# train the drafter from the cache: train.py (train.py:20-23 --config, --opts key=value;",
+        "# scripts/train/train.sh) starts one worker per visible GPU (CUDA_VISIBLE_DEVICES); the epochs and the",
+        "# rest are the config's",
+        *_nodes_note(m, "set MASTER_ADDR, RANK (the node) and WORLD_SIZE (the nodes) on each, as train.sh does"),
+        _command(["python", "train.py", "--config", "./target_config.py"],
+                 ["--opts", "data.target_cache_path=./cache"]),
     ]) + "\n"
 
 

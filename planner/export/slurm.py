@@ -27,9 +27,10 @@ Each pipeline's own way of splitting the data, read in its code (pipeline_flags.
 from __future__ import annotations
 
 from planner.export import sharding
-from planner.export.commands import (_model_path, _plan_values, _split_last, _target, node_gpus, pipeline_flags, quote,
-                                     specforge_layout, specforge_strategy)
+from planner.export.commands import (DRAFT_CONFIG, _model_path, _plan_values, _split_last, _target, draft_config_lines,
+                                     node_gpus, pipeline_flags, quote, specforge_layout, specforge_strategy)
 from planner.export.manifest import Manifest
+from planner.text import blocks_note, count
 from planner.units import fmt_bytes
 
 SLURM_MARK = "#!/bin/bash\n# drafter planner: a Slurm array"
@@ -94,7 +95,7 @@ class Sharded:
         rank_out = _in(out, f"rank-{rank:05d}") if isinstance(rank, int) else Raw(f'"{out[1:-1]}/rank-$SHARD"')
         return [["torchrun", "--nnodes", 1, "--nproc_per_node", self.gpus, SPEC_SCRIPT,
                  "--target-model-path", self.model, "--strategy", strategy,
-                 "--draft-model-config", "./draft_config.json", "--data-path", shard,
+                 "--draft-model-config", DRAFT_CONFIG, "--data-path", shard,
                  "--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size,
                  "--output-path", rank_out]]
 
@@ -127,8 +128,8 @@ class Sharded:
 
     def prepare_notes(self) -> list[str]:
         if self.fmt == "specforge":
-            out = [f"# the planner's shards: contiguous blocks of the materialized order (sharding.block), the "
-                   f"first {self.total_rows() % self.world:,} one row longer"]
+            out = [f"# the planner's shards: contiguous blocks of the materialized order (sharding.block), "
+                   f"{blocks_note(self.total_rows(), self.world)}"]
             if self.world > 16:
                 out.append(f"# ... and materialize_hub.py likewise for every rank up to {self.world - 1}")
             return out
@@ -159,10 +160,25 @@ class Sharded:
             "specforge": "no rank flag in prepare_hidden_states.py; its torchrun --nnodes/--node_rank world needs "
                          "every node at once, so each node runs its own torchrun on its planner shard",
         }[self.fmt]
-        return [f"# {self.world} ranks, one per node, for {_target(key)}",
+        return [f"# {count(self.world, 'rank')}, one per node, for {_target(key)}",
                 f"# split: {how}",
                 f"# ({e['repo']} at {e['commit']})",
-                f"# target {quote(self.model)}; planned with the {quote(self.spec.id)} layout"]
+                f"# target {quote(self.model)}; planned with the {quote(self.spec.id)} layout",
+                *self.imbalance_note()]
+
+    # the ranks' predicted bytes differing by more than this are said in the header
+    IMBALANCE = 1.25
+
+    def imbalance_note(self) -> list[str]:
+        """A split by rows whose ranks' predicted bytes differ (the mix's components differ in bytes per
+        row, and a contiguous block takes them in order): the slowest rank sets the capture's time."""
+        busy = [b for b in self.predicted if b > 0]
+        if self.world < 2 or not busy or max(busy) <= self.IMBALANCE * min(busy):
+            return []
+        hi = max(range(self.world), key=self.predicted.__getitem__)
+        lo = min(range(self.world), key=self.predicted.__getitem__)
+        return [f"# note: the split is by rows, so the ranks' bytes differ: rank {hi} {fmt_bytes(self.predicted[hi])}, "
+                f"rank {lo} {fmt_bytes(self.predicted[lo])}; the slowest rank sets the capture's end"]
 
 
 def _in(directory, name: str):
@@ -189,6 +205,8 @@ def rank_commands(m: Manifest, fmt: str, world: int, manifest_path: str = "manif
     lines = [f"# {fmt}: capture on {world} nodes", *x.header(), "",
              "# once, on a filesystem every node sees:", *x.prepare_notes()]
     lines += [_command(c) for c in x.prepare()]
+    if fmt == "specforge":
+        lines += draft_config_lines(m)
     for r in range(world):
         lines += ["", x.rank_comment(r)]
         cmds = x.rank_argv(r, ".", "./hidden_states")
@@ -304,6 +322,8 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
     if fmt == "modelopt":
         lines += ["# files are {conversation_id}.pt (the row's conversation_id or uuid), one directory for every rank"]
     lines.append(SCRIPT_BODY.rstrip("\n"))
+    if fmt == "specforge":   # every rank reads the same draft config, written here (not in a dry run)
+        lines += ['if [ "$DRY_RUN" != 1 ]; then', *draft_config_lines(m), "fi"]
     lines += [f"WORLD={world}",
               f"MARGIN={sharding.DISK_MARGIN}",
               "PREDICTED_BYTES=(" + " ".join(str(int(b)) for b in x.predicted) + ")",

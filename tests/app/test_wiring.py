@@ -366,10 +366,15 @@ def test_profile_an_upload_through_the_page(at):
     open_tab(at, "Export / import / profile")
     at.file_uploader(key="w_profile_file").set_value(("mine.jsonl", rows.encode(), "application/jsonl")).run()
     at.text_input(key="w_profile_name").input("mine").run()
+    # the default target (Qwen3.6-27B) ships its tokenizer: the counter defaults to it (issue 35 item 9)
+    assert at.selectbox(key="w_profile_tok").value == "qwen3.6"
     at.button(key="w_profile_go").click().run()
     assert not at.exception, at.exception
-    assert any("5 conversations" in plain(s.value) and "1 bad lines" in plain(s.value) for s in at.success), \
-        [s.value for s in at.success]
+    assert any("5 conversations" in plain(s.value) and "1 bad lines" in plain(s.value)
+               and "qwen3.6" in plain(s.value) for s in at.success), [s.value for s in at.success]
+    # said once, beside the button: the next run of the page no longer shows it
+    at.run()
+    assert not any("5 conversations" in plain(s.value) for s in at.success)
     open_tab(at, "Mix")
     df = mix_frame(at)
     assert "mine" in list(df["id"])

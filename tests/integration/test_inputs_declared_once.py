@@ -55,7 +55,7 @@ def test_a_new_input_gets_its_flag_from_the_declaration_alone():
         Extended.model_validate(data)
     assert validation_message(exc.value, flags).startswith("--checkpoint-gb: ")
     # the real table is the same function over the real Scenario
-    assert _common.SCENARIO_FLAGS[4:-1] == declared_flags(declared(Scenario))
+    assert _common.SCENARIO_FLAGS[5:-1] == declared_flags(declared(Scenario))
 
 
 def test_a_new_input_gets_its_control_and_widget_from_the_declaration_alone():
@@ -106,7 +106,7 @@ def test_a_new_input_gets_its_assumptions_row_from_the_declaration_alone():
 # ---------------------------------------------------------------- the real tables
 NOT_INPUTS = {
     "preset": "the preset's name: --preset and the sidebar's preset picker start from it",
-    "mix": "the mix editor and --components / --drop edit it",
+    "mix": "the mix editor and --components / --add / --drop edit it",
     "uniform.turns": "set only in a manifest or a link",
 }
 
@@ -165,7 +165,7 @@ def test_flags_controls_and_choices_agree():
                 assert c.key
     # the flags the CLI keeps by hand set no single field, or set two (--storage-price)
     by_hand = [f.flag for f in _common.SCENARIO_FLAGS if f not in declared_flags(declared(Scenario))]
-    assert by_hand == ["--preset", "--manifest", "--components", "--drop", "--storage-price"]
+    assert by_hand == ["--preset", "--manifest", "--components", "--add", "--drop", "--storage-price"]
     # every control of a Scenario field is declared, save a custom model's, a custom GPU's and the shares
     keys = {d.input.key for d in declared(Scenario) if d.input.key}
     assert {c.key for c in registry.CONTROLS} - keys == {

@@ -126,7 +126,7 @@ def test_readme_flags_are_all_accepted():
     from planner.export.commands import pipeline_flags
     theirs = {f for e in pipeline_flags().values() if isinstance(e, dict) for sc in e.get("scripts", {}).values()
               for f in sc.get("flags", {}) if f.startswith("--")}
-    torchrun = {"--nnodes", "--node_rank", "--nproc_per_node"}
+    torchrun = {"--nnodes", "--node_rank", "--nproc_per_node", "--standalone"}
     foreign = flags - known
     assert len(flags) > 45 and {"--data", "--max-samples", "--dp-world-size"} <= foreign
     assert foreign <= theirs | torchrun | {"--dry-run"}, foreign - theirs
@@ -355,3 +355,26 @@ def test_nemo_draft_vocabulary_flags_reach_the_plan(capsys):
                        "--target-probs-topk", "64", "--json")
     assert code == 0 and json.loads(out)["bytes_per_token"] == 31_129
     one_line_error(*cli(capsys, "estimate", "--target-probs-topk", "-3"), "--target-probs-topk", "-3")
+
+
+def test_add_keeps_the_mix_and_profile_names_it(capsys):
+    # --add appends a component and keeps the default mix (--components replaces it: issue 35 item 9);
+    # an id already in the mix gets the rows given and stays ticked
+    from planner.catalog.stats import get_catalog
+    default = [i for i, _ in get_catalog().default_mix()]
+    first = default[0]
+    rc = main(["estimate", "--add", f"{first}=7", "--json"])
+    comps = {c["id"]: c["rows"] for c in json.loads(capsys.readouterr().out)["components"]}
+    assert rc == 0 and list(comps) == default and comps[first] == 7
+    rc = main(["estimate", "--add", f"{first}=7", "--drop", default[1], "--json"])
+    comps = {c["id"] for c in json.loads(capsys.readouterr().out)["components"]}
+    assert rc == 0 and default[1] not in comps and first in comps
+
+
+def test_profile_ends_with_the_command_that_adds_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    f = tmp_path / "d.jsonl"
+    f.write_text('{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}\n' * 3)
+    rc = main(["profile", str(f), "--name", "my_set", "--quiet"])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert rc == 0 and last.endswith("add it to the mix: planner estimate --add my_set=3")

@@ -4,6 +4,7 @@ program as one intact argument, and nothing in a value runs (issue 10).
 The hostile manifests are built with model_construct, which skips validation: the exporter must be
 safe on its own, whatever the models refuse."""
 import json
+import re
 import shutil
 import subprocess
 
@@ -55,14 +56,18 @@ def hostile_manifest(v: str) -> Manifest:
                                     layers=[1, 16], notes=[v])
 
 
+WRITTEN = {"draft_config.json", "train_config.json"}     # the files an export writes itself (bash's printf)
+
+
 def run_bash(script: str, tmp_path) -> tuple[subprocess.CompletedProcess, list[list[str]]]:
-    """Run `script` with bash in an empty folder, PATH = the stubs only; the stubs' argv lists."""
+    """Run `script` with bash in an empty folder, PATH = the stubs only; the stubs' argv lists. Only
+    the files of WRITTEN may appear in the folder."""
     work = tmp_path / "work"
     stubs = tmp_path / "stubs"
     for d in (work, stubs):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir()
-    for name in ("python", "torchrun"):
+    for name in ("python", "torchrun", "specforge", "bash", "automodel"):
         f = stubs / name
         f.write_text(STUB.replace("{name}", name))
         f.chmod(0o755)
@@ -77,20 +82,27 @@ def run_bash(script: str, tmp_path) -> tuple[subprocess.CompletedProcess, list[l
             current = []
         else:
             current.append(token.decode("utf-8", "surrogateescape"))
-    assert not (work / "PWNED").exists() and list(work.iterdir()) == [], list(work.iterdir())
+    assert not (work / "PWNED").exists() and {p.name for p in work.iterdir()} <= WRITTEN, list(work.iterdir())
     return r, calls
 
 
 def command_starts(text: str) -> int:
-    """Every line is blank, a comment, a command (python/torchrun) or the continuation of one."""
-    starts, continued = 0, False
+    """Every line is blank, a comment, a command (python/torchrun/specforge/bash/automodel) or the
+    continuation of one (a flag, or an OmegaConf key=value override), or bash's printf writing a file,
+    one quoted line a word; only the commands are counted."""
+    starts, continued, printing = 0, False, False
     for line in text.split("\n"):
-        if continued:
-            assert line.startswith("    --"), line
+        if printing:
+            assert line.startswith(("    '", "    > ")), line
+        elif continued:
+            assert re.match(r"    (\$?')?(--|[a-z_]+(\.[a-z_]+)+=)", line), line
+        elif line.startswith("printf "):
+            printing = True
         elif line and not line.startswith("#"):
-            assert line.split(" ", 1)[0] in ("python", "torchrun"), line
+            assert line.split(" ", 1)[0] in ("python", "torchrun", "specforge", "bash", "automodel"), line
             starts += 1
         continued = line.endswith(" \\")
+        printing = printing and continued
     return starts
 
 
@@ -141,6 +153,11 @@ def test_every_export_format_is_safe(fmt, value, tmp_path):
                 assert argv[argv.index(flag) + 1] == as_value(value)
     if EXPORT_FORMATS[fmt].model_flags:
         assert sum(flag in argv for argv in calls for flag in EXPORT_FORMATS[fmt].model_flags) >= 1
+    if fmt == "specforge":
+        # the run config the export writes names the target intact (JSON in a quoted here-document)
+        train = json.loads((tmp_path / "work" / "train_config.json").read_text())
+        assert train["model"]["target_model_path"] == as_value(value)
+        assert json.loads((tmp_path / "work" / "draft_config.json").read_text())["architectures"]
     # the commented "direct form" is a command too: uncommented, it passes every source intact
     direct = [line[2:] for line in out.split("\n") if line.startswith("# python ")]
     if direct:

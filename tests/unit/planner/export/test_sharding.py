@@ -363,8 +363,10 @@ def test_hostile_values_never_run(fmt, value, tmp_path, monkeypatch):
     if fmt != "speculators":
         assert any(as_value(value).encode("utf-8", "surrogateescape") in a for a in recorded)
     assert not (data / "PWNED").exists() and not (tmp_path / "PWNED").exists()
-    assert sorted(p.name for p in data.iterdir()) == ["mix-00000-of-00002.jsonl", "mix-00001-of-00002.jsonl",
-                                                      "mix.jsonl", "prepared"]
+    # (and SpecForge's draft config, which the script writes for every rank, with bash's printf)
+    assert sorted(p.name for p in data.iterdir()) == sorted(["mix-00000-of-00002.jsonl", "mix-00001-of-00002.jsonl",
+                                                             "mix.jsonl", "prepared"]
+                                                            + ["draft_config.json"] * (fmt == "specforge"))
 
 
 def test_more_nodes_than_rows_is_refused_before_anything_is_written(small, capsys):
