@@ -334,12 +334,13 @@ def spread_line() -> str:
     from planner.quality import quality_presets
     pts = spread_points()
     loso = spread_loso(pts)
-    return (f"drafter-quality term (quality.yaml drafter_spread {quality_presets().drafter_spread.value:g}): the band's "
-            f"low side reaches tau - 1 x {1 - fit_drafter_spread(pts):.3f} of the served centre, fitted on "
+    held = ", ".join(f"{r['source']} term {r['spread']:.3f}, its acceptance lengths inside {r['inside']}/{r['points']}"
+                     for r in loso)
+    value = quality_presets().drafter_spread.value
+    return (f"drafter-quality term (quality.yaml drafter_spread {value:g}, refit {fit_drafter_spread(pts):.4f}): the "
+            f"band's low side reaches tau - 1 x {1 - value:.3f} of the served centre, fitted on "
             + ", ".join(sorted({p['source'] for p in pts})) + " (never scored), least q at "
-            + min(pts, key=lambda p: p["q"])["id"] + "; leave one fit source out: "
-            + ", ".join(f"{r['source']} term {r['spread']:.3f}, its acceptance lengths inside {r['inside']}/{r['points']}"
-                        for r in loso))
+            + min(pts, key=lambda p: p["q"])["id"] + "; leave one fit source out: " + held)
 
 
 def users_markdown(rows: list[dict]) -> str:
