@@ -227,27 +227,93 @@ def _draft_params(kind: str, model) -> float:
     return drafter_params(drafter_shape(model), k)
 
 
-def users_reports() -> list[dict]:
-    """Each user's report of bench/users_reports.yaml against the planner's speedup and acceptance length
-    for a drafter trained like the kind's reference run, on the report's target, engine, tree, batch, GPU
-    and TP (planner/serving.py prices the cycle; nothing was fitted on these reports)."""
-    from planner.quality import pairs_target, quality, quality_presets, reference_tokens, served_speedup
-    from planner.serving import served_cost
+def users_data() -> dict:
+    """bench/users_reports.yaml, its split checked: every source in exactly one of `fit` and `score`, and the
+    fit sources those quality.yaml's drafter_spread names."""
+    from planner.quality import quality_presets
     with open(USERS, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
-    models, gpus = model_presets(), gpu_presets()
+    fit, score = set(data["split"]["fit"]), set(data["split"]["score"])
+    if fit & score or fit | score != set(data["sources"]):
+        raise ValueError(f"users_reports.yaml split: fit {sorted(fit)} and score {sorted(score)} must part the "
+                         f"sources {sorted(data['sources'])}")
+    if fit != set(quality_presets().drafter_spread.fit_sources):
+        raise ValueError(f"users_reports.yaml split.fit {sorted(fit)} is not quality.yaml drafter_spread.fit_sources")
+    return data
+
+
+def _predict(r: dict, spread: float | None = None):
+    """The planner's quality plan and served cost for one report or fit point: a drafter trained like the
+    kind's reference run, on its target, engine, K / topk / draft tokens, batch, GPU and TP."""
+    from planner.quality import pairs_target, quality, quality_presets, reference_tokens
+    from planner.serving import served_cost
+    ref = quality_presets().drafters[r["drafter"]].reference
+    model = model_presets()[r["target"]]
+    tree = r.get("topk", 1) > 1
+    sv = None
+    if "gpu" in r:
+        sv = served_cost(model, gpu_presets()[r["gpu"]], pairs_target=pairs_target(r["drafter"]), batch=r["batch"],
+                         n_verify=r["n"],
+                         draft_steps=r["k"], draft_tokens=r["topk"],
+                         draft_layer_params=_draft_params(r["drafter"], model), tp=r["tp"])
+    q = quality(r["drafter"], reference_tokens(r["drafter"]), epochs=ref.epochs, regenerated=ref.regenerated,
+                workload={r["family"]: 1.0}, engine=r["engine"], k=r.get("k"), topk=r.get("topk", 1),
+                num_draft_tokens=r["n"] if tree else None, serving_batch=r.get("batch", 1),
+                fleet_batch=r.get("batch", 1), target=r["target"],
+                target_params=float(r["target_params"]) if "target_params" in r else None,
+                served=sv, fleet_served=sv, drafter_spread=spread)
+    return q, sv
+
+
+def spread_points(data: dict | None = None) -> list[dict]:
+    """The fit sources' acceptance lengths against the reference-trained centre: their reports with an AL and
+    `fit_points` (a reference_al measured on the same harness stands for the centre). q = (al - 1) / (centre - 1)."""
+    data = data or users_data()
+    fit = set(data["split"]["fit"])
     out = []
-    for r in data["reports"]:
-        ref = quality_presets().drafters[r["drafter"]].reference
-        model, gpu = models[r["target"]], gpus[r["gpu"]]
-        tree = r["topk"] > 1
-        sv = served_cost(model, gpu, pairs_target=pairs_target(r["drafter"]), batch=r["batch"], n_verify=r["n"], draft_steps=r["k"],
-                         draft_tokens=r["topk"], draft_layer_params=_draft_params(r["drafter"], model), tp=r["tp"])
-        q = quality(r["drafter"], reference_tokens(r["drafter"]), epochs=ref.epochs, regenerated=ref.regenerated,
-                    workload={r["family"]: 1.0}, engine=r["engine"], k=r["k"], topk=r["topk"],
-                    num_draft_tokens=r["n"] if tree else None, serving_batch=r["batch"], fleet_batch=r["batch"],
-                    target=r["target"], target_params=float(r["target_params"]) if "target_params" in r else None,
-                    served=sv, fleet_served=sv)
+    for r in [x for x in data["reports"] if x["source"] in fit and "al" in x] + data["fit_points"]:
+        centre = r.get("reference_al") or _predict(r)[0].acceptance_length
+        out.append({"id": r["id"], "source": r["source"], "al": r["al"], "centre": centre,
+                    "q": (r["al"] - 1) / (centre - 1), "row": r})
+    return out
+
+
+def fit_drafter_spread(points: list[dict]) -> float:
+    """quality.yaml drafter_spread: 1 - the least q over `points` (the band's low side reaches the lowest
+    fit drafter, no lower: no wider than the evidence requires)."""
+    return 1 - min(p["q"] for p in points)
+
+
+def spread_loso(points: list[dict] | None = None) -> list[dict]:
+    """Each fit source left out: the term refitted on the others, and how many of its points' acceptance
+    lengths the planner's band (with that term) holds."""
+    points = points or spread_points()
+    out = []
+    for src in dict.fromkeys(p["source"] for p in points):
+        s = fit_drafter_spread([p for p in points if p["source"] != src])
+        mine = [p for p in points if p["source"] == src]
+        inside = 0
+        for p in mine:
+            if "reference_al" in p["row"]:
+                inside += p["q"] >= 1 - s - 1e-12
+            else:
+                q = _predict(p["row"], s)[0]
+                inside += q.acceptance_low <= p["al"] <= q.acceptance_high
+        out.append({"source": src, "spread": s, "inside": inside, "points": len(mine)})
+    return out
+
+
+def users_reports() -> list[dict]:
+    """Each scored report of bench/users_reports.yaml (split.score; the fit sources are never scored) against
+    the planner's speedup and acceptance length for a drafter trained like the kind's reference run, on the
+    report's target, engine, tree, batch, GPU and TP (planner/serving.py prices the cycle), with the band the
+    planner prints, its drafter-quality term fitted on the fit sources alone."""
+    from planner.quality import served_speedup
+    data = users_data()
+    score = set(data["split"]["score"])
+    out = []
+    for r in (x for x in data["reports"] if x["source"] in score):
+        q, sv = _predict(r)
         row = {"id": r["id"], "source": r["source"], "moe": r["moe"], "engine": r["engine"], "batch": r["batch"],
                "tp": r["tp"], "measured": r["speedup"], "predicted": q.speedup, "low": q.speedup_low,
                "high": q.speedup_high, "ratio": q.speedup / r["speedup"], "served_cost": sv.factor,
@@ -262,6 +328,20 @@ def users_reports() -> list[dict]:
                        given_al_inside=bool(g[1] <= row["measured"] <= g[2]))
         out.append(row)
     return _inside(out)
+
+
+def spread_line() -> str:
+    """The drafter-quality term: what the planner ships, the refit on the fit sources, leave one fit source out."""
+    from planner.quality import quality_presets
+    pts = spread_points()
+    loso = spread_loso(pts)
+    held = ", ".join(f"{r['source']} term {r['spread']:.3f}, its acceptance lengths inside {r['inside']}/{r['points']}"
+                     for r in loso)
+    value = quality_presets().drafter_spread.value
+    return (f"drafter-quality term (quality.yaml drafter_spread {value:g}, refit {fit_drafter_spread(pts):.4f}): the "
+            f"band's low side reaches tau - 1 x {1 - value:.3f} of the served centre, fitted on "
+            + ", ".join(sorted({p['source'] for p in pts})) + " (never scored), least q at "
+            + min(pts, key=lambda p: p["q"])["id"] + "; leave one fit source out: " + held)
 
 
 def users_markdown(rows: list[dict]) -> str:
@@ -377,6 +457,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.users:
         print(users_markdown(users_reports()))
+        print(spread_line())
         return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
@@ -391,6 +472,7 @@ def main() -> None:
     print(target_size_line())
     print()
     print(users_markdown(users_reports()))
+    print(spread_line())
     print()
     print(markdown(inf, trn))
     if a.fit:

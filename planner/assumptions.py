@@ -190,9 +190,24 @@ def _harness(qp, s) -> list[Assumption]:
                    source=f"fitted on {len(h.batch_sweeps)} published speedup-vs-batch sweeps "
                           "(planner/presets/harness.yaml)"),
         _served(qp, sq, mine, fields),
+        _drafter_spread(qp, sq),
     ] + ([Assumption(name="your own runs", value=f"{len(sq.points)} point(s): the levels and curve refitted on "
                      "those of this drafter kind", tag="yours", source="set in the scenario (--quality-points)")]
          if sq.points else [])
+
+
+def _drafter_spread(qp, sq) -> Assumption:
+    """The acceptance band's drafter-quality term (quality.yaml drafter_spread): its basis, in the band's text."""
+    from planner.quality import quality_presets
+    d = quality_presets().drafter_spread
+    keep = 1 - (0.0 if sq.points else d.value)
+    value = ("none: your own runs set the levels" if sq.points else
+             f"the acceptance band's low end reaches tau - 1 x {keep:.3f} of the served centre "
+             f"(tau {qp.acceptance_length:.2f}, band {qp.acceptance_low:.2f}-{qp.acceptance_high:.2f}): the drafters "
+             "users train and serve land up to that far below one trained like the reference run")
+    return Assumption(name="the band's drafter-quality term", value=value, tag="yours" if sq.points else "third-party",
+                      source=f"fitted on {', '.join(d.fit_sources)} only (bench/users_reports.yaml split.fit; the "
+                             "scored reports never); planner/presets/quality.yaml drafter_spread")
 
 
 def _served(qp, sq, mine, fields) -> Assumption:

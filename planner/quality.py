@@ -31,9 +31,11 @@ same-data series at T = 0 (quality.yaml target_size, target_term), the band from
 widened on both sides by 1 + |ln(P / P_edge)| outside the sizes they cover.
 
 The band: the curve re-fitted through the points moved by their reading error either way, the
-low side also a less tuned recipe (recipe_spread) and the larger regeneration gain, both sides the
-target term's; it widens by 1 + |ln(D / D_edge)| outside the range of the published points
-(extrapolation).
+low side the larger regeneration gain, both sides the target term's; it widens by 1 + |ln(D / D_edge)|
+outside the range of the published points (extrapolation). Where it is served, the low end reaches at
+least tau - 1 x (1 - drafter_spread) of the served centre: the drafters users train and serve land up to
+that far below one trained like the reference run (quality.yaml drafter_spread, fitted by
+bench/fidelity.py on its fit sources only, never on the reports it scores).
 """
 from __future__ import annotations
 
@@ -129,12 +131,20 @@ class TargetSize(_Strict):
     series: list[SizeSeries]
 
 
+class DrafterSpread(_Strict):
+    """How far below a reference-trained drafter the drafters users train and serve land: the share of
+    tau - 1 they may lose, fitted on `fit_sources` only (bench/fidelity.py fit_drafter_spread)."""
+    value: float = Field(ge=0, lt=1)
+    fit_sources: list[str] = Field(min_length=1)
+    source: str
+
+
 class QualityPresets(_Strict):
     families: list[str]
     transfer: Valued
     regeneration: Valued
     target_size: TargetSize
-    recipe_spread: Valued
+    drafter_spread: DrafterSpread
     drafters: dict[str, DrafterQuality]
 
 
@@ -575,13 +585,14 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
             fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
             target: str | None = None, points: list | None = None, target_params: float | None = None,
             target_leave_out: tuple[str, ...] = (), topk: int = 1, num_draft_tokens: int | None = None,
-            served=None, fleet_served=None) -> QualityPlan:
+            served=None, fleet_served=None, drafter_spread: float | None = None) -> QualityPlan:
     """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
     `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens).
     `target_params`: the target's size (None: its models.yaml preset's); `target_leave_out`: the
     publications left out of the target-size fit (bench/fidelity.py's leave-one-source-out).
     `topk`, `num_draft_tokens`: SGLang's tree; `served`, `fleet_served`: the cycle's cost as the target
-    runs it at the serving and the fleet's batch (planner/serving.py ServedCost; None: a dense target at TP 1)."""
+    runs it at the serving and the fleet's batch (planner/serving.py ServedCost; None: a dense target at TP 1).
+    `drafter_spread`: the drafter-quality term in place of quality.yaml's (bench/fidelity.py's refit)."""
     q = quality_presets()
     d = q.drafters[kind]
     check_tree(kind, engine, k, topk, num_draft_tokens)
@@ -619,7 +630,8 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         h, h_steep, h_flat, d_min, d_max = _preset_curves(kind)
     regen_gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     regen_low = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.range[1])
-    spread = q.recipe_spread.value if user is None else 0.0     # your own recipe
+    # the drafter as users train and serve it (quality.yaml drafter_spread; your own runs: none)
+    spread = (q.drafter_spread.value if drafter_spread is None else drafter_spread) if user is None else 0.0
     # another target than the reference's: tau x (P / P_ref)^beta, with its band (quality.yaml target_size)
     tt = target_term(kind, target, target_params, target_leave_out) if user is None else TargetTerm()
     if tt.basis:
@@ -639,7 +651,6 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         a = _tau_domain(level, eff, d_ref[f], h_steep) * regen_low
         b = _tau_domain(level, eff, d_ref[f], h_flat) * regen_gain
         lo_, hi_ = min(a, b, centre) * tt.low / tt.factor, max(a, b, centre) * tt.high / tt.factor
-        lo_ = 1 + (lo_ - 1) * (1 - spread)
         widen = 1 + max(0.0, math.log(d_min / eff), math.log(eff / d_max))
         extrapolated |= widen > 1
         lo_w, hi_w = centre - (centre - lo_) * widen, centre + (hi_ - centre) * widen
@@ -653,7 +664,9 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
             hi_w = max(hi_w, mid)
         # on the paper's harness, then where it is served (with that transfer's own band)
         per[f] = h_.tau(mid)
-        low[f] = max(1.0, h_.tau(max(1.0, lo_w)) * math.exp(h_.log_low))
+        # the low end: the lower of the curve's and harness's band and the drafter-quality term, the
+        # served centre's tau - 1 x (1 - drafter_spread) (a drafter trained or served as users do)
+        low[f] = max(1.0, min(h_.tau(max(1.0, lo_w)) * math.exp(h_.log_low), 1 + (per[f] - 1) * (1 - spread)))
         high[f] = min(h_.k + 1.0, h_.tau(hi_w) * math.exp(h_.log_high))
     tau = sum(shares[f] * per[f] for f in FAMILIES)
     tau_low = sum(shares[f] * low[f] for f in FAMILIES)
@@ -684,7 +697,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         num_draft_tokens=h_.n, serving_tp=_tp(sv), served_cost=sv.factor, served_cost_basis=sv.basis,
         served=served, fleet_served=fleet_served,
         sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
-                 q.recipe_spread.source, q.target_size.source, d.epoch_saturation.source,
+                 q.drafter_spread.source, q.target_size.source, d.epoch_saturation.source,
                  "planner/presets/harness.yaml (tau where it is served; speedup at the batch)",
                  "planner/presets/serving.yaml (the verify step's and the draft's cost as served)"],
         warnings=warnings)

@@ -2,8 +2,10 @@
 sequence against a one-token decode step, at the serving batch and tensor-parallel layout, for MoE
 and dense targets, and the draft's own steps on the same layout. planner/quality.py divides the
 speedup fitted on dense paper pairs by the cycle's cost relative to the same cycle on the pairs' own
-dense target at TP 1 on the same GPU (quality.yaml's speedup `target` of the drafter kind), never below 1: the pairs' target,
-and a dense target at least as large, at TP 1 keep their figure exactly. An ESTIMATE: a roofline of
+dense target at TP 1 on the same GPU (quality.yaml's speedup `target` of the drafter kind): the target
+as a dense model of its active size, never below 1 (the pairs' target, and a dense target at least as large,
+at TP 1 keep their figure exactly), times an MoE target's routed experts against that dense model at the
+same batch and TP, never below 1. An ESTIMATE: a roofline of
 each step.
 
 A step over x tokens (the batch's sequences times the tokens each carries) takes
@@ -152,8 +154,8 @@ class ServedCost(BaseModel):
     tp: int = 1
 
 
-def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batch: float, n_verify: int, draft_steps: int,
-                draft_tokens: int, draft_layer_params: float, tp: int, weight_dtype: str = "bf16") -> ServedCost:
+def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batch: float, n_verify: int,
+                draft_steps: int, draft_tokens: int, draft_layer_params: float, tp: int, weight_dtype: str = "bf16") -> ServedCost:
     """cycle(as served) / cycle(the pairs' dense target at TP 1 on the same GPU, its draft as wide as it):
     the draft's decoder layers scale with the width squared, its head is width x vocabulary. 1 for the
     pairs' own target at TP 1; never below 1 (see below). `pairs_target`: the dense target the drafter
@@ -166,9 +168,17 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
     mine = dict(draft_params=draft_layer_params + model.hidden_size * model.vocab_size, weight_dtype=weight_dtype)
     served = cycle(model, gpu, tp=tp, **kw, **mine)
     low = cycle(model, gpu, tp=tp, overlap=float(serving_presets()["routing_overlap"]["range"][0]), **kw, **mine)
-    # never below 1: a target larger than the pairs' keeps the pairs' figure (its draft is relatively
-    # cheaper, but the pairs' batch rule, planner/harness.py, already prices its batch)
-    f, f_low = max(1.0, served.cost / ref), max(1.0, low.cost / ref)
+    # the target as a dense model of its active size on the same layout: never below 1 against the pairs'
+    # (a target larger than the pairs' keeps their figure: its draft is relatively cheaper, but the pairs'
+    # batch rule, planner/harness.py, already prices a dense verify at the batch). An MoE target's routed
+    # experts then come on top, against that dense model at the same batch and TP (never below 1: the
+    # batch rule does not price a verify that reads more weights than the one-token step). Before issue 34's
+    # second round the MoE cycle was set against the pairs' 8B directly and clamped at 1, so a 3B-active
+    # MoE's smaller one-token step hid its experts' excess (0.93 x 1.61 = 1.49 instead of 1.61 on SpecForge
+    # issue #339's chain) and at batch 8-64 the clamp hid it entirely.
+    dense_cost = cycle(model, gpu, tp=tp, dense=True, **kw, **mine).cost if model.num_experts else served.cost
+    size = max(1.0, dense_cost / ref)
+    f, f_low = size * max(1.0, served.cost / dense_cost), size * max(1.0, low.cost / dense_cost)
     figures = dict(verify_cost=served.verify, draft_cost=served.draft, experts_one=served.experts_one,
                    experts_verify=served.experts_verify, tp=tp)
     if f == 1.0 and f_low == 1.0:
@@ -182,5 +192,6 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
         parts.append(f"TP {tp}: two all-reduces a layer each step, the draft's too")
     basis = (f"the cycle costs {f:.2f}x the same cycle on {ref_model.id} (dense, TP 1), where the speedup pairs "
              f"were measured (verify {served.verify:.2f}, draft {served.draft:.2f} one-token steps, against "
-             f"{ref:.2f})" + ("; " if parts else "") + "; ".join(parts))
+             f"{ref:.2f}" + (f"; the routed experts x{f / size:.2f} against a dense model of its active size"
+                              if model.num_experts else "") + ")" + ("; " if parts else "") + "; ".join(parts))
     return ServedCost(factor=f, factor_low=min(f, f_low), factor_high=max(f, f_low), basis=basis, **figures)

@@ -100,7 +100,9 @@ def test_regeneration_epochs_and_the_band():
     assert fewer.acceptance_length < regen.acceptance_length
     # the band holds the estimate; far outside the published points it widens
     assert regen.acceptance_low < regen.acceptance_length < regen.acceptance_high
-    tiny = quality("dflash", {"code": 1e6}, epochs=6, regenerated=True, workload=None)
+    # (the curve's own band: without the drafter-quality term, which sets the low end of both here)
+    tiny = quality("dflash", {"code": 1e6}, epochs=6, regenerated=True, workload=None, drafter_spread=0.0)
+    regen = quality("dflash", {"code": 5e8}, regenerated=True, drafter_spread=0.0, **kw)
     assert tiny.extrapolated and not regen.extrapolated
     assert (tiny.acceptance_high - tiny.acceptance_low) / tiny.acceptance_length > \
         (regen.acceptance_high - regen.acceptance_low) / regen.acceptance_length
