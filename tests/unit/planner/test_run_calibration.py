@@ -239,6 +239,8 @@ MOVED = ("bytes_per_token", "file_overhead_bytes", "storage", "extraction.prefil
          "quality.payback", "quality.saved", "warnings", "findings",
          "extraction.calibrated_wall_hours_low", "extraction.calibrated_wall_hours_high",
          "verdict.totals_usd", "verdict.sentence", "verdict.states_ready_days",
+         # the days each way takes (issue 35): the capture hours moved (online's decode did not)
+         "verdict.wall_days.offline", "verdict.wall_days.disaggregated",
          # the break-evens are where the totals cross: the storage and the hours they rest on moved
          "verdict.breakeven.",
          # the training's stage rates (issue 22 review, in the JSON since): the offline reader's rate is the
