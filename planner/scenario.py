@@ -418,13 +418,13 @@ class Scenario(_Strict):
     # where the layout stores the target's distribution (NeMo Automodel's offline cache): its width and top-k;
     # None: the pipeline's defaults (presets/layouts.yaml: the full target vocabulary, stored in full)
     draft_vocab_size: Annotated[int | None, In(
-        key="w_draft_vocab", label="Draft vocabulary (0 = full)", none=0, section=MODEL, order=70, col="half",
+        key="w_draft_vocab", label="Draft vocabulary (0 = full)", none=0, section=SAMPLES, order=90, col="half",
         help="layouts that store the target's distribution (NeMo Automodel): the tokens it covers ("
         "--draft-vocab-size; its default: the target's whole vocabulary)", flag="--draft-vocab-size",
         doc="draft vocabulary of the stored target distribution (NeMo Automodel; default: the target's)")] = \
         Field(None, ge=1, le=10**7)
     target_probs_topk: Annotated[int | None, In(
-        key="w_probs_topk", label="Target probs top-k (0 = all)", none=0, section=MODEL, order=80, col="half",
+        key="w_probs_topk", label="Target probs top-k (0 = all)", none=0, section=SAMPLES, order=91, col="half",
         help="layouts that store the target's distribution (NeMo Automodel): each token's top k probabilities "
         "(values + int32 indices) instead of the whole distribution (--target-probs-topk; its default 0: all)",
         flag="--target-probs-topk", doc="top-k of the stored target distribution, values + int32 indices "
