@@ -49,7 +49,7 @@ def default_output():
 
 
 def test_the_scan_finds_the_guides_quotes():
-    assert any(q.startswith("lossless first: a capture batch of 1:") for q in quotes("docs/guide.md"))
+    assert any(q.startswith("lossless first: a capture batch of 1 on 2 extraction nodes") for q in quotes("docs/guide.md"))
 
 
 @pytest.mark.parametrize("doc", TOOL_DOCS)
@@ -70,11 +70,14 @@ def test_the_storage_paragraphs_figures_are_the_tools(capsys):
     # docs/guide.md "Storage as it is paid": a month of network volume, then the time the plan holds it
     text = _flat((ROOT / "docs" / "guide.md").read_text(encoding="utf-8"))
     m = re.search(r"costs \$([\d,]+) offline, and offline would be the cheapest only from ([\d.]+) epochs; prorated "
-                  r"to the ([\d.]+) days held \(`--storage-price network-volume`\), \$([\d,]+) offline, and offline "
+                  r"to the ([\d.]+) days held \(`--placement shared`\), \$([\d,]+) offline, and offline "
                   r"would be the cheapest only from ([\d.]+) epochs", text)
     assert m, "the storage paragraph changed shape: update this test with it"
-    month = json.loads(_run(capsys, "estimate", "--storage-price", "network-volume", "--storage-months", "1", "--json"))
-    held = json.loads(_run(capsys, "estimate", "--storage-price", "network-volume", "--json"))
+    # the states on a network volume (--placement shared), where offline runs (a price alone leaves them on
+    # the nodes' disks, which 82 TB do not fit: offline blocked, no break-even)
+    month = json.loads(_run(capsys, "estimate", "--placement", "shared", "--storage-months", "1", "--json"))
+    held = json.loads(_run(capsys, "estimate", "--placement", "shared", "--json"))
+    assert held["cost_usd"]["storage_preset"] == "network-volume" and held["verdict"]["feasible"]["offline"]
     assert m[1] == f"{month['verdict']['totals_usd']['offline']:,.0f}"
     assert m[2] == f"{month['verdict']['breakeven']['epochs']:.3g}"
     assert m[3] == f"{held['cost_usd']['storage_days_held']:.3g}"

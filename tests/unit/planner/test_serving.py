@@ -182,7 +182,7 @@ def test_moe_experts_priced_against_its_active_size_not_hidden_by_the_pairs_8b()
     # experts come on top: factor = cycle(MoE) / cycle(MoE as dense), the same batch and TP. The first
     # round set the MoE cycle against the 8B's and clamped at 1: 1.49 on SpecForge #339's TP-2 chain,
     # where the experts' excess alone is 1.61 (bench/fidelity.py --users).
-    from planner.serving import cycle, pairs_target
+    from planner.serving import cycle
     kw = dict(batch=1, n_verify=4, draft_steps=3, draft_tokens=1)
     mine = dict(draft_params=0.3e9 + A3B.hidden_size * A3B.vocab_size)
     moe, dense = cycle(A3B, H100, tp=2, **kw, **mine), cycle(A3B, H100, tp=2, dense=True, **kw, **mine)

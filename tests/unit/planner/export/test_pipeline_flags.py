@@ -148,9 +148,11 @@ def test_modelopt_export_names_its_aux_layers_and_length():
 def test_nemo_export_carries_the_planned_draft_vocabulary():
     # the planned --draft-vocab-size / --target-probs-topk reach precompute_eagle3 (flags it defines:
     # NeMo Automodel@36044ad3 precompute_eagle3.py:310-324); left at the defaults, neither is passed
-    argv = commands(EXPORT_FORMATS["nemo-automodel"].render(
-        manifest_for("nemo-automodel", draft_vocab_size=32000, target_probs_topk=64)))[-1]
+    def capture(m):      # the capture command (the training command comes after it)
+        return next(a for a in commands(EXPORT_FORMATS["nemo-automodel"].render(m))
+                    if any("precompute_eagle3" in x for x in a))
+    argv = capture(manifest_for("nemo-automodel", draft_vocab_size=32000, target_probs_topk=64))
     assert argv[argv.index("--draft-vocab-size") + 1] == "32000" and argv[argv.index("--target-probs-topk") + 1] == "64"
     assert set(script_and_flags(argv)[1]) <= accepted(script_and_flags(argv)[0])
-    plain = commands(EXPORT_FORMATS["nemo-automodel"].render(manifest_for("nemo-automodel")))[-1]
+    plain = capture(manifest_for("nemo-automodel"))
     assert "--draft-vocab-size" not in plain and "--target-probs-topk" not in plain
