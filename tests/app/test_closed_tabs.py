@@ -54,7 +54,8 @@ def test_a_closed_tabs_values_are_kept_and_shown_again(at):
     open_tab(at, IO)
     assert at.selectbox(key="w_x_format").value == fmt
     assert at.toggle(key="w_show_manifest").value is True
-    assert not at.exception and not at.warning
+    # the one warning is the exports' own: the default plan is blocked (82 TB on a 30.72 TB disk, issue 35)
+    assert not at.exception and [w.icon for w in at.warning] == [":material/block:"]
 
 
 def test_every_value_widget_of_the_budget_export_and_mix_tabs_is_held(at):
