@@ -12,7 +12,7 @@ from planner.plan import Plan, plan
 from planner.scenario import Scenario, input_name
 from planner.units import bytes_to
 from drafter_dashboard.safe_text import md_text
-from drafter_dashboard.state import (MAX_SAVED, PINNED, REDO, SAVED, UNDO, forget, pin, redo, save, undo)
+from drafter_dashboard.state import (DELTA, DELTA_MODES, MAX_SAVED, PINNED, REDO, SAVED, UNDO, forget, pin, redo, save, undo)
 
 # the figures compared: a headline of planner/headlines.py (its getter, unit and which way is better)
 # and the name this table gives it (the report's names, which users' saved tables carry)
@@ -110,6 +110,9 @@ def controls(s: Scenario, sb) -> None:
         else:
             st.session_state["_notice"] = f"Saved {name.strip()!r} for Compare"
             st.rerun()
+    # the metrics read it above (page._delta_base) from the state, before this is drawn
+    sb.radio("Deltas", list(DELTA_MODES), key=DELTA, format_func=DELTA_MODES.get,
+             help="what each metric's small figure is the difference from")
 
 
 def view(current: Plan, catalog, unit: str) -> None:

@@ -20,7 +20,7 @@ from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set
 from planner.scenario import default_scenario, input_name
 from drafter_dashboard.safe_text import md_text
 from drafter_dashboard import metrics, notices, session
-from drafter_dashboard.state import (DELTA, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
+from drafter_dashboard.state import (DELTA, DELTA_MODES, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
                                      apply_pending, ensure_initialised, history_id, hold, initialised, remember,
                                      restore_hidden_widgets, restore_history, scenario_from_widgets)
 
@@ -271,7 +271,6 @@ def _io_tab(p, catalog, v, link: dict, unit: str) -> None:
     io_panel.profile_panel(catalog, p.scenario.model)
 
 
-DELTA_MODES = {"since": "since my last change", "pin": "against the pin", "full": "against the full mix"}
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)    # shared and never changed: no copy on every run
@@ -292,8 +291,9 @@ def _delta_base(scenario: Scenario, catalog):
     no delta there). Before any change "since" falls back to the full mix and says so."""
     ss = st.session_state
     ss.setdefault(DELTA, "pin" if ss.get(PINNED) is not None else "since")
-    mode = st.radio("Deltas", list(DELTA_MODES), key=DELTA, horizontal=True, format_func=DELTA_MODES.get,
-                    help="what each metric's small figure is the difference from")
+    # its radio is drawn in the sidebar's header, beside Pin (compare.controls), after the metrics: its value
+    # is in the state before this run (issue 35: the tabs within the first screen at 1440 x 900)
+    mode = ss[DELTA] if ss.get(DELTA) in DELTA_MODES else "since"
     pinned, undo = ss.get(PINNED), ss.get(UNDO)
     why = {"since": " (nothing changed yet)", "pin": " (nothing is pinned)"}.get(mode, "")
     # the run right after a change has not put the previous scenario on the undo stack yet (remember()

@@ -26,7 +26,8 @@ REDO = "_redo"
 REPLAYING = "_replaying"           # the next remember() comes from undo/redo: no new history entry
 PINNED = "_pinned"                 # the baseline the deltas are taken against (a Scenario), or absent
 SAVED = "_saved"                   # name -> Scenario, at most MAX_SAVED
-DELTA = "w_delta_mode"             # what the metrics' deltas are against (app.py DELTA_MODES)
+DELTA = "w_delta_mode"             # what the metrics' deltas are against (DELTA_MODES)
+DELTA_MODES = {"since": "since my last change", "pin": "against the pin", "full": "against the full mix"}
 HISTORY_ID = "_history_id"         # this session's key in drafter_dashboard.history (the link's h=)
 HISTORY = 50
 

@@ -79,12 +79,12 @@ def test_the_first_screen_builds_only_the_models_and_the_gpus_controls(tmp_path,
     assert drawn == {"w_preset_pick", "w_units",                                    # the header
                      "w_model", "w_layout", "w_hidden_dtype", "w_layer_count", "w_layers",   # the model
                      "w_ex_gpu", "w_ex_gpus", "w_weight_dtype", "w_kv_dtype", "w_tp_mode",   # the GPUs
-                     "w_save_name"}                                                  # undo, pin, save
+                     "w_save_name", "w_delta_mode"}                                  # undo, pin, save, deltas
     # and the session holds only those (Streamlit 1.67 copies the whole session state for every select,
     # radio, number and text input drawn): a closed section's control, or a preset model's custom fields,
     # keep their values outside it (state.KEPT)
     from drafter_dashboard.registry import KEYS
-    assert {k for k in KEYS if k in app.session_state} == drawn - {"w_preset_pick", "w_units", "w_save_name"}
+    assert {k for k in KEYS if k in app.session_state} == drawn - {"w_preset_pick", "w_units", "w_save_name", "w_delta_mode"}
     # a closed section's control still holds its value: Tokens per sample x (Samples) is in the plan
     app.session_state[SECTIONS["Samples"]] = True
     app.run()
