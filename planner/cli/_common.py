@@ -547,3 +547,20 @@ def check_replaceable(path: str, field: str, inputs: list[str], force: bool, our
     if head and not ours(head):
         raise CliError(f"{field}: {shown(path)} exists and is not {what}; choose another path, or add --force "
                        "to replace it")
+
+
+def emit_calibration(a, calibration, as_json: str, as_text: str) -> int:
+    """The end of `calibrate` and `preflight`: the calibration file written to --out (atomically, never over
+    the manifest it read), then the JSON or the text, and where the file went."""
+    from planner.run_calibration import dump
+    from planner.safe_io import atomic_write
+    from planner.text import printable
+    if a.out:
+        atomic_write(a.out, dump(calibration), field="--out", inputs=[a.manifest])
+    if a.json:
+        print(as_json, end="" if as_json.endswith("\n") else "\n")
+    else:
+        print(as_text)
+        print(f"calibration written to {printable(a.out)}" if a.out else
+              "(add --out FILE to keep it for estimate --calibration)")
+    return 0

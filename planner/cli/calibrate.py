@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from planner.cli._common import (CliError, check_replaceable, number, positive_int, read_manifest, text_value)
+from planner.cli._common import (CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value)
 from planner.text import printable
 from planner.units import fmt_bytes, fmt_hours
 
@@ -95,21 +95,12 @@ def text(c) -> str:
 
 def run_calibrate(a: argparse.Namespace) -> int:
     from planner.run_calibration import dump
-    from planner.safe_io import atomic_write
     if a.out:
         _check_out(a)
     c = _calibrate(a, progress=_progress(a.run_dir))
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    if a.out:
-        atomic_write(a.out, dump(c), field="--out", inputs=[a.manifest])
-    if a.json:
-        print(dump(c), end="")
-    else:
-        print(text(c))
-        print(f"calibration written to {printable(a.out)}" if a.out else
-              "(add --out FILE to keep it for estimate --calibration)")
-    return 0
+    return emit_calibration(a, c, dump(c) if a.json else "", "" if a.json else text(c))
 
 
 def snapshot(c) -> dict:

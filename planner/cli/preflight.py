@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from planner.cli._common import CliError, check_replaceable, number, positive_int, read_manifest, text_value
+from planner.cli._common import CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value
 from planner.text import printable
 from planner.units import fmt_bytes
 
@@ -58,8 +58,6 @@ def _is_calibration(head: bytes) -> bool:
 
 def run(a: argparse.Namespace) -> int:
     from planner import preflight
-    from planner.run_calibration import dump
-    from planner.safe_io import atomic_write
     if a.out:
         check_replaceable(a.out, "--out", [a.manifest], a.force, _is_calibration, "a calibration file")
     m = read_manifest(a.manifest, "--manifest")
@@ -67,15 +65,8 @@ def run(a: argparse.Namespace) -> int:
                           dir=a.dir, test_mb=a.test_mb, rows=a.rows, seed=a.seed,
                           progress=None if a.quiet else _progress)
     r = preflight.run(m, o)
-    if a.out:
-        atomic_write(a.out, dump(r.calibration), field="--out", inputs=[a.manifest])
-    if a.json:
-        print(json.dumps(r.to_dict(), indent=2))
-    else:
-        print(text(r))
-        print(f"calibration written to {printable(a.out)}" if a.out else
-              "(add --out FILE to keep it for estimate --calibration)")
-    return 0
+    return emit_calibration(a, r.calibration, json.dumps(r.to_dict(), indent=2) if a.json else "",
+                            "" if a.json else text(r))
 
 
 def register(sub) -> None:
