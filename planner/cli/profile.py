@@ -10,7 +10,12 @@ import time
 
 from planner.cli._common import CliError, whole
 from planner.ids import FAMILIES
+from planner.scenario import Scenario
 from planner.text import printable
+
+
+APPROXIMATE = "approximate"                       # the page's counter of the same name (io_panel.py)
+DEFAULT_MODEL = Scenario.model_fields["model"].default   # the default scenario's target, written once there
 
 
 def _progress_bar():
@@ -34,7 +39,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
     seed = whole("--seed", a.seed)
     workers = whole("--workers", a.workers) if a.workers is not None else (os.cpu_count() or 1)
     try:
-        r = profile_file(a.path, a.name, fmt=a.format, tokenizer=a.tokenizer, strict=a.strict,
+        r = profile_file(a.path, a.name, fmt=a.format, tokenizer=_counter(a.tokenizer, a.model), strict=a.strict,
                          family=a.family, progress=None if a.quiet else _progress_bar(), replace=a.replace,
                          sample=sample, seed=seed, workers=workers)
     except ProfileError as exc:
@@ -52,6 +57,20 @@ def cmd_profile(a: argparse.Namespace) -> int:
     else:
         _print_text(r)
     return 0
+
+
+def _counter(tokenizer: str | None, model: str) -> str | None:
+    """The token counter: --tokenizer as given ('approximate': UTF-8 bytes / 4, None to profile_file),
+    else the target's own built-in tokenizer where one ships (target_tokenizer, as the page's
+    drafter_dashboard/io_panel.py default), else the approximation (issue 35 item 9)."""
+    from planner.catalog.profile import target_tokenizer
+    from planner.specs import model_presets
+    if model not in model_presets():
+        raise CliError(f"--model: {printable(repr(model))} is not a known model; known models: "
+                       f"{', '.join(model_presets())}")
+    if tokenizer is not None:
+        return None if tokenizer == APPROXIMATE else tokenizer
+    return target_tokenizer(model)
 
 
 def _interval(ci) -> str:
@@ -88,8 +107,12 @@ def register_profile(sub) -> None:
                                 "(quote it: 'data/train-*.parquet'), read as one dataset")
     p.add_argument("--name", required=True, help="component id to register")
     p.add_argument("--format", default="auto", choices=["auto", "sharegpt", "openai", "alpaca", "glaive"])
-    p.add_argument("--tokenizer", help="a tokenizer.json (HF tokenizers) or 'qwen3.6' (the Qwen3.5/3.6 vocabulary, offline); "
-                        "without it the count is approximate")
+    p.add_argument("--tokenizer", help="a tokenizer.json (HF tokenizers), 'qwen3.6' (the Qwen3.5/3.6 vocabulary, "
+                   f"offline) or '{APPROXIMATE}' (UTF-8 bytes / 4); default: the --model's own tokenizer where "
+                   f"one ships, else {APPROXIMATE}")
+    p.add_argument("--model", default=DEFAULT_MODEL, metavar="ID",
+                   help=f"the target model whose tokenizer counts by default (default {DEFAULT_MODEL}, the "
+                   "default scenario's)")
     p.add_argument("--family", default="general", choices=FAMILIES,
                    help="the domain of the data (the quality model's and the serving workload's families)")
     p.add_argument("--replace", action="store_true", help="replace a profiled component of the same id")

@@ -160,7 +160,7 @@ def test_binary_file_and_bad_names(home):
 def test_profile_cli_then_estimate(home):
     f = write_jsonl(home / "c.jsonl", [{"instruction": "abcd" * 10, "output": "abcd" * 20}] * 3)
     env = {"PLANNER_HOME": str(home / "h3")}
-    r = run_cli("profile", str(f), "--name", "cli_set", "--json", "--quiet", env=env)
+    r = run_cli("profile", str(f), "--name", "cli_set", "--json", "--quiet", "--tokenizer", "approximate", env=env)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     # 40 bytes -> 10 tokens, 80 -> 20, + 4 each = 38 per conversation

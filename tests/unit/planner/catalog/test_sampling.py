@@ -468,13 +468,13 @@ def test_qwen_chatml_is_rendered_exactly(home):
 def test_the_cli_shows_the_interval_and_the_template(home):
     f = known_corpus(home / "k.jsonl", 500)
     r = run_cli("profile", str(f), "--name", "cli_s", "--sample", "100", "--seed", "3", "--json", "--quiet",
-                "--workers", "1")
+                "--workers", "1", "--tokenizer", "approximate")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["conversations"] == 500 and d["sampled"]["rows_sampled"] == 100 and d["sampled"]["seed"] == 3
     lo, hi = d["sampled"]["mean_tokens_ci"]
     assert lo < d["mean_tokens"] < hi and d["template"] == "estimate: 4 tokens per message"
-    r = run_cli("profile", str(f), "--name", "cli_t", "--sample", "100", "--quiet")
+    r = run_cli("profile", str(f), "--name", "cli_t", "--sample", "100", "--quiet", "--tokenizer", "approximate")
     assert r.returncode == 0, r.stderr
     assert "sampled 100 of 500 conversations (seed 0): 95% interval of mean tokens per conversation" in r.stdout
     assert "template: estimate: 4 tokens per message" in r.stdout
