@@ -57,6 +57,7 @@ def test_the_verdict_changes_where_the_storage_price_crosses_its_break_even(serv
     assert _verdict(page).startswith("Offline cannot run as configured")
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Disks and compression", exact=True).click()
+    wait_idle(page)
     disk = sidebar.get_by_role("spinbutton", name="Disk TB per node (blank = no check)")
     disk.fill("100")
     disk.press("Enter")
@@ -64,7 +65,9 @@ def test_the_verdict_changes_where_the_storage_price_crosses_its_break_even(serv
     wait_idle(page)
     assert _verdict(page).startswith("Offline and online tie"), _verdict(page)
     sidebar.get_by_text("Prices", exact=True).click()
+    wait_idle(page)                      # the section is built by a run: type only once that run is done
     price = sidebar.get_by_label("$/TB-month (blank = preset's)")
+    price.wait_for()
     for value, first in ((f"{be * 0.9:.2f}", "Offline and online"), (f"{be * 1.1:.2f}", "Online and offline")):
         old = metric_text(page, READY)
         price.fill(value)
