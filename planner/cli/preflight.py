@@ -7,17 +7,9 @@ import json
 import sys
 
 from planner.cli._common import CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value
+from planner.cli.calibrate import _positive
 from planner.text import printable
 from planner.units import fmt_bytes
-
-
-def _positive(flag):
-    def conv(text):
-        v = number(flag, text)
-        if v <= 0:
-            raise CliError(f"{flag}: {v:g} must be positive")
-        return v
-    return conv
 
 
 def _progress(line: str) -> None:
