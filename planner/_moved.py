@@ -3,8 +3,9 @@ concern (issue 32 item 4), written once: scripts/rewrite_imports.py reads this t
 imports, and the finder below keeps each old dotted name importing for one release.
 
 An old name imports with a DeprecationWarning naming the old and the new path, attributed to the
-line that imports it, and gives the new module itself (planner.plan excepted, see SHADOWED) (`planner.storage is
-planner.phases.stored_bytes`): no copy, so state and monkeypatching are shared.
+line that imports it, and gives the new module itself (`planner.storage is
+planner.phases.stored_bytes`): no copy, so state and monkeypatching are shared. planner.plan is
+the exception (SHADOWED): that name is the function plan().
 
 FACADES are old modules whose name is now a package: `planner.scenario` re-exports the public
 names of planner.scenario.model (no warning); `planner.phases` answers the names of
