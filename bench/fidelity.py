@@ -40,11 +40,11 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from planner import Scenario, plan  # noqa: E402
-from planner.phases.throughput_calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
 from planner.phases.extraction import _preset_roofline, measured_ratio, source_key  # noqa: E402
 from planner.phases.harness import held_out_speedup, held_out_tau  # noqa: E402
-from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
+from planner.phases.throughput_calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
 from planner.presets.specs import efficiency, gpu_presets, model_presets  # noqa: E402
+from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
 
 TRAINING = ROOT / "planner" / "presets" / "training_throughput.yaml"
 
@@ -171,8 +171,9 @@ def phase_area(phase: str) -> list[dict]:
 
 def training_area(rows: list[dict] | None = None) -> list[dict]:
     """Each published run held out with its whole publication: the per-sample overhead floor refitted
-    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/phases/training.py
-    band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
+    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band
+    the planner would give (planner/phases/training.py band_from_residuals) from the other publications' residuals under
+    that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
     from planner.distributions import band_from_residuals
     from planner.phases.training import fit_overhead
@@ -218,8 +219,9 @@ USERS = ROOT / "bench" / "users_reports.yaml"
 
 
 def _draft_params(kind: str, model) -> float:
-    """The draft's parameters as the plan counts them (planner/presets/drafter_kinds.py drafter_params, one decoder layer,
-    three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to planner/phases/serving.py."""
+    """The draft's parameters as the plan counts them (planner/presets/drafter_kinds.py drafter_params, one decoder
+    layer, three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to
+    planner/phases/serving.py."""
     from planner.presets.drafter_kinds import DrafterKnobs, drafter_params, drafter_shape
     k = DrafterKnobs(kind=kind, layers=1, n_aux=3, ttt_steps=7, num_anchors=None, block_size=None, scope="row",
                      pack_tokens=None, head_vocab=32000 if kind == "eagle3" else model.vocab_size,

@@ -29,17 +29,25 @@ from pathlib import Path
 
 import numpy as np
 
+from planner.catalog import sampling
+from planner.catalog import user_catalog as uc
+from planner.catalog.formats import (
+    FORMATS,
+    GLOB_CHARS,
+    Dataset,
+    RecordError,
+    dataset_files,
+    iter_raw,
+    parse_payload,
+    sample_duckdb,
+)
+from planner.catalog.paths import SHIPPED_CATALOG, user_catalog_path
+from planner.catalog.stats import shipped_ids
 from planner.distributions import Atoms, bin_index
 from planner.errors import PlannerInputError
 from planner.ids import FAMILIES, has_control, is_id
 from planner.safe_io import read_capped
 from planner.text import printable
-from planner.catalog import sampling
-from planner.catalog import user_catalog as uc
-from planner.catalog.formats import FORMATS, GLOB_CHARS, Dataset, RecordError, dataset_files, iter_raw, parse_payload, \
-    sample_duckdb
-from planner.catalog.paths import SHIPPED_CATALOG, user_catalog_path
-from planner.catalog.stats import shipped_ids
 
 CHAT_TEMPLATE_TOKENS_PER_MESSAGE = 4    # <|im_start|>role\n ... <|im_end|>\n, an estimate
 APPROX_BYTES_PER_TOKEN = 4.0            # ~4 bytes of UTF-8 per BPE token for English and code, an estimate
@@ -98,7 +106,8 @@ class Counter:
                 self.tok = Tokenizer.from_str(raw.decode("utf-8"))
             except Exception as exc:  # tokenizers raises its own Exception type; UnicodeDecodeError
                 reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-                raise PlannerInputError("--tokenizer", str(tokenizer_path), f"not a readable tokenizer.json ({reason})")
+                raise PlannerInputError("--tokenizer", str(tokenizer_path),
+                                        f"not a readable tokenizer.json ({reason})") from exc
             self.label = f"tokenizer {printable(Path(tokenizer_path).name)}"
         else:
             self.tok = None
@@ -142,7 +151,7 @@ def _count_bounded(texts: list[str], encode, limit: int | None = None) -> list[i
     def flush():
         nonlocal batch, size
         if batch:
-            for (k, _), n in zip(batch, encode([t for _, t in batch])):
+            for (k, _), n in zip(batch, encode([t for _, t in batch]), strict=True):
                 counts[k] += n
         batch, size = [], 0
 
@@ -242,7 +251,7 @@ class JinjaTemplate(FlatTemplate):
             if [int(x) for x in MARK_RE.findall(text)] != list(range(i + 1)):
                 return "the chat template leaves out or repeats a message's content"
             through.append(sum(self.counter.count([p for p in MARK_RE.split(text)[::2] if p])))
-        added = [through[0]] + [b - a for a, b in zip(through, through[1:])]
+        added = [through[0]] + [b - a for a, b in zip(through, through[1:], strict=False)]
         if max(added) > MAX_TEMPLATE_TOKENS_PER_MESSAGE:
             return (f"the chat template adds {max(added):,} tokens of its own to one message (over "
                     f"{MAX_TEMPLATE_TOKENS_PER_MESSAGE:,}: its output is not counted as the data's)")
@@ -264,7 +273,7 @@ def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
     try:
         cfg = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise PlannerInputError("--tokenizer", str(config), "its tokenizer_config.json is not valid JSON")
+        raise PlannerInputError("--tokenizer", str(config), "its tokenizer_config.json is not valid JSON") from None
     source = cfg.get("chat_template") if isinstance(cfg, dict) else None
     if isinstance(source, list):   # named templates: [{"name": "default", "template": ...}, ...]
         source = next((t.get("template") for t in source if isinstance(t, dict) and t.get("name") == "default"), None)
@@ -328,7 +337,7 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
             fallbacks += 1
             reasons[fell_back] = reasons.get(fell_back, 0) + 1
         total = resp = k = through = 0
-        for (role, _), add in zip(turns, extra):
+        for (role, _), add in zip(turns, extra, strict=False):
             c = counts[i] + add
             i += 1
             total += c
@@ -336,9 +345,10 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
                 resp += c
                 k += 1
                 through += total
-                for col, v in zip(per_turn, (total, resp, 1)):   # the row holding the prefix through this turn
+                # the row holding the prefix through this turn
+                for col, v in zip(per_turn, (total, resp, 1), strict=True):
                     col.append(v)
-        for col, v in zip(conv, (total, resp, k)):
+        for col, v in zip(conv, (total, resp, k), strict=True):
             col.append(v)
         turn_sum.append(through)
     return Batch(conv, per_turn, tuple(turn_sum), bad, blank, fallbacks, reasons)
@@ -409,7 +419,7 @@ class Tally:
         for why, k in b.fallback_reasons.items():
             self.fallback_reasons[why] = self.fallback_reasons.get(why, 0) + k
         if self.values is not None:
-            for col, v in zip(self.values, (b.conv[0], b.turn_sum, b.conv[2])):
+            for col, v in zip(self.values, (b.conv[0], b.turn_sum, b.conv[2]), strict=True):
                 col.extend(v)
 
 
@@ -436,7 +446,7 @@ def run(raws, fmt: str, counter: Counter, template: FlatTemplate, tally: Tally, 
             done, future = inflight.popleft()
             tally.absorb(done, future.result())
     except BrokenProcessPool as exc:
-        raise ProfileError(f"a tokenizing process died ({exc}); try again with --workers 1")
+        raise ProfileError(f"a tokenizing process died ({exc}); try again with --workers 1") from exc
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return workers
@@ -525,7 +535,7 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
         stored_path = os.path.abspath(local_path or path_text) if _is_pattern(local_path or path_text) \
             else str(Path(local_path or path_text).resolve())
     except (RuntimeError, OSError) as e:     # a symlink loop (RuntimeError before Python 3.13)
-        raise PlannerInputError("PATH", local_path or path_text, f"cannot be resolved: {e}")
+        raise PlannerInputError("PATH", local_path or path_text, f"cannot be resolved: {e}") from e
     if has_control(stored_path) or len(stored_path) > 4096:
         raise PlannerInputError("PATH", stored_path, "a path without control characters, at most 4,096 characters")
     if not replace and uc.load(target)[0].get(name) is not None:
@@ -533,7 +543,7 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     try:
         ds = dataset_files(path_text, "PATH")
     except RecordError as exc:
-        raise ProfileError(str(exc))
+        raise ProfileError(str(exc)) from exc
     counter = Counter(tokenizer)
     template = chat_template(tokenizer, counter)
     shown = printable(Path(path_text).name if ds.several else ds.files[0].name)
@@ -543,11 +553,12 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
         pool = workers if counter.pure_python and size >= (PARALLEL_MIN_BYTES if sample is None
                                                            else PARALLEL_MIN_ROWS) else 1
         # what a bad record's number counts: DuckDB numbers a Parquet sample's rows in sample order
-        tally = Tally(shown, strict, sample is not None, "element" if ds.kind == "json" else "line" if ds.kind == "jsonl"
+        tally = Tally(shown, strict, sample is not None,
+                      "element" if ds.kind == "json" else "line" if ds.kind == "jsonl"
                       else "sampled row" if sample is not None else "row")
         used = run(raws, fmt, counter, template, tally, pool)
     except RecordError as exc:
-        raise ProfileError(str(exc))
+        raise ProfileError(str(exc)) from exc
     n = tally.n
     if n == 0:
         bad = tally.bad

@@ -98,7 +98,7 @@ class Renderer:
             self.proc.stdin.write((json.dumps(obj) + "\n").encode("utf-8"))
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise self._died()
+            raise self._died() from None
         deadline = time.monotonic() + self.limits["seconds"]
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buffer:

@@ -20,11 +20,11 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from planner.errors import describe_validation_error
+from planner.ids import TRIM_STRATEGIES
 from planner.safe_io import LIMITS, check_output, open_binary
+from planner.scenario import Scenario, gpus_on_nodes
 from planner.scenario.inputs import Declared, declared
 from planner.scenario.model import PRESETS
-from planner.scenario import Scenario, gpus_on_nodes
-from planner.ids import TRIM_STRATEGIES
 from planner.text import printable, shown
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
@@ -57,7 +57,7 @@ def whole(flag: str, text: str) -> int:
     try:
         return int(_short(flag, text, "a whole number").replace("_", ""))
     except ValueError:
-        raise CliError(f"{flag}: {shown(text)} is not a whole number")
+        raise CliError(f"{flag}: {shown(text)} is not a whole number") from None
 
 
 def _positive(name: str, convert, shown_as):
@@ -78,7 +78,7 @@ def number(flag: str, text: str) -> float:
     try:
         value = float(_short(flag, text, "a number"))
     except ValueError:
-        raise CliError(f"{flag}: {shown(text)} is not a number")
+        raise CliError(f"{flag}: {shown(text)} is not a number") from None
     if not math.isfinite(value):
         raise CliError(f"{flag}: {shown(text)} must be a finite number")
     return value
@@ -98,7 +98,7 @@ def layer_list(flag: str, text: str) -> list[int]:
     try:
         return [int(_short(flag, x, "a layer id")) for x in parts]
     except ValueError:
-        raise CliError(f"{flag}: {shown(text)} must be comma-separated whole numbers")
+        raise CliError(f"{flag}: {shown(text)} must be comma-separated whole numbers") from None
 
 
 def seq_cap(flag: str, text: str) -> int | str:
@@ -125,7 +125,7 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
         value = float(_short(flag, name, "a preset id or a price"))
     except ValueError:
         raise CliError(f"{flag}: {shown(text)} is neither a storage preset ({', '.join(presets)}) nor a price "
-                       "in USD per TB-month")
+                       "in USD per TB-month") from None
     if not math.isfinite(value) or value < 0:
         raise CliError(f"{flag}: {shown(text)} must be a finite price of at least 0 USD per TB-month")
     return "costs.storage_usd_per_tb_month", value
@@ -134,16 +134,16 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
 def quality_points(flag: str, text: str) -> list[dict]:
     """A CSV of your own runs (planner/scenario/quality_csv.py), read from the file `text` names."""
     from planner.errors import PlannerInputError
-    from planner.scenario.quality_csv import QualityPointsError, parse_quality_points
     from planner.safe_io import read_capped
+    from planner.scenario.quality_csv import QualityPointsError, parse_quality_points
     try:
         raw = read_capped(text_value(flag, text), flag, "quality points file")
     except PlannerInputError as exc:
-        raise CliError(str(exc))
+        raise CliError(str(exc)) from exc
     try:
         return parse_quality_points(raw, shown(text))
     except QualityPointsError as exc:
-        raise CliError(f"{flag}: {exc}")
+        raise CliError(f"{flag}: {exc}") from exc
 
 
 def family_shares(flag: str, text: str) -> dict[str, float]:
@@ -198,7 +198,7 @@ def components(flag: str, text: str) -> list[dict]:
         try:
             n = int(_short(flag, rows, "a row count").replace("_", ""))
         except ValueError:
-            raise CliError(f"{flag}: {shown(part)} has rows {shown(rows)}, not a whole number")
+            raise CliError(f"{flag}: {shown(part)} has rows {shown(rows)}, not a whole number") from None
         if n < 0:
             raise CliError(f"{flag}: {shown(part)} has a negative row count")
         items.append({"id": cid, "rows": n})
@@ -411,7 +411,7 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise CliError(validation_message(exc))
+        raise CliError(validation_message(exc)) from exc
 
 
 def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
@@ -428,7 +428,7 @@ def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], ke
     try:
         total = gpus_on_nodes(phase, data[n_key], data[p_key])
     except ValueError as exc:
-        raise CliError(f"{flag(n_dest) if n_dest in values else flag(p_dest)}: {exc}")
+        raise CliError(f"{flag(n_dest) if n_dest in values else flag(p_dest)}: {exc}") from exc
     if g_dest in values and data[g_key] != total:
         raise CliError(f"{flag(g_dest)}: {data[g_key]:,} does not match {flag(n_dest)} {data[n_key]:,} x "
                        f"{flag(p_dest)} {data[p_key]:,} = {total:,} GPUs; give matching values or one of them")

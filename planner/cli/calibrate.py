@@ -9,7 +9,15 @@ import os
 import sys
 import time
 
-from planner.cli._common import (CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value)
+from planner.cli._common import (
+    CliError,
+    check_replaceable,
+    emit_calibration,
+    number,
+    positive_int,
+    read_manifest,
+    text_value,
+)
 from planner.text import printable
 from planner.units import fmt_bytes, fmt_hours
 

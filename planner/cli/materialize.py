@@ -30,10 +30,10 @@ def parse_local(items: list[str]) -> dict[str, str]:
 
 
 def cmd_materialize(a: argparse.Namespace) -> int:
-    from planner.export.commands import join
-    from planner.export.materialize import hub_script, input_files, is_ours, local_sources, materialize_local
-    from planner.export.manifest import load_manifest
     from planner.export import sharding
+    from planner.export.commands import join
+    from planner.export.manifest import load_manifest
+    from planner.export.materialize import hub_script, input_files, is_ours, local_sources, materialize_local
     local = parse_local(a.local)
     if a.shards is not None:
         sharding.check_count(a.shards, "--shards")

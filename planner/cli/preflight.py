@@ -6,7 +6,13 @@ import argparse
 import json
 import sys
 
-from planner.cli._common import CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value
+from planner.cli._common import (
+    check_replaceable,
+    emit_calibration,
+    positive_int,
+    read_manifest,
+    text_value,
+)
 from planner.cli.calibrate import _positive
 from planner.text import printable
 from planner.units import fmt_bytes

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from planner.runs import formats as run_formats
 from planner.cli._common import CliError, read_manifest
+from planner.runs import formats as run_formats
 
 
 def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None, verify: bool = False):

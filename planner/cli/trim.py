@@ -8,8 +8,17 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from planner.cli._common import (BUDGET_FLAGS, TRIM_FLAGS, CliError, add_flags, add_scenario_flags,
-                                 check_replaceable, given, scenario_from_args, validation_message)
+from planner.cli._common import (
+    BUDGET_FLAGS,
+    TRIM_FLAGS,
+    CliError,
+    add_flags,
+    add_scenario_flags,
+    check_replaceable,
+    given,
+    scenario_from_args,
+    validation_message,
+)
 from planner.safe_io import LIMITS, atomic_write
 from planner.text import printable
 
@@ -32,9 +41,9 @@ def check_out(path: str, inputs: list[str], force: bool) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    from planner.decisions.trim import Budget, trim
     from planner.export.manifest import build_manifest, dump_manifest
     from planner.planning import plan
-    from planner.decisions.trim import Budget, trim
     inputs = [a.manifest] if getattr(a, "manifest", None) else []
     check_out(a.out, inputs, a.force)
     s = scenario_from_args(a)
@@ -45,7 +54,7 @@ def run(a: argparse.Namespace) -> int:
     try:
         limits = Budget(**budget)
     except ValidationError as exc:
-        raise CliError(validation_message(exc, BUDGET_FLAGS, prefix="budget"))
+        raise CliError(validation_message(exc, BUDGET_FLAGS, prefix="budget")) from exc
     r = trim(s, limits, opts.get("strategy", "proportional"), protect=opts.get("protect", []),
              weights=opts.get("weights", {}), min_cap=opts.get("min_cap"),
              min_family_share=opts.get("min_family_share"))
@@ -54,7 +63,7 @@ def run(a: argparse.Namespace) -> int:
     out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
     if a.json:
-        from planner.export.plan_json import to_json_dict   # the result models load only when JSON is asked for
+        from planner.export.plan_json import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))

@@ -26,7 +26,7 @@ import json
 import secrets
 
 from planner.export import sharding
-from planner.export.slurm import Sharded, _bytes, quote
+from planner.export.slurm import Sharded, quote
 
 RAY_MARK = "#!/usr/bin/env python3\n# drafter planner: a Ray driver"
 MAX_RETRIES = 2

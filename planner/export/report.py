@@ -5,10 +5,10 @@ import textwrap
 
 from pydantic import BaseModel
 
-from planner.presets.drafter_kinds import DRAFTER_KINDS
+from planner.decisions.verdict import verdict
 from planner.phases.nodes import nodes_text
 from planner.planning import Plan
-from planner.decisions.verdict import verdict
+from planner.presets.drafter_kinds import DRAFTER_KINDS
 from planner.units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
 
 # The seed article's figures (binary GiB as printed there).
@@ -137,7 +137,8 @@ def article_comparison(p: Plan) -> list[dict]:
         {"metric": "hidden-state storage", "article": f"{fmt_bytes(ARTICLE['storage_bytes'])} "
          f"({bytes_to(ARTICLE['storage_bytes'], 'TiB') * 1024:,.1f} GiB)",
          "plan": fmt_bytes(p.storage_bytes) + (f" raw, {fmt_bytes(p.storage_bytes_compressed)} at "
-                                                f"{p.scenario.compression:g}x compression" if p.scenario.compression != 1 else ""),
+                                                f"{p.scenario.compression:g}x compression"
+                                                if p.scenario.compression != 1 else ""),
          "why": "; ".join(reasons_storage) or "same inputs"},
         {"metric": "extraction wall-clock", "article": "44.1 days single stream; 11.0 days with 4x batching",
          "plan": fmt_hours(e.wall_hours), "why": "; ".join(reasons_time) or "same inputs"},
@@ -177,7 +178,8 @@ def _node_lines(p, unit: str) -> list[str]:
     lines = [f"  nodes                  extraction {ex}, training {tr}; {n.placement} placement: {per}; capture writes "
              f"{n.capture_write_bytes_per_s / 1e9:,.1f} GB/s ({n.capture_write_bound})"]
     if n.gather_hours:
-        lines.append(f"  gather                 {fmt_hours(n.gather_hours)}: {bytes_to(n.gather_bytes, unit):,.2f} {unit} at "
+        lines.append(f"  gather                 {fmt_hours(n.gather_hours)}: "
+                     f"{bytes_to(n.gather_bytes, unit):,.2f} {unit} at "
                      f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s (limited by the {n.gather_bound}); "
                      f"{bytes_to(n.training_storage_per_node_bytes, unit):,.2f} {unit} per training node")
     else:
@@ -248,7 +250,8 @@ def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> s
         f"{fmt_hours(t.disaggregated_wall_hours)} wall, {t.disaggregated_gpu_hours:,.0f} GPU-h "
         f"(limited by {t.disaggregated_bound})",
         f"  offline cheaper after  {'never' if t.breakeven_epochs is None else f'{t.breakeven_epochs:,.1f} epochs'} "
-        f"(than online), {'never' if t.breakeven_epochs_disaggregated is None else f'{t.breakeven_epochs_disaggregated:,.1f} epochs'}"
+        "(than online), "
+        f"{'never' if t.breakeven_epochs_disaggregated is None else f'{t.breakeven_epochs_disaggregated:,.1f} epochs'}"
         " (than disaggregated)",
         f"  cost offline           {fmt_usd(c.total_offline)} (extraction {fmt_usd(c.extraction)}, storage "
         f"{fmt_usd(c.storage)}, transfer {fmt_usd(c.transfer)}, training {fmt_usd(c.training_offline)})",

@@ -124,7 +124,7 @@ def bytes_per_row(m, layout: str, catalog=None) -> list[float]:
         raise ManifestError(f"components: {_short(missing[0])} has rows but no place in the plan of the manifest's "
                             f"scenario; a sharded export needs the scenario that made these components")
     out = [per.get(c.id, 0.0) for c in m.components]
-    if any(not 0 <= b * c.rows_selected <= MAX_RANK_BYTES for b, c in zip(out, m.components)):
+    if any(not 0 <= b * c.rows_selected <= MAX_RANK_BYTES for b, c in zip(out, m.components, strict=True)):
         raise ManifestError(f"components: predicted bytes outside 0 to {MAX_RANK_BYTES:,}")
     return out
 
@@ -140,11 +140,11 @@ def rank_bytes(m, world: int, layout: str, *, expected: bool = False, catalog=No
     shuffled rows): each rank's share of the whole, by the size of its block."""
     per = bytes_per_row(m, layout, catalog)
     by_id: dict[str, float] = {}
-    for c, b in zip(m.components, per):
+    for c, b in zip(m.components, per, strict=True):
         by_id.setdefault(c.id, b)
     if expected:
         total_rows = sum(c.rows_selected for c in m.components)
-        total = sum(c.rows_selected * b for c, b in zip(m.components, per))
+        total = sum(c.rows_selected * b for c, b in zip(m.components, per, strict=True))
         if not total_rows:
             return [0.0] * world
         sizes = [hi - lo for lo, hi in (block(total_rows, world, r) for r in range(world))]
@@ -187,7 +187,7 @@ class ShardWriter:
         for r in range(self.current + 1, len(self.targets)):
             self._open(r)
         self._open_close()
-        for r, target in enumerate(self.targets):
+        for r in range(len(self.targets)):
             os.chmod(self.tmps[r], 0o666 & ~_umask())
         for r, target in enumerate(self.targets):
             os.replace(self.tmps.pop(r), target)

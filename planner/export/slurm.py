@@ -27,8 +27,19 @@ Each pipeline's own way of splitting the data, read in its code (pipeline_flags.
 from __future__ import annotations
 
 from planner.export import sharding
-from planner.export.commands import (DRAFT_CONFIG, _model_path, _plan_values, _split_last, _target, draft_config_lines,
-                                     node_gpus, pipeline_flags, quote, specforge_layout, specforge_strategy)
+from planner.export.commands import (
+    DRAFT_CONFIG,
+    _model_path,
+    _plan_values,
+    _split_last,
+    _target,
+    draft_config_lines,
+    node_gpus,
+    pipeline_flags,
+    quote,
+    specforge_layout,
+    specforge_strategy,
+)
 from planner.export.manifest import Manifest
 from planner.text import blocks_note, count
 from planner.units import fmt_bytes
@@ -267,7 +278,7 @@ check_input() {
     return 1
   fi
 }
-'''
+'''  # noqa: E501 (the script's own lines, as a user receives them)
 
 SCRIPT_TAIL = r'''
 if [ -n "${SLURM_ARRAY_TASK_ID-}" ]; then
@@ -285,7 +296,7 @@ else
   echo "not a Slurm array task (SLURM_ARRAY_TASK_ID is unset): submit it with sbatch, run one rank with SLURM_ARRAY_TASK_ID=R bash THIS_SCRIPT, or add --dry-run" >&2
   exit 2
 fi
-'''
+'''  # noqa: E501 (the script's own lines, as a user receives them)
 
 
 def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
@@ -308,7 +319,8 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
              *("#   " + sh(c) for c in x.prepare()),
              "#",
              "# sbatch THIS_SCRIPT [--dry-run]; bash THIS_SCRIPT --dry-run prints every rank's commands here.",
-             "# PLANNER_OUT_DIR (default ./hidden_states) is where the hidden states go; PLANNER_DRY_RUN=1 (true, yes) is",
+             "# PLANNER_OUT_DIR (default ./hidden_states) is where the hidden states go; PLANNER_DRY_RUN=1 (true, yes) "
+             "is",
              f"# --dry-run. Each rank first checks df on it: predicted bytes x {sharding.DISK_MARGIN} (the plan is "
              "an estimate;",
              "# files, folders and staging take room it does not count).",
@@ -347,7 +359,8 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
                   "    trap 'kill \"$SERVER_PID\" 2>/dev/null || true' EXIT",
                   "    for ((t = 0; ; t += 5)); do",
                   "      curl -sf -o /dev/null http://localhost:8000/v1/models && break",
-                  "      kill -0 \"$SERVER_PID\" 2>/dev/null || { echo \"rank $RANK: the vLLM server exited\" >&2; exit 1; }",
+                  "      kill -0 \"$SERVER_PID\" 2>/dev/null || "
+                  "{ echo \"rank $RANK: the vLLM server exited\" >&2; exit 1; }",
                   "      [ \"$t\" -lt \"${PLANNER_SERVER_WAIT:-3600}\" ] || "
                   "{ echo \"rank $RANK: the vLLM server is not up after $t s\" >&2; exit 1; }",
                   "      sleep 5",

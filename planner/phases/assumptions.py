@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import functools
 import math
-
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from planner.scenario.inputs import declared, preset_of, shown_value, value_at
-from planner.scenario import Scenario
-from planner.presets.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
-from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterKnobs
-from planner.presets.layouts import Effective
 from planner.phases.nodes import nodes_text
 from planner.phases.stored_bytes import CaptureLayout
+from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterKnobs
+from planner.presets.layouts import Effective
+from planner.presets.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
+from planner.scenario import Scenario
+from planner.scenario.inputs import declared, preset_of, shown_value, value_at
 
 
 class Assumption(BaseModel):
@@ -56,7 +55,8 @@ def _recipe(c: AssumptionContext) -> list[Assumption]:
     if not DRAFTER_KINDS.lookup(r.kind).drafts_blocks:
         shown.append(("training-time-test steps", "ttt_steps", f"{r.ttt_steps}", t.ttt_steps))
     else:
-        shown.append(("DFlash anchors", "num_anchors", f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
+        shown.append(("DFlash anchors", "num_anchors",
+                      f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
                       t.num_anchors))
         shown.append(("DFlash block size", "block_size", f"{r.block_size}", t.block_size))
     out = []
@@ -81,12 +81,14 @@ def _recipe(c: AssumptionContext) -> list[Assumption]:
     return out
 
 
-def _paired(name: str, value: float, preset: float, source: str, tag: str = "estimate", shown: str | None = None) -> Assumption:
+def _paired(name: str, value: float, preset: float, source: str, tag: str = "estimate",
+            shown: str | None = None) -> Assumption:
     """The value in use (`shown` as text) with its own source: the preset's, or the user's when it differs."""
     shown = f"{value:g}" if shown is None else shown
     if value == preset:
         return Assumption(name=name, value=shown, tag=tag, source=source)
-    return Assumption(name=name, value=shown, tag="yours", source=f"set in the scenario; the preset's {preset:g}: {source}")
+    return Assumption(name=name, value=shown, tag="yours",
+                      source=f"set in the scenario; the preset's {preset:g}: {source}")
 
 
 def declared_rows(s: Scenario) -> dict[str, Assumption]:
@@ -243,7 +245,8 @@ def _training_basis(c: AssumptionContext) -> list[Assumption]:
     binds = "; ".join(f"{mode}: {_BOUND_NAMES.get(b, b)}" for mode, b in t.bounds.items())
     value = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
              f"{t.gpus / floor:,.0f} tok/s); bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
-             f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} (offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
+             f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} "
+             f"(offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
     if t.bounds.get("offline") != "compute":
         value += "; the training MFU does not set the offline hours"
     extra = floor_extrapolation(t.gpu)
@@ -281,6 +284,7 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
     plain = declared_rows(s)      # placed below where they were; any other declared row goes last
     take = lambda path: [plain.pop(path)] if path in plain else []  # noqa: E731
     A = Assumption
+    price = s.costs.storage_usd_per_tb_month
     out = [
         A(name="target model", value=f"{model.id}: hidden {model.hidden_size}, {model.num_layers} layers, "
           f"{model.params / 1e9:,.2f}B params", tag=model.tag, source=model.source),
@@ -298,7 +302,8 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
     out += [
         *take("compression"),
         A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
-          f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published", source=ex_gpu.source),
+          f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published",
+          source=ex_gpu.source),
         A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
         A(name="nodes", value=f"extraction {nodes_text(s.extraction_node_count, s.gpus_per_node, s.extraction_gpus)}, "
           f"training {nodes_text(s.training_node_count, s.training.gpus_per_node, s.training.gpus)}",
@@ -307,16 +312,18 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
           source="as given; unset, as many nodes of the GPUs per node (8, a typical GPU server) as the GPUs need"),
         A(name="placement", value=("each node's local disk, a fixed per-node split gathered to the training nodes"
                                    if s.placement == "local" else "a shared filesystem"), tag=mine,
-          source="planner/phases/nodes.py: a global shuffle every epoch would need each training node to hold every byte"),
+          source="planner/phases/nodes.py: a global shuffle every epoch would need each training node to hold "
+                 "every byte"),
         *take("shared_fs_gb_s"),
         A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
         A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
           source=c.disk["source"]),
         A(name="storage price", value=f"{c.store['name']} ({c.store['id']}): "
-          f"${s.costs.storage_usd_per_tb_month if s.costs.storage_usd_per_tb_month is not None else c.store['usd_per_tb_month']:g}/TB-month",
+          f"${price if price is not None else c.store['usd_per_tb_month']:g}/TB-month",
           tag=mine if s.costs.storage_usd_per_tb_month is not None or s.costs.storage else "estimate",
           source=c.store["source"] + ("" if s.costs.storage else "; unset: where the placement puts the states "
-                                      "(local disks, a shared filesystem's network volume, the transfer's object store)")),
+                                      "(local disks, a shared filesystem's network volume, "
+                                      "the transfer's object store)")),
         A(name="storage time held", value=f"{s.costs.storage_months:g} months" if s.costs.storage_months is not None
           else f"the plan's timeline + {s.costs.keep_days:g} days kept", tag=mine,
           source="as given" if s.costs.storage_months is not None else "from the capture pass's first write to the "
@@ -347,7 +354,8 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
             *take("throughput.decode_bandwidth_efficiency"),
             *take("throughput.tensor_parallel_efficiency"),
             A(name="usable GPU memory", value=f"{efficiency('memory_usable_fraction'):g} x memory - "
-              f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate", source=efficiency_source("memory_usable_fraction")),
+              f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate",
+              source=efficiency_source("memory_usable_fraction")),
             _engine_caps(c),
             _paired("decode compute efficiency", t.decode_mfu or efficiency("decode_mfu"), efficiency("decode_mfu"),
                     efficiency_source("decode_mfu")),
@@ -363,7 +371,8 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
             value = (f"{cal.row}: measured {cal.measured:,.0f} / roofline {cal.roofline:,.0f} {cal.metric} tok/s "
                      f"per GPU = x{cal.factor:.2f}") if cal.row else cal.note
             if cal.extrapolated and cal.band[1]:   # a transfer, or the roofline alone: its band too
-                value += f"{'; ' + cal.note if cal.row else ''}, the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}"
+                value += (f"{'; ' + cal.note if cal.row else ''}, "
+                          f"the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}")
             out.append(A(name=name, value=value, tag="third-party" if cal.row and not cal.extrapolated else "estimate",
                          source=f"{cal.source} ({cal.date}); planner/presets/throughput.yaml" if cal.row
                          else "planner/presets/throughput.yaml"))
@@ -374,9 +383,11 @@ def assumptions(c: AssumptionContext) -> list[Assumption]:
                      source="conv (kernel-1) x (2 key + value dims) in bf16 + value heads x value dim x key dim in "
                             f"{model.linear_state_dtype} (vLLM gated_delta_net_state_shape; {model.source})"))
     if model.vision_params or model.mtp_params or not model.tied_embeddings:
-        out.append(A(name="forward parameters", value=f"{model.forward_params() / 1e9:,.2f}B of {model.params / 1e9:,.2f}B "
+        out.append(A(name="forward parameters",
+                     value=f"{model.forward_params() / 1e9:,.2f}B of {model.params / 1e9:,.2f}B "
                      f"(without vision {model.vision_params / 1e9:,.2f}B, MTP {model.mtp_params / 1e9:,.2f}B, input "
-                     f"embedding {model.embedding_params() / 1e9:,.2f}B)", tag="estimate" if model.estimates else model.tag,
+                     f"embedding {model.embedding_params() / 1e9:,.2f}B)",
+                     tag="estimate" if model.estimates else model.tag,
                      source="a text forward runs neither the vision tower nor the MTP head; an untied embedding is a "
                             "lookup" + (f"; {model.estimates}" if model.estimates else "")))
     if model.active_params < model.params:

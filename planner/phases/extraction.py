@@ -21,15 +21,23 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.phases.throughput_calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
-                                 preset_rows)
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
-from planner.scenario import Throughput
-from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
 from planner.memo import ByIdentity
 from planner.phases.stored_bytes import Workload
+from planner.phases.throughput_calibration import (
+    Calibration,
+    architecture,
+    generation,
+    kept,
+    measurements,
+    nearest,
+    nearest_preset,
+    preset_rows,
+)
+from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
+from planner.scenario import Throughput
 from planner.units import hours_at
 
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
@@ -164,7 +172,8 @@ def engine_for(gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
                usage: str = "llm_class") -> Engine:
     seqs, tokens, _ = engine_defaults(gpu, usage)
     return Engine(weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu,
-                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"), bandwidth_efficiency=t.decode_bandwidth_efficiency,
+                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"),
+                  bandwidth_efficiency=t.decode_bandwidth_efficiency,
                   tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=t.max_batch or seqs,
                   max_batched_tokens=t.max_batched_tokens or tokens)
 
@@ -507,7 +516,8 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
             f"x {gpu.id} ({gpu.memory_gb:g} GB each); choose a larger GPU or fp8 weights")
     replicas = replicas_on_nodes(gpus, gpus_per_node, tp)
     if replicas == 0:
-        warnings.append(finding("tp-raised", f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
+        warnings.append(finding("tp-raised",
+                                f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
                                              f"of weights); you gave {gpus} GPU(s), so the plan uses {tp}"))
         replicas = 1
     elif gpus - replicas * tp:
@@ -590,5 +600,6 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         calibration=calibration, prefill_calibration=pcal, decode_calibration=dcal,
         calibrated_wall_hours_low=band_hours[0] if band_hours else None,
         calibrated_wall_hours_high=band_hours[1] if band_hours else None,
-        wall_hours_low=band_hours[0] if band_hours else None, wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
+        wall_hours_low=band_hours[0] if band_hours else None, wall_hours_high=band_hours[1] if band_hours else None,
+        bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
         warnings=warnings)

@@ -244,7 +244,7 @@ def tau_residuals() -> list[dict]:
     engine pairs within their engine/group, the temperature pairs (per unit of temperature)."""
     h = harness_presets()
     out, seen = [], set()
-    for key, pairs in engine_groups(h.engine_pairs).items():
+    for _key, pairs in engine_groups(h.engine_pairs).items():
         for src, id_, r in loso_residuals(pairs, fit_engine, _engine_predict):
             if id_ not in seen:     # a pooled group repeats its engine's pairs
                 seen.add(id_)

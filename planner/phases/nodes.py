@@ -23,8 +23,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from planner.findings import Finding, finding
-from planner.scenario import Scenario, gpus_on_nodes
 from planner.presets.specs import network_efficiency
+from planner.scenario import Scenario, gpus_on_nodes
 from planner.units import hours_at
 
 
@@ -102,8 +102,9 @@ def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, tra
         read, read_bound = min(writers, tr_nodes) * read_disk["read_gb_s"] * 1e9 if in_place else \
             tr_nodes * read_disk["read_gb_s"] * 1e9, "local disks"
         if s.disk_capacity_tb and per_node > s.disk_capacity_tb * 1e12:
-            text = (f"storage ({stored_bytes / 1e12:,.2f} TB) exceeds the {s.disk_capacity_tb:g} TB disk of its one node"
-                    if writers == 1 else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
+            text = (f"storage ({stored_bytes / 1e12:,.2f} TB) exceeds the {s.disk_capacity_tb:g} TB disk of its one "
+                    "node" if writers == 1
+                    else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
                     f"over {writers} nodes) exceeds the {s.disk_capacity_tb:g} TB disk of each node")
             warnings.append(finding("disk-capacity", text))
         # each training node's share, whether a gather or a transfer brought it there
@@ -129,7 +130,8 @@ def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, tra
                 ("receiving disks", tr_nodes * training_disk["write_gb_s"] * 1e9))
             gather_h = hours_at(gather_bytes, gather_rate)
             note = (f"local disks; a gather moves the shards of {writers} extraction node{'s' * (writers > 1)} to "
-                    f"{tr_nodes} training node{'s' * (tr_nodes > 1)}, each keeping 1/{tr_nodes} (a fixed per-node split)")
+                    f"{tr_nodes} training node{'s' * (tr_nodes > 1)}, each keeping 1/{tr_nodes} "
+                    "(a fixed per-node split)")
     return NodePlan(
         placement=s.placement, extraction_nodes=ex_nodes, extraction_gpus_per_node=ex_per, training_nodes=tr_nodes,
         training_gpus_per_node=tr_per, storage_per_node_bytes=per_node, writing_nodes=writers,

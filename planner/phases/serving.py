@@ -155,7 +155,8 @@ class ServedCost(BaseModel):
 
 
 def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batch: float, n_verify: int,
-                draft_steps: int, draft_tokens: int, draft_layer_params: float, tp: int, weight_dtype: str = "bf16") -> ServedCost:
+                draft_steps: int, draft_tokens: int, draft_layer_params: float, tp: int,
+                weight_dtype: str = "bf16") -> ServedCost:
     """cycle(as served) / cycle(the pairs' dense target at TP 1 on the same GPU, its draft as wide as it):
     the draft's decoder layers scale with the width squared, its head is width x vocabulary. 1 for the
     pairs' own target at TP 1; never below 1 (see below). `pairs_target`: the dense target the drafter

@@ -121,7 +121,8 @@ class ModelSpec(BaseModel):
 
     def linear_conv_state_bytes_per_layer(self) -> int:
         """(kernel - 1) rows of the conv channels (2 x key dim + value dim) in the model dtype (bf16)."""
-        conv_dim = 2 * self.linear_key_heads * self.linear_key_head_dim + self.linear_value_heads * self.linear_value_head_dim
+        conv_dim = (2 * self.linear_key_heads * self.linear_key_head_dim
+                    + self.linear_value_heads * self.linear_value_head_dim)
         return (self.linear_conv_kernel - 1) * conv_dim * 2
 
     def linear_ssm_state_bytes_per_layer(self) -> int:

@@ -42,11 +42,11 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from planner._version import __version__
-from planner.runs import rundir
 from planner.errors import PlannerInputError
-from planner.runs import formats as run_formats
-from planner.ids import check_no_control
 from planner.export.sharding import MAX_SHARDS
+from planner.ids import check_no_control
+from planner.runs import formats as run_formats
+from planner.runs import rundir
 from planner.runs.formats import FormatError, OutOfTime, read_file
 
 KIND = "drafter-planner-calibration"
@@ -298,14 +298,16 @@ def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration
     """A calibration file's bytes, read strictly (JSON without NaN, this kind and version, every field
     checked); PlannerInputError names the field and the first problem in one line."""
     import json
+
     from pydantic import ValidationError
+
     from planner.errors import describe_validation_error
     if len(raw) > MAX_CALIBRATION_BYTES:
         raise PlannerInputError(field, name, f"it is over the {MAX_CALIBRATION_BYTES:,}-byte limit for a calibration")
     try:
         obj = json.loads(raw.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise PlannerInputError(field, name, f"it is not a calibration file (JSON): {str(exc)[:80]}")
+        raise PlannerInputError(field, name, f"it is not a calibration file (JSON): {str(exc)[:80]}") from exc
     if not isinstance(obj, dict) or obj.get("kind") != KIND:
         raise PlannerInputError(field, name, f"it is not a calibration file (kind {KIND!r})")
     if obj.get("version") != VERSION:
@@ -314,7 +316,7 @@ def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration
     try:
         return RunCalibration.model_validate(obj)
     except ValidationError as exc:
-        raise PlannerInputError(field, name, describe_validation_error(exc))
+        raise PlannerInputError(field, name, describe_validation_error(exc)) from exc
 
 
 def load(path: str | os.PathLike, field: str = "--calibration") -> RunCalibration:
@@ -451,7 +453,8 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int,
                 rows, share = info.rows, info.rows / rows
         units.append(Unit(f.path, rows, e.predicted_bytes * share, e.predicted_tokens * share, f.size,
                           info.tokens if info else None,
-                          info.data_bytes if info and info.tokens is not None else None, f.mtime, writer=names.writer(e)))
+                          info.data_bytes if info and info.tokens is not None else None, f.mtime,
+                          writer=names.writer(e)))
     # DeepSpec: a folder's shard bytes spread over its index's rows by their tokens
     for folder, nbytes in shard_bytes.items():
         rows = [i for i, u in enumerate(units) if not u.files and os.path.dirname(u.path) == folder]
@@ -508,7 +511,7 @@ def ratio_band(measured: list[float], planned: list[float], population: float) -
     r = sm / sp
     if n < 2:
         return r, r, r
-    resid = sum((m - r * p) ** 2 for m, p in zip(measured, planned)) / (n - 1)
+    resid = sum((m - r * p) ** 2 for m, p in zip(measured, planned, strict=True)) / (n - 1)
     fpc = max(0.0, 1 - n / population) if population > 0 else 1.0
     se = math.sqrt(resid / n) / (sp / n) * math.sqrt(fpc)
     return r, max(0.0, r - BAND_SE * se), r + BAND_SE * se
@@ -676,7 +679,8 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     s = m.scenario
     return RunCalibration(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
-        planner_version=__version__, layout=names.spec.id, model=s.model if s.model != "custom" or s.custom_model is None
+        planner_version=__version__, layout=names.spec.id,
+        model=s.model if s.model != "custom" or s.custom_model is None
         else f"custom:{s.custom_model.id}", hidden_dtype=s.hidden_dtype or names.spec.hidden_dtype,
         layers=list(m.layers), world=names.world, manifest_rows=plan.total, rows_planned=rows_planned,
         rows_measured=rows_measured,

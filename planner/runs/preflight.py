@@ -41,9 +41,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from planner.runs import rundir
-from planner.runs import calibration as rc
 from planner.errors import PlannerInputError
+from planner.runs import calibration as rc
+from planner.runs import rundir
 from planner.text import printable
 
 MAX_MINUTES = 24 * 60
@@ -328,9 +328,10 @@ def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tup
     """k of the layout's files (a seeded reservoir over its names) and a length for each, drawn from
     its component's length distribution (the plan's atoms, in the unit and under the cap in force)."""
     import numpy as np
+
     from planner.catalog.stats import get_catalog
-    from planner.presets.layouts import effective
     from planner.phases.mix_storage import mix_rows
+    from planner.presets.layouts import effective
     s, spec = figs["scenario"], figs["spec"]
     eff = effective(spec, unit=s.unit, max_seq_len=s.max_seq_len, capture_batch_size=s.capture_batch_size,
                     sort_by_length=s.sort_by_length)
@@ -346,7 +347,7 @@ def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tup
         elif (j := rng.randrange(i + 1)) < k:
             chosen[j] = e
     plan = names.plan
-    weights = [n * f for n, f in zip(plan.rows, plan.files_per_row)]
+    weights = [n * f for n, f in zip(plan.rows, plan.files_per_row, strict=True)]
     gen = np.random.default_rng(seed)
     out = []
     for e in chosen:

@@ -101,15 +101,15 @@ class RowPlan:
 
     @property
     def training_rows(self) -> float:
-        return sum(n * f for n, f in zip(self.rows, self.files_per_row))
+        return sum(n * f for n, f in zip(self.rows, self.files_per_row, strict=True))
 
     @property
     def bytes(self) -> float:
-        return sum(n * f * b for n, f, b in zip(self.rows, self.files_per_row, self.bytes_per_file))
+        return sum(n * f * b for n, f, b in zip(self.rows, self.files_per_row, self.bytes_per_file, strict=True))
 
     @property
     def tokens(self) -> float:
-        return sum(n * f * t for n, f, t in zip(self.rows, self.files_per_row, self.tokens_per_file))
+        return sum(n * f * t for n, f, t in zip(self.rows, self.files_per_row, self.tokens_per_file, strict=True))
 
     def mean_file(self) -> tuple[float, float]:
         """(bytes, tokens) of an average training row of the whole mix."""
@@ -498,7 +498,7 @@ def check_run_dir(run_dir: str | os.PathLike, field: str = "RUN_DIR") -> str:
     try:
         st = os.stat(text)
     except OSError as exc:
-        raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}")
+        raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}") from exc
     if not stat.S_ISDIR(st.st_mode):
         raise PlannerInputError(field, text, "it is not a directory; give the folder the pipeline writes to")
     return text

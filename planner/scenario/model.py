@@ -14,11 +14,27 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic_core import PydanticCustomError
 
 from planner.ids import FAMILIES
-from planner.scenario.inputs import (BY_PLACEMENT, DISKS, EXTRACTION_GPU, FILE_ORDER, HARDWARE, LAYOUT, MODEL, NODES, PRICES,
-                            SAMPLES, SERVING, SORTED, THROUGHPUT, TRAINING, TRANSFER, Preset)
-from planner.scenario.inputs import Input as In
-from planner.scenario.inputs import declared
 from planner.presets.specs import GPUSpec, Id, ModelSpec, link_efficiency
+from planner.scenario.inputs import (
+    BY_PLACEMENT,
+    DISKS,
+    EXTRACTION_GPU,
+    FILE_ORDER,
+    HARDWARE,
+    LAYOUT,
+    MODEL,
+    NODES,
+    PRICES,
+    SAMPLES,
+    SERVING,
+    SORTED,
+    THROUGHPUT,
+    TRAINING,
+    TRANSFER,
+    Preset,
+    declared,
+)
+from planner.scenario.inputs import Input as In
 
 Family = Literal[FAMILIES]  # type: ignore[valid-type]
 
@@ -201,7 +217,8 @@ class Disaggregated(_Strict):
         doc="disaggregated training: trainer GPUs (of the training GPU; default: the training GPUs)")] = \
         Field(None, ge=1, le=100_000)
     stream_buffer_gb: Annotated[float, In(
-        key="w_buffer", label="Stream buffer GB", section=TRAINING, order=130, help="TorchSpec's Mooncake segment is 8 GB",
+        key="w_buffer", label="Stream buffer GB", section=TRAINING, order=130,
+        help="TorchSpec's Mooncake segment is 8 GB",
         flag="--stream-buffer-gb", doc="disaggregated training: stream buffer GB")] = \
         Field(default_factory=Preset("stream_buffer_gb"), ge=0.01, le=100_000)
 

@@ -11,7 +11,8 @@ def _fix(p) -> str:
 
 def test_the_lossless_fixes_follow_a_scenario_changed_in_place(monkeypatch):
     import importlib
-    unblock = importlib.import_module("planner.decisions.unblock")      # the fixes are planned and kept there (issue 35)
+    # the fixes are planned and kept there (issue 35)
+    unblock = importlib.import_module("planner.decisions.unblock")
     cat = get_catalog()
     s = default_scenario()            # 82 TB on a 30.72 TB disk: the fixes are offered
     first = _fix(plan(s, cat))
@@ -47,6 +48,7 @@ def _cold():
     the harness, the target-size term) and of the training rows (their sums per component and mix,
     the padding-free part) and the storage phase: the next plan works them out afresh."""
     import importlib
+
     from planner.phases import harness, quality
     importlib.import_module("planner.planning")._REFERENCE._kept.clear()
     importlib.import_module("planner.planning")._STORED._kept.clear()

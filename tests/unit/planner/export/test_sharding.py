@@ -31,9 +31,8 @@ import pytest
 from planner.catalog.profile import profile_file
 from planner.cli.main import main as cli_main
 from planner.export import sharding, slurm
-from planner.export.manifest import build_manifest, dump_manifest, load_manifest
-from planner.export.materialize import hub_script
 from planner.export.commands import value as as_value
+from planner.export.manifest import build_manifest, dump_manifest, load_manifest
 from planner.scenario import Scenario
 from tests.unit.planner.export.test_commands import HOSTILE, STUB, hostile_manifest, run_bash
 from tests.unit.planner.export.test_pipeline_flags import accepted, script_and_flags
@@ -111,7 +110,8 @@ def small(tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
     assert cli_main(["materialize", str(manifest), "--out", str(data / "mix.jsonl")]) == 0
-    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout, catalog=None: [PER_ROW[c.id] for c in m.components])
+    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout,
+                        catalog=None: [PER_ROW[c.id] for c in m.components])
     return tmp_path, manifest, data
 
 
@@ -236,7 +236,8 @@ def test_hub_rank_split_matches_materialize_shards(small, tmp_path):
         hub("--out", str(data / f"part-{r:05d}-of-00004.jsonl"), "--append", "--rank", str(r), "--world-size", str(N))
     shards = [ids(data / f"part-{r:05d}-of-00004.jsonl") for r in range(N)]
     assert [len(s) for s in shards] == [3, 3, 3, 3]
-    assert shards[2][0] == ids(data / "all.jsonl")[6] and shards[2][0].startswith("mine-") and [x.split("-")[0] for x in shards[2][1:] + shards[3]] == ["openorca"] * 5
+    assert shards[2][0] == ids(data / "all.jsonl")[6] and shards[2][0].startswith("mine-")
+    assert [x.split("-")[0] for x in shards[2][1:] + shards[3]] == ["openorca"] * 5
     assert sum(shards, []) == ids(data / "all.jsonl")        # exactly the manifest's selection, each row once
     bad = subprocess.run([sys.executable, str(script), "--out", str(data / "x.jsonl"), "--rank", "4",
                           "--world-size", "4"], env=env, capture_output=True, text=True)
