@@ -10,7 +10,8 @@ class ByIdentity:
     a figure worked out from one is looked up the next time. Emptied when full."""
 
     def __init__(self, size: int):
-        self.size, self._kept = size, {}
+        self.size = size
+        self._kept: dict[tuple, tuple[tuple, object]] = {}   # key -> (the objects, the result)
 
     def get(self, objects: tuple, key: tuple, compute):
         k = (*map(id, objects), *key)

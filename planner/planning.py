@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -264,7 +265,7 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
-    kw = dict(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k,
+    kw: dict[str, Any] = dict(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k,
               draft_tokens=h.n if block else h.topk,
               draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
@@ -337,7 +338,7 @@ def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout,
 
 def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tuple[str, ...], str]]:
     """Expected duplicate rows under independent uniform subsampling: n_A n_B |A and B| / (|A| |B|)."""
-    out = []
+    out: list[tuple[tuple[str, ...], str]] = []
     for o in cat.overlaps:
         na, nb = rows.get(o.a, 0), rows.get(o.b, 0)
         if na and nb:

@@ -6,9 +6,8 @@ temporary directory (a copy of tests/fixtures/runs beside them, for the paths th
 A command is one line of a ```bash block, or a `$ ` line of any other block; there the lines after
 it are its output as the doc shows it, and each must be a line of the real output (up to a `...`;
 MACHINE says which parts of a line are this machine's). The commands of a synopsis (a block with a placeholder such as
-RUN_DIR) are parsed by
-the CLI's parser, not run; elsewhere optional parts in [brackets] are left out. A command that cannot run here is listed
-in SKIPPED with the reason and
+RUN_DIR) are parsed by the CLI's parser, not run; elsewhere optional parts in [brackets] are left out. A command that
+cannot run here is listed in SKIPPED with the reason and
 the test that runs it instead; a command that is none of these fails the scan.
 
 The "Trim to a budget, export, run" example is also checked for what it says (its 10 TB budget was

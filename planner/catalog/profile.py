@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -182,7 +183,7 @@ class FlatTemplate:
     def texts(self, turns: list[tuple[str, str]]) -> list[str]:
         return [t for _, t in turns]
 
-    def overhead(self, turns: list[tuple[str, str]]) -> tuple[list[int], str | bool]:
+    def overhead(self, turns: list[tuple[str, str]]) -> tuple[list[int], str | Literal[False]]:
         """Template tokens each message adds, and False, or why the estimate stood in for the template."""
         return [CHAT_TEMPLATE_TOKENS_PER_MESSAGE] * len(turns), False
 
@@ -263,6 +264,7 @@ def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
     chat_template beside a tokenizer.json (read through safe_io like every input); else the flat
     estimate, its label saying why."""
     if counter.tiktoken is not None:
+        assert tokenizer is not None      # the built-in tokenizers are named
         return ChatMLTemplate(counter, tokenizer.lower())
     if not tokenizer:
         return FlatTemplate()
@@ -328,7 +330,9 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
         else:
             convs.append(turns)
     counts = counter.count([t for turns in convs for t in template.texts(turns)])
-    conv, per_turn, turn_sum = ([], [], []), ([], [], []), []
+    conv: tuple[list, list, list] = ([], [], [])
+    per_turn: tuple[list, list, list] = ([], [], [])
+    turn_sum: list = []
     i = fallbacks = 0
     reasons: dict[str, int] = {}
     for turns in convs:
@@ -399,7 +403,8 @@ class Tally:
         self.fallback_reasons: dict[str, int] = {}
         self.bad: list[tuple[int, str]] = []
         self.shown, self.strict, self.row_word = shown, strict, row_word
-        self.values = ([], [], []) if keep_values else None   # tokens, turn-row tokens, turns
+        # tokens, turn-row tokens, turns
+        self.values: tuple[list, list, list] | None = ([], [], []) if keep_values else None
 
     def absorb(self, raws: list, b: Batch) -> None:
         errors = sorted([(i, r.error) for i, r in enumerate(raws) if r.error is not None] + b.bad)
@@ -611,6 +616,7 @@ def _sampled(tally: Tally, total: int, seed: int) -> dict:
     line); the intervals use that count for the finite-population correction."""
     seen = tally.n + tally.bad_count + tally.blank
     rows = tally.n if seen >= total else max(tally.n, round(total * tally.n / seen))
+    assert tally.values is not None     # a sampled profile keeps its values
     tokens, turn_tokens, turns = (np.asarray(v, float) for v in tally.values)
     conv = sampling.mean_ci(tokens, rows)
     turn = sampling.ratio_ci(turn_tokens, turns, rows)

@@ -15,7 +15,7 @@ import sys
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import ValidationError
 
@@ -220,7 +220,7 @@ class Flag:
 
     flag: str
     path: str
-    convert: Callable[[str, str], Any] | None
+    convert: Callable[[str, str], Any] | type[str] | None     # str: the text as it is
     help: str
     choices: tuple[str, ...] | None = None
     const: Any = None
@@ -240,7 +240,7 @@ class Flag:
         return self.const if self.is_switch else given
 
 
-PARSERS: dict[str, Callable[[str, str], Any]] = {
+PARSERS: dict[str, Callable[[str, str], Any] | type[str]] = {
     "int": positive_int, "number": number, "text": text_value, "choice": str, "layers": layer_list,
     "seq_cap": seq_cap, "shares": family_shares, "points": quality_points}
 
@@ -325,8 +325,11 @@ def add_flags(p: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
                                                default=argparse.SUPPRESS, help=f.help)
         else:
             convert = functools.partial(f.convert, f.flag) if f.convert not in (None, str) else None
-            p.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
-                           help=f.help)
+            if convert is None:     # the text as it is: argparse's default
+                p.add_argument(f.flag, dest=f.dest, choices=f.choices, default=argparse.SUPPRESS, help=f.help)
+            else:
+                p.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
+                               help=f.help)
 
 
 def given(a: argparse.Namespace, flags: tuple[Flag, ...]) -> dict[str, tuple[Flag, Any]]:
@@ -366,7 +369,10 @@ def _refuse_conflicts(values: dict[str, tuple[Flag, Any]]) -> None:
 def scenario_from_args(a: argparse.Namespace) -> Scenario:
     values = given(a, SCENARIO_FLAGS)
     _refuse_conflicts(values)
-    get = lambda dest: values[dest][1] if dest in values else None  # noqa: E731
+
+    def get(dest: str) -> Any:      # the flag's parsed value (its parser's type), None when not given
+        return values[dest][1] if dest in values else None
+
     if "manifest" in values:
         base = read_manifest(get("manifest"), "--manifest").scenario
     else:
@@ -414,7 +420,8 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
         raise CliError(validation_message(exc)) from exc
 
 
-def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
+def _nodes(data: dict, values: dict, phase: Literal["extraction", "training"], dests: tuple[str, str, str],
+           keys: tuple[str, str, str]) -> None:
     """GPUs as nodes x GPUs per node (planner.scenario.model.gpus_on_nodes): --nodes without --gpus sets the
     total; both must match; --gpus alone (on a base that named its nodes) lets the nodes follow from it."""
     g_dest, n_dest, p_dest = dests
@@ -470,7 +477,7 @@ def _dropped(data: dict, names: list[str]) -> list[dict]:
     if data.get("uniform"):
         raise CliError("--drop: the mix is uniform samples, there are no components to drop")
     mix = data["mix"] if data["mix"] is not None else [{"id": i, "rows": r} for i, r in get_catalog().default_mix()]
-    ids = [m["id"] for m in mix]
+    ids = [str(m["id"]) for m in mix]
     for name in names:
         if name not in ids:
             raise CliError(f"--drop: {shown(name)} is not in the mix ({', '.join(ids)})")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from planner.text import printable
 
@@ -10,7 +11,7 @@ from planner.text import printable
 def run(a: argparse.Namespace) -> int:
     from planner.catalog.stats import get_catalog
     cat = get_catalog()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c in cat.components.values():
         rows.append({"id": c.id, "name": c.name, "family": c.family, "hf_repo": c.hf_repo, "subset": c.subset,
                      "split": c.split, "licence": c.licence, "licence_note": c.licence_note,

@@ -31,7 +31,7 @@ def quote(value: object) -> str:
     text = str(value)
     if not has_unshown(text):
         return shlex.quote(text)
-    out = []
+    out: list[str] = []
     for ch in text:
         if ch in "\\'" or has_unshown(ch):
             out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))

@@ -108,6 +108,7 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     p = p or plan(s, cat)
     comps = []
     if s.uniform is None:
+        assert cat is not None        # get_catalog() above, or the caller's
         for m in included_mix(s, cat):
             c = cat.components[m.id]
             comps.append(ManifestComponent(id=c.id, name=c.name, hf_repo=c.hf_repo, subset=c.subset, split=c.split,

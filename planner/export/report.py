@@ -270,8 +270,8 @@ def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> s
     for st in article_steps(p):
         lines.append(f"  {st.step:<20}{bytes_to(st.storage_bytes, unit):>12,.2f} {unit}   {st.why}")
     lines += ["", "From the article's extraction hours to this plan's:"]
-    for st in article_hours_steps(p):
-        lines.append(f"  {st.step:<20}{st.hours:>12,.1f} h    {st.why}")
+    for hs in article_hours_steps(p):
+        lines.append(f"  {hs.step:<20}{hs.hours:>12,.1f} h    {hs.why}")
     lines += ["", "Against the seed article:"]
     for row in article_comparison(p):
         lines.append(f"  {row['metric']}: article {row['article']}; this plan {row['plan']}")

@@ -22,6 +22,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from planner.errors import PlannerInputError
 
@@ -160,7 +161,8 @@ class ShardWriter:
         from planner.safe_io import check_output
         self.targets = [check_output(p, field, inputs) for p in paths]
         self.tmps: dict[int, str] = {}
-        self.current, self.fh = -1, None
+        self.current = -1
+        self.fh: TextIO | None = None
 
     def _open(self, rank: int) -> None:
         if self.fh is not None:
@@ -180,6 +182,7 @@ class ShardWriter:
                 raise ValueError("rows must come in rank order")
             for r in range(self.current + 1, rank + 1):
                 self._open(r)
+        assert self.fh is not None        # _open(rank) opened it
         self.fh.write(text)
 
     def commit(self) -> None:

@@ -200,7 +200,8 @@ def _in(directory, name: str):
 
 def _command(argv: list[object]) -> str:
     """One command over several lines, a flag and its value on each (as commands.py writes them)."""
-    parts, cur = [], []
+    parts: list[list] = []
+    cur: list = []
     for a in argv:
         if isinstance(a, str) and a.startswith("--") and cur:
             parts.append(cur)

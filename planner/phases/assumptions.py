@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -15,6 +16,11 @@ from planner.presets.layouts import Effective
 from planner.presets.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
 from planner.scenario import Scenario
 from planner.scenario.inputs import declared, preset_of, shown_value, value_at
+
+if TYPE_CHECKING:   # the plans this context carries (their phases import this module)
+    from planner.phases.extraction import ExtractionPlan
+    from planner.phases.quality import QualityPlan
+    from planner.phases.training import TrainingPlan
 
 
 class Assumption(BaseModel):
@@ -40,9 +46,9 @@ class AssumptionContext:
     catalog_mix: bool           # per-component statistics from the catalog (not a uniform mix)
     effective: Effective | None = None   # the pipeline values in force (scenario's or layout's)
     recipe: DrafterKnobs | None = None    # the trainer's recipe in force
-    extraction: object | None = None      # the ExtractionPlan (scheduler caps and calibration in force)
-    quality: object | None = None         # the QualityPlan
-    training: object | None = None        # the TrainingPlan (its bounds and band)
+    extraction: ExtractionPlan | None = None   # the ExtractionPlan (scheduler caps and calibration in force)
+    quality: QualityPlan | None = None
+    training: TrainingPlan | None = None     # its bounds and band
 
 
 def _recipe(c: AssumptionContext) -> list[Assumption]:

@@ -575,7 +575,7 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         disk_capture = hours_at(write_bytes, disk_rate)
         capture_hours = max(gpu_capture, disk_capture)
         capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
-        if dcal is not None:
+        if dcal is not None and pcal is not None:      # set together above
             # true hours = planned x calibrated / measured: each phase's held-out spread
             band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
                                                                             disk_capture) for i in (0, 1))

@@ -403,6 +403,7 @@ def held_out_tau() -> list[dict]:
     for r in res:
         lo, hi = _band([o["residual"] for o in res if o["source"] != r["source"]])
         p = pairs.get(r["id"]) if r["kind"] == "engine" else tps[r["id"]]
+        assert p is not None          # every residual is of a pair of the preset
         t = p.t if r["kind"] == "temperature" else 1.0
         predicted = p.tau / math.exp(r["residual"] * t)
         out.append(_row(r["id"], r["source"], r["kind"], p.tau, predicted, lo * t, hi * t))

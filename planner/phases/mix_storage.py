@@ -104,6 +104,7 @@ def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
         conv = point_mass(u.tokens, u.response_tokens, u.turns)
         return [MixRow("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
                        conv, fan_out(conv))]
+    assert cat is not None        # a mix of components is planned with the catalog (plan() passes it)
     out = []
     known = _of_catalog(cat)["rows"]
     for i, item in enumerate(s.mix if s.mix is not None else _of_catalog(cat)["default_mix"]):

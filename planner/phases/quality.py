@@ -106,6 +106,10 @@ class Valued(_Strict):
     source: str
 
 
+class Ranged(Valued):
+    range: list[float]          # a value whose range the planner reads (its band)
+
+
 class DrafterQuality(_Strict):
     name: str
     scaling: Scaling
@@ -141,7 +145,7 @@ class DrafterSpread(_Strict):
 class QualityPresets(_Strict):
     families: list[str]
     transfer: Valued
-    regeneration: Valued
+    regeneration: Ranged
     target_size: TargetSize
     drafter_spread: DrafterSpread
     drafters: dict[str, DrafterQuality]
@@ -415,12 +419,11 @@ def to_paper(kind: str, tau: float, engine: str) -> float:
     return chain_tau(min(1.0, alpha_of(tau, h.k) / h.factor), h.depth)
 
 
-def user_model(kind: str, points: list, saturation: float):
+def user_model(kind: str, points: list | None, saturation: float):
     """(points as (tokens, paper tau, error), levels per family, reference tokens) from a user's own
     runs of `kind` (Scenario quality.points; None when there are none): the curve through one
-    family's runs when two or more sizes rise and saturate, else the preset's shape; each measured family's level is its
-    runs'
-    tau carried to the largest run, the others the preset's levels moved by the measured families'
+    family's runs when two or more sizes rise and saturate, else the preset's shape; each measured family's
+    level is its runs' tau carried to the largest run, the others the preset's levels moved by the measured families'
     mean ratio. Tokens count in epoch equivalents, D x g(E)."""
     mine = [p for p in points or [] if p.drafter == kind]
     if not mine:

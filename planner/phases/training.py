@@ -17,8 +17,7 @@ fast as the slowest of the trainers' compute, the capture supply (disaggregated)
 named compute|supply|io|overhead in TrainingPlan.bounds); co-located, the target's forward and the
 drafter take turns (`online_pace`). Every rate carries a band: the 90% prediction interval of the
 published runs' residuals (`planner.distributions.band_from_residuals`, training_throughput.yaml `band`;
-bench/fidelity.py
-scores it leaving each publication out).
+bench/fidelity.py scores it leaving each publication out).
 """
 from __future__ import annotations
 
@@ -247,8 +246,7 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
                   train_gpu: GPUSpec, train_mfu: float, stream_bytes_per_token: float, node_network_gbps: float,
                   network_efficiency: float, max_row_tokens: float, capture_gpus_per_node: int = 8) -> TrainingPlan:
     """`tp` with the third mode added (a new plan; `tp` is left as it was): every epoch the capture GPUs prefill the
-    rows and
-    stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
+    rows and stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
     nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
     `node_network_gbps` x efficiency; the slowest of the three rates sets the pace. The responses
     are regenerated once beforehand on the capture GPUs (as online)."""

@@ -421,7 +421,9 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int,
     datafiles = [f for f in found if f.expected.kind in ("row", "shard")]
     step = max(1, math.ceil(len(datafiles) / max_read)) if datafiles else 1
     to_read = {f.path for f in datafiles[::step]}
-    units, bad, read, unread = [], {}, 0, 0
+    units: list[Unit] = []
+    bad: dict[str, str] = {}
+    read = unread = 0
     deadline = _clock() + seconds
     shard_bytes: dict[str, float] = {}      # DeepSpec: a folder's shard bytes, which its index's rows share
     for f in found:
@@ -535,7 +537,7 @@ def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None,
     if len(files) < 2 or files[-1].mtime <= files[0].mtime:
         return None, None, None, "unknown: fewer than two files with different times; give --elapsed-hours"
     span = (files[-1].mtime - files[0].mtime) / 3600
-    first = {}
+    first: dict[int, Unit] = {}
     for u in files:
         first.setdefault(u.writer, u)
     starts = {id(u) for u in first.values()}

@@ -223,7 +223,8 @@ def disk_test(folder: str, total: int, file_bytes: int, clock: _Clock, budget_s:
     `budget_s` seconds, then read back cold. Random bytes: nothing compresses them."""
     file_bytes = max(MIN_TEST_FILE, min(int(file_bytes), total))
     piece = os.urandom(min(CHUNK, file_bytes))
-    written, files, t0 = 0, [], time.monotonic()
+    files: list[str] = []
+    written, t0 = 0, time.monotonic()
     while written + file_bytes <= total and time.monotonic() - t0 < budget_s:
         path = os.path.join(folder, f"disk-{len(files):06d}.bin")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)

@@ -229,7 +229,9 @@ class SpecForgeNaming(Naming):
         if self.dp == 1:
             return e.rank
         lo, hi = self._block(e.rank)
-        return e.rank * self.dp + sharding.Ranks(hi - lo, self.dp).of(int(self._re.match(e.path).group(4)))
+        m = self._re.match(e.path)
+        assert m is not None          # the scan took the file by this pattern
+        return e.rank * self.dp + sharding.Ranks(hi - lo, self.dp).of(int(m.group(4)))
 
     def path(self, rank: int, idx: int) -> str:
         g = idx // SPECFORGE_GROUP * SPECFORGE_GROUP
@@ -527,7 +529,7 @@ def scan(run_dir: str | os.PathLike, names: Naming, *, now: float | None = None,
             out.skip(prefix or ".", UNREADABLE)
             continue
         with it:
-            subdirs = []
+            subdirs: list[tuple[str, str, int]] = []
             for entry in it:
                 if out.entries >= max_entries or time.monotonic() - t0 > max_seconds:
                     out.complete = False

@@ -35,7 +35,7 @@ def parse_quality_points(raw: bytes, shown_name: str) -> list[dict]:
         if tuple(header) != QUALITY_POINT_COLUMNS:
             raise QualityPointsError(f"the header must be {','.join(QUALITY_POINT_COLUMNS)}, not "
                                      f"{shown(','.join(header))}")
-        out = []
+        out: list[dict] = []
         for n, row in enumerate(rows, start=2):
             if not any(c.strip() for c in row):
                 continue

@@ -2,8 +2,7 @@
 CLI's flag, the dashboard's control and widget and the Assumptions row come from it alone.
 
 The first tests add a field the way docs/architecture.md "How to add an input" says (a Scenario subclass here, so the
-real
-tables stay as they are) and find its flag, control, widget and row without writing any of them.
+real tables stay as they are) and find its flag, control, widget and row without writing any of them.
 The others check the real tables against the declarations: every user input is declared, the flags,
 controls and enum choices agree, and no default is written twice (the registry's training MFU once
 said 0.35 while the Scenario said 0.3)."""
