@@ -116,3 +116,32 @@ def test_the_hf_loop_keeps_every_layers_output_beside_the_row():
                                 captured_bytes=65_536) == 1_327_104
     assert held_bytes_per_token(capture_paths()["vllm-extract"], num_layers=80, hidden_size=8192,
                                 captured_bytes=65_536) == 65_536
+
+
+def _fidelity():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    import fidelity
+    return fidelity
+
+
+def test_the_capture_reports_are_scored_on_the_plan_and_fit_nothing():
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[3]
+    f = _fidelity()
+    rows = {r["id"]: r for r in f.capture_reports()}
+    mo = rows["mo593-llama70b-a100"]
+    # the 70B scenario above: 96 h reported ("around 4 days") inside the plan's band around 47 h
+    e = plan(_modelopt_70b()).extraction
+    assert (mo["predicted"], mo["low"], mo["high"]) == (e.capture_hours, e.wall_hours_low, e.wall_hours_high)
+    assert mo["inside"] and mo["path"] == "hf-loop"
+    assert rows["speculators1036-qwen3-8b"]["path"] == "vllm-extract"
+    # none of the scored threads is a source of the paths' preset (nothing fitted on them)
+    text = (root / "planner" / "presets" / "capture_paths.yaml").read_text(encoding="utf-8")
+    for r in rows.values():
+        repo, number = re.match(r"https://github.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)$", r["url"]).groups()
+        assert f"#{number}" not in text and f"issues/{number}" not in text and f"pull/{number}" not in text
+    # README shows the table as printed
+    assert f.capture_markdown(list(rows.values())) in (root / "README.md").read_text(encoding="utf-8")
