@@ -531,6 +531,10 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {-(-tp // gpus_per_node)} nodes of "
                                 f"{gpus_per_node} GPUs: every layer's all-reduce crosses the node network"))
     gpus_used = replicas * tp
+    if path is not None and path.split.value == "layers" and tp > 1:
+        warnings.append(finding("capture-layer-split", f"{path.name} spreads {model.id}'s layers over {tp} {gpu.id} "
+                                f"per replica (device_map): one of them computes at a time, {replicas} replica(s) "
+                                f"on {gpus_used} GPUs"))
     tp_eff = t.tensor_parallel_efficiency if tp > 1 else 1.0
     disk_rate = write_bytes_per_s
     e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)

@@ -106,6 +106,8 @@ def test_a_70b_on_the_hf_loop_splits_its_layers_over_four_gpus_per_replica():
     assert compute < e.capture_hours < compute * 1.05           # + the copies, the rows and the writes
     d = to_json_dict(p)["extraction"]
     assert (d["capture_path"], d["replicas"], d["tp_per_replica"]) == ("hf-loop", 2, 4)
+    split = [f for f in p.findings if f.code == "capture-layer-split"]
+    assert len(split) == 1 and "over 4 a100-80gb per replica" in split[0].text and "2 replica(s)" in split[0].text
     assert d["capture_tokens_per_s_per_gpu"] == pytest.approx(tokens / (e.capture_hours * 3600 * 8))
 
 
