@@ -404,8 +404,8 @@ def capture_reports(data: dict | None = None) -> list[dict]:
 
 def capture_markdown(rows: list[dict]) -> str:
     """The capture reports' table: each report, its hours, the plan's capture hours with its band, in or out."""
-    lines = ["| capture report (source, date) | path | setup (replicas x GPUs each) | hours reported | "
-             "planner (band) | in |", "|---|---|---|---|---|---|"]
+    lines = [("| capture report (source, date) | path | setup (replicas x GPUs each) | hours reported | "
+              "planner (band) | in |"), "|---|---|---|---|---|---|"]
     for r in rows:
         band = "no band" if r["low"] is None else f"{r['low']:.2f}-{r['high']:.2f}"
         lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['path']} | {r['setup']} | {r['measured']:.2f} | "

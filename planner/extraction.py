@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.capture_paths import CapturePath, CaptureTime, capture_time
 from planner.calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
                                  preset_rows)
+from planner.capture_paths import CapturePath, CaptureTime, capture_time
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding

@@ -53,8 +53,8 @@ def test_a_path_the_pipeline_lacks_is_one_line_naming_its_own():
 
 
 def _time(path, **kw):
-    args = dict(tokens=3.6e6, rows=3600, stored_bytes=36e9, write_bytes=36e9, prefill_per_gpu=900.0, tp=2,
-                tp_efficiency=0.9, replicas=2, write_bytes_per_s=1e9)
+    args = {"tokens": 3.6e6, "rows": 3600, "stored_bytes": 36e9, "write_bytes": 36e9, "prefill_per_gpu": 900.0,
+            "tp": 2, "tp_efficiency": 0.9, "replicas": 2, "write_bytes_per_s": 1e9}
     return capture_time(capture_paths()[path], **{**args, **kw})
 
 
@@ -143,7 +143,7 @@ def test_the_capture_reports_are_scored_on_the_plan_and_fit_nothing():
     # none of the scored threads is a source of the paths' preset (nothing fitted on them)
     text = (root / "planner" / "presets" / "capture_paths.yaml").read_text(encoding="utf-8")
     for r in rows.values():
-        repo, number = re.match(r"https://github.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)$", r["url"]).groups()
+        number = re.match(r"https://github.com/[^/]+/[^/]+/(?:issues|pull)/(\d+)$", r["url"]).group(1)
         assert f"#{number}" not in text and f"issues/{number}" not in text and f"pull/{number}" not in text
     # README shows the table as printed
     assert f.capture_markdown(list(rows.values())) in (root / "README.md").read_text(encoding="utf-8")
