@@ -147,3 +147,14 @@ def test_the_capture_reports_are_scored_on_the_plan_and_fit_nothing():
         assert f"#{number}" not in text and f"issues/{number}" not in text and f"pull/{number}" not in text
     # README shows the table as printed
     assert f.capture_markdown(list(rows.values())) in (root / "README.md").read_text(encoding="utf-8")
+
+
+def test_specforges_path_is_the_model_it_was_calibrated_on():
+    # sglang-server at efficiency 1, overlapped single writes: the capture is the longer of the tokens at the
+    # calibrated prefill on every GPU and the writes at the disk's rate, as before issue 33
+    p = plan(Scenario(layout="specforge-eagle3"))
+    e = p.extraction
+    assert (e.capture_path, e.capture_split, e.tp_per_replica) == ("sglang-server", "tensor", e.tensor_parallel)
+    gpu = p.tokens / (e.prefill_tokens_per_s_per_gpu * e.gpus_used) / 3600
+    disk = p.storage_bytes_compressed / p.nodes.capture_write_bytes_per_s / 3600
+    assert e.capture_hours == pytest.approx(max(gpu, disk), rel=1e-12)
