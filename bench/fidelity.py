@@ -72,18 +72,19 @@ def _source(r: dict) -> str:
     return re.match(r"[A-Z0-9]+", r["source"]).group()
 
 
-def training_rows(mfu: float | None = None, overhead: float | None = None, held_out: str = "") -> list[dict]:
+def training_rows(mfu: float | None = None, overhead: float | None = None, held_out: str = "",
+                  step_overhead: float | None = None) -> list[dict]:
     """Each published run's end-to-end samples/s as the planner predicts it: the trainers' compute,
     the capture supply and the stream's network (disaggregated), the target's forward (co-located),
     never faster than the per-sample overhead floor `overhead` (s per token; None: the preset's).
     `held_out`: a publication whose throughput rows do not calibrate the capture supply (a run's own
     publication may also publish its capture rate: SFDOM's specforge-q8b-h200-capture)."""
     from planner.extraction import calibrate
-    from planner.training import online_pace, overhead_s_per_token, pace
+    from planner.training import online_pace, overhead_s_per_token, pace, step_overhead_s_per_pass
     models, gpus = model_presets(), gpu_presets()
     with open(TRAINING, encoding="utf-8") as fh:
         table = yaml.safe_load(fh)["rows"]
-    floor = overhead_s_per_token()
+    floor, step = overhead_s_per_token(), step_overhead_s_per_pass()
     out = []
     for r in table:
         tr = Training(gpu=r["gpu"], gpus=r["gpus"], epochs=1, disk="node-raid0", ttt_steps=r.get("ttt_steps"),
@@ -108,8 +109,17 @@ def training_rows(mfu: float | None = None, overhead: float | None = None, held_
             held = calibrate(models[r["model"]], gpus[r["gpu"]], weight_dtype=s.weight_dtype, isl=max(isl, 1.0),
                              osl=osl, phase="prefill", exclude_sources=frozenset({held_out}))
             rates["supply"] *= held.factor / pcal.factor
-        if overhead is not None:      # the floor refitted without the held-out source: it scales 1 / s per token
-            rates["overhead"] *= floor / overhead
+        # the floors refitted without the held-out source: the rate scales 1 / s per token (DFlash) or 1 / s
+        # per step x pass (EAGLE, t.overhead_term); step_overhead 0: no EAGLE run left to fit it, so the
+        # per-token floor of the other trainers stands in (the planner's floor before issue 33)
+        if t.overhead_term == "per token":
+            if overhead is not None:
+                rates["overhead"] *= floor / overhead
+        elif step_overhead == 0:
+            rates["overhead"] = t.gpus / (overhead or floor) if mode != "disaggregated" else \
+                r["gpus"] / (overhead or floor)
+        elif step_overhead is not None:
+            rates["overhead"] *= step / step_overhead
         rate, bound = online_pace(**rates) if mode == "online" else pace(**rates)
         predicted = rate / r["tokens"]
         out.append({"id": r["id"], "measured": r["samples_per_s"], "predicted": predicted,
@@ -175,14 +185,16 @@ def training_area(rows: list[dict] | None = None) -> list[dict]:
     band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
     from planner.distributions import band_from_residuals
-    from planner.training import fit_overhead
+    from planner.training import fit_overhead, fit_step_overhead
     with open(TRAINING, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     by_id = {r["id"]: r for r in data["rows"]}
     out = []
     for src in sorted({_source(r) for r in data["rows"]}):
         floor_runs = [by_id[i] for i in data["overhead"]["rows"] if _source(by_id[i]) != src]
-        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None, held_out=src)
+        step_runs = [by_id[i] for i in data["step_overhead"]["rows"] if _source(by_id[i]) != src]
+        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None, held_out=src,
+                             step_overhead=fit_step_overhead(step_runs) if step_runs else 0)
         lo, hi = band_from_residuals([math.log(o["measured"] / o["predicted"]) for o in rows if _source(o) != src])
         out += [{"id": r["id"], "source": src, "measured": r["measured"], "predicted": r["predicted"],
                  "low": r["predicted"] * lo, "high": r["predicted"] * hi, "ratio": r["ratio"], "bound": r["bound"]}
