@@ -92,11 +92,19 @@ def overhead_seconds(recipe: DrafterKnobs, work: Workload, gpus: int) -> tuple[f
     """The overhead floor of one epoch on `gpus` trainers (seconds) and its term. EAGLE kinds unroll
     the draft layer over `ttt_steps` passes one after another at every optimizer step (SpecForge
     specforge/algorithms/eagle3/model.py:364-427; speculators models/eagle3/core.py:269-300), so their
-    floor is steps x passes x s_per_pass; a DFlash drafter drafts its blocks in one pass and keeps the
-    per-token floor fitted on its trainers' runs (training_throughput.yaml `overhead`)."""
-    if DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
+    floor is steps x passes x s_per_pass. A DFlash drafter drafts its blocks in one pass: where its
+    trainer takes rows one by one (SpecForge, TorchSpec: anchors drawn per row,
+    dflash_family_model.py:179-210) it keeps the per-token floor fitted on those trainers' runs
+    (training_throughput.yaml `overhead`); where it packs rows (speculators: one 8,192-token pack per GPU
+    per step, anchors per pack, models/dflash/core.py:359-367) the per-row work is paid once a pack, so
+    its floor is one pass per optimizer step at EAGLE's s_per_pass (an extrapolation: no packed DFlash
+    run was fitted; speculators' own 5K tutorial lands inside the band, bench/users_reports.yaml)."""
+    blocks = DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks
+    if blocks and recipe.scope != "pack":
         return work.tokens * overhead_s_per_token() / gpus, "per token"
     steps = optimizer_steps(recipe, work, gpus)
+    if blocks:
+        return steps * step_overhead_s_per_pass(), "per optimizer step"
     return steps * (recipe.ttt_steps or 1) * step_overhead_s_per_pass(), "per optimizer step x TTT step"
 
 
@@ -289,7 +297,8 @@ class TrainingPlan(OnNodes):
     # which term binds the offline training and why (issue 33): `bound` is bounds["offline"]
     bound: str = ""
     bound_reason: str = ""
-    overhead_term: str = ""          # the overhead floor's form: "per token" (DFlash) | "per optimizer step x TTT step" (EAGLE)
+    overhead_term: str = ""          # the floor's form: "per token" (DFlash by rows) | "per optimizer step" (DFlash packed) |
+                                     # "per optimizer step x TTT step" (EAGLE)
     optimizer_steps_per_epoch: float = 0.0   # per GPU (rows / batch / GPUs, or stored tokens / pack / GPUs)
     # memory per training GPU at the run's longest row (planner.training.memory_parts), GiB; the band
     # on the activations (an estimate); online adds the target's share (its bf16 weights over the trainers)
@@ -343,6 +352,8 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
     steps = optimizer_steps(recipe, work, gpus)
     floor_text = (f"{overhead_s_per_token():.4g} s per token per GPU" if overhead_term == "per token" else
+                  f"{step_overhead_s_per_pass():.4g} s per optimizer step per GPU ({steps:,.0f} steps an epoch)"
+                  if overhead_term == "per optimizer step" else
                   f"{step_overhead_s_per_pass():.4g} s per optimizer step x TTT step per GPU ({steps:,.0f} steps x "
                   f"{recipe.ttt_steps or 1} passes an epoch)")
     reason = {"compute": f"the drafter's FLOPs at the training MFU {t.mfu:g} ({per_s['compute']:,.0f} tokens/s) are "

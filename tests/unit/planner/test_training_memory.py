@@ -96,3 +96,12 @@ def test_eagle_floor_is_per_step_and_ttt_pass_and_dflash_keeps_its_per_token_flo
     dfl = plan(rows(1000, 500, "specforge-dflash", disk="node-raid0")).training
     assert dfl.overhead_term == "per token"
     assert dfl.overhead_hours_per_epoch * 3600 == pytest.approx(1e6 * 0.00025468 / 16, rel=1e-4)
+
+
+def test_a_packed_dflash_trainer_pays_its_floor_once_a_pack():
+    # speculators' DFlash packs rows into 8,192-token packs, anchors per pack (models/dflash/core.py:359-367):
+    # one pass per optimizer step at 0.030234 s, 1e6 / 8,192 / 16 = 7.6294 steps -> 0.230668 s an epoch,
+    # where SpecForge's DFlash (rows one by one) keeps the per-token floor (15.9175 s)
+    t = plan(rows(1000, 500, "speculators-dflash", disk="node-raid0")).training
+    assert t.overhead_term == "per optimizer step"
+    assert t.overhead_hours_per_epoch * 3600 == pytest.approx(1e6 / 8192 / 16 * 0.030234, rel=1e-9)
