@@ -3,7 +3,7 @@
     .venv/bin/python bench/fidelity.py            # the tables (markdown), as in the README
     .venv/bin/python bench/fidelity.py --fit      # also the decode MFU and training MFU that fit best
     .venv/bin/python bench/fidelity.py --json
-    .venv/bin/python bench/fidelity.py --users     # only the users' reports table (bench/users_reports.yaml)
+    .venv/bin/python bench/fidelity.py --users     # only the users' reports tables (bench/users_reports.yaml: speedups, training)
 
 Inference (planner/presets/throughput.yaml): for each row, the roofline's figure in the row's own
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
@@ -342,6 +342,62 @@ def users_reports() -> list[dict]:
     return _inside(out)
 
 
+def training_user_rows() -> list[dict]:
+    """Each training report of bench/users_reports.yaml (`training_reports`, all scored: none is a row the
+    training floors or band were fitted on) against the planner: hours (its seconds and the rate band's
+    ends; `online-cached`: the disaggregated epoch 0 plus the offline epochs that read its cache) or memory
+    (its GiB per GPU with the activations' band, against the GPU's usable memory: `outcome` oom is in when
+    the band's high end is above it, fits when the low end is below it)."""
+    from planner import Scenario, plan
+    from planner.scenario import Disaggregated, Training, UniformMix
+    data = users_data()
+    out = []
+    for r in data.get("training_reports", []):
+        cap = r.get("capture_gpus", 0)
+        kw = {k: r[k] for k in ("block_size", "num_anchors", "ttt_steps") if k in r}
+        s = Scenario(uniform=UniformMix(samples=r["samples"], tokens=r["tokens"],
+                                        response_tokens=round(r["tokens"] * r["response_share"])),
+                     regenerate=False, model=r["model"], layout=r["layout"], max_seq_len=r["cap"], unit="conversation",
+                     training=Training(gpu=r["gpu"], gpus=r["gpus"], epochs=r.get("epochs", 1), disk="node-raid0", **kw),
+                     extraction_gpu=r["gpu"], extraction_gpus=cap or 1,
+                     disaggregated=Disaggregated(capture_gpus=cap, train_gpus=r["gpus"]) if cap else Disaggregated())
+        t = plan(s).training
+        src = data["training_sources"][r["source"]]
+        row = {"id": r["id"], "source": r["source"], "kind": r["kind"], "url": src["url"], "date": str(src["date"]),
+               "fit_or_scored": r["fit_or_scored"], "assumed": r.get("assumed", ""), "bound": t.bound}
+        if r["kind"] == "hours":
+            epoch_off = t.offline_wall_hours / t.epochs * 3600
+            sec = (t.disaggregated_hours_per_epoch * 3600 + (t.epochs - 1) * epoch_off
+                   if r["mode"] == "online-cached" else t.epochs * epoch_off)
+            row.update(measured=float(r["seconds"]), predicted=sec, low=sec / t.rate_high, high=sec / t.rate_low,
+                       ratio=sec / r["seconds"], unit="s")
+            row["inside"] = bool(row["low"] <= row["measured"] <= row["high"])
+        else:
+            cap_gib = t.memory_capacity_gib
+            row.update(measured=r["outcome"], predicted=t.memory_gib_per_gpu, low=t.memory_gib_per_gpu_low,
+                       high=t.memory_gib_per_gpu_high, capacity=cap_gib, unit="GiB", ratio=None)
+            row["inside"] = bool(row["high"] > cap_gib) if r["outcome"] == "oom" else bool(row["low"] <= cap_gib)
+            row["centre_agrees"] = (t.memory_gib_per_gpu > cap_gib) == (r["outcome"] == "oom")
+        out.append(row)
+    return out
+
+
+def training_users_markdown(rows: list[dict]) -> str:
+    """The users' training reports: each report, its figure, the planner's with its band, in or out."""
+    lines = ["| training report (source, date) | kind | reported | planner (band) | binds | in |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["kind"] == "hours":
+            rep, pl = f"{r['measured']:,.0f} s", f"{r['predicted']:,.0f} s ({r['low']:,.0f}-{r['high']:,.0f})"
+        else:
+            rep = r["measured"]
+            pl = (f"{r['predicted']:,.1f} GiB ({r['low']:,.1f}-{r['high']:,.1f}) of {r['capacity']:,.1f} usable"
+                  + ("" if r["centre_agrees"] else "; the centre says the other"))
+        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['kind']}, {r['fit_or_scored']} | {rep} | {pl} | "
+                     f"{r['bound']} | {'in' if r['inside'] else 'out'} |")
+    lines.append(f"\nusers' training reports: {sum(r['inside'] for r in rows)}/{len(rows)} inside the band (all scored)")
+    return "\n".join(lines)
+
+
 def spread_line() -> str:
     """The drafter-quality term: what the planner ships, the refit on the fit sources, leave one fit source out."""
     from planner.quality import quality_presets
@@ -470,11 +526,14 @@ def main() -> None:
     if a.users:
         print(users_markdown(users_reports()))
         print(spread_line())
+        print()
+        print(training_users_markdown(training_user_rows()))
         return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
     if a.json:
-        out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports()}
+        out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports(),
+               "users_training_reports": training_user_rows()}
         if a.fit:
             out["fit"] = _fits()
         print(json.dumps(out, indent=2))
@@ -485,6 +544,8 @@ def main() -> None:
     print()
     print(users_markdown(users_reports()))
     print(spread_line())
+    print()
+    print(training_users_markdown(training_user_rows()))
     print()
     print(markdown(inf, trn))
     if a.fit:
