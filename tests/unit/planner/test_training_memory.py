@@ -105,3 +105,13 @@ def test_a_packed_dflash_trainer_pays_its_floor_once_a_pack():
     t = plan(rows(1000, 500, "speculators-dflash", disk="node-raid0")).training
     assert t.overhead_term == "per optimizer step"
     assert t.overhead_hours_per_epoch * 3600 == pytest.approx(1e6 / 8192 / 16 * 0.030234, rel=1e-9)
+
+
+def test_the_assumption_row_names_the_eagle_floor_per_step():
+    # 1,000 rows / 16 GPUs = 62.5 steps x 7 passes x 0.030234 s = 13.227375 s an epoch: 1e6 / 13.227375
+    # = 75,601 tokens/s at most
+    p = plan(rows(1000, 500, "specforge-eagle3", disk="node-raid0"))
+    a = next(x for x in p.assumptions if x.name == "training per-sample floor and band")
+    assert a.value.startswith("0.03023 s per optimizer step x TTT step per trainer GPU (62 steps x 7 TTT passes "
+                              "an epoch on 16 x h100-sxm: at most 75,601 tok/s)")
+    assert "specforge-eagle3-68k-8xh100" in a.source and "an extrapolation" not in a.value
