@@ -3,7 +3,7 @@
     .venv/bin/python bench/fidelity.py            # the tables (markdown), as in the README
     .venv/bin/python bench/fidelity.py --fit      # also the decode MFU and training MFU that fit best
     .venv/bin/python bench/fidelity.py --json
-    .venv/bin/python bench/fidelity.py --users     # only the users' reports tables (bench/users_reports.yaml: speedups, training)
+    .venv/bin/python bench/fidelity.py --users     # only the users' reports tables (speedups, training)
 
 Inference (planner/presets/throughput.yaml): for each row, the roofline's figure in the row's own
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
@@ -358,7 +358,8 @@ def training_user_rows() -> list[dict]:
         s = Scenario(uniform=UniformMix(samples=r["samples"], tokens=r["tokens"],
                                         response_tokens=round(r["tokens"] * r["response_share"])),
                      regenerate=False, model=r["model"], layout=r["layout"], max_seq_len=r["cap"], unit="conversation",
-                     training=Training(gpu=r["gpu"], gpus=r["gpus"], epochs=r.get("epochs", 1), disk="node-raid0", **kw),
+                     training=Training(gpu=r["gpu"], gpus=r["gpus"], epochs=r.get("epochs", 1), disk="node-raid0",
+                                       **kw),
                      extraction_gpu=r["gpu"], extraction_gpus=cap or 1,
                      disaggregated=Disaggregated(capture_gpus=cap, train_gpus=r["gpus"]) if cap else Disaggregated())
         t = plan(s).training
@@ -384,7 +385,8 @@ def training_user_rows() -> list[dict]:
 
 def training_users_markdown(rows: list[dict]) -> str:
     """The users' training reports: each report, its figure, the planner's with its band, in or out."""
-    lines = ["| training report (source, date) | kind | reported | planner (band) | binds | in |", "|---|---|---|---|---|---|"]
+    lines = ["| training report (source, date) | kind | reported | planner (band) | binds | in |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
         if r["kind"] == "hours":
             rep, pl = f"{r['measured']:,.0f} s", f"{r['predicted']:,.0f} s ({r['low']:,.0f}-{r['high']:,.0f})"
@@ -394,7 +396,8 @@ def training_users_markdown(rows: list[dict]) -> str:
                   + ("" if r["centre_agrees"] else "; the centre says the other"))
         lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['kind']}, {r['fit_or_scored']} | {rep} | {pl} | "
                      f"{r['bound']} | {'in' if r['inside'] else 'out'} |")
-    lines.append(f"\nusers' training reports: {sum(r['inside'] for r in rows)}/{len(rows)} inside the band (all scored)")
+    inside = sum(r["inside"] for r in rows)
+    lines.append(f"\nusers' training reports: {inside}/{len(rows)} inside the band (all scored)")
     return "\n".join(lines)
 
 

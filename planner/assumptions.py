@@ -242,11 +242,12 @@ def _training_basis(c: AssumptionContext) -> list[Assumption]:
     binds = "; ".join(f"{mode}: {_BOUND_NAMES.get(b, b)}" for mode, b in t.bounds.items())
     if t.overhead_term in ("", "per token"):
         floor = overhead_s_per_token()
-        head = f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most {t.gpus / floor:,.0f} tok/s)"
+        head = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
+                f"{t.gpus / floor:,.0f} tok/s)")
     else:   # issue 33: EAGLE's floor per optimizer step x TTT step, a packed DFlash trainer's per step
         passes = f" x {t.ttt_steps or 1} TTT passes" if "TTT" in t.overhead_term else ""
-        head = (f"{step_overhead_s_per_pass():.4g} s {t.overhead_term} per trainer GPU ({t.optimizer_steps_per_epoch:,.0f} "
-                f"steps{passes} an epoch on {t.gpus} x {t.gpu}: at most "
+        head = (f"{step_overhead_s_per_pass():.4g} s {t.overhead_term} per trainer GPU "
+                f"({t.optimizer_steps_per_epoch:,.0f} steps{passes} an epoch on {t.gpus} x {t.gpu}: at most "
                 f"{t.stage_rates.get('offline', {}).get('overhead', 0.0):,.0f} tok/s)")
     value = (f"{head}; bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
              f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} (offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")

@@ -246,7 +246,8 @@ def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes:
                    prefill_mfu=r.tr_gpu.prefill_mfu, bytes_on_disk=st.compressed,
                    read_bytes_per_s=nodes.training_read_bytes_per_s, read_bound=nodes.training_read_bound,
                    nodes=nodes.training_nodes,
-                   max_row_tokens=float(recipe.pack_tokens) if recipe.scope == "pack" and recipe.pack_tokens else mem_row)
+                   max_row_tokens=float(recipe.pack_tokens) if recipe.scope == "pack" and recipe.pack_tokens
+                   else mem_row)
     d = s.disaggregated
     layout = r.layout
     trn = disaggregated(trn, d, st.total, capture_gpus=d.capture_gpus or ex.gpus_used,

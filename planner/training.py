@@ -203,8 +203,8 @@ def memory_parts(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: floa
         "drafter weights": 2 * P,
         "gradients and optimizer": 14 * P / max(gpus, 1),
         "frozen embedding and head": 2 * 2 * V * H,
-        "activations": positions * recipe.layers * ACT_BYTES_PER_H * H + head_positions * recipe.head_vocab * LOGIT_BYTES
-        + context + labels,
+        "activations": positions * recipe.layers * ACT_BYTES_PER_H * H
+        + head_positions * recipe.head_vocab * LOGIT_BYTES + context + labels,
         "captured states": T * recipe.n_aux * H * 2,
     }
 
@@ -297,8 +297,9 @@ class TrainingPlan(OnNodes):
     # which term binds the offline training and why (issue 33): `bound` is bounds["offline"]
     bound: str = ""
     bound_reason: str = ""
-    overhead_term: str = ""          # the floor's form: "per token" (DFlash by rows) | "per optimizer step" (DFlash packed) |
-                                     # "per optimizer step x TTT step" (EAGLE)
+    # the floor's form: "per token" (DFlash by rows) | "per optimizer step" (DFlash packed) |
+    # "per optimizer step x TTT step" (EAGLE)
+    overhead_term: str = ""
     optimizer_steps_per_epoch: float = 0.0   # per GPU (rows / batch / GPUs, or stored tokens / pack / GPUs)
     # memory per training GPU at the run's longest row (planner.training.memory_parts), GiB; the band
     # on the activations (an estimate); online adds the target's share (its bf16 weights over the trainers)
@@ -415,7 +416,8 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
         rate_low=low, rate_high=high, samples_per_s_low=work.rows / seconds * low if seconds else 0.0,
         samples_per_s_high=work.rows / seconds * high if seconds else 0.0,
         bound=kind, bound_reason=reason, overhead_term=overhead_term, optimizer_steps_per_epoch=steps,
-        memory_gib_per_gpu=mem, memory_gib_per_gpu_low=memory_gib(parts, 0), memory_gib_per_gpu_high=memory_gib(parts, 1),
+        memory_gib_per_gpu=mem, memory_gib_per_gpu_low=memory_gib(parts, 0),
+        memory_gib_per_gpu_high=memory_gib(parts, 1),
         memory_parts_gib={k: v / GIB for k, v in parts.items()}, memory_row_tokens=row,
         memory_capacity_gib=capacity / GIB, online_memory_gib_per_gpu=online_mem, fits=fits)
 
