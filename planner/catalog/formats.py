@@ -546,116 +546,155 @@ def _scan_window(chunk: bytes, i: int, j: int, depth: int):
     return j, depth + int(steps[-1]), in_string, escaped
 
 
+class _ArrayScan:
+    """Where the splitter stands in a JSON array, across chunks: its state (start, first, next (after
+    ','), after (an element), element, scalar, done), the current element's depth, whether it is in a
+    string and its next byte escaped, its turns of the regex scan and numpy's next window, where it
+    began (`begin`, a byte offset of the file) and where its bytes start in this chunk (`start`)."""
+
+    def __init__(self, shown: str):
+        self.shown, self.state = shown, "start"
+        self.depth = self.turns = self.window = self.begin = self.start = 0
+        self.in_string = self.escaped = False
+
+    def refuse(self, at: int, why: str) -> RecordError:
+        return RecordError(f"{self.shown}: not a JSON array of records: {why} at byte {at:,}")
+
+    def step(self, chunk: bytes, i: int, n: int, base: int) -> tuple[int, int]:
+        """One turn of the scan from chunk[i]: (where it goes on, n for the next chunk; where the
+        current element ends in this chunk, -1 while it does not)."""
+        if self.state == "element":
+            return self._element(chunk, i, n)
+        if self.state == "scalar":
+            m = _SCALAR_END.search(chunk, i)
+            return (n, -1) if m is None else (m.start(), m.start())
+        return self._between(chunk, i, n, base)
+
+    def _element(self, chunk: bytes, i: int, n: int) -> tuple[int, int]:
+        if self.escaped:
+            self.escaped = False
+            return i + 1, -1
+        if self.in_string:
+            m = _STRING_REST.match(chunk, i)
+            if m is None:    # the string goes on in the next chunk: is this one's last byte escaped?
+                self.escaped = min(n - len(chunk.rstrip(b"\\")), n - i) % 2 == 1
+                return n, -1
+            self.in_string = False
+            return m.end(), (m.end() if self.depth == 0 else -1)
+        if self.turns > VECTOR_AFTER:
+            return self._window(chunk, i, n)
+        return self._regex_turn(chunk, i, n)
+
+    def _window(self, chunk: bytes, i: int, n: int) -> tuple[int, int]:
+        got = _scan_window(chunk, i, min(n, i + self.window), self.depth)
+        if got is None:
+            self.turns = -2**62       # the regex scan reads this element's stray backslash
+            return i, -1
+        i, self.depth, self.in_string, self.escaped = got
+        self.window = min(2 * self.window, ARRAY_CHUNK_BYTES)
+        return i, (i if self.depth == 0 else -1)
+
+    def _regex_turn(self, chunk: bytes, i: int, n: int) -> tuple[int, int]:
+        self.turns += 1
+        m = _IN_ELEMENT.match(chunk, i)
+        i = m.end()
+        if m.lastindex == 1:
+            self.depth += i - m.start(1)
+        elif m.lastindex == 2:
+            closed = i - m.start(2)
+            if closed >= self.depth:        # the element ends inside the run; the rest is the array's
+                i, self.depth = m.start(2) + self.depth, 0
+                return i, i
+            self.depth -= closed
+        elif m.lastindex == 3:
+            self.in_string = True
+        else:            # nothing but flat bytes to the chunk's end
+            return n, -1
+        return i, -1
+
+    def _between(self, chunk: bytes, i: int, n: int, base: int) -> tuple[int, int]:
+        """Outside an element: the array's '[', a ',', its ']', or an element's first byte."""
+        m = _NOT_SPACE.search(chunk, i)
+        if m is None:
+            return n, -1
+        i, c, state = m.start(), chunk[m.start()], self.state
+        at, shown = base + i, chunk[i:i + 1]
+        if state == "start":
+            if c != 0x5B:
+                raise self.refuse(at, f"it starts with {shown!r}, not '['")
+            self.state = "first"
+        elif state == "after":
+            if c not in b",]":
+                raise self.refuse(at, f"{shown!r} after an element, not ',' or ']'")
+            self.state = "next" if c == 0x2C else "done"
+        elif state == "done":
+            raise self.refuse(at, f"{shown!r} after the array's closing ']'")
+        elif c == 0x5D and state == "first":
+            self.state = "done"
+        elif c in b",]}":      # (a '}' would otherwise be read as an empty scalar)
+            raise self.refuse(at, f"{shown!r} where an element should be")
+        else:
+            return self._begin(chunk, i, n, at)
+        return i + 1, -1
+
+    def _begin(self, chunk: bytes, i: int, n: int, at: int) -> tuple[int, int]:
+        self.begin, self.start, self.turns, self.window = at, i, 0, 1024
+        c = chunk[i]
+        if c in b"[{":
+            self.state, self.depth = "element", 1
+            return i + 1, -1
+        if c == 0x22:        # a string element: read on to its end at once
+            self.state, self.depth, self.in_string = "element", 0, True
+            return self._element(chunk, i + 1, n)
+        self.state = "scalar"
+        return i, -1
+
+    def finish(self, base: int) -> None:
+        """At the file's end (`base` bytes): refuses a file that ends before the array's ']'."""
+        if self.state != "done":
+            where = "inside an element" if self.state in ("element", "scalar") else "before the closing ']'"
+            raise self.refuse(base, f"the file ends {where} (truncated?)")
+
+
+def _skip_bom(chunks) -> tuple[bytes, int, Iterator[bytes]]:
+    """(the first chunk, of 3 bytes at least unless the file is shorter, without a byte-order mark;
+    the bytes skipped; the rest of the chunks)."""
+    chunks, head = iter(chunks), b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM):
+            break
+    if head.startswith(_BOM):
+        return head[len(_BOM):], len(_BOM), chunks
+    return head, 0, chunks
+
+
 def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
     """(byte offset, the element's bytes, or None for one over MAX_LINE_BYTES) of each element of
     the JSON array that `chunks` (the file's bytes, in pieces) holds. A file that is not one array
     (no '[' first, something other than ',' or ']' after an element, data after the closing ']',
     or an end before it) raises RecordError naming `shown` and the byte offset."""
-    def refuse(at: int, why: str):
-        return RecordError(f"{shown}: not a JSON array of records: {why} at byte {at:,}")
-
-    state = "start"        # start, first, next (after ','), after (an element), element, scalar, done
-    depth = turns = window = 0      # turns: of the regex scan in this element; window: numpy's next
-    in_string = escaped = False
+    scan = _ArrayScan(shown)
+    head, base, chunks = _skip_bom(chunks)
     parts: list[bytes] = []
-    held = begin = base = 0
-    chunks, head = iter(chunks), b""
-    for chunk in chunks:      # the first chunk of 3 bytes at least: a byte-order mark is skipped whole
-        head += chunk
-        if len(head) >= len(_BOM):
-            break
-    if head.startswith(_BOM):
-        head, base = head[len(_BOM):], len(_BOM)
+    held, step = 0, scan.step
     for chunk in itertools.chain([head], chunks):
-        n, i, s = len(chunk), 0, 0           # s: where the current element's bytes start in this chunk
+        n, i, scan.start = len(chunk), 0, 0
         while i < n:
-            end = -1
-            if state == "element":
-                if escaped:
-                    escaped, i = False, i + 1
-                    continue
-                if in_string:
-                    m = _STRING_REST.match(chunk, i)
-                    if m is None:    # the string goes on in the next chunk: is this one's last byte escaped?
-                        escaped = min(n - len(chunk.rstrip(b"\\")), n - i) % 2 == 1
-                        break
-                    i, in_string = m.end(), False
-                    if depth == 0:
-                        end = i
-                elif turns > VECTOR_AFTER:
-                    got = _scan_window(chunk, i, min(n, i + window), depth)
-                    if got is None:
-                        turns = -2**62       # the regex scan reads this element's stray backslash
-                        continue
-                    i, depth, in_string, escaped = got
-                    window = min(2 * window, ARRAY_CHUNK_BYTES)
-                    if depth == 0:
-                        end = i
-                else:
-                    turns += 1
-                    m = _IN_ELEMENT.match(chunk, i)
-                    i = m.end()
-                    if m.lastindex == 1:
-                        depth += i - m.start(1)
-                    elif m.lastindex == 2:
-                        closed = i - m.start(2)
-                        if closed < depth:
-                            depth -= closed
-                        else:        # the element ends inside the run; the rest is the array's
-                            i = end = m.start(2) + depth
-                            depth = 0
-                    elif m.lastindex == 3:
-                        in_string = True
-                    else:            # nothing but flat bytes to the chunk's end
-                        break
-            elif state == "scalar":
-                m = _SCALAR_END.search(chunk, i)
-                if m is None:
-                    break
-                i = end = m.start()
-            else:
-                m = _NOT_SPACE.search(chunk, i)
-                if m is None:
-                    break
-                i, c = m.start(), chunk[m.start()]
-                at = base + i
-                if state == "start":
-                    if c != 0x5B:
-                        raise refuse(at, f"it starts with {chunk[i:i + 1]!r}, not '['")
-                    state, i = "first", i + 1
-                elif state == "after":
-                    if c not in b",]":
-                        raise refuse(at, f"{chunk[i:i + 1]!r} after an element, not ',' or ']'")
-                    state, i = ("next" if c == 0x2C else "done"), i + 1
-                elif state == "done":
-                    raise refuse(at, f"{chunk[i:i + 1]!r} after the array's closing ']'")
-                elif c == 0x5D and state == "first":
-                    state, i = "done", i + 1
-                elif c in b",]}":      # (a '}' would otherwise be read as an empty scalar)
-                    raise refuse(at, f"{chunk[i:i + 1]!r} where an element should be")
-                else:
-                    parts, held, begin, s, turns, window = [], 0, at, i, 0, 1024
-                    if c in b"[{":
-                        state, depth, i = "element", 1, i + 1
-                    elif c == 0x22:
-                        state, depth, in_string, i = "element", 0, True, i + 1
-                    else:
-                        state = "scalar"
+            i, end = step(chunk, i, n, base)
             if end >= 0:
-                piece = chunk[s:end]
+                piece = chunk[scan.start:end]
                 held += len(piece)
-                yield begin, (b"".join(parts) + piece if held <= MAX_LINE_BYTES else None)
-                parts, held, state = [], 0, "after"
-        if state in ("element", "scalar"):
-            held += n - s
+                yield scan.begin, (b"".join(parts) + piece if held <= MAX_LINE_BYTES else None)
+                parts, held, scan.state = [], 0, "after"
+        if scan.state in ("element", "scalar"):      # the element goes on in the next chunk
+            held += n - scan.start
             if held <= MAX_LINE_BYTES:
-                parts.append(chunk[s:])
+                parts.append(chunk[scan.start:])
             else:
                 parts.clear()
         base += n
-    if state != "done":
-        where = "inside an element" if state in ("element", "scalar") else "before the closing ']'"
-        raise refuse(base, f"the file ends {where} (truncated?)")
+    scan.finish(base)
 
 
 def _iter_json_array(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw]]:
