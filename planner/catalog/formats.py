@@ -139,125 +139,149 @@ def detect_format(obj: dict) -> str:
                       f"{sorted(obj)[:8]}")
 
 
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _embedded(tool, system: str, flat: str) -> bool:
+    """Whether one tool definition is already written in the system text (`flat`: no spaces)."""
+    forms = {tool} if isinstance(tool, str) else {json.dumps(tool, ensure_ascii=False, default=str),
+                                                  json.dumps(tool, default=str)}
+    if any(len(_squeeze(f)) >= 16 and _squeeze(f) in flat for f in forms):   # "{}" is no definition
+        return True
+    if isinstance(tool, str):
+        return False
+    fn = tool.get("function", tool) if isinstance(tool, dict) else None
+    name = fn.get("name") if isinstance(fn, dict) else None
+    desc = fn.get("description") if isinstance(fn, dict) else None
+    if not (isinstance(name, str) and name and isinstance(desc, str) and len(desc) >= 8):
+        return False   # a name alone in a prompt is no definition
+    return name in system and any(d in system for d in (desc, json.dumps(desc)[1:-1],
+                                                         json.dumps(desc, ensure_ascii=False)[1:-1]))
+
+
+def _tools_turn(tools, system: str) -> str:
+    """The tools text to count: the definitions missing from `system`, or "" for none."""
+    listed = tools
+    if isinstance(tools, str):
+        try:
+            listed = json.loads(tools)
+        except ValueError:
+            listed = [tools]
+    if not isinstance(listed, list):
+        listed = [listed]
+    flat = _squeeze(system)
+    if len(listed) * len(system) > 2**26:   # a hostile record: searching would take hours; count them all
+        missing = listed
+    else:
+        missing = [t for t in listed if not (system and _embedded(t, system, flat))]
+    if not missing:
+        return ""
+    if len(missing) == len(listed) and isinstance(tools, str):
+        return tools
+    return "\n".join(t if isinstance(t, str) else json.dumps(t, ensure_ascii=False, default=str)
+                     for t in missing)
+
+
+def _with_tools(obj: dict, turns: list[tuple[str, str]], at: int) -> list[tuple[str, str]]:
+    """`turns` with the record's `tools` missing from its system text inserted as a system turn at `at`."""
+    if obj.get("tools"):
+        extra = _tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
+        if extra:
+            turns.insert(at, ("system", extra))
+    return turns
+
+
+def _sharegpt_turns(obj: dict) -> list[tuple[str, str]]:
+    convo = obj.get("conversations")
+    if not isinstance(convo, list):
+        raise RecordError("missing field 'conversations' (a list)")
+    turns = [("system", _text(obj["system"]))] if obj.get("system") else []
+    for i, m in enumerate(convo):
+        if not isinstance(m, dict):
+            raise RecordError(f"conversations[{i}] is not an object")
+        role = m.get("from", m.get("role"))
+        val = m.get("value", m.get("content"))
+        if role is None or val is None:
+            raise RecordError(f"conversations[{i}] lacks 'from'/'value'")
+        turns.append((ROLE_MAP.get(str(role).lower(), "user"), _text(val)))
+    return _with_tools(obj, turns, 1 if obj.get("system") else 0)
+
+
+def _openai_messages(obj: dict) -> list:
+    msgs = obj.get("messages")
+    if msgs is None and isinstance(obj.get("messages_json"), str):
+        try:
+            msgs = json.loads(obj["messages_json"])
+        except ValueError as exc:
+            raise RecordError(f"messages_json is not valid JSON: {exc.msg}")
+    if isinstance(msgs, str):
+        try:
+            msgs = json.loads(msgs)
+        except ValueError as exc:
+            raise RecordError(f"messages is a string but not JSON: {exc.msg}")
+    if not isinstance(msgs, list):
+        raise RecordError("missing field 'messages' (a list)")
+    return msgs
+
+
+def _openai_turns(obj: dict) -> list[tuple[str, str]]:
+    turns = []
+    for i, m in enumerate(_openai_messages(obj)):
+        if not isinstance(m, dict) or "role" not in m:
+            raise RecordError(f"messages[{i}] lacks 'role'")
+        text = _text(m.get("content"))
+        if m.get("tool_calls"):
+            text += json.dumps(m["tool_calls"], ensure_ascii=False)
+        turns.append((ROLE_MAP.get(str(m["role"]).lower(), "user"), text))
+    return _with_tools(obj, turns, 0)
+
+
+def _alpaca_turns(obj: dict) -> list[tuple[str, str]]:
+    prompt = "\n".join(_text(obj[k]) for k in PROMPT_KEYS if obj.get(k))
+    resp_key = next((k for k in RESPONSE_KEYS if k in obj), None)
+    if resp_key is None:
+        raise RecordError(f"missing a response field (one of {', '.join(RESPONSE_KEYS)})")
+    if not prompt:
+        raise RecordError(f"missing a prompt field (one of {', '.join(PROMPT_KEYS)})")
+    return [("user", prompt), ("assistant", _text(obj[resp_key]))]
+
+
+def _glaive_turns(obj: dict) -> list[tuple[str, str]]:
+    chat = obj.get("chat")
+    if not isinstance(chat, str):
+        raise RecordError("missing field 'chat' (a string)")
+    turns = [("system", GLAIVE_SYSTEM.sub("", _text(obj["system"]), count=1))] if obj.get("system") else []
+    role = "user"
+    for piece in GLAIVE_SPLIT.split(chat.replace(GLAIVE_EOT, "")):
+        if piece == "USER:":
+            role = "user"
+        elif piece == "ASSISTANT:":
+            role = "assistant"
+        elif piece == "FUNCTION RESPONSE:":
+            role = "tool"
+        elif piece.strip():
+            turns.append((role, piece.strip()))
+    return turns
+
+
 def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
     """The record's (role, text) turns as the pipeline will tokenize them. A `tools` field is one
     more system turn, holding only the tool definitions that the system text does not already
     hold (Hermes function calling writes the `tools` JSON into the system prompt): counted once.
-    (Helpers are nested: materialize's hub script copies this function's source.)"""
-
-    def squeeze(text):
-        return re.sub(r"\s+", "", text)
-
-    def embedded(tool, system, flat):
-        """Whether one tool definition is already written in the system text (`flat`: no spaces)."""
-        forms = {tool} if isinstance(tool, str) else {json.dumps(tool, ensure_ascii=False, default=str),
-                                                      json.dumps(tool, default=str)}
-        if any(len(squeeze(f)) >= 16 and squeeze(f) in flat for f in forms):   # "{}" is no definition
-            return True
-        if isinstance(tool, str):
-            return False
-        fn = tool.get("function", tool) if isinstance(tool, dict) else None
-        name = fn.get("name") if isinstance(fn, dict) else None
-        desc = fn.get("description") if isinstance(fn, dict) else None
-        if not (isinstance(name, str) and name and isinstance(desc, str) and len(desc) >= 8):
-            return False   # a name alone in a prompt is no definition
-        return name in system and any(d in system for d in (desc, json.dumps(desc)[1:-1],
-                                                             json.dumps(desc, ensure_ascii=False)[1:-1]))
-
-    def tools_turn(tools, system):
-        """The tools text to count: the definitions missing from `system`, or "" for none."""
-        listed = tools
-        if isinstance(tools, str):
-            try:
-                listed = json.loads(tools)
-            except ValueError:
-                listed = [tools]
-        if not isinstance(listed, list):
-            listed = [listed]
-        flat = squeeze(system)
-        if len(listed) * len(system) > 2**26:   # a hostile record: searching would take hours; count them all
-            missing = listed
-        else:
-            missing = [t for t in listed if not (system and embedded(t, system, flat))]
-        if not missing:
-            return ""
-        if len(missing) == len(listed) and isinstance(tools, str):
-            return tools
-        return "\n".join(t if isinstance(t, str) else json.dumps(t, ensure_ascii=False, default=str)
-                         for t in missing)
-
+    (materialize's hub script copies this function's source and every name in HUB_COPIES.)"""
     if not isinstance(obj, dict):
         raise RecordError(f"a record must be a JSON object, got {type(obj).__name__}")
     if fmt == "auto":
         fmt = detect_format(obj)
-    turns: list[tuple[str, str]] = []
     if fmt == "sharegpt" or (fmt == "openai" and "conversations" in obj and "messages" not in obj):
-        convo = obj.get("conversations")
-        if not isinstance(convo, list):
-            raise RecordError("missing field 'conversations' (a list)")
-        if obj.get("system"):
-            turns.append(("system", _text(obj["system"])))
-        for i, m in enumerate(convo):
-            if not isinstance(m, dict):
-                raise RecordError(f"conversations[{i}] is not an object")
-            role = m.get("from", m.get("role"))
-            val = m.get("value", m.get("content"))
-            if role is None or val is None:
-                raise RecordError(f"conversations[{i}] lacks 'from'/'value'")
-            turns.append((ROLE_MAP.get(str(role).lower(), "user"), _text(val)))
-        if obj.get("tools"):
-            extra = tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
-            if extra:
-                turns.insert(1 if obj.get("system") else 0, ("system", extra))
+        turns = _sharegpt_turns(obj)
     elif fmt == "openai":
-        msgs = obj.get("messages")
-        if msgs is None and isinstance(obj.get("messages_json"), str):
-            try:
-                msgs = json.loads(obj["messages_json"])
-            except ValueError as exc:
-                raise RecordError(f"messages_json is not valid JSON: {exc.msg}")
-        if isinstance(msgs, str):
-            try:
-                msgs = json.loads(msgs)
-            except ValueError as exc:
-                raise RecordError(f"messages is a string but not JSON: {exc.msg}")
-        if not isinstance(msgs, list):
-            raise RecordError("missing field 'messages' (a list)")
-        for i, m in enumerate(msgs):
-            if not isinstance(m, dict) or "role" not in m:
-                raise RecordError(f"messages[{i}] lacks 'role'")
-            text = _text(m.get("content"))
-            if m.get("tool_calls"):
-                text += json.dumps(m["tool_calls"], ensure_ascii=False)
-            turns.append((ROLE_MAP.get(str(m["role"]).lower(), "user"), text))
-        if obj.get("tools"):
-            extra = tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
-            if extra:
-                turns.insert(0, ("system", extra))
+        turns = _openai_turns(obj)
     elif fmt == "alpaca":
-        prompt = "\n".join(_text(obj[k]) for k in PROMPT_KEYS if obj.get(k))
-        resp_key = next((k for k in RESPONSE_KEYS if k in obj), None)
-        if resp_key is None:
-            raise RecordError(f"missing a response field (one of {', '.join(RESPONSE_KEYS)})")
-        if not prompt:
-            raise RecordError(f"missing a prompt field (one of {', '.join(PROMPT_KEYS)})")
-        turns = [("user", prompt), ("assistant", _text(obj[resp_key]))]
+        turns = _alpaca_turns(obj)
     elif fmt == "glaive":
-        chat = obj.get("chat")
-        if not isinstance(chat, str):
-            raise RecordError("missing field 'chat' (a string)")
-        if obj.get("system"):
-            turns.append(("system", GLAIVE_SYSTEM.sub("", _text(obj["system"]), count=1)))
-        role = "user"
-        for piece in GLAIVE_SPLIT.split(chat.replace(GLAIVE_EOT, "")):
-            if piece == "USER:":
-                role = "user"
-            elif piece == "ASSISTANT:":
-                role = "assistant"
-            elif piece == "FUNCTION RESPONSE:":
-                role = "tool"
-            elif piece.strip():
-                turns.append((role, piece.strip()))
+        turns = _glaive_turns(obj)
     else:
         raise RecordError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     if not any(r == "assistant" for r, _ in turns):
@@ -267,6 +291,17 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
         if bad:
             raise RecordError(f"turn {i}: lone surrogate \\u{ord(bad.group()):04x} is not valid Unicode text")
     return turns
+
+
+# What materialize's hub script copies to run to_turns on its own (values by repr, patterns
+# recompiled, functions and classes by their source): every name to_turns reaches.
+HUB_COPIES = {
+    "values": ("ROLE_MAP", "PROMPT_KEYS", "RESPONSE_KEYS", "FORMATS", "GLAIVE_EOT"),
+    "patterns": ("GLAIVE_SPLIT", "GLAIVE_SYSTEM", "SURROGATE"),
+    "sources": ("RecordError", "_text", "detect_format", "_squeeze", "_embedded", "_tools_turn", "_with_tools",
+                "_sharegpt_turns", "_openai_messages", "_openai_turns", "_alpaca_turns", "_glaive_turns",
+                "to_turns"),
+}
 
 
 def file_kind(path: Path, field: str = "PATH") -> str:

@@ -269,12 +269,11 @@ def hub_script(m: Manifest, ids: list[str] | None = None) -> str:
               "selection": c.selection, "seed": c.seed, "format": c.format, "start": start[c.id]} for c in hub]
     parts = [HUB_SCRIPT_HEAD.replace("{version}", __version__).replace("{components}", repr(json.dumps(comps)))
              .replace("{total}", str(int(total))).replace("{mark}", repr((MARK_KEY, MARK_VALUE)))]
-    for name in ("ROLE_MAP", "PROMPT_KEYS", "RESPONSE_KEYS"):
-        parts.append(f"{name} = {getattr(formats, name)!r}\n")
-    parts.append(f"GLAIVE_SPLIT = re.compile({formats.GLAIVE_SPLIT.pattern!r})\n")
-    parts.append(f"SURROGATE = re.compile({formats.SURROGATE.pattern!r})\n")
-    parts.append(f"FORMATS = {formats.FORMATS!r}\n\n")
-    for obj in (formats.RecordError, formats._text, formats.detect_format, formats.to_turns, sharding.block):
+    copies = formats.HUB_COPIES
+    parts += [f"{name} = {getattr(formats, name)!r}\n" for name in copies["values"]]
+    parts += [f"{name} = re.compile({getattr(formats, name).pattern!r})\n" for name in copies["patterns"]]
+    parts.append("\n")
+    for obj in [getattr(formats, name) for name in copies["sources"]] + [sharding.block]:
         parts.append("\n" + inspect.getsource(obj))
     parts.append(HUB_SCRIPT_MAIN)
     return "".join(parts)
