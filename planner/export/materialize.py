@@ -96,13 +96,19 @@ def local_sources(m: Manifest, local: dict[str, str] | None = None,
         elif c.local_path:
             if registered is None:
                 registered = uc.load(Path(user_catalog) if user_catalog is not None else user_catalog_path())[0]
-            entry = registered.get(c.id)
-            if entry is None or not entry.local_path:
-                raise PlannerInputError(f"components.{c.id}.local_path", c.local_path,
-                                        "a manifest may only name files you profiled under that id; profile it "
-                                        f"(planner profile FILE --name {c.id}) or name it with --local {c.id}=FILE")
-            out[c.id] = (f"components.{c.id}.local_path", entry.local_path, entry.sha256)
+            out[c.id] = _profiled_source(c, registered)
     return out
+
+
+def _profiled_source(c, registered: dict) -> tuple[str, str, str | None]:
+    """(field, file, sha256) of a manifest component's local_path: the file this user profiled under
+    its id (`registered`: the user catalog), never the path the manifest names."""
+    entry = registered.get(c.id)
+    if entry is None or not entry.local_path:
+        raise PlannerInputError(f"components.{c.id}.local_path", c.local_path,
+                                "a manifest may only name files you profiled under that id; profile it "
+                                f"(planner profile FILE --name {c.id}) or name it with --local {c.id}=FILE")
+    return f"components.{c.id}.local_path", entry.local_path, entry.sha256
 
 
 def _check_digest(cid: str, field: str, file: str, expected: str | None, digest) -> None:
