@@ -531,6 +531,11 @@ def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int,
 # at most MAX_LINE_BYTES of one element held. The scan finds each element's end from its brackets
 # and strings alone (the element's own syntax is json.loads's to judge): memory does not grow with
 # the file, no schema is inferred, and a record with a key no earlier record had is just a record.
+# Hand-written, not a library's (issue 32 item 3; `bench/json_scan.py --libraries`, docs/benchmarks.md,
+# 2026-12-06): ijson 3.6 holds each element whole (a 100 MB element: +190 MB, 72 s), grows with the
+# square of the depth (100,000 brackets: past 4 GiB) and stops at the first broken element; DuckDB's
+# read_json_objects grows by 130-310 MB where this grows by 16 and refuses the whole file for one
+# element over its object size or one malformed element.
 ARRAY_CHUNK_BYTES = 2**20
 _NOT_SPACE = re.compile(rb"[^ \t\n\r]")
 _STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)   # the rest of a string, through its closing quote
