@@ -587,8 +587,9 @@ def _measure_dataset(ds, shown: str, fmt: str, counter, template, strict: bool, 
         pool = workers if counter.pure_python and size >= (PARALLEL_MIN_BYTES if sample is None
                                                            else PARALLEL_MIN_ROWS) else 1
         # what a bad record's number counts: DuckDB numbers a Parquet sample's rows in sample order
-        tally = Tally(shown, strict, sample is not None, "element" if ds.kind == "json" else "line" if ds.kind == "jsonl"
-                      else "sampled row" if sample is not None else "row")
+        word = ("element" if ds.kind == "json" else "line" if ds.kind == "jsonl"
+                else "sampled row" if sample is not None else "row")
+        tally = Tally(shown, strict, sample is not None, word)
         used = run(raws, fmt, counter, template, tally, pool)
     except RecordError as exc:
         raise ProfileError(str(exc))

@@ -249,7 +249,9 @@ def _figure_lines(p: Plan, unit: str, measured: str | None) -> list[str]:
 def _training_cost_lines(p: Plan) -> list[str]:
     """Training each way, its break-even in epochs, and the cost each way."""
     t, c = p.training, p.cost_usd
-    never = "never"
+    online = "never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"
+    disaggregated = ("never" if t.breakeven_epochs_disaggregated is None
+                     else f"{t.breakeven_epochs_disaggregated:,.1f} epochs")
     return [
         f"  training offline       {t.gpus} x {t.gpu}: {fmt_hours(t.offline_wall_hours)} wall, "
         f"{t.offline_gpu_hours:,.0f} GPU-h (limited by {t.offline_bound})",
@@ -259,9 +261,7 @@ def _training_cost_lines(p: Plan) -> list[str]:
         f"  training disaggregated {t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs: "
         f"{fmt_hours(t.disaggregated_wall_hours)} wall, {t.disaggregated_gpu_hours:,.0f} GPU-h "
         f"(limited by {t.disaggregated_bound})",
-        f"  offline cheaper after  {never if t.breakeven_epochs is None else f'{t.breakeven_epochs:,.1f} epochs'} "
-        f"(than online), {never if t.breakeven_epochs_disaggregated is None else f'{t.breakeven_epochs_disaggregated:,.1f} epochs'}"
-        " (than disaggregated)",
+        f"  offline cheaper after  {online} (than online), {disaggregated} (than disaggregated)",
         f"  cost offline           {fmt_usd(c.total_offline)} (extraction {fmt_usd(c.extraction)}, storage "
         f"{fmt_usd(c.storage)}, transfer {fmt_usd(c.transfer)}, training {fmt_usd(c.training_offline)})",
         f"                         storage: {c.storage_preset} at ${c.storage_usd_per_tb_month:,.2f}/TB-month for "
