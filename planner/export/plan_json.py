@@ -91,7 +91,8 @@ ExtractionOutput = _projection("ExtractionOutput", ExtractionPlan, """
     gpu gpus gpus_used nodes gpus_per_node mode gpu_hours wall_hours wall_hours_low? wall_hours_high?
     decode_hours capture_hours prefill_tokens_per_s_per_gpu decode_tokens_per_s_per_gpu
     serving_output_tokens_per_s_per_gpu serving_total_tokens_per_s_per_gpu decode_batch max_num_seqs
-    max_batched_tokens kv_dtype tensor_parallel bound calibration prefill_calibration? decode_calibration?
+    max_batched_tokens kv_dtype tensor_parallel capture_path capture_split replicas tp_per_replica
+    capture_tokens_per_s_per_gpu bound calibration prefill_calibration? decode_calibration?
     calibrated_wall_hours_low? calibrated_wall_hours_high? sampled_wall_hours_low? sampled_wall_hours_high?""",
     outputs={Calibration: CalibrationOutput})
 
@@ -102,7 +103,10 @@ TrainingOutput = _projection("TrainingOutput", TrainingPlan, """
     online_gpu_hours online_wall_hours breakeven_epochs disaggregated_gpu_hours disaggregated_wall_hours
     disaggregated_bound breakeven_epochs_disaggregated bounds stage_rates rate_low rate_high samples_per_s_low
     samples_per_s_high offline_wall_hours_low offline_wall_hours_high online_wall_hours_low online_wall_hours_high
-    disaggregated_wall_hours_low disaggregated_wall_hours_high""")
+    disaggregated_wall_hours_low disaggregated_wall_hours_high bound bound_reason overhead_term
+    optimizer_steps_per_epoch memory_gib_per_gpu memory_gib_per_gpu_low memory_gib_per_gpu_high memory_parts_gib
+    memory_row_tokens
+    memory_capacity_gib online_memory_gib_per_gpu fits""")
 
 NodesOutput = _projection("NodesOutput", NodePlan, """
     placement extraction_nodes writing_nodes training_nodes storage_per_node_bytes#

@@ -51,7 +51,9 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
               ["serving_output_tokens_per_s_per_gpu", "serving_total_tokens_per_s_per_gpu", "max_num_seqs",
                "max_batched_tokens", "kv_dtype", "calibration", "nodes", "gpus_per_node", "wall_hours_low",
                "wall_hours_high", "prefill_calibration", "decode_calibration", "calibrated_wall_hours_low",
-               "calibrated_wall_hours_high", "sampled_wall_hours_low", "sampled_wall_hours_high"])  # issue 22
+               "calibrated_wall_hours_high", "sampled_wall_hours_low", "sampled_wall_hours_high",  # issue 22
+               # issue 33 item 1: the capture path in force, its split and replicas
+               "capture_path", "capture_split", "replicas", "tp_per_replica", "capture_tokens_per_s_per_gpu"])
     _in_order(list(d["training"]), ["gpu", "gpus", "epochs", "drafter_params", "offline_gpu_hours",
                                     "offline_wall_hours", "offline_bound", "online_gpu_hours", "online_wall_hours",
                                     "breakeven_epochs"],
@@ -62,7 +64,11 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                # issue 22: which bound binds, each bound's rate, the band and the hours at its ends
                "bounds", "stage_rates", "rate_low", "rate_high", "samples_per_s_low", "samples_per_s_high",
                "offline_wall_hours_low", "offline_wall_hours_high", "online_wall_hours_low",
-               "online_wall_hours_high", "disaggregated_wall_hours_low", "disaggregated_wall_hours_high"])
+               "online_wall_hours_high", "disaggregated_wall_hours_low", "disaggregated_wall_hours_high",
+               # issue 33: which term binds and why, the overhead's form, the memory per GPU and whether it fits
+               "bound", "bound_reason", "overhead_term", "optimizer_steps_per_epoch", "memory_gib_per_gpu",
+               "memory_gib_per_gpu_low", "memory_gib_per_gpu_high", "memory_parts_gib", "memory_row_tokens",
+               "memory_capacity_gib", "online_memory_gib_per_gpu", "fits"])
     _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
                                     "training_online", "total_offline", "total_online"],
               ["training_disaggregated", "total_disaggregated",
