@@ -8,7 +8,7 @@ from planner.cli._common import check_replaceable, warn_sources
 from planner.errors import PlannerInputError
 from planner.ids import is_id
 from planner.safe_io import atomic_write
-from planner.text import blocks_note, count, printable
+from planner.text import count, dealt_note, printable
 
 
 def _is_hub_script(head: bytes) -> bool:
@@ -59,8 +59,7 @@ def cmd_materialize(a: argparse.Namespace) -> int:
         span = printable(f"{outs[0]} ... {outs[-1]}" if len(outs) > 1 else outs[0])
         for cid, n in res["written"].items():
             print(f"{printable(cid)}: {n:,} rows -> {span}")
-        print(f"{count(a.shards, 'shard')}: contiguous blocks of the materialized order, "
-              f"{blocks_note(sharding.placed(m.components)[1], a.shards)}")
+        print(f"{count(a.shards, 'shard')}: {dealt_note(sharding.placed(m.components)[1], a.shards)}")
     if res["hub_components"]:
         names = printable(", ".join(res["hub_components"]))
         if a.hub_script:
@@ -85,8 +84,9 @@ def register(sub) -> None:
     mz.add_argument("--out", required=True)
     mz.add_argument("--hub-script", help="also write a `datasets` script for the hub components")
     mz.add_argument("--shards", type=int, metavar="N",
-                    help="write N files beside --out (mix-00000-of-0000N.jsonl ...): contiguous blocks of the "
-                         "materialized order, each row in exactly one (1 to 10,000)")
+                    help="write N files beside --out (mix-00000-of-0000N.jsonl ...): row p of the materialized "
+                         "order in file p mod N (about 1/N of every component in each), each row in exactly one "
+                         "(1 to 10,000)")
     mz.add_argument("--force", action="store_true",
                     help="replace existing --out / --hub-script files even when materialize did not write them")
     mz.add_argument("--local", action="append", default=[], metavar="ID=FILE",
