@@ -252,6 +252,13 @@ def test_materialize_shards_are_disjoint_and_their_union_is_the_plain_output(sma
     assert sorted(sum(shards, [])) == sorted(mix)                  # each row once
     assert [[json.loads(x)["id"].split("-")[0] for x in s] for s in shards] == [
         ["mine", "mine", "other"], ["mine", "mine", "other"], ["mine", "mine"], ["mine", "other"]]
+    # the rows come in turn to every shard: with at most 2 files open, each shard's is reopened to append
+    # to it, and the shards are the same bytes
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sharding.ShardWriter, "OPEN", 2)
+        assert cli_main(["materialize", str(manifest), "--shards", str(N), "--out", str(data / "few.jsonl")]) == 0
+    assert [(data / f"few-{r:05d}-of-00004.jsonl").read_text().splitlines() for r in range(N)] == shards
+    assert not [p.name for p in data.iterdir() if p.name.endswith(".tmp")]
     # again: its own shards are replaced; a file it did not write is not
     assert cli_main(["materialize", str(manifest), "--shards", str(N), "--out", str(data / "mix.jsonl")]) == 0
     (data / "mix-00003-of-00004.jsonl").write_text("my notes\n")
