@@ -187,7 +187,7 @@ class ShardWriter:
     replace their paths only when every row is written (commit), else nothing is left behind
     (abort). At most OPEN files are open at a time (a shard's file is reopened to append to it)."""
 
-    OPEN = 64
+    OPEN = 256                                # well under the usual 1,024 descriptors
 
     def __init__(self, paths: list[str], *, field: str, inputs=()):
         from planner.safe_io import check_output
