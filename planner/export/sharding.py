@@ -10,8 +10,9 @@ mix-0000R-of-0000N.jsonl) deal the rows in turn (issue 35 item 11): row p of the
 goes to rank p % N (`rank_of`; rank r holds positions r, r+N, r+2N, ...: `positions`). Every rank
 so holds 1/N of every component, give or take one row, and its predicted bytes are 1/N of the whole
 give or take one row of each component: a split by contiguous blocks of rows gave the rank holding
-the long-row components twice the bytes of another (the default mix over 2 Model-Optimizer ranks:
-about 2.4 TB against 1.1 TB), and the slowest rank sets the capture's end. The dealing is
+the long-row components twice the bytes of another (docs/guide.md's example, the mix trimmed to
+20 TB over 4 Model-Optimizer nodes: 1.1, 2.4, 2.0 and 1.1 TB; dealt, 1.6 TB each), and the slowest
+rank sets the capture's end. The dealing is
 stratified rather than a longest-processing-time packing on the plan's bytes per row: it needs
 nothing but the manifest's rows_selected (every rank computes the same split without
 communication, and a plan's bytes per row, an estimate, cannot move a row), and an error of the
