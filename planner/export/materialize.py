@@ -168,12 +168,13 @@ def materialize_local(m: Manifest, out: str | Path, local: dict[str, str] | None
             _write_local(m, sources, lambda _pos, text: fh.write(text), written)
     else:
         # the same rows, each in the shard of its position in the materialized order (sharding.rank_of)
-        order, total = sharding.placed(m.components, set(sources))
+        order, _ = sharding.placed(m.components, set(sources))
         starts = {p.id: p.start for p in order}
         writer = sharding.ShardWriter([sharding.shard_path(out, r, shards) for r in range(shards)],
                                       field="--out", inputs=[*inputs, *files])
         try:
-            _write_local(m, sources, lambda pos, text: writer.write(sharding.rank_of(pos, shards), text), written, starts)
+            _write_local(m, sources, lambda pos, text: writer.write(sharding.rank_of(pos, shards), text), written,
+                         starts)
             writer.commit()
         except BaseException:
             writer.abort()

@@ -202,7 +202,7 @@ class ShardWriter:
             if len(self.open) >= self.OPEN:
                 self.open.pop(next(iter(self.open))).close()
             if rank in self.tmps:
-                fh = open(self.tmps[rank], "a", encoding="utf-8")
+                fh = open(self.tmps[rank], "a", encoding="utf-8")  # noqa: SIM115 (closed by commit/abort)
             else:
                 target = self.targets[rank]
                 fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

@@ -106,7 +106,7 @@ def _mix_positions(path: str, shards: int = 1) -> dict[str, int]:
     shards=N: the N shard files beside `path` the ranks read (sharding.shard_path; the mix.jsonl given
     names them), line k of shard r at position r + k*N (the rows are dealt in turn)."""
     if shards == 1:
-        return _file_positions(path, range(0, 1 << 62))
+        return _file_positions(path, range(1 << 62))
     out: dict[str, int] = {}
     for r in range(shards):
         out.update(_file_positions(sharding.shard_path(path, r, shards), range(r, 1 << 62, shards)))
