@@ -145,65 +145,72 @@ def quality_points(flag: str, text: str) -> list[dict]:
         raise CliError(f"{flag}: {exc}")
 
 
+def key_values(flag: str, text: str, shape: str, empty: str, value: Callable[[str, str, str], Any], *,
+               keys: tuple[str, ...] | None = None, unique: bool = False) -> list[tuple[str, Any]]:
+    """The one KEY=VALUE[,KEY=VALUE...] reader of the command line: (key, value) pairs in the order given.
+
+    Each part is split at its first `=` (else `{flag}: <part> must be {shape}`); the key, stripped, must
+    be one of `keys` where they are given (`... is not a family; use ...`) and, with `unique`, not given
+    twice; `value(part, key, text)` converts the value's text and checks the caller's bounds. No part at
+    all is `{flag}: <text> {empty}`.
+    """
+    out: list[tuple[str, Any]] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, raw = (x.strip() for x in part.partition("="))
+        if not sep:
+            raise CliError(f"{flag}: {shown(part)} must be {shape}")
+        if keys is not None and key not in keys:
+            raise CliError(f"{flag}: {shown(key)} is not a family; use {', '.join(keys)}")
+        if unique and any(k == key for k, _ in out):
+            raise CliError(f"{flag}: {key} is given twice")
+        out.append((key, value(part, key, raw)))
+    if not out:
+        raise CliError(f"{flag}: {shown(text)} {empty}")
+    return out
+
+
 def family_shares(flag: str, text: str) -> dict[str, float]:
     """FAMILY=SHARE[,FAMILY=SHARE...] over the catalog's families."""
     from planner.ids import FAMILIES
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise CliError(f"{flag}: {shown(part)} must be FAMILY=SHARE")
-        fam, value = (x.strip() for x in part.split("=", 1))
-        if fam not in FAMILIES:
-            raise CliError(f"{flag}: {shown(fam)} is not a family; use {', '.join(FAMILIES)}")
-        if fam in out:
-            raise CliError(f"{flag}: {fam} is given twice")
-        share = number(flag, value)
-        if share < 0:
+
+    def share(part: str, fam: str, value: str) -> float:
+        out = number(flag, value)
+        if out < 0:
             raise CliError(f"{flag}: {fam}={value} must not be negative")
-        out[fam] = share
-    if not out or not sum(out.values()) > 0:
-        raise CliError(f"{flag}: {shown(text)} gives no positive share; e.g. general=0.5,code=0.3,tool=0.2")
+        return out
+    nothing = "gives no positive share; e.g. general=0.5,code=0.3,tool=0.2"
+    out = dict(key_values(flag, text, "FAMILY=SHARE", nothing, share, keys=FAMILIES, unique=True))
+    if not sum(out.values()) > 0:
+        raise CliError(f"{flag}: {shown(text)} {nothing}")
     return out
 
 
 def family_floor(flag: str, text: str) -> dict[str, float]:
     """FAMILY=F[,...], each F from 0 to 1 (a share of the family's rows kept)."""
     from planner.ids import FAMILIES
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        fam, sep, value = (x.strip() for x in part.partition("="))
-        if not sep:
-            raise CliError(f"{flag}: {shown(part)} must be FAMILY=F")
-        if fam not in FAMILIES:
-            raise CliError(f"{flag}: {shown(fam)} is not a family; use {', '.join(FAMILIES)}")
-        share = number(flag, value)
-        if not 0 <= share <= 1:
+
+    def floor(part: str, fam: str, value: str) -> float:
+        out = number(flag, value)
+        if not 0 <= out <= 1:
             raise CliError(f"{flag}: {fam}={value} must be a share from 0 to 1")
-        out[fam] = share
-    if not out:
-        raise CliError(f"{flag}: {shown(text)} names no family; e.g. code=0.5")
-    return out
+        return out
+    return dict(key_values(flag, text, "FAMILY=F", "names no family; e.g. code=0.5", floor, keys=FAMILIES))
 
 
 def components(flag: str, text: str) -> list[dict]:
     """ID=ROWS[,ID=ROWS...]."""
-    items = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise CliError(f"{flag}: {shown(part)} must be ID=ROWS")
-        cid, rows = (x.strip() for x in part.split("=", 1))
+    def rows(part: str, cid: str, value: str) -> int:
         if not cid:
             raise CliError(f"{flag}: {shown(part)} has no component id")
         try:
-            n = int(_short(flag, rows, "a row count").replace("_", ""))
+            n = int(_short(flag, value, "a row count").replace("_", ""))
         except ValueError:
-            raise CliError(f"{flag}: {shown(part)} has rows {shown(rows)}, not a whole number")
+            raise CliError(f"{flag}: {shown(part)} has rows {shown(value)}, not a whole number")
         if n < 0:
             raise CliError(f"{flag}: {shown(part)} has a negative row count")
-        items.append({"id": cid, "rows": n})
-    if not items:
-        raise CliError(f"{flag}: {shown(text)} names nothing; give at least one ID=ROWS")
-    return items
+        return n
+    pairs = key_values(flag, text, "ID=ROWS", "names nothing; give at least one ID=ROWS", rows)
+    return [{"id": cid, "rows": n} for cid, n in pairs]
 
 
 # ---------------------------------------------------------------- the flag table
@@ -497,15 +504,8 @@ def truncated_int(flag: str, text: str) -> int:
 
 def weights(flag: str, text: str) -> dict[str, float]:
     """ID=WEIGHT[,ID=WEIGHT...]."""
-    out = {}
-    for part in filter(None, (x.strip() for x in text.split(","))):
-        if "=" not in part:
-            raise CliError(f"{flag}: {shown(part)} must be ID=WEIGHT")
-        k, v = part.split("=", 1)
-        out[k.strip()] = number(flag, v)
-    if not out:
-        raise CliError(f"{flag}: {shown(text)} names nothing; give ID=WEIGHT[,...]")
-    return out
+    return dict(key_values(flag, text, "ID=WEIGHT", "names nothing; give ID=WEIGHT[,...]",
+                           lambda part, key, value: number(flag, value)))
 
 
 BUDGET_FLAGS: tuple[Flag, ...] = (
