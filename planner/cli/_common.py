@@ -1,9 +1,9 @@
-"""What every command shares: CliError, the parser class, number parsing, and the one table of
-scenario flags (flag, scenario path, converter, help) that builds the argparse flags, the Scenario
-and the error messages.
+"""What every command shares: CliError and the parser class (from _parser.py), number parsing, and the
+one table of scenario flags (flag, scenario path, converter, help) that builds the argparse flags, the
+Scenario and the error messages.
 
-Imports nothing from the other planner.cli modules, so that every command module can import it
-without a cycle.
+Imports nothing from the other planner.cli modules but _parser, so that every command module can import
+it without a cycle.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
+from planner.cli._parser import CliError, Parser
 from planner.errors import describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
 from planner.inputs import Declared, declared
@@ -28,22 +29,6 @@ from planner.ids import TRIM_STRATEGIES
 from planner.text import printable, shown
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
-
-
-class CliError(Exception):
-    """A bad command line: main() prints `planner: error: <message>` on one line and exits 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    """No abbreviations (a new flag must never change what an old command line means) and errors
-    raised as CliError, so main() prints them on one line."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs["allow_abbrev"] = False
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str):
-        raise CliError(message)
 
 
 # ---------------------------------------------------------------- converters: (flag, text) -> value

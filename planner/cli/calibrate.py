@@ -9,7 +9,18 @@ import os
 import sys
 import time
 
-from planner.cli._common import (CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value)
+from planner import run_calibration as rc
+from planner.cli._common import (
+    CliError,
+    check_replaceable,
+    emit_calibration,
+    number,
+    positive_int,
+    read_manifest,
+    text_value,
+)
+from planner.cli._parser import add_command
+from planner.run_calibration import KIND, dump
 from planner.text import printable
 from planner.units import fmt_bytes, fmt_hours
 
@@ -26,7 +37,6 @@ def _positive(flag):
 
 
 def _calibrate(a, *, progress=None):
-    from planner import run_calibration as rc
     m = read_manifest(a.manifest, "--manifest")
     return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, dp=a.dp, gpus=a.gpus,
                         elapsed_hours=a.elapsed_hours, disk_capacity_tb=a.disk_capacity_tb, progress=progress)
@@ -40,7 +50,6 @@ def _progress(run_dir: str):
 
 
 def _is_calibration(head: bytes) -> bool:
-    from planner.run_calibration import KIND
     try:
         obj = json.loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -94,7 +103,6 @@ def text(c) -> str:
 
 
 def run_calibrate(a: argparse.Namespace) -> int:
-    from planner.run_calibration import dump
     if a.out:
         _check_out(a)
     c = _calibrate(a, progress=_progress(a.run_dir))
@@ -167,7 +175,7 @@ def _shared(p) -> None:
 
 
 def register(sub) -> None:
-    c = sub.add_parser("calibrate", help="measure a partial run against its plan and forecast the rest")
+    c = add_command(sub, "calibrate")
     _shared(c)
     c.add_argument("--json", action="store_true")
     c.add_argument("--out", type=lambda t: text_value("--out", t), help="write the calibration file (JSON)")
@@ -176,7 +184,7 @@ def register(sub) -> None:
 
 
 def register_watch(sub) -> None:
-    w = sub.add_parser("watch", help="a progress bar of a run against its plan, refreshed")
+    w = add_command(sub, "watch")
     _shared(w)
     w.add_argument("--every", type=_positive("--every"), default=60.0, help="seconds between refreshes (default 60)")
     w.add_argument("--once", action="store_true", help="one snapshot, then exit")

@@ -5,18 +5,19 @@ from __future__ import annotations
 import argparse
 
 from planner.cli._common import CliError, check_replaceable, read_manifest
+from planner.cli._parser import add_command
+from planner.export import sharding, slurm
 from planner.export.commands import EXPORT_FORMATS
+from planner.export.ray_driver import RAY_MARK
 from planner.export.sharding import SCHEDULERS
+from planner.export.slurm import SLURM_MARK
 
 
 def _is_slurm_script(head: bytes) -> bool:
-    from planner.export.ray_driver import RAY_MARK
-    from planner.export.slurm import SLURM_MARK
     return head.startswith((SLURM_MARK.encode(), RAY_MARK.encode()))
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.export import sharding
     sharded = a.nodes is not None or a.scheduler is not None
     if sharded and a.format not in sharding.SHARDED_FORMATS:
         flag = "--nodes" if a.nodes is not None else "--scheduler"
@@ -36,7 +37,6 @@ def run(a: argparse.Namespace) -> int:
     if not sharded:
         print(EXPORT_FORMATS[a.format].render(m, a.manifest), end="")
         return 0
-    from planner.export import slurm
     nodes = a.nodes if a.nodes is not None else m.scenario.extraction_node_count
     rows = sum(c.rows_selected for c in m.components)
     if nodes > rows:
@@ -81,7 +81,7 @@ def run(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    e = sub.add_parser("export", help="pipeline commands or the manifest in another format")
+    e = add_command(sub, "export")
     e.add_argument("manifest")
     e.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     e.add_argument("--nodes", type=int, metavar="N",

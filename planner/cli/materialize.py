@@ -5,14 +5,25 @@ import argparse
 import os
 
 from planner.cli._common import check_replaceable, warn_sources
+from planner.cli._parser import add_command
 from planner.errors import PlannerInputError
+from planner.export import sharding
+from planner.export.commands import join
+from planner.export.manifest import load_manifest
+from planner.export.materialize import (
+    HUB_SCRIPT_HEAD,
+    hub_script,
+    input_files,
+    is_ours,
+    local_sources,
+    materialize_local,
+)
 from planner.ids import is_id
 from planner.safe_io import atomic_write
 from planner.text import blocks_note, count, printable
 
 
 def _is_hub_script(head: bytes) -> bool:
-    from planner.export.materialize import HUB_SCRIPT_HEAD
     return head.startswith(HUB_SCRIPT_HEAD.split("{", 1)[0].encode())
 
 
@@ -30,10 +41,6 @@ def parse_local(items: list[str]) -> dict[str, str]:
 
 
 def cmd_materialize(a: argparse.Namespace) -> int:
-    from planner.export.commands import join
-    from planner.export.materialize import hub_script, input_files, is_ours, local_sources, materialize_local
-    from planner.export.manifest import load_manifest
-    from planner.export import sharding
     local = parse_local(a.local)
     if a.shards is not None:
         sharding.check_count(a.shards, "--shards")
@@ -80,7 +87,7 @@ def cmd_materialize(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    mz = sub.add_parser("materialize", help="write the manifest's exact rows as JSONL")
+    mz = add_command(sub, "materialize")
     mz.add_argument("manifest")
     mz.add_argument("--out", required=True)
     mz.add_argument("--hub-script", help="also write a `datasets` script for the hub components")

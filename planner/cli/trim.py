@@ -8,10 +8,23 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from planner.cli._common import (BUDGET_FLAGS, TRIM_FLAGS, CliError, add_flags, add_scenario_flags,
-                                 check_replaceable, given, scenario_from_args, validation_message)
+from planner.cli._common import (
+    BUDGET_FLAGS,
+    TRIM_FLAGS,
+    CliError,
+    add_flags,
+    add_scenario_flags,
+    check_replaceable,
+    given,
+    scenario_from_args,
+    validation_message,
+)
+from planner.cli._parser import add_command
+from planner.export.manifest import build_manifest, dump_manifest
+from planner.plan import plan
 from planner.safe_io import LIMITS, atomic_write
 from planner.text import printable
+from planner.trim import Budget, trim
 
 
 def _is_planner_manifest(data: bytes) -> bool:
@@ -32,9 +45,6 @@ def check_out(path: str, inputs: list[str], force: bool) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.export.manifest import build_manifest, dump_manifest
-    from planner.plan import plan
-    from planner.trim import Budget, trim
     inputs = [a.manifest] if getattr(a, "manifest", None) else []
     check_out(a.out, inputs, a.force)
     s = scenario_from_args(a)
@@ -54,7 +64,7 @@ def run(a: argparse.Namespace) -> int:
     out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
     if a.json:
-        from planner.output import to_json_dict   # the result models load only when JSON is asked for
+        from planner.output import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))
@@ -78,7 +88,7 @@ def run(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    t = sub.add_parser("trim", help="trim the mix to a budget and write a manifest")
+    t = add_command(sub, "trim")
     add_scenario_flags(t)
     add_flags(t, TRIM_FLAGS)
     t.add_argument("--out", required=True, help="the manifest to write (.json for JSON, else YAML)")
