@@ -20,12 +20,12 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from planner.cli._parser import CliError, Parser
+from planner.cli._parser import CliError, Parser  # noqa: F401  (Parser: re-exported, commands import it from here)
 from planner.errors import describe_validation_error
-from planner.safe_io import LIMITS, check_output, open_binary
-from planner.inputs import Declared, declared
-from planner.scenario import PRESETS, Scenario, gpus_on_nodes
 from planner.ids import TRIM_STRATEGIES
+from planner.inputs import Declared, declared
+from planner.safe_io import LIMITS, check_output, open_binary
+from planner.scenario import PRESETS, Scenario, gpus_on_nodes
 from planner.text import printable, shown
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)

@@ -74,6 +74,19 @@ def text(c) -> str:
     lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} "
              f"file{'s' if c.files_measured != 1 else ''}, "
              f"{c.files_skipped.count:,} skipped), layout {c.layout}"]
+    lines += _measured(c)
+    lines.append(f"forecast for the {f.rows_remaining:,.0f} rows to go")
+    lines += [f"  {label:<12} {words}" for label, words in c.forecast_claims()]
+    if c.files_skipped.count:
+        lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
+        lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
+    lines += [f"note: {printable(n)}" for n in c.notes]
+    return "\n".join(lines)
+
+
+def _measured(c) -> list[str]:
+    """The lines of what was measured: bytes (per row), tokens, bytes per token, the rate, the worst rows."""
+    lines = []
     lines.append(f"  bytes        {fmt_bytes(c.bytes_measured)} against {fmt_bytes(c.bytes_planned)} planned for the "
                  f"same rows: {_x(c.bytes_ratio)}")
     if c.per_row:
@@ -93,13 +106,7 @@ def text(c) -> str:
         lines.append("  rate         unknown (the time below says why)")
     if c.per_row and c.per_row.worst:
         lines.append("  worst rows   " + "; ".join(f"{printable(w.path)} {_x(w.ratio)}" for w in c.per_row.worst[:3]))
-    lines.append(f"forecast for the {f.rows_remaining:,.0f} rows to go")
-    lines += [f"  {label:<12} {words}" for label, words in c.forecast_claims()]
-    if c.files_skipped.count:
-        lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
-        lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
-    lines += [f"note: {printable(n)}" for n in c.notes]
-    return "\n".join(lines)
+    return lines
 
 
 def run_calibrate(a: argparse.Namespace) -> int:

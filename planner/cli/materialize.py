@@ -40,6 +40,16 @@ def parse_local(items: list[str]) -> dict[str, str]:
     return local
 
 
+def _written(a: argparse.Namespace, m, written: dict[str, int], outs: list[str]) -> None:
+    """Each component's rows and where they went (one file, or the span of the shards and how they split)."""
+    where = printable(a.out if a.shards is None else f"{outs[0]} ... {outs[-1]}" if len(outs) > 1 else outs[0])
+    for cid, n in written.items():
+        print(f"{printable(cid)}: {n:,} rows -> {where}")
+    if a.shards is not None:
+        print(f"{count(a.shards, 'shard')}: contiguous blocks of the materialized order, "
+              f"{blocks_note(sharding.placed(m.components)[1], a.shards)}")
+
+
 def cmd_materialize(a: argparse.Namespace) -> int:
     local = parse_local(a.local)
     if a.shards is not None:
@@ -58,16 +68,7 @@ def cmd_materialize(a: argparse.Namespace) -> int:
         if any(os.path.abspath(a.hub_script) == os.path.abspath(o) for o in outs):
             raise PlannerInputError("--hub-script", a.hub_script, "is the same file as --out")
     res = materialize_local(m, a.out, local=local, inputs=(a.manifest,), shards=a.shards)
-    if a.shards is None:
-        out = printable(a.out)
-        for cid, n in res["written"].items():
-            print(f"{printable(cid)}: {n:,} rows -> {out}")
-    else:
-        span = printable(f"{outs[0]} ... {outs[-1]}" if len(outs) > 1 else outs[0])
-        for cid, n in res["written"].items():
-            print(f"{printable(cid)}: {n:,} rows -> {span}")
-        print(f"{count(a.shards, 'shard')}: contiguous blocks of the materialized order, "
-              f"{blocks_note(sharding.placed(m.components)[1], a.shards)}")
+    _written(a, m, res["written"], outs)
     if res["hub_components"]:
         names = printable(", ".join(res["hub_components"]))
         if a.hub_script:

@@ -69,22 +69,24 @@ def run(a: argparse.Namespace) -> int:
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))
     else:
-        print(f"strategy {r.strategy}: {printable(r.note or 'trimmed')}")
-        for c in r.changes:
-            print(f"  {printable(c.id):<18}{c.before:>10,} -> {c.after:>10,}")
-        if r.max_seq_len_after != r.max_seq_len_before:
-            print(f"  max sequence length {r.max_seq_len_before} -> {r.max_seq_len_after}")
-        for b in r.budgets:
-            print(f"  budget {printable(b.label)}: {b.share:.1%} used")
-        print(f"  storage {r.storage_bytes_before / 1e12:,.2f} -> {r.storage_bytes_after / 1e12:,.2f} TB; expected "
-              f"acceptance length {r.quality_before:.2f} -> {r.quality_after:.2f} ({r.quality_low_after:.2f}-"
-              f"{r.quality_high_after:.2f}, an estimate), speedup {r.speedup_after:.2f}x")
-        for w in r.beyond_rows:
-            print(f"  beyond rows: {printable(w)}")
-        for w in r.warnings:
-            print(f"  warning: {printable(w)}")
+        print("\n".join(_text(r)))
         print(f"manifest written to {printable(out)}")
     return 0
+
+
+def _text(r) -> list[str]:
+    """A trim result in words: what each component kept, the budgets, storage and quality, its warnings."""
+    lines = [f"strategy {r.strategy}: {printable(r.note or 'trimmed')}"]
+    lines += [f"  {printable(c.id):<18}{c.before:>10,} -> {c.after:>10,}" for c in r.changes]
+    if r.max_seq_len_after != r.max_seq_len_before:
+        lines.append(f"  max sequence length {r.max_seq_len_before} -> {r.max_seq_len_after}")
+    lines += [f"  budget {printable(b.label)}: {b.share:.1%} used" for b in r.budgets]
+    lines.append(f"  storage {r.storage_bytes_before / 1e12:,.2f} -> {r.storage_bytes_after / 1e12:,.2f} TB; expected "
+                 f"acceptance length {r.quality_before:.2f} -> {r.quality_after:.2f} ({r.quality_low_after:.2f}-"
+                 f"{r.quality_high_after:.2f}, an estimate), speedup {r.speedup_after:.2f}x")
+    lines += [f"  beyond rows: {printable(w)}" for w in r.beyond_rows]
+    lines += [f"  warning: {printable(w)}" for w in r.warnings]
+    return lines
 
 
 def register(sub) -> None:
