@@ -47,7 +47,8 @@ class Input:
     the field's type does not give ("layers", "seq_cap", "shares", "points"), `also` fields the flag sets
     beside it; `special` flags are assembled by the CLI itself (uniform samples). Dashboard: widget
     `key`, `label`, `widget` ("number", "select", "radio", "toggle", "checkbox", "text", "special":
-    drawn by a sidebar function of the path), its `section`, `order` in it and `col` ("full", "half": two columns, "wide"/"narrow": 2/3 + 1/3);
+    drawn by a sidebar function of the path), its `section`, `order` in it and `col` ("full", "half":
+    two columns, "wide"/"narrow": 2/3 + 1/3);
     `none` is the widget value that stands for None, `scale` the scenario value per widget unit,
     `mapping` (scenario value, widget value) pairs, `labels` the options' display text; shown only
     when the value at `shown_when[0]` is one of `shown_when[1]` (hidden otherwise: its value kept),
