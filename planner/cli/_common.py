@@ -587,7 +587,11 @@ def validation_message(exc: ValidationError, flags: tuple[Flag, ...] = SCENARIO_
     """`--flag: <describe_validation_error>` for the first error (`prefix` is the model's path; the flag
     one of `typed`, the flags given, where one sets the field)."""
     first = exc.errors()[0]
-    flag = flag_for(".".join(str(x) for x in (prefix, *first["loc"]) if x != ""), flags, typed)
+    path = ".".join(str(x) for x in (prefix, *first["loc"]) if x != "")
+    flag = flag_for(path, flags, typed)
+    json_flag = next((f for f in (*typed, *flags) if f.flag == flag and f.convert is json_object), None)
+    if json_flag and path.startswith(json_flag.path + "."):    # a field inside the JSON object given
+        return f"{flag}: {path[len(json_flag.path) + 1:]}: {describe_validation_error(exc, name=lambda _: '')}"
     if flag:    # the flag names the input: not its field's path a second time (issue 35)
         return f"{flag}: {describe_validation_error(exc, name=lambda _: '')}"
     return describe_validation_error(exc)

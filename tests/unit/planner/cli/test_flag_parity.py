@@ -235,3 +235,13 @@ def test_a_bad_value_is_one_line_naming_the_flag_and_the_value(path, model, name
         msg = _refused(_argv(flag, text, path))
         assert msg.startswith(f"{flag}: ") and "\n" not in msg, (flag, msg)
         assert text in msg.replace(",", "") or f"{float(text):g}" in msg or "too large" in msg or "at most" in msg, msg
+
+
+def test_a_custom_spec_is_a_json_object_and_a_bad_field_in_it_is_named():
+    assert _refused(["--custom-model", "{"]) == "--custom-model: '{' is not a JSON object; give its fields, e.g. " \
+        "'{\"name\": ...}'"
+    assert _refused(["--custom-gpu", "[1]"]).startswith("--custom-gpu: '[1]' is not a JSON object")
+    assert _refused(["--custom-model", '{"x": 1}']).startswith("--custom-model: ")
+    spec = next(iter(gpu_presets().values())).model_dump() | {"memory_gb": -5}
+    msg = _refused(["--custom-gpu", json.dumps(spec)])
+    assert msg.startswith("--custom-gpu: memory_gb: -5") and "\n" not in msg, msg
