@@ -23,9 +23,10 @@ from pydantic import BaseModel, ValidationError
 from planner.cli._parser import CliError, Parser  # noqa: F401  (Parser: re-exported, commands import it from here)
 from planner.errors import describe_validation_error
 from planner.ids import TRIM_STRATEGIES
-from planner.inputs import Declared, declared
 from planner.safe_io import LIMITS, check_output, open_binary
-from planner.scenario import PRESETS, Scenario, gpus_on_nodes
+from planner.scenario import Scenario, gpus_on_nodes
+from planner.scenario.inputs import Declared, declared
+from planner.scenario.model import PRESETS
 from planner.text import printable, shown
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
@@ -101,7 +102,7 @@ def id_list(flag: str, text: str) -> list[str]:
 
 def storage_price(flag: str, text: str) -> tuple[str, str | float]:
     """A storage preset id ("costs.storage", id) or a price per TB-month ("costs.storage_usd_per_tb_month", USD)."""
-    from planner.specs import storage_price_presets
+    from planner.presets.specs import storage_price_presets
     presets = storage_price_presets()
     name = text.strip()
     if name in presets:
@@ -117,10 +118,10 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
 
 
 def quality_points(flag: str, text: str) -> list[dict]:
-    """A CSV of your own runs (planner/quality_csv.py), read from the file `text` names."""
+    """A CSV of your own runs (planner/scenario/quality_csv.py), read from the file `text` names."""
     from planner.errors import PlannerInputError
-    from planner.quality_csv import QualityPointsError, parse_quality_points
     from planner.safe_io import read_capped
+    from planner.scenario.quality_csv import QualityPointsError, parse_quality_points
     try:
         raw = read_capped(text_value(flag, text), flag, "quality points file")
     except PlannerInputError as exc:
@@ -314,7 +315,7 @@ def _aliases_of(path: str, aliases: dict) -> list[tuple[str, Any]]:
 
 
 def declared_flags(inputs, aliases: dict | None = None) -> tuple[Flag, ...]:
-    """The flag table rows of declared inputs (planner.inputs): each field's flag derived from its path
+    """The flag table rows of declared inputs (planner.scenario.inputs): each field's flag derived from its path
     (a bool: a --x/--no-x pair), its help the field's docstring (else the page's help or label), then
     the older spellings of `aliases` that set it (hidden in --help, named in the flag's own help)."""
     aliases = ALIASES if aliases is None else aliases
@@ -338,8 +339,8 @@ def declared_flags(inputs, aliases: dict | None = None) -> tuple[Flag, ...]:
     return tuple(out)
 
 
-# Every flag that sets one Scenario field comes from the field's declaration (planner/scenario.py,
-# planner/inputs.py); the rows here set no one field: a base, the mix, a storage preset or price.
+# Every flag that sets one Scenario field comes from the field's declaration (planner/scenario/model.py,
+# planner/scenario/inputs.py); the rows here set no one field: a base, the mix, a storage preset or price.
 BASE_FLAGS: tuple[Flag, ...] = (
     Flag("--preset", "preset", None, "start from a preset (default: default)", choices=tuple(sorted(PRESETS)),
          special=True),
@@ -519,9 +520,9 @@ def _uniform(data: dict, g: _Given) -> None:
 
 
 def _nodes(data: dict, g: _Given, phase: str, paths: tuple[str, str, str]) -> None:
-    """GPUs as nodes x GPUs per node (planner.scenario.gpus_on_nodes): --nodes without --gpus sets the
+    """GPUs as nodes x GPUs per node (planner.scenario.model.gpus_on_nodes): --nodes without --gpus sets the
     total; both must match; --gpus alone (on a base that named its nodes) lets the nodes follow from it."""
-    from planner.inputs import value_at
+    from planner.scenario.inputs import value_at
     gpus, nodes, per = paths
     if gpus not in g and value_at(data, nodes) is None:
         return
@@ -656,7 +657,7 @@ def check_replaceable(path: str, field: str, inputs: list[str], force: bool, our
 def emit_calibration(a, calibration, as_json: str, as_text: str) -> int:
     """The end of `calibrate` and `preflight`: the calibration file written to --out (atomically, never over
     the manifest it read), then the JSON or the text, and where the file went."""
-    from planner.run_calibration import dump
+    from planner.runs.calibration import dump
     from planner.safe_io import atomic_write
     from planner.text import printable
     if a.out:

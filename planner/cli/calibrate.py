@@ -9,7 +9,6 @@ import os
 import sys
 import time
 
-from planner import run_calibration as rc
 from planner.cli._common import (
     CliError,
     check_replaceable,
@@ -20,7 +19,8 @@ from planner.cli._common import (
     text_value,
 )
 from planner.cli._parser import add_command
-from planner.run_calibration import KIND, dump
+from planner.runs import calibration as rc
+from planner.runs.calibration import KIND, dump
 from planner.text import printable
 from planner.units import fmt_bytes, fmt_hours
 

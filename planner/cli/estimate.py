@@ -4,21 +4,21 @@ from __future__ import annotations
 import argparse
 import json
 
-from planner import report
 from planner.cli._common import add_scenario_flags, scenario_from_args
 from planner.cli._parser import add_command
-from planner.plan import plan
+from planner.export import report
+from planner.planning import plan
 from planner.text import printable_lines
 
 
 def run(a: argparse.Namespace) -> int:
     measured = None
     if a.calibration:
-        from planner.run_calibration import Measured, load
+        from planner.runs.calibration import Measured, load
         measured = Measured.of(load(a.calibration))
     p = plan(scenario_from_args(a), measured=measured)
     if a.json:
-        from planner.output import to_json_dict  # the result models load only when JSON is asked for
+        from planner.export.plan_json import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         if measured is not None:
             d["measured"] = measured.summary()

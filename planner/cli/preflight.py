@@ -1,12 +1,11 @@
 """CLI: preflight (issue 37): measure the capture on this machine before the fleet is rented, and
-write what it measured as a calibration file for `estimate --calibration` (planner/preflight.py)."""
+write what it measured as a calibration file for `estimate --calibration` (planner/runs/preflight.py)."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
 
-from planner import preflight
 from planner.cli._common import (
     check_replaceable,
     emit_calibration,
@@ -16,7 +15,8 @@ from planner.cli._common import (
 )
 from planner.cli._parser import add_command
 from planner.cli.calibrate import _positive
-from planner.run_calibration import KIND
+from planner.runs import preflight
+from planner.runs.calibration import KIND
 from planner.text import printable
 from planner.units import fmt_bytes
 

@@ -12,8 +12,8 @@ from planner.catalog.profile import ProfileError, profile_file, target_tokenizer
 from planner.cli._common import CliError, whole
 from planner.cli._parser import add_command
 from planner.ids import FAMILIES
+from planner.presets.specs import model_presets
 from planner.scenario import Scenario
-from planner.specs import model_presets
 from planner.text import printable
 
 APPROXIMATE = "approximate"                       # the page's counter of the same name (io_panel.py)

@@ -1,18 +1,18 @@
 """CLI: status RUN_DIR --manifest M: each rank of a sharded capture, complete, partial or missing
-against its shard (planner/runstatus.py; the file names from planner/rundir.py)."""
+against its shard (planner/runs/status.py; the file names from planner/runs/rundir.py)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
 
-from planner import run_formats
 from planner.cli._common import CliError, read_manifest
 from planner.cli._parser import add_command
 from planner.export import sharding
 from planner.export.commands import quote
-from planner.layouts import layout_presets
-from planner.runstatus import status
+from planner.presets.layouts import layout_presets
+from planner.runs import formats as run_formats
+from planner.runs.status import status
 from planner.text import count, printable
 from planner.units import fmt_bytes
 

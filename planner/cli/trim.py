@@ -20,11 +20,11 @@ from planner.cli._common import (
     validation_message,
 )
 from planner.cli._parser import add_command
+from planner.decisions.trim import Budget, trim
 from planner.export.manifest import build_manifest, dump_manifest
-from planner.plan import plan
+from planner.planning import plan
 from planner.safe_io import LIMITS, atomic_write
 from planner.text import printable
-from planner.trim import Budget, trim
 
 
 def _is_planner_manifest(data: bytes) -> bool:
@@ -64,7 +64,7 @@ def run(a: argparse.Namespace) -> int:
     out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
     if a.json:
-        from planner.output import to_json_dict  # the result models load only when JSON is asked for
+        from planner.export.plan_json import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))

@@ -24,9 +24,9 @@ from planner.cli._common import (
     derived_flag,
     scenario_from_args,
 )
-from planner.inputs import _submodel, input_of, literal_choices, value_at
+from planner.presets.specs import gpu_presets, model_presets
 from planner.scenario import QualityPoint, Scenario
-from planner.specs import gpu_presets, model_presets
+from planner.scenario.inputs import _submodel, input_of, literal_choices, value_at
 
 # The leaves without a control of drafter_dashboard/registry.py, and why the page reaches them anyway.
 NOT_A_CONTROL = {
