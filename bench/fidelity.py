@@ -424,17 +424,16 @@ def disk_user_rows() -> list[dict]:
     out = []
     for r in data.get("disk_reports", []):
         kw = {k: r[k] for k in ("draft_vocab_size", "capture_batch_size") if k in r}
-        base = dict(model=r["model"], layout=r["layout"], regenerate=False, **kw)
+        base = {"model": r["model"], "layout": r["layout"], "regenerate": False, **kw}
         if "mix" in r:
             p = plan(Scenario(mix=[MixItem(**m) for m in r["mix"]], **base), get_catalog())
             centre, low, high = p.storage_bytes, p.storage_bytes_low, p.storage_bytes_high
         else:
-            def at(tokens: int):
-                return plan(Scenario(uniform=UniformMix(samples=r["samples"], tokens=tokens,
-                                                        response_tokens=round(tokens * r["response_share"])),
-                                     max_seq_len=r["cap"], **base))
-            p = at(r["tokens"])
-            centre, low, high = p.storage_bytes, at(r["tokens_low"]).storage_bytes, at(r["tokens_high"]).storage_bytes
+            p, p_low, p_high = (plan(Scenario(uniform=UniformMix(samples=r["samples"], tokens=t,
+                                                                 response_tokens=round(t * r["response_share"])),
+                                              max_seq_len=r["cap"], **base))
+                                for t in (r["tokens"], r["tokens_low"], r["tokens_high"]))
+            centre, low, high = p.storage_bytes, p_low.storage_bytes, p_high.storage_bytes
         per = p.samples if r.get("per_sample") else 1.0
         lo_r, hi_r = reported_interval(r)
         src = data["disk_sources"][r["source"]]
