@@ -5,11 +5,12 @@ import argparse
 import json
 from typing import Any
 
+from planner.catalog.stats import get_catalog
+from planner.cli._parser import add_command
 from planner.text import printable
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.catalog.stats import get_catalog
     cat = get_catalog()
     rows: list[dict[str, Any]] = []
     for c in cat.components.values():
@@ -34,6 +35,6 @@ def run(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    comp = sub.add_parser("components", help="the component catalog")
+    comp = add_command(sub, "components")
     comp.add_argument("--json", action="store_true")
     comp.set_defaults(func=run)

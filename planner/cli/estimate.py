@@ -5,12 +5,13 @@ import argparse
 import json
 
 from planner.cli._common import add_scenario_flags, scenario_from_args
+from planner.cli._parser import add_command
+from planner.export import report
+from planner.planning import plan
 from planner.text import printable_lines
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.export.report import text_report
-    from planner.planning import plan
     measured = None
     if a.calibration:
         from planner.runs.calibration import Measured, load
@@ -24,12 +25,12 @@ def run(a: argparse.Namespace) -> int:
         print(json.dumps(d, indent=2))
     else:
         marks = {"measured": measured.label} if measured is not None else {}
-        print(printable_lines(text_report(p, binary=a.binary, **marks)))
+        print(printable_lines(report.text_report(p, binary=a.binary, **marks)))
     return 0
 
 
 def register(sub) -> None:
-    est = sub.add_parser("estimate", help="plan storage, GPU time, transfer, training and cost")
+    est = add_command(sub, "estimate")
     add_scenario_flags(est)
     est.add_argument("--json", action="store_true")
     est.add_argument("--binary", action="store_true", help="show TiB instead of TB")
