@@ -140,11 +140,20 @@ def test_the_capture_reports_are_scored_on_the_plan_and_fit_nothing():
     assert (mo["predicted"], mo["low"], mo["high"]) == (e.capture_hours, e.wall_hours_low, e.wall_hours_high)
     assert mo["inside"] and mo["path"] == "hf-loop"
     assert rows["speculators1036-qwen3-8b"]["path"] == "vllm-extract"
-    # none of the scored threads is a source of the paths' preset (nothing fitted on them)
+    # none of the scored threads is a source of the paths' preset (nothing fitted on them); a thread a fitted
+    # preset cites (SpecForge PR #37 is the training floor's SF37) is FIT, shown and never scored, and the tally
+    # counts the scored alone
     text = (root / "planner" / "presets" / "capture_paths.yaml").read_text(encoding="utf-8")
+    fitted = text + "".join((root / p).read_text(encoding="utf-8") for p in (
+        "planner/presets/training_throughput.yaml", "datasets_meta/components.yaml"))
     for r in rows.values():
         number = re.match(r"https://github.com/[^/]+/[^/]+/(?:issues|pull)/(\d+)$", r["url"]).group(1)
         assert f"#{number}" not in text and f"issues/{number}" not in text and f"pull/{number}" not in text
+        assert (f"#{number}" in fitted) == (not r["scored"]), r["url"]
+    assert {k for k, r in rows.items() if not r["scored"]} == {"specforge37-llama8b-sharegpt"}
+    scored = [r for r in rows.values() if r["scored"]]
+    assert f"capture reports: {sum(r['inside'] for r in scored)}/{len(scored)} scored inside" in \
+        f.capture_markdown(list(rows.values()))
     # README shows the table as printed
     assert f.capture_markdown(list(rows.values())) in (root / "README.md").read_text(encoding="utf-8")
 
