@@ -28,7 +28,6 @@ from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.scenario import Throughput
 from planner.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
-from planner.memo import ByIdentity
 from planner.storage import Workload
 from planner.units import hours_at
 
@@ -475,10 +474,6 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
     return full * (gpus_per_node // tp) + rest // tp
 
 
-# calibrate() per model and GPU (the objects), dtype, lengths and phase: the same plan, planned again, asks again
-_CALIBRATIONS = ByIdentity(1024)
-
-
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
                nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
@@ -543,13 +538,9 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
         prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
         if t.mode == "calibrated":
-            # every argument of calibrate() is in the key (the model and GPU by identity)
-            pcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "prefill", None), lambda:
-                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
-                                               phase="prefill"))
-            dcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "decode", decode_bound), lambda:
-                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
-                                               phase="decode", regime=decode_bound))
+            pcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="prefill")
+            dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="decode",
+                             regime=decode_bound)
             prefill_tps *= pcal.factor
             decode_tps *= dcal.factor
             for c in (pcal, dcal):

@@ -50,7 +50,6 @@ def overhead_gpus() -> tuple[str, ...]:
     return tuple(sorted({r["gpu"] for r in t["rows"] if r["id"] in fitted}))
 
 
-@functools.cache     # a plan asks it per mode, the verdict per re-plan: the preset is read once per GPU
 def floor_extrapolation(gpu_id: str) -> str:
     """'' on a training GPU the floor was fitted on; else that it is an extrapolation there, and why
     the band is not widened: the published runs on other GPUs (training_throughput.yaml) lie inside it
