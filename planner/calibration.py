@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import load_shipped_yaml
+from planner.reuse import Reuse, reused
 from planner.specs import ModelSpec
 
 PRESETS = Path(__file__).resolve().parent / "presets"
@@ -150,16 +151,19 @@ def _fixed_of(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarray:
 
 
 def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
-                   allowed: np.ndarray | None = None, prefer_class: bool = False) -> tuple[Measurement, float] | None:
+                   allowed: np.ndarray | None = None, prefer_class: bool = False,
+                   reuse: Reuse | None = None) -> tuple[Measurement, float] | None:
     """Of the preset-model rows `allowed` (a mask in preset_rows() order; None: all) within
     MAX_DISTANCE, and of those of the model's architecture class when `prefer_class` and one is
     within it: the first in the table's order at the least distance(), with that distance; or None.
     The scalar scan over the few rows that can be within MAX_DISTANCE at any length (their
     length-free distance is; the length term is never negative): a row's distance is its length-free
-    part plus the length term, as distance() adds them."""
+    part plus the length term, as distance() adds them. `reuse` (planner/reuse.py): the candidates
+    found once per model, GPU, dtype and mask (they do not depend on the lengths)."""
     rows = preset_rows()[0]
     best = best_same = None
-    for i, fixed, same in _candidates(model, gpu_id, weight_dtype, allowed):
+    for i, fixed, same in reused(reuse, "calibration_candidates", (model, allowed), (gpu_id, weight_dtype),
+                                 lambda: _candidates(model, gpu_id, weight_dtype, allowed)):
         d = fixed + _length_distance(rows[i], isl, osl)
         if d <= MAX_DISTANCE:
             if best is None or d < best[0]:           # strictly less: the first in the table's order on a tie

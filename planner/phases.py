@@ -111,7 +111,8 @@ def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
     return writing_nodes(nodes, s.gpus_per_node, tp, replicas), nodes
 
 
-def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[NodePlan, ExtractionPlan, float]:
+def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None,
+            reuse: Reuse | None = None) -> tuple[NodePlan, ExtractionPlan, float]:
     """The nodes the states are written on and the extraction run that writes them (and its MFU)."""
     mfu = s.throughput.prefill_mfu or r.ex_gpu.prefill_mfu
     writers, ex_nodes = _writers(s, r, st.total)
@@ -121,7 +122,8 @@ def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[
                     prefill_mfu=mfu, write_bytes=st.compressed * (2 if s.staging_double_write else 1),
                     write_bytes_per_s=nodes.capture_write_bytes_per_s, write_bound=nodes.capture_write_bound,
                     nodes=nodes.extraction_nodes, gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
-                    measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None)
+                    measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None,
+                    reuse=reuse)
     return nodes, ex, mfu
 
 
@@ -156,7 +158,7 @@ class Figures:
 
     @functools.cached_property
     def _capture(self) -> tuple[NodePlan, ExtractionPlan, float]:
-        return capture(self.scenario, self._r, self.storage, self._measured)
+        return capture(self.scenario, self._r, self.storage, self._measured, self._reuse)
 
     nodes = _item("_capture", 0, "NodePlan: the nodes")
     extraction = _item("_capture", 1, "ExtractionPlan")

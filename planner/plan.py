@@ -207,7 +207,7 @@ def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = Tr
         fixes = _lossless_fixes(s, cat, r, eff, st, cost, warn.found, reuse)
         if sampled:   # the band: storage and extraction again at each end of the sampled intervals
             ends = [stored(s, cat, r, eff, end, reuse=reuse) for end in (0, 1)]
-            lo_ex, hi_ex = (capture(s, r, e, measured)[1] for e in ends)
+            lo_ex, hi_ex = (capture(s, r, e, measured, reuse)[1] for e in ends)
             # the sampled ends, and the band to bet on: the low end's calibration band low, the high
             # end's high (issue 22)
             ex = ex.model_copy(update={

@@ -57,11 +57,18 @@ def floor_extrapolation(gpu_id: str) -> str:
     fitted = overhead_gpus()
     if gpu_id in fitted:
         return ""
-    others = [f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
-              if r["gpu"] not in fitted]
+    others = _runs_elsewhere()
     return (f"{gpu_id} is not among the GPUs the per-sample floor was fitted on ({', '.join(fitted)}): an "
             f"extrapolation; the band is not widened, as the published runs on other GPUs ({', '.join(others)}) "
             "lie inside it with the floor as fitted")
+
+
+@functools.cache
+def _runs_elsewhere() -> tuple[str, ...]:
+    """The published runs on GPUs the floor was not fitted on (training_throughput.yaml, read once)."""
+    fitted = overhead_gpus()
+    return tuple(f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
+                 if r["gpu"] not in fitted)
 
 
 def fit_overhead(runs: list[dict]) -> float:

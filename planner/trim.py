@@ -590,8 +590,11 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     from planner.quality import tau_function
     s = full.scenario
     q = full.quality
-    tau = tau_function(q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
-                       transfer=s.quality.domain_transfer, **q.context())
+    # tabulated once per plan object (Plan.worked_out): every argument is the full plan's, and plan()
+    # hands the same full plan to the next trim of the scenario
+    tau = full.worked_out(("tau_function",), lambda: tau_function(
+        q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
+        transfer=s.quality.domain_transfer, **q.context()))
     comp = {c.id: c for c in full.components}
     per_row = {i: (comp[i].training_tokens / upper[i] if upper[i] else 0.0) for i in upper}
     fam = {i: comp[i].family for i in upper}
