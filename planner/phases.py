@@ -199,13 +199,13 @@ class Figures:
                 + self.training.offline_wall_hours) / 24
 
 
-def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
+def figures(s: Scenario, catalog: StatsCatalog | None = None, reuse: Reuse | None = None) -> Figures:
     """The phases of `s` from storage to costs: the figures of plan(s), without its quality, findings,
-    assumptions and band."""
+    assumptions and band; `reuse`: a search's (planner/reuse.py)."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     r = resolve(s)
     eff = in_force(s, r.spec)
-    return Figures(s, r, stored(s, cat, r, eff), eff)
+    return Figures(s, r, stored(s, cat, r, eff, reuse=reuse), eff, reuse=reuse)
 
 
 def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None, reuse: Reuse | None = None):
