@@ -3,7 +3,7 @@
     .venv/bin/python bench/fidelity.py            # the tables (markdown), as in the README
     .venv/bin/python bench/fidelity.py --fit      # also the decode MFU and training MFU that fit best
     .venv/bin/python bench/fidelity.py --json
-    .venv/bin/python bench/fidelity.py --users     # only the users' reports table (bench/users_reports.yaml)
+    .venv/bin/python bench/fidelity.py --users     # only the users' reports tables (speedups, training)
 
 Inference (planner/presets/throughput.yaml): for each row, the roofline's figure in the row's own
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
@@ -11,7 +11,7 @@ figure when the row is left out of the table (leave-one-out: the nearest *other*
 roofline scales it). Training (planner/presets/training_throughput.yaml): end-to-end samples/s,
 the slowest of the trainers' compute (drafter FLOPs at the training MFU), the per-sample overhead
 floor, the capture supply and the stream's network (disaggregated rows), the target's forward taking
-turns with the drafter (co-located), as planner/training.py paces them; held out by publication, the
+turns with the drafter (co-located), as planner/phases/training.py paces them; held out by publication, the
 floor is refitted on the other publications' runs, the capture supply is calibrated without that
 publication's throughput rows, and the band is the planner's own (its 90% prediction interval) from
 the other publications' residuals. Ratios are predicted / measured.
@@ -20,8 +20,8 @@ Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives t
 the held-out predictions and the share of held-out points inside the band made without their
 source (leave one source out; the speedup sweeps leave one series out, SpecDecode-Bench's seven
 series being one figure), and lists the points outside it. Prefill and decode are scored through the
-plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources) and the
-decode MFU refitted without it (planner.extraction.fit_decode_mfu, passed as decode_mfu): the prediction
+plan's own planner.phases.extraction.calibrate with the row's publication held out (exclude_sources) and the
+decode MFU refitted without it (planner.phases.extraction.fit_decode_mfu, passed as decode_mfu): the prediction
 and the band a user would get if that publication did not exist.
 """
 from __future__ import annotations
@@ -40,11 +40,11 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from planner import Scenario, plan  # noqa: E402
-from planner.calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
-from planner.extraction import _preset_roofline, measured_ratio, source_key  # noqa: E402
-from planner.harness import held_out_speedup, held_out_tau  # noqa: E402
+from planner.phases.throughput_calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
+from planner.phases.extraction import _preset_roofline, measured_ratio, source_key  # noqa: E402
+from planner.phases.harness import held_out_speedup, held_out_tau  # noqa: E402
 from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
-from planner.specs import efficiency, gpu_presets, model_presets  # noqa: E402
+from planner.presets.specs import efficiency, gpu_presets, model_presets  # noqa: E402
 
 TRAINING = ROOT / "planner" / "presets" / "training_throughput.yaml"
 
@@ -72,18 +72,19 @@ def _source(r: dict) -> str:
     return re.match(r"[A-Z0-9]+", r["source"]).group()
 
 
-def training_rows(mfu: float | None = None, overhead: float | None = None, held_out: str = "") -> list[dict]:
+def training_rows(mfu: float | None = None, overhead: float | None = None, held_out: str = "",
+                  step_overhead: float | None = None) -> list[dict]:
     """Each published run's end-to-end samples/s as the planner predicts it: the trainers' compute,
     the capture supply and the stream's network (disaggregated), the target's forward (co-located),
     never faster than the per-sample overhead floor `overhead` (s per token; None: the preset's).
     `held_out`: a publication whose throughput rows do not calibrate the capture supply (a run's own
     publication may also publish its capture rate: SFDOM's specforge-q8b-h200-capture)."""
-    from planner.extraction import calibrate
-    from planner.training import online_pace, overhead_s_per_token, pace
+    from planner.phases.extraction import calibrate
+    from planner.phases.training import online_pace, overhead_s_per_token, pace, step_overhead_s_per_pass
     models, gpus = model_presets(), gpu_presets()
     with open(TRAINING, encoding="utf-8") as fh:
         table = yaml.safe_load(fh)["rows"]
-    floor = overhead_s_per_token()
+    floor, step = overhead_s_per_token(), step_overhead_s_per_pass()
     out = []
     for r in table:
         tr = Training(gpu=r["gpu"], gpus=r["gpus"], epochs=1, disk="node-raid0", ttt_steps=r.get("ttt_steps"),
@@ -103,13 +104,22 @@ def training_rows(mfu: float | None = None, overhead: float | None = None, held_
         pcal = p.extraction.prefill_calibration
         if held_out and mode == "disaggregated" and pcal is not None:
             # the capture supply as the plan's calibrate gives it without the held-out publication's rows
-            # (the plan's isl and osl: planner/extraction.py extraction)
+            # (the plan's isl and osl: planner/phases/extraction.py extraction)
             isl, osl = max(p.tokens - p.output_tokens, 0.0) / p.conversations, p.output_tokens / p.conversations
             held = calibrate(models[r["model"]], gpus[r["gpu"]], weight_dtype=s.weight_dtype, isl=max(isl, 1.0),
                              osl=osl, phase="prefill", exclude_sources=frozenset({held_out}))
             rates["supply"] *= held.factor / pcal.factor
-        if overhead is not None:      # the floor refitted without the held-out source: it scales 1 / s per token
-            rates["overhead"] *= floor / overhead
+        # the floors refitted without the held-out source: the rate scales 1 / s per token (DFlash) or 1 / s
+        # per step x pass (EAGLE, t.overhead_term); step_overhead 0: no EAGLE run left to fit it, so the
+        # per-token floor of the other trainers stands in (the planner's floor before issue 33)
+        if t.overhead_term == "per token":
+            if overhead is not None:
+                rates["overhead"] *= floor / overhead
+        elif step_overhead == 0:
+            rates["overhead"] = t.gpus / (overhead or floor) if mode != "disaggregated" else \
+                r["gpus"] / (overhead or floor)
+        elif step_overhead is not None:
+            rates["overhead"] *= step / step_overhead
         rate, bound = online_pace(**rates) if mode == "online" else pace(**rates)
         predicted = rate / r["tokens"]
         out.append({"id": r["id"], "measured": r["samples_per_s"], "predicted": predicted,
@@ -142,13 +152,13 @@ def _inside(rows: list[dict]) -> list[dict]:
 
 
 def phase_area(phase: str) -> list[dict]:
-    """Each row of `phase` predicted as the plan predicts (planner.extraction.calibrate, the same code
+    """Each row of `phase` predicted as the plan predicts (planner.phases.extraction.calibrate, the same code
     path) with its own publication held out: the nearest row of another publication scales the roofline
     or not, and the band, as the held-out transfers of the other publications decide (nested: the held-out
     publication's rows are neither calibrated nor calibrating there). The decode MFU, the roofline's one
-    fitted constant, is refitted without the held-out publication (planner.extraction.fit_decode_mfu)
+    fitted constant, is refitted without the held-out publication (planner.phases.extraction.fit_decode_mfu)
     and the whole prediction (the row's phase, regime, roofline, calibration and band) takes it."""
-    from planner.extraction import ENGINE_FAMILY, calibrate, fit_decode_mfu, row_phase, row_regime
+    from planner.phases.extraction import ENGINE_FAMILY, calibrate, fit_decode_mfu, row_phase, row_regime
     models, gpus = model_presets(), gpu_presets()
     out = []
     for r in measurements().rows:
@@ -171,18 +181,20 @@ def phase_area(phase: str) -> list[dict]:
 
 def training_area(rows: list[dict] | None = None) -> list[dict]:
     """Each published run held out with its whole publication: the per-sample overhead floor refitted
-    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/training.py
+    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/phases/training.py
     band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
     from planner.distributions import band_from_residuals
-    from planner.training import fit_overhead
+    from planner.phases.training import fit_overhead, fit_step_overhead
     with open(TRAINING, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     by_id = {r["id"]: r for r in data["rows"]}
     out = []
     for src in sorted({_source(r) for r in data["rows"]}):
         floor_runs = [by_id[i] for i in data["overhead"]["rows"] if _source(by_id[i]) != src]
-        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None, held_out=src)
+        step_runs = [by_id[i] for i in data["step_overhead"]["rows"] if _source(by_id[i]) != src]
+        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None, held_out=src,
+                             step_overhead=fit_step_overhead(step_runs) if step_runs else 0)
         lo, hi = band_from_residuals([math.log(o["measured"] / o["predicted"]) for o in rows if _source(o) != src])
         out += [{"id": r["id"], "source": src, "measured": r["measured"], "predicted": r["predicted"],
                  "low": r["predicted"] * lo, "high": r["predicted"] * hi, "ratio": r["ratio"], "bound": r["bound"]}
@@ -197,7 +209,7 @@ def absolute_tau() -> list[dict]:
     """Each published point of planner/presets/tau_points.yaml through the whole quality model (the
     data curve, the levels, the harness, the target's size) for its benchmark's family, against the
     model's band; the target-size term is fitted without the point's own publication's series."""
-    from planner.quality import quality, tokens_of
+    from planner.phases.quality import quality, tokens_of
     with open(TAU_POINTS, encoding="utf-8") as fh:
         points = yaml.safe_load(fh)["points"]
     out = []
@@ -218,9 +230,9 @@ USERS = ROOT / "bench" / "users_reports.yaml"
 
 
 def _draft_params(kind: str, model) -> float:
-    """The draft's parameters as the plan counts them (planner/drafter.py drafter_params, one decoder layer,
-    three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to planner/serving.py."""
-    from planner.drafter import DrafterKnobs, drafter_params, drafter_shape
+    """The draft's parameters as the plan counts them (planner/presets/drafter_kinds.py drafter_params, one decoder layer,
+    three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to planner/phases/serving.py."""
+    from planner.presets.drafter_kinds import DrafterKnobs, drafter_params, drafter_shape
     k = DrafterKnobs(kind=kind, layers=1, n_aux=3, ttt_steps=7, num_anchors=None, block_size=None, scope="row",
                      pack_tokens=None, head_vocab=32000 if kind == "eagle3" else model.vocab_size,
                      head_passes=3 if kind == "eagle3" else 1, teacher_vocab=0, attention_window=None)
@@ -230,7 +242,7 @@ def _draft_params(kind: str, model) -> float:
 def users_data() -> dict:
     """bench/users_reports.yaml, its split checked: every source in exactly one of `fit` and `score`, and the
     fit sources those quality.yaml's drafter_spread names."""
-    from planner.quality import quality_presets
+    from planner.phases.quality import quality_presets
     with open(USERS, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     fit, score = set(data["split"]["fit"]), set(data["split"]["score"])
@@ -245,8 +257,8 @@ def users_data() -> dict:
 def _predict(r: dict, spread: float | None = None):
     """The planner's quality plan and served cost for one report or fit point: a drafter trained like the
     kind's reference run, on its target, engine, K / topk / draft tokens, batch, GPU and TP."""
-    from planner.quality import pairs_target, quality, quality_presets, reference_tokens
-    from planner.serving import served_cost
+    from planner.phases.quality import pairs_target, quality, quality_presets, reference_tokens
+    from planner.phases.serving import served_cost
     ref = quality_presets().drafters[r["drafter"]].reference
     model = model_presets()[r["target"]]
     tree = r.get("topk", 1) > 1
@@ -306,9 +318,9 @@ def spread_loso(points: list[dict] | None = None) -> list[dict]:
 def users_reports() -> list[dict]:
     """Each scored report of bench/users_reports.yaml (split.score; the fit sources are never scored) against
     the planner's speedup and acceptance length for a drafter trained like the kind's reference run, on the
-    report's target, engine, tree, batch, GPU and TP (planner/serving.py prices the cycle), with the band the
+    report's target, engine, tree, batch, GPU and TP (planner/phases/serving.py prices the cycle), with the band the
     planner prints, its drafter-quality term fitted on the fit sources alone."""
-    from planner.quality import served_speedup
+    from planner.phases.quality import served_speedup
     data = users_data()
     score = set(data["split"]["score"])
     out = []
@@ -330,9 +342,68 @@ def users_reports() -> list[dict]:
     return _inside(out)
 
 
+def training_user_rows() -> list[dict]:
+    """Each training report of bench/users_reports.yaml (`training_reports`, all scored: none is a row the
+    training floors or band were fitted on) against the planner: hours (its seconds and the rate band's
+    ends; `online-cached`: the disaggregated epoch 0 plus the offline epochs that read its cache) or memory
+    (its GiB per GPU with the activations' band, against the GPU's usable memory: `outcome` oom is in when
+    the band's high end is above it, fits when the low end is below it)."""
+    from planner import Scenario, plan
+    from planner.scenario import Disaggregated, Training, UniformMix
+    data = users_data()
+    out = []
+    for r in data.get("training_reports", []):
+        cap = r.get("capture_gpus", 0)
+        kw = {k: r[k] for k in ("block_size", "num_anchors", "ttt_steps") if k in r}
+        s = Scenario(uniform=UniformMix(samples=r["samples"], tokens=r["tokens"],
+                                        response_tokens=round(r["tokens"] * r["response_share"])),
+                     regenerate=False, model=r["model"], layout=r["layout"], max_seq_len=r["cap"], unit="conversation",
+                     training=Training(gpu=r["gpu"], gpus=r["gpus"], epochs=r.get("epochs", 1), disk="node-raid0",
+                                       **kw),
+                     extraction_gpu=r["gpu"], extraction_gpus=cap or 1,
+                     disaggregated=Disaggregated(capture_gpus=cap, train_gpus=r["gpus"]) if cap else Disaggregated())
+        t = plan(s).training
+        src = data["training_sources"][r["source"]]
+        row = {"id": r["id"], "source": r["source"], "kind": r["kind"], "url": src["url"], "date": str(src["date"]),
+               "fit_or_scored": r["fit_or_scored"], "assumed": r.get("assumed", ""), "bound": t.bound}
+        if r["kind"] == "hours":
+            epoch_off = t.offline_wall_hours / t.epochs * 3600
+            sec = (t.disaggregated_hours_per_epoch * 3600 + (t.epochs - 1) * epoch_off
+                   if r["mode"] == "online-cached" else t.epochs * epoch_off)
+            row.update(measured=float(r["seconds"]), predicted=sec, low=sec / t.rate_high, high=sec / t.rate_low,
+                       ratio=sec / r["seconds"], unit="s")
+            row["inside"] = bool(row["low"] <= row["measured"] <= row["high"])
+        else:
+            cap_gib = t.memory_capacity_gib
+            row.update(measured=r["outcome"], predicted=t.memory_gib_per_gpu, low=t.memory_gib_per_gpu_low,
+                       high=t.memory_gib_per_gpu_high, capacity=cap_gib, unit="GiB", ratio=None)
+            row["inside"] = bool(row["high"] > cap_gib) if r["outcome"] == "oom" else bool(row["low"] <= cap_gib)
+            row["centre_agrees"] = (t.memory_gib_per_gpu > cap_gib) == (r["outcome"] == "oom")
+        out.append(row)
+    return out
+
+
+def training_users_markdown(rows: list[dict]) -> str:
+    """The users' training reports: each report, its figure, the planner's with its band, in or out."""
+    lines = ["| training report (source, date) | kind | reported | planner (band) | binds | in |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["kind"] == "hours":
+            rep, pl = f"{r['measured']:,.0f} s", f"{r['predicted']:,.0f} s ({r['low']:,.0f}-{r['high']:,.0f})"
+        else:
+            rep = r["measured"]
+            pl = (f"{r['predicted']:,.1f} GiB ({r['low']:,.1f}-{r['high']:,.1f}) of {r['capacity']:,.1f} usable"
+                  + ("" if r["centre_agrees"] else "; the centre says the other"))
+        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['kind']}, {r['fit_or_scored']} | {rep} | {pl} | "
+                     f"{r['bound']} | {'in' if r['inside'] else 'out'} |")
+    inside = sum(r["inside"] for r in rows)
+    lines.append(f"\nusers' training reports: {inside}/{len(rows)} inside the band (all scored)")
+    return "\n".join(lines)
+
+
 def spread_line() -> str:
     """The drafter-quality term: what the planner ships, the refit on the fit sources, leave one fit source out."""
-    from planner.quality import quality_presets
+    from planner.phases.quality import quality_presets
     pts = spread_points()
     loso = spread_loso(pts)
     held = ", ".join(f"{r['source']} term {r['spread']:.3f}, its acceptance lengths inside {r['inside']}/{r['points']}"
@@ -372,9 +443,9 @@ def users_markdown(rows: list[dict]) -> str:
 
 
 def target_size_line() -> str:
-    """The target-size term per drafter kind (planner/quality.py target_term): beta from its T = 0
+    """The target-size term per drafter kind (planner/phases/quality.py target_term): beta from its T = 0
     series and the slopes its band spans."""
-    from planner.quality import quality_presets, size_fit
+    from planner.phases.quality import quality_presets, size_fit
     parts = []
     for kind in quality_presets().drafters:
         beta, below, above, sizes, whose = size_fit(kind)
@@ -411,7 +482,7 @@ def log_error(ratios: list[float]) -> float:
 
 def decode_mfu_line() -> str:
     """The decode MFU refitted without each publication (the held-out prefill and decode areas use it)."""
-    from planner.extraction import fit_decode_mfu
+    from planner.phases.extraction import fit_decode_mfu
     keys = sorted({source_key(r) for r in measurements().rows})
     return "decode MFU refitted per held-out source: " + ", ".join(
         f"{k} {fit_decode_mfu(frozenset({k}))[0]:g}" for k in keys) + f" (every row: {fit_decode_mfu()[0]:g})"
@@ -458,11 +529,14 @@ def main() -> None:
     if a.users:
         print(users_markdown(users_reports()))
         print(spread_line())
+        print()
+        print(training_users_markdown(training_user_rows()))
         return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
     if a.json:
-        out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports()}
+        out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports(),
+               "users_training_reports": training_user_rows()}
         if a.fit:
             out["fit"] = _fits()
         print(json.dumps(out, indent=2))
@@ -474,6 +548,8 @@ def main() -> None:
     print(users_markdown(users_reports()))
     print(spread_line())
     print()
+    print(training_users_markdown(training_user_rows()))
+    print()
     print(markdown(inf, trn))
     if a.fit:
         f = _fits()
@@ -483,7 +559,7 @@ def main() -> None:
 
 
 def _fits() -> dict:
-    from planner.extraction import fit_decode_mfu
+    from planner.phases.extraction import fit_decode_mfu
     d, de = fit_decode_mfu()
     t, te = fit(training_rows, "ratio", [x / 100 for x in range(10, 61, 1)])
     lo, hi = training_band()

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from planner import Scenario, plan
-from planner.costs import DAYS_PER_MONTH
+from planner.phases.costs import DAYS_PER_MONTH
 from planner.export.share import decode
 from planner.export.versions import frozen_defaults
 from planner.scenario import Costs, Throughput, Training, Transfer, UniformMix
@@ -155,26 +155,27 @@ def test_trim_quality_quotes_the_tau_its_manifest_gives(tmp_path):
 
 # ---------------------------------------------------------------- the verdict and its break-evens
 def test_verdict_and_break_evens_worked_by_hand():
-    from planner.verdict import verdict
+    from planner.decisions.verdict import verdict
     # S3 for one fixed month: storage 0.032787584 TB x $23 = $0.754114432. From test_costs.py: the
     # regeneration $0.833333 (both ways; capture rides along in the fixed mode), training offline at
-    # the per-sample overhead floor (issue 22: 1e6 tokens x 2.5468e-4 s / 16 GPUs = 15.9175 s an epoch)
-    # 3 x 15.9175 s x 16 x $2 / 3600 = $0.424467, online with the target forward 1.952762 s an epoch:
-    # 3 x (15.9175 + 1.952762) x 16 x $2 / 3600 = $0.476540 ($0.0173579 more per epoch online).
-    # offline $0.833333 + 0.424467 + 0.754114 = $2.011914; online 0.833333 + 0.476540 = $1.309873:
+    # EAGLE's per-step overhead floor (issue 33: 1,000 rows / 16 GPUs x 7 TTT passes x 0.030234 s =
+    # 13.227375 s an epoch; the per-token floor's 15.9175 s before)
+    # 3 x 13.227375 s x 16 x $2 / 3600 = $0.352730, online with the target forward 1.952762 s an epoch:
+    # 3 x (13.227375 + 1.952762) x 16 x $2 / 3600 = $0.404804 ($0.0173579 more per epoch online).
+    # offline $0.833333 + 0.352730 + 0.754114 = $1.940177; online 0.833333 + 0.404804 = $1.238137:
     # online is cheapest.
-    # disaggregated: capture-bound 2 x 500 tok/s (the trainers' floor allows 16 / 2.5468e-4 = 62,824),
+    # disaggregated: capture-bound 2 x 500 tok/s (the trainers' floor allows 1e6 / 13.227375 = 75,601),
     # 1e6 tokens = 1,000 s an epoch on 2 x $3 + 16 x $2:
     # 3 x 1,000 / 3600 x 38 = $31.666667 + the regeneration $0.833333 = $32.5
     p = plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3",
                                storage_months=1)))
     v = verdict(p)
     assert v.cheapest == "online"
-    assert v.totals_usd["offline"] == pytest.approx(2.011914, rel=1e-6)
-    assert v.totals_usd["online"] == pytest.approx(1.309873, rel=1e-5)
+    assert v.totals_usd["offline"] == pytest.approx(1.940177, rel=1e-6)
+    assert v.totals_usd["online"] == pytest.approx(1.238137, rel=1e-5)
     assert v.totals_usd["disaggregated"] == pytest.approx(32.5, rel=1e-6)
     b = v.breakeven
-    # offline wins once storage < 0.476540 - 0.424467 = $0.0520737 (the floor is paid both ways, so the
+    # offline wins once storage < 0.404804 - 0.352730 = $0.0520737 (the floor is paid both ways, so the
     # difference is the target forward alone: 3 x 0.0173579):
     # price 0.0520737 / 0.032787584 TB = $1.588216 per TB-month (one month)
     assert b["storage_usd_per_tb_month"] == pytest.approx(1.588216, rel=2e-5)
@@ -185,14 +186,14 @@ def test_verdict_and_break_evens_worked_by_hand():
     # no transfer: the link moves nothing; the extraction GPUs only regenerate, which both ways pay
     assert b["link_gbps"] is None and b["extraction_gpu_usd_per_hour"] is None
     assert v.flips_to["storage_usd_per_tb_month"] == "offline"
-    assert v.sentence.startswith("Online is cheapest: $1.31 against $2.01 offline")
+    assert v.sentence.startswith("Online is cheapest: $1.24 against $1.94 offline")
     # the sentence turns when the price crosses its break-even
     below = verdict(plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0,
                                            storage_usd_per_tb_month=1.5, storage_months=1))))
-    # offline $0.833333 + 0.424467 + 0.0327876 TB x $1.50 = $1.307 against online's $1.309873: $0.003 less, far
-    # inside the training rate's band (hours x0.63-1.75 move online's 0.476540 more than offline's 0.424467): a tie
+    # offline $0.833333 + 0.352730 + 0.0327876 TB x $1.50 = $1.235 against online's $1.238137: $0.003 less, far
+    # inside the training rate's band (hours x0.69-1.62 move online's 0.404804 more than offline's 0.352730): a tie
     assert below.cheapest == "offline" and below.tie and below.tied_with == ["online"]
-    assert below.sentence.startswith("Offline and online tie: $1.31 against $1.31 online")
+    assert below.sentence.startswith("Offline and online tie: $1.24 against $1.24 online")
 
 
 def test_estimate_text_and_json_carry_the_verdict(tmp_path, default_json):
@@ -216,7 +217,7 @@ def test_estimate_text_and_json_carry_the_verdict(tmp_path, default_json):
 
 
 def test_sensitivity_sweeps_the_storage_price_and_the_time_held():
-    from planner.sensitivity import sensitivity
+    from planner.decisions.sensitivity import sensitivity
     s = small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3"))
     sw = {x.assumption: x for x in sensitivity(s)}
     price, held = sw["storage $/TB-month"], sw["storage time held"]
@@ -229,7 +230,7 @@ def test_sensitivity_sweeps_the_storage_price_and_the_time_held():
 
 # ---------------------------------------------------------------- the road from the article
 def test_article_steps_worked_by_hand():
-    from planner.report import article_hours_steps, article_steps
+    from planner.export.report import article_hours_steps, article_steps
     p = plan(small())
     steps = {s.step: s.storage_bytes for s in article_steps(p)}
     n = 913_786
@@ -256,7 +257,7 @@ def test_article_steps_worked_by_hand():
 
 
 def test_cli_waterfall_ends_at_storage_bytes(default_json):
-    from planner.output import PlanOutput
+    from planner.export.plan_json import PlanOutput
     others = [PlanOutput.from_plan(plan(Scenario.model_validate(s))).model_dump()
               for s in ({"layout": "speculators"}, {"mix": [{"id": "sharegpt", "rows": 1000}]})]
     for d in [default_json, *others]:
@@ -311,7 +312,7 @@ def test_each_training_node_share_is_checked_whatever_the_transfer():
 
 # ---------------------------------------------------------------- what a trim proposal gives up
 def test_trim_proposals_say_what_they_give_up():
-    from planner.trim import Budget, every_strategy, trim
+    from planner.decisions.trim import Budget, every_strategy, trim
     s = Scenario()
     q = trim(s, Budget(storage_tb=20), "quality")
     zeroed = [c.id for c in q.changes if c.before and not c.after]
@@ -395,7 +396,7 @@ def test_registry_carries_the_new_inputs_both_ways():
 
 
 def test_break_even_epochs_count_the_rent_of_each_epoch():
-    from planner.verdict import verdict
+    from planner.decisions.verdict import verdict
     # S3 for the plan's timeline: each epoch's training wall-clock is rented too, so the closed-form
     # break-even (costs.py) and the one found on the real plan (verdict.py) are one number
     # (100 TB disks: offline runs, so it takes part in the verdict)
@@ -413,9 +414,9 @@ def test_break_even_epochs_count_the_rent_of_each_epoch():
 
 def test_cli_trim_says_what_a_proposal_changes_beyond_rows(tmp_path):
     # issue 35: the cap strategy at 20 TB cuts the sequence cap: the CLI prints it beside the rows, with the
-    # share of each family's tokens it cuts (planner.trim.beyond_rows; a blocked proposal's warning:
-    # tests/unit/planner/test_unblock.py)
-    from planner.trim import Budget, trim
+    # share of each family's tokens it cuts (planner.decisions.trim.beyond_rows; a blocked proposal's warning:
+    # tests/unit/planner/decisions/test_unblock.py)
+    from planner.decisions.trim import Budget, trim
     cap = trim(Scenario(), Budget(storage_tb=20), "cap")
     out = _cli("trim", "--strategy", "cap", "--budget-storage-tb", "20", "--out", "c.yaml", cwd=tmp_path)
     assert f"  beyond rows: {cap.beyond_rows[0]}" in out.splitlines()

@@ -15,12 +15,12 @@ import pytest
 from pydantic import BaseModel, TypeAdapter
 
 from planner.catalog.stats import get_catalog
-from planner.drafter import DRAFTER_KINDS
+from planner.presets.drafter_kinds import DRAFTER_KINDS
 from planner.errors import PlannerInputError
-from planner.layouts import LAYER_RULES, layout_presets
-from planner.plan import Plan, plan, plan_cache_clear, plan_key
+from planner.presets.layouts import LAYER_RULES, layout_presets
+from planner.planning import Plan, plan, plan_cache_clear, plan_key
 from planner.scenario import Scenario, default_scenario
-from planner.specs import disk_presets, gpu_presets, model_presets, storage_price_presets
+from planner.presets.specs import disk_presets, gpu_presets, model_presets, storage_price_presets
 from planner.variants import registries_version
 
 # Fields plan() does not read, each with why: the test fails when one of them moves the plan (then
@@ -31,7 +31,7 @@ NOT_PLANNED = {
     "custom_model": "read only with model 'custom'",
     "custom_gpu": "read only with a GPU 'custom'",
 }
-# Fields whose other values are valid, or read, only beside another's (planner/quality.py check_tree, a
+# Fields whose other values are valid, or read, only beside another's (planner/phases/quality.py check_tree, a
 # layout's own fields): changed from a base with those set
 NEEDS = {
     # a tree needs an EAGLE drafter and SGLang; the tree's tokens need a tree
