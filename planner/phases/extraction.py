@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from planner.phases.throughput_calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
                                  preset_rows)
+from planner.presets.capture_paths import CapturePath, CaptureTime, capture_time
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
@@ -80,6 +81,13 @@ class ExtractionPlan(OnNodes):
     bound: str
     decode_bound: str
     capture_bound: str
+    # the capture path in force (planner/presets/capture_paths.yaml): its id, how a replica's GPUs share the
+    # model (tensor: a tensor-parallel group; layers: device_map's layer split, one GPU computing at a time)
+    # and the GPUs per replica (replicas = GPUs used / tp_per_replica); prefill-server is the model before it
+    capture_path: str = "prefill-server"
+    capture_split: str = "tensor"
+    tp_per_replica: int = 1
+    capture_tokens_per_s_per_gpu: float = 0.0   # captured tokens / (capture hours x GPUs used), disk included
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
@@ -481,14 +489,19 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
                nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
-               measured_tokens_per_s: float | None = None, reuse: Reuse | None = None) -> ExtractionPlan:
+               measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
+               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None,
+               reuse: Reuse | None = None) -> ExtractionPlan:
     """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
     `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/phases/nodes.py).
     measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
-    in place of the table's prefill rate; it already holds that run's disk writes."""
+    in place of the table's prefill rate; it already holds that run's disk writes.
+    path: the capture path (planner/presets/capture_paths.py), None the model before it (a prefill server); its
+    rows hold `held_bytes_per_token` beside their KV cache; `stored_bytes` the states without staging."""
     warnings: list[Finding] = []
     weights = model.weight_bytes(weight_dtype)
     seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
+    seq_bytes += held_bytes_per_token * seq_tokens
     tp = tensor_parallel_needed(weights, seq_bytes, gpu)
     if tp is None:
         room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
@@ -518,6 +531,10 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {-(-tp // gpus_per_node)} nodes of "
                                 f"{gpus_per_node} GPUs: every layer's all-reduce crosses the node network"))
     gpus_used = replicas * tp
+    if path is not None and path.split.value == "layers" and tp > 1:
+        warnings.append(finding("capture-layer-split", f"{path.name} spreads {model.id}'s layers over {tp} {gpu.id} "
+                                f"per replica (device_map): one of them computes at a time, {replicas} replica(s) "
+                                f"on {gpus_used} GPUs"))
     tp_eff = t.tensor_parallel_efficiency if tp > 1 else 1.0
     disk_rate = write_bytes_per_s
     e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
@@ -561,10 +578,21 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         disk_capture = hours_at(write_bytes, disk_rate)
         capture_hours = max(gpu_capture, disk_capture)
         capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
+        timed = None
+        if path is not None:
+            measured = measured_tokens_per_s is not None
+            timed = _path_capture(path, work, prefill_tps, tp, tp_eff, replicas, write_bytes, disk_rate, stored_bytes,
+                                  measured=measured)
+            capture_hours, capture_bound = timed.hours, timed.bound
+            gpu_capture = timed.compute_hours + timed.host_copy_hours + timed.request_hours
         if dcal is not None:
             # true hours = planned x calibrated / measured: each phase's held-out spread
             band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
                                                                             disk_capture) for i in (0, 1))
+            if timed is not None:
+                band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + _path_capture(
+                    path, work, prefill_tps * math.exp(-pcal.band[i]), tp, tp_eff, replicas, write_bytes, disk_rate,
+                    stored_bytes, (path.efficiency.high, path.efficiency.low)[i], measured).hours for i in (0, 1))
             calibration = dcal if decode_hours >= capture_hours else pcal
         if capture_bound == "disk write":
             warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {write_bound} "
@@ -587,4 +615,18 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         calibrated_wall_hours_low=band_hours[0] if band_hours else None,
         calibrated_wall_hours_high=band_hours[1] if band_hours else None,
         wall_hours_low=band_hours[0] if band_hours else None, wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
+        capture_path=path.id if path is not None else "prefill-server",
+        capture_split=path.split.value if path is not None else "tensor", tp_per_replica=tp,
+        capture_tokens_per_s_per_gpu=work.tokens / (capture_hours * 3600 * gpus_used) if capture_hours else 0.0,
         warnings=warnings)
+
+
+def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp: int, tp_eff: float, replicas: int,
+                  write_bytes: float, disk_rate: float, stored_bytes: float | None,
+                  efficiency: float | None = None, measured: bool = False) -> CaptureTime:
+    """The capture of `work` on `path` (planner/presets/capture_paths.py capture_time) at this plan's prefill rate, or
+    at a measured capture rate (`measured`)."""
+    return capture_time(path, tokens=work.tokens, rows=work.rows,
+                        stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
+                        prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
+                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured)

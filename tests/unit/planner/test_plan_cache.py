@@ -30,6 +30,8 @@ NOT_PLANNED = {
     "preset": "the name of the preset the scenario was started from (the page's and the manifest's label)",
     "custom_model": "read only with model 'custom'",
     "custom_gpu": "read only with a GPU 'custom'",
+    "capture_path": "each pipeline has one path in presets/capture_paths.yaml today: the one valid value is "
+                    "the layout's own, which None means already (another is refused in one line)",
 }
 # Fields whose other values are valid, or read, only beside another's (planner/phases/quality.py check_tree, a
 # layout's own fields): changed from a base with those set
