@@ -592,7 +592,8 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
             if timed is not None:
                 band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + _path_capture(
                     path, work, prefill_tps * math.exp(-pcal.band[i]), tp, tp_eff, replicas, write_bytes, disk_rate,
-                    stored_bytes, (path.efficiency.high, path.efficiency.low)[i], measured).hours for i in (0, 1))
+                    stored_bytes, (path.efficiency.high, path.efficiency.low)[i], measured,
+                    (path.startup_s.low, path.startup_s.high)[i]).hours for i in (0, 1))
             calibration = dcal if decode_hours >= capture_hours else pcal
         if capture_bound == "disk write":
             warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {write_bound} "
@@ -623,10 +624,11 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
 
 def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp: int, tp_eff: float, replicas: int,
                   write_bytes: float, disk_rate: float, stored_bytes: float | None,
-                  efficiency: float | None = None, measured: bool = False) -> CaptureTime:
+                  efficiency: float | None = None, measured: bool = False,
+                  startup_s: float | None = None) -> CaptureTime:
     """The capture of `work` on `path` (planner/presets/capture_paths.py capture_time) at this plan's prefill rate, or
     at a measured capture rate (`measured`)."""
     return capture_time(path, tokens=work.tokens, rows=work.rows,
                         stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
                         prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
-                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured)
+                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured, startup_s=startup_s)
