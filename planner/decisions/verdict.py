@@ -45,6 +45,7 @@ from planner.decisions.unblock import (
 from planner.errors import PlannerInputError
 from planner.phases.compose import figures
 from planner.phases.costs import DAYS_PER_MONTH
+from planner.phases.reuse import Reuse
 from planner.planning import Plan, plan  # noqa: F401 (plan: tests/unit/planner/decisions/test_verdict.py patches verdict.plan)
 from planner.scenario import Costs, Scenario, Training, Transfer
 from planner.units import fmt_usd
@@ -113,10 +114,12 @@ INPUTS = (
 )
 
 
-def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None) -> dict[str, float] | None:
-    """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be finite)."""
+def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None,
+               reuse: Reuse | None = None) -> dict[str, float] | None:
+    """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be
+    finite). `reuse`: the verdict's (planner/phases/reuse.py): no input it moves changes the stored rows."""
     try:   # the budget figures alone (planner.phases.compose.figures): no quality, findings or assumptions to build
-        t = totals(figures(inp.set(s, x), catalog))
+        t = totals(figures(inp.set(s, x), catalog, reuse))
     except PlannerInputError:
         return None
     return t if all(math.isfinite(v) for v in t.values()) else None
@@ -150,7 +153,7 @@ def _linear_crossings(x0: float, t0: dict[str, float], x1: float, t1: dict[str, 
 
 def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x0: float, t0: dict[str, float],
                        end: float, t_end: dict[str, float] | None, here: str,
-                       ways: tuple[str, ...] = MODES) -> tuple[float, str | None]:
+                       ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float, str | None]:
     """The value between x0 (where `here` is cheapest) and `end` (where it is not) at which the answer
     flips, within PRECISION. Each step interpolates where `here`'s total meets the flipped way's (in x,
     or in 1/x for the link, whose hours go as 1/x), then plans just either side of that point: a total
@@ -182,7 +185,7 @@ def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x
         for x in probes:
             if not min(a, b) < x < max(a, b):
                 continue
-            tx = _totals_at(s, inp, x, catalog)
+            tx = _totals_at(s, inp, x, catalog, reuse)
             if _best(tx, ways) == here:
                 a, ta = x, tx
             else:
@@ -199,27 +202,27 @@ def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
 
 
 def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None,
-              ways: tuple[str, ...] = MODES) -> tuple[float | None, str | None]:
+              ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float | None, str | None]:
     """The value of `inp` nearest the scenario's at which another of `ways` becomes the cheapest."""
     if not inp.applies(p) or len(ways) < 2:
         return None, None
     lo, hi, x0 = span(inp, p)
     here = cheapest(p, ways)
-    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog)
+    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog, reuse)
     found: list[tuple[float, str | None]] = []
     if inp.linear and t0 is not None:
         x1 = hi if x0 != hi else lo
-        t1 = _totals_at(s, inp, x1, catalog)
+        t1 = _totals_at(s, inp, x1, catalog, reuse)
         if t1 is not None:
             found = _linear_crossings(x0, t0, x1, t1, here, lo, hi, ways)
     else:
         for end in (lo, hi):
             if end == x0:
                 continue
-            t_end = _totals_at(s, inp, end, catalog)
+            t_end = _totals_at(s, inp, end, catalog, reuse)
             if _best(t_end, ways) in (here, None):
                 continue
-            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here, ways))
+            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here, ways, reuse))
     if not found:
         return None, None
     x, m = min(found, key=lambda f: abs(math.log((f[0] + 1e-12) / (x0 + 1e-12))))
@@ -383,8 +386,9 @@ def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
     days = way_days(p)
     ready = (p.extraction.wall_hours + p.gather_hours + p.transfer_hours) / 24
     breakeven, flips, now = {}, {}, {}
+    reuse = Reuse()    # the break-evens' plans share the scenario's stored rows (planner/phases/reuse.py)
     for inp in INPUTS:
-        breakeven[inp.key], flips[inp.key] = _crossing(s, inp, p, catalog, ways)
+        breakeven[inp.key], flips[inp.key] = _crossing(s, inp, p, catalog, ways, reuse)
         now[inp.key] = inp.current(p)
     fixes = plan_fixes(p, catalog) if blocked["offline"] else ()
     none_runs = all(blocked.values())

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
-from planner.memo import ByIdentity
+from planner.phases.reuse import Reuse
 from planner.phases.stored_bytes import Workload
 from planner.phases.throughput_calibration import (
     Calibration,
@@ -300,11 +300,12 @@ def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: s
 
 
 def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
-          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None):
+          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None,
+          reuse: Reuse | None = None):
     """The nearest row of `phase` within MAX_DISTANCE, of no excluded publication: of the model's
     architecture class when one is near, else of any class; (row, distance) or None."""
     return nearest_preset(model, gpu_id, weight_dtype, isl, osl, prefer_class=True,
-                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu))
+                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu), reuse=reuse)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -411,14 +412,16 @@ def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_sprea
 
 def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,
               phase: str | None = None, engine: str = PLAN_ENGINE, regime: str = "",
-              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None) -> Calibration:
+              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None,
+              reuse: Reuse | None = None) -> Calibration:
     """The nearest row's measured / roofline (planner/phases/throughput_calibration.py), or a note that none matched.
     The row's roofline takes the preset efficiencies, so the factor is a property of the table and
     the scenario's own efficiencies still move the user's roofline (and the plan) as they say.
     `phase`: the nearest row of that phase (same architecture class first), used or not and banded by
     the held-out transfers of its reach (rules()); `engine` the engine family and `regime` the decode
     bound of the case; `exclude_sources` the publications held out (bench/fidelity.py's leave one
-    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's)."""
+    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's).
+    `reuse`: a plan's or a search's (planner/phases/reuse.py), for the rows near the model whatever the lengths."""
     from planner.presets.specs import model_presets
     if phase is None:
         hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
@@ -429,7 +432,7 @@ def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, 
         predicted, measured = _preset_roofline(row.id)
         return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
                            roofline=predicted, factor=measured / predicted, distance=dist)
-    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu)
+    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu, reuse=reuse)
     level = "none" if hit is None else reach(hit[0], model, gpu.id, engine, regime, phase, decode_mfu)
     rule = rules(phase, exclude_sources, decode_mfu)[level]
     basis = rule.basis()
@@ -492,15 +495,12 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
     return full * (gpus_per_node // tp) + rest // tp
 
 
-# calibrate() per model and GPU (the objects), dtype, lengths and phase: the same plan, planned again, asks again
-_CALIBRATIONS = ByIdentity(1024)
-
-
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
                nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
                measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
-               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None) -> ExtractionPlan:
+               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None,
+               reuse: Reuse | None = None) -> ExtractionPlan:
     """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
     `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/phases/nodes.py).
     measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
@@ -569,13 +569,10 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
         prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
         if t.mode == "calibrated":
-            # every argument of calibrate() is in the key (the model and GPU by identity)
-            pcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "prefill", None), lambda:
-                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
-                                               phase="prefill"))
-            dcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "decode", decode_bound), lambda:
-                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
-                                               phase="decode", regime=decode_bound))
+            pcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="prefill",
+                             reuse=reuse)
+            dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl, phase="decode",
+                             regime=decode_bound, reuse=reuse)
             prefill_tps *= pcal.factor
             decode_tps *= dcal.factor
             for c in (pcal, dcal):
@@ -605,7 +602,8 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
             if timed is not None and path is not None:     # timed: a path's capture
                 band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + _path_capture(
                     path, work, prefill_tps * math.exp(-pcal.band[i]), tp, tp_eff, replicas, write_bytes, disk_rate,
-                    stored_bytes, (path.efficiency.high, path.efficiency.low)[i], measured).hours for i in (0, 1))
+                    stored_bytes, (path.efficiency.high, path.efficiency.low)[i], measured,
+                    (path.startup_s.low, path.startup_s.high)[i]).hours for i in (0, 1))
             calibration = dcal if decode_hours >= capture_hours else pcal
         if capture_bound == "disk write":
             warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {write_bound} "
@@ -637,10 +635,11 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
 
 def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp: int, tp_eff: float, replicas: int,
                   write_bytes: float, disk_rate: float, stored_bytes: float | None,
-                  efficiency: float | None = None, measured: bool = False) -> CaptureTime:
+                  efficiency: float | None = None, measured: bool = False,
+                  startup_s: float | None = None) -> CaptureTime:
     """The capture of `work` on `path` (planner/presets/capture_paths.py capture_time) at this plan's prefill rate, or
     at a measured capture rate (`measured`)."""
     return capture_time(path, tokens=work.tokens, rows=work.rows,
                         stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
                         prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
-                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured)
+                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured, startup_s=startup_s)
