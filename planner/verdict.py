@@ -15,10 +15,10 @@ cheapest mode holds over one interval of the input. The storage price, the days 
 GPU price each multiply one term of costs.py, so every total is a + b x in them: the scenario's plan and
 one plan at a bound give the three lines, and where the cheapest one meets another is solved. The epochs
 and the link are searched between the scenario's value and a bound whose plan flips the answer, by
-interpolating where the two totals meet and planning either side of it (to PRECISION). The crossing
-nearest the scenario's value is reported, None when neither end flips it. Every input moves the dollars
-only through the plan's phases (planner.phases.figures: plan() without quality, findings and assumptions),
-so no formula is written twice.
+interpolating where the two totals meet and planning either side of it (planner/bracket.py flip, to
+PRECISION). The crossing nearest the scenario's value is reported, None when neither end flips it. Every
+input moves the dollars only through the plan's phases (planner.phases.figures: plan() without quality,
+findings and assumptions), so no formula is written twice.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from typing import Callable
 
 from pydantic import BaseModel
 
+from planner.bracket import flip
 from planner.catalog.stats import StatsCatalog
 from planner.errors import PlannerInputError
 from planner.costs import DAYS_PER_MONTH
@@ -142,42 +143,21 @@ def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x
                        end: float, t_end: dict[str, float] | None, here: str,
                        ways: tuple[str, ...] = MODES) -> tuple[float, str | None]:
     """The value between x0 (where `here` is cheapest) and `end` (where it is not) at which the answer
-    flips, within PRECISION. Each step interpolates where `here`'s total meets the flipped way's (in x,
-    or in 1/x for the link, whose hours go as 1/x), then plans just either side of that point: a total
-    that is linear there closes the bracket in one step; otherwise the bracket still shrinks, and after
-    a few steps plain bisection finishes the job."""
-    inverse = inp.key == "link_gbps"
-    a, ta, b, tb = x0, t0, end, t_end           # a keeps the answer, b flips it
+    flips, within PRECISION (planner/bracket.py flip): its regula falsi steps interpolate where `here`'s
+    total meets the flipped way's (in x, or in 1/x for the link, whose hours go as 1/x)."""
+    def probe(x: float) -> tuple[bool, dict[str, float] | None]:
+        tx = _totals_at(s, inp, x, catalog)
+        return _best(tx, ways) == here, tx
 
-    def split(a, ta, b, tb):
-        if ta is not None and tb is not None and a > 0 and b > 0:
-            m = _best(tb, ways)
-            ga, gb = ta[m] - ta[here], tb[m] - tb[here]     # >= 0 at a, <= 0 at b
-            if ga != gb:
-                ua, ub = (1 / a, 1 / b) if inverse else (a, b)
-                u = ua + (ub - ua) * ga / (ga - gb)
-                x = 1 / u if inverse else u
-                if min(a, b) < x < max(a, b):
-                    return x
-        return math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2
+    def gaps(ta: dict[str, float] | None, tb: dict[str, float] | None) -> tuple[float, float] | None:
+        if ta is None or tb is None:
+            return None
+        m = _best(tb, ways)                     # the way cheapest where the answer has flipped
+        return ta[m] - ta[here], tb[m] - tb[here]   # >= 0 at x0's side, <= 0 at end's
 
-    for step in range(BISECT):
-        if abs(b - a) <= PRECISION * max(abs(a), abs(b)):
-            break
-        guess = split(a, ta, b, tb) if step < 6 else (math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2)
-        probes = [guess]
-        if step < 6:
-            d = PRECISION / 4 * abs(guess) * math.copysign(1, b - a)
-            probes = [x for x in (guess - d, guess + d) if min(a, b) < x < max(a, b)] or [guess]
-        for x in probes:
-            if not min(a, b) < x < max(a, b):
-                continue
-            tx = _totals_at(s, inp, x, catalog)
-            if _best(tx, ways) == here:
-                a, ta = x, tx
-            else:
-                b, tb = x, tx
-    return (a + b) / 2, _best(tb, ways)
+    x, t_flipped = flip(probe, x0, t0, end, t_end, gaps=gaps, inverse=inp.key == "link_gbps", rtol=PRECISION,
+                        steps=BISECT)
+    return x, _best(t_flipped, ways)
 
 
 def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
