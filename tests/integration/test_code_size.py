@@ -40,7 +40,6 @@ ALLOWED: dict[str, tuple[int, int]] = {
     "planner/nodes.py:node_plan": (69, 24),
     "planner/plan.py:plan": (71, 18),
     "planner/preflight.py:sample_rows": (33, 17),
-    "planner/quality.py:quality": (122, 35),
     "planner/quality.py:size_fit": (15, 22),
     "planner/quality.py:tau_function": (60, 18),
     "planner/quality.py:user_model": (41, 21),
