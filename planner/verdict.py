@@ -323,6 +323,12 @@ def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], top: set[str], ways: tuple[
     if not offers:
         return None, ""
     _, x, x_ways, x_best = min(offers, key=lambda o: o[0])
+    return x.label, _lever_text(x, x_ways, x_best, ways)
+
+
+def _lever_text(x: Fix, x_ways: tuple[str, ...], x_best: str, ways: tuple[str, ...]) -> str:
+    """'Lossless lever: ..., dropping no row[, lets online run]: then offline $... (ending on day ...) is
+    cheapest[, against ...].' or the two that then tie inside the bands."""
     others = sorted((m for m in x_ways if m != x_best), key=lambda m: x.totals[m])
     why = tied(x.band, x_best, others[0]) if others else None
     runs = [w for w in x_ways if w not in ways]
@@ -330,12 +336,49 @@ def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], top: set[str], ways: tuple[
             + ": ")
     shown = f"{x_best} {fmt_usd(x.totals[x_best])} (ending on {_days(x.days[x_best])})"
     if why:
-        text += (f"then {shown} and {others[0]} {fmt_usd(x.totals[others[0]])} (ending on "
-                 f"{_days(x.days[others[0]])}) tie inside the bands.")
-    else:
-        text += f"then {shown} is cheapest" + (f", against {others[0]} {fmt_usd(x.totals[others[0]])}"
-                                                 if others else "") + "."
-    return x.label, text
+        return text + (f"then {shown} and {others[0]} {fmt_usd(x.totals[others[0]])} (ending on "
+                       f"{_days(x.days[others[0]])}) tie inside the bands.")
+    return text + f"then {shown} is cheapest" + (f", against {others[0]} {fmt_usd(x.totals[others[0]])}"
+                                                   if others else "") + "."
+
+
+def _breakeven_text(breakeven: dict[str, float | None], flips: dict[str, str | None],
+                    now: dict[str, float]) -> str:
+    """'Online would be cheapest with storage at ... or more (now ...); or ...' for each way a break-even
+    flips the answer to; a sentence saying none does where no input inside its bounds changes it."""
+    by_mode: dict[str, list[str]] = {}
+    for k, v in breakeven.items():
+        if v is not None:
+            by_mode.setdefault(flips[k], []).append(_fmt(k, v, now[k]))
+    if not by_mode:
+        return ("No storage price, time held, epoch count, link speed or extraction GPU price inside their bounds "
+                "changes that.")
+    return " ".join(f"{m.capitalize()} would be cheapest with " + "; or ".join(parts) + "."
+                    for m, parts in by_mode.items())
+
+
+def _among(answer: str, ways: tuple[str, ...], none_runs: bool) -> str:
+    """The answer, said of the ways that run where a blocking finding stops some (or all) of them."""
+    if none_runs:
+        return "No way runs as configured; were they unblocked: " + answer[0].lower() + answer[1:]
+    if len(ways) < len(MODES):
+        return "Of the ways that run, " + answer[0].lower() + answer[1:]
+    return answer
+
+
+def _breakevens(p: Plan, catalog: StatsCatalog | None, ways: tuple[str, ...]):
+    """Each input's break-even among `ways` (None: none inside its bounds), the way it flips to, its value now."""
+    breakeven, flips, now = {}, {}, {}
+    for inp in INPUTS:
+        breakeven[inp.key], flips[inp.key] = _crossing(p.scenario, inp, p, catalog, ways)
+        now[inp.key] = inp.current(p)
+    return breakeven, flips, now
+
+
+def _feasible(blocked: dict[str, list]) -> dict[str, dict]:
+    """The Verdict's `feasible` (way -> it runs) and `blocked_by` (way -> the blocking findings' codes)."""
+    return {"feasible": {m: not blocked[m] for m in MODES},
+            "blocked_by": {m: [f.code for f in blocked[m]] for m in MODES}}
 
 
 def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
@@ -343,7 +386,6 @@ def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
     a tie where the figures' bands do not tell two ways apart, what stops a blocked way and what
     would let it run (each fix planned), the value of each input at which another way that runs
     becomes the cheapest, and the lossless lever where it changes the answer."""
-    s = p.scenario
     t = totals(p)
     blocked = blocked_ways(p.findings, p.training.online_fits)
     ways = tuple(m for m in MODES if not blocked[m]) or MODES
@@ -352,34 +394,19 @@ def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
     ties = {m: tied(b, best, m) for m in ways if m != best}
     days = way_days(p)
     ready = (p.extraction.wall_hours + p.gather_hours + p.transfer_hours) / 24
-    breakeven, flips, now = {}, {}, {}
-    for inp in INPUTS:
-        breakeven[inp.key], flips[inp.key] = _crossing(s, inp, p, catalog, ways)
-        now[inp.key] = inp.current(p)
+    breakeven, flips, now = _breakevens(p, catalog, ways)
     fixes = plan_fixes(p, catalog) if blocked["offline"] else ()
     none_runs = all(blocked.values())
-    answer = _answer(best, ways, t, days, ready, b, ties)
-    if none_runs:
-        answer = "No way runs as configured; were they unblocked: " + answer[0].lower() + answer[1:]
-    elif len(ways) < len(MODES):
-        answer = "Of the ways that run, " + answer[0].lower() + answer[1:]
-    sentence = (_blocked(blocked, fixes) + " " + answer).strip()
-    by_mode: dict[str, list[str]] = {}
-    for k, v in breakeven.items():
-        if v is not None:
-            by_mode.setdefault(flips[k], []).append(_fmt(k, v, now[k]))
+    sentence = (_blocked(blocked, fixes) + " " + _among(_answer(best, ways, t, days, ready, b, ties), ways,
+                                                        none_runs)).strip()
     if len(ways) > 1:
-        sentence += " " + (" ".join(f"{m.capitalize()} would be cheapest with " + "; or ".join(parts) + "."
-                                    for m, parts in by_mode.items()) if by_mode
-                           else "No storage price, time held, epoch count, link speed or extraction GPU price "
-                                "inside their bounds changes that.")
+        sentence += " " + _breakeven_text(breakeven, flips, now)
     top = {best, *(m for m in ways if ties.get(m))}
     lever, text = _lever(p, catalog, fixes, top, ways) if not none_runs else (None, "")
     if text:
         sentence += " " + text
     tied_with = [m for m in ways if ties.get(m)]
     return Verdict(cheapest=best, sentence=sentence.strip(), totals_usd=t, states_ready_days=ready,
-                   breakeven=breakeven, flips_to=flips, feasible={m: not blocked[m] for m in MODES},
-                   blocked_by={m: [f.code for f in blocked[m]] for m in MODES}, tie=bool(tied_with),
+                   breakeven=breakeven, flips_to=flips, **_feasible(blocked), tie=bool(tied_with),
                    tied_with=tied_with, decided_by=ties[tied_with[0]] if tied_with else None, wall_days=days,
                    lever=lever)

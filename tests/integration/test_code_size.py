@@ -56,8 +56,6 @@ ALLOWED: dict[str, tuple[int, int]] = {
     "planner/trim.py:_quality_greedy": (62, 24),
     "planner/trim.py:_value": (55, 19),
     "planner/unblock.py:_candidates": (37, 17),
-    "planner/verdict.py:_lever": (29, 23),
-    "planner/verdict.py:verdict": (45, 25),
 }
 
 
