@@ -36,7 +36,6 @@ ALLOWED: dict[str, tuple[int, int]] = {
     "planner/export/manifest.py:parse_manifest": (46, 18),
     "planner/export/materialize.py:local_sources": (31, 16),
     "planner/export/slurm.py:slurm_script": (72, 15),
-    "planner/nodes.py:node_plan": (69, 24),
     "planner/plan.py:plan": (71, 18),
     "planner/preflight.py:sample_rows": (33, 17),
     "planner/quality.py:size_fit": (15, 22),
