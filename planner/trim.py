@@ -404,24 +404,36 @@ def _result(search: _Search, strategy: str, rows: dict[str, int], p: Plan, cap_a
 def _proposal_warnings(strategy: str, upper: dict[str, int], rows: dict[str, int], protected: set[str],
                        full: Plan, p: Plan, speedup: float) -> list[str]:
     """What a proposal gives up that its budget does not show."""
+    out = _still_blocked(p)
+    zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
+    if zeroed:
+        out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "
+                   f"{', '.join(zeroed)}")
+    out += _protected_cut(protected, full, p)
+    if speedup < 1:
+        out.append(f"expected speedup {speedup:.2f}x: a slowdown: serving with this drafter is slower than without one")
+    return out
+
+
+def _still_blocked(p: Plan) -> list[str]:
+    """Each blocking finding the proposal's own plan still has, with the storage budget that clears it."""
     out = []
     for f in (f for f in p.findings if f.severity == "blocks"):
         limit = storage_limit_tb(p.scenario, f.code)
         out.append(f"the proposal still cannot run as configured: {f.text}" + (
             f"; a storage budget of at most {limit:,.2f} TB as well fits it" if limit else ""))
-    zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
-    if zeroed:
-        out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "
-                   f"{', '.join(zeroed)}")
+    return out
+
+
+def _protected_cut(protected: set[str], full: Plan, p: Plan) -> list[str]:
+    """The protected components whose tokens the proposal's cap cuts more than the full mix's did."""
     before = {c.id: c.truncated_share for c in full.components}
     cut = [(c.id, c.truncated_share) for c in p.components
            if c.id in protected and c.rows and c.truncated_share > before.get(c.id, 0.0) + 1e-9]
-    if cut and p.max_seq_len is not None:
-        out.append(f"the {p.max_seq_len:,}-token cap cuts protected rows: " + ", ".join(
-            f"{i} loses {share:.0%} of its tokens" for i, share in cut))
-    if speedup < 1:
-        out.append(f"expected speedup {speedup:.2f}x: a slowdown: serving with this drafter is slower than without one")
-    return out
+    if not cut or p.max_seq_len is None:
+        return []
+    return [f"the {p.max_seq_len:,}-token cap cuts protected rows: " + ", ".join(
+        f"{i} loses {share:.0%} of its tokens" for i, share in cut)]
 
 
 def _family_cut(p: Plan) -> dict[str, float]:
@@ -578,27 +590,7 @@ def _value(upper, floor, weights, limits, full: Plan, run, fits):
     for _ in range(40):
         changed = False
         for k in range(len(limits)):
-            trial = lam.copy()
-            trial[k] = 0.0
-            if load(k, x_of(trial)) <= budget[k]:
-                new = 0.0
-            else:
-                lo, hi = 0.0, 1.0
-                while True:
-                    trial[k] = hi
-                    if load(k, x_of(trial)) <= budget[k]:
-                        break
-                    hi *= 4
-                    if hi > 1e300:
-                        break
-                for _ in range(100):
-                    mid = (lo + hi) / 2
-                    trial[k] = mid
-                    if load(k, x_of(trial)) <= budget[k]:
-                        hi = mid
-                    else:
-                        lo = mid
-                new = hi
+            new = _smallest_price(lambda lk: load(k, x_of([*lam[:k], lk, *lam[k + 1:]])) <= budget[k])
             if abs(new - lam[k]) > 1e-12 * max(1.0, abs(lam[k])):
                 changed = True
             lam[k] = new
@@ -607,6 +599,25 @@ def _value(upper, floor, weights, limits, full: Plan, run, fits):
     x = x_of(lam)
     target = {i: (upper[i] if i in fixed else max(floor[i], int(math.floor(x[i])))) for i in ids}
     return _fit_down(target, floor, run, fits)
+
+
+def _smallest_price(meets: Callable[[float], bool]) -> float:
+    """The smallest dual price lambda_k >= 0 at which its budget is met (`meets`, monotone): 0 where it is
+    met for free; else an upper end found by x4 steps (to 1e300), then 100 bisection steps."""
+    if meets(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while not meets(hi):
+        hi *= 4
+        if hi > 1e300:
+            break
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if meets(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _marginal_costs(upper, limits, full: Plan, run) -> dict[str, list[float]]:
@@ -638,6 +649,27 @@ def _fit_down(target: dict[str, int], floor: dict[str, int], run, fits):
             hi = mid
     final = {i: max(floor[i], int(math.floor(lo * target[i]))) for i in ids}
     return final, run(final)
+
+
+def _best_step(costs, x: dict[str, int], room: list[float], lims: list[float], gain_of):
+    """The next step of the greedy search: of each component's next step (at most its `step` rows, up
+    to its upper rows) that fits the room left in every budget, the one with the most tau gained
+    (`gain_of(i, n)`) per share of the budget it uses most; None where no step fits."""
+    best, best_gain = None, 0.0
+    fits_in = [r * (1 + 1e-12) for r in room]
+    for i, a_i, u_i, step_i in costs:
+        if x[i] >= u_i:
+            continue
+        n = min(step_i, u_i - x[i])
+        use = [c * n for c in a_i]
+        if any(u > r for u, r in zip(use, fits_in)):
+            continue
+        gain = gain_of(i, n)
+        cost = max(u / lim for u, lim in zip(use, lims))
+        score = gain / cost if cost > 0 else math.inf
+        if best is None or score > best_gain:
+            best, best_gain = (i, n, use), score
+    return best
 
 
 def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
@@ -680,20 +712,7 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     lims = [lim for _, lim, _ in limits]
     costs = [(i, a[i], upper[i], step[i]) for i in upper]
     while True:
-        best, best_gain = None, 0.0
-        fits_in = [r * (1 + 1e-12) for r in room]
-        for i, a_i, u_i, step_i in costs:
-            if x[i] >= u_i:
-                continue
-            n = min(step_i, u_i - x[i])
-            use = [c * n for c in a_i]
-            if any(u > r for u, r in zip(use, fits_in)):
-                continue
-            gain = tau(tokens_with(now, i, n)) - current
-            cost = max(u / lim for u, lim in zip(use, lims))
-            score = gain / cost if cost > 0 else math.inf
-            if best is None or score > best_gain:
-                best, best_gain = (i, n, use), score
+        best = _best_step(costs, x, room, lims, lambda i, n: tau(tokens_with(now, i, n)) - current)
         if best is None:
             break
         i, n, use = best

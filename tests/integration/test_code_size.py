@@ -51,9 +51,6 @@ ALLOWED: dict[str, tuple[int, int]] = {
     "planner/run_formats.py:read_safetensors": (42, 21),
     "planner/rundir.py:row_plan": (23, 18),
     "planner/runstatus.py:status": (56, 33),
-    "planner/trim.py:_proposal_warnings": (21, 18),
-    "planner/trim.py:_quality_greedy": (62, 24),
-    "planner/trim.py:_value": (55, 19),
 }
 
 
