@@ -282,20 +282,28 @@ UNKNOWN_SIZE_RATIO = 10.0   # a target of unknown size: the band of a 10x size s
 
 
 @functools.cache
+def _size_series(kind: str, leave_out: tuple[str, ...]):
+    """quality.yaml's target_size series without `leave_out`'s: every one, this kind's, this kind's at
+    temperature 0 fitted on, and every kind's at temperature 0 (pooled where the kind has none)."""
+    every = [s for s in quality_presets().target_size.series if s.source not in leave_out]
+    own = [s for s in every if s.drafter == kind]
+    fit = [s for s in own if s.temperature == 0 and not s.spread_only]
+    pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
+    return every, own, fit, pooled
+
+
 def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, float, tuple[float, ...], str]:
     """(beta, how far the band's slopes reach below and above it, the published sizes in billions,
     what beta rests on) for a drafter kind from quality.yaml target_size, without the `leave_out`
     publications' series."""
-    q = quality_presets()
-    every = [s for s in q.target_size.series if s.source not in leave_out]
-    own = [s for s in every if s.drafter == kind]
-    fit = [s for s in own if s.temperature == 0 and not s.spread_only]
-    pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
-    beta = statistics.fmean(series_beta(s.points) for s in (fit or pooled)) if (fit or pooled) else 0.0
+    every, own, fit, pooled = _size_series(kind, leave_out)
+    used = fit or pooled
+    beta = statistics.fmean(series_beta(s.points) for s in used) if used else 0.0
     betas = [series_beta(s.points) for s in (own if len(own) >= 2 else every)] or [beta]
     sizes = tuple(p for s in (own or every) for _, p, _ in s.points)
-    whose = (f"{len(fit)} published series of {q.drafters[kind].name}" if fit else
-             f"no published series of {q.drafters[kind].name}: every kind's {len(pooled)}")
+    name = quality_presets().drafters[kind].name
+    whose = (f"{len(fit)} published series of {name}" if fit else
+             f"no published series of {name}: every kind's {len(pooled)}")
     return beta, max(0.0, beta - min(betas)), max(0.0, max(betas) - beta), sizes, whose
 
 
@@ -425,21 +433,7 @@ def user_model(kind: str, points: list, saturation: float):
     d = quality_presets().drafters[kind]
     runs = [(p.training_tokens * epoch_equivalent(p.epochs, saturation), to_paper(kind, p.tau, p.eval_engine),
              p.family) for p in mine]
-    # the curve's shape from the family measured at the most training sizes (one family: the
-    # levels differ between families, the shape is shared)
-    shape = max(FAMILIES, key=lambda f: len({x for x, _, g in runs if g == f}))
-    pts = [(x, tau, USER_POINT_ERROR * (tau - 1)) for x, tau, g in runs if g == shape]
-    try:
-        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
-        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] - sorted(pts)[0][2]),
-                   (sorted(pts)[-1][0], sorted(pts)[-1][1] + sorted(pts)[-1][2])])
-        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] + sorted(pts)[0][2]),
-                   (sorted(pts)[-1][0], sorted(pts)[-1][1] - sorted(pts)[-1][2])])
-        own_curve = True
-    except (ValueError, ZeroDivisionError):
-        pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
-        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
-        own_curve = False
+    pts, h, own_curve = _user_curve(runs, d)
     d_ref = max(x for x, _, _ in runs)
     s = lambda x: x / (x + h)  # noqa: E731
     # the shape is trusted for at most the rise of tau - 1 it was measured over (its points' least to
@@ -454,6 +448,25 @@ def user_model(kind: str, points: list, saturation: float):
     moved = sum(mean[f] / d.domains[f].tau for f in mean) / len(mean)
     out = {f: mean.get(f, d.domains[f].tau * moved) for f in FAMILIES}
     return pts, out, d_ref, own_curve, cap, (min(x for x, _, _ in runs), d_ref)
+
+
+def _user_curve(runs: list[tuple[float, float, str]], d) -> tuple[list, float, bool]:
+    """The curve's points and half-saturation from the family measured at the most training sizes (one
+    family: the levels differ between families, the shape is shared), where they and their error band's
+    ends rise and saturate; else the preset's shape. (points, h, whether it is your own curve)."""
+    shape = max(FAMILIES, key=lambda f: len({x for x, _, g in runs if g == f}))
+    pts = [(x, tau, USER_POINT_ERROR * (tau - 1)) for x, tau, g in runs if g == shape]
+    try:
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] - sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] + sorted(pts)[-1][2])])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] + sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] - sorted(pts)[-1][2])])
+        return pts, h, True
+    except (ValueError, ZeroDivisionError):
+        pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        return pts, h, False
 
 
 def carry(ratio: float, cap: float | None) -> float:
@@ -793,24 +806,10 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
         levels = {f: v * m for f, v in levels.items()}
     _, h = fit_curve(pts)
     gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
-    total_w = sum(workload.values()) or 1.0
-    terms = [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
-             for f in FAMILIES if workload.get(f, 0.0) > 0]
+    terms = _served_terms(workload, levels, d_ref, h)
     h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
     if cap is not None:
-        # your runs: the carry capped (user_model); served's table spans the capped ceiling
-        refs = {f: d_ref[f] for f, _, _, _ in terms}
-        served = h_.table(max((1 + (lv - 1) * carry(1 / s_ref, cap) for _, _, lv, s_ref in terms), default=2.0))
-
-        def tau_bounded(tokens: dict[str, float]) -> float:
-            total = sum(tokens.values()) * scale
-            out = 0.0
-            for f, w, level, s_ref in terms:
-                own = tokens.get(f, 0.0) * scale
-                eff = own + t * (total - own)
-                out += w * (served(_tau_domain(level, eff, refs[f], h, cap) * gain) if eff > 0 else 1.0)
-            return out
-        return tau_bounded
+        return _tau_bounded(terms, d_ref, h_, h, cap, scale, t, gain)
     top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling
     served = h_.table(top)
     fast = tuple((f, w, level - 1, s_ref) for f, w, level, s_ref in terms)    # level - 1 once, the same float
@@ -825,6 +824,32 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
             out += w * (served((1 + level_1 * (eff / (eff + h)) / s_ref) * gain) if eff > 0 else 1.0)
         return out
     return tau
+
+
+def _served_terms(workload: dict[str, float], levels: dict[str, float], d_ref: dict[str, float],
+                  h: float) -> list[tuple[str, float, float, float]]:
+    """(family, its share of what is served, its level, s(reference) = D_ref / (D_ref + h)) of each
+    family served."""
+    total_w = sum(workload.values()) or 1.0
+    return [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
+            for f in FAMILIES if workload.get(f, 0.0) > 0]
+
+
+def _tau_bounded(terms, d_ref: dict[str, float], h_, h: float, cap: float, scale: float, t: float, gain: float):
+    """tau_function's tau for your own runs: the carry capped (user_model); served's table spans the
+    capped ceiling."""
+    refs = {f: d_ref[f] for f, _, _, _ in terms}
+    served = h_.table(max((1 + (lv - 1) * carry(1 / s_ref, cap) for _, _, lv, s_ref in terms), default=2.0))
+
+    def tau_bounded(tokens: dict[str, float]) -> float:
+        total = sum(tokens.values()) * scale
+        out = 0.0
+        for f, w, level, s_ref in terms:
+            own = tokens.get(f, 0.0) * scale
+            eff = own + t * (total - own)
+            out += w * (served(_tau_domain(level, eff, refs[f], h, cap) * gain) if eff > 0 else 1.0)
+        return out
+    return tau_bounded
 
 
 def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tokens_per_s_per_gpu: float,
