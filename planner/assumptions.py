@@ -46,6 +46,20 @@ class AssumptionContext:
     training: object | None = None        # the TrainingPlan (its bounds and band)
 
 
+def _recipe_row(c: AssumptionContext, name: str, key: str, value: str, default) -> Assumption:
+    """One recipe value: published (or an estimate) from the layout's pipeline, SpecForge's where the
+    pipeline has no default, or yours."""
+    r = c.recipe
+    if key in r.from_layout and default is not None:
+        return Assumption(name=name, value=value, tag="estimate" if default.source.startswith("estimate")
+                          else "published", source=f"{c.layout.name}: {default.source}")
+    if default is None and key not in r.from_layout and getattr(c.scenario.training, key) is None:
+        return Assumption(name=name, value=value, tag="estimate", source="no pipeline default: SpecForge's")
+    return Assumption(name=name, value=value, tag="yours",
+                      source="set in the scenario" + (f"; the layout's default: {default.source}"
+                                                      if default is not None else ""))
+
+
 def _recipe(c: AssumptionContext) -> list[Assumption]:
     """The trainer's recipe (TTT steps, anchors, block): published with the pipeline's code line when
     the layout supplies it, yours when the scenario sets it."""
@@ -59,17 +73,7 @@ def _recipe(c: AssumptionContext) -> list[Assumption]:
         shown.append(("DFlash anchors", "num_anchors", f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
                       t.num_anchors))
         shown.append(("DFlash block size", "block_size", f"{r.block_size}", t.block_size))
-    out = []
-    for name, key, value, default in shown:
-        if key in r.from_layout and default is not None:
-            out.append(Assumption(name=name, value=value, tag="estimate" if default.source.startswith("estimate")
-                                  else "published", source=f"{c.layout.name}: {default.source}"))
-        elif default is None and key not in r.from_layout and getattr(c.scenario.training, key) is None:
-            out.append(Assumption(name=name, value=value, tag="estimate", source="no pipeline default: SpecForge's"))
-        else:
-            out.append(Assumption(name=name, value=value, tag="yours",
-                                  source="set in the scenario" + (f"; the layout's default: {default.source}"
-                                                                  if default is not None else "")))
+    out = [_recipe_row(c, *row) for row in shown]
     head = "the full vocabulary" if r.head_vocab == c.model.vocab_size else f"a {r.head_vocab:,}-token draft vocabulary"
     out.append(Assumption(name="drafter head", value=f"{head}, {r.head_passes} passes"
                           + ("" if not r.teacher_vocab else f"; teacher pass over {r.teacher_vocab:,} tokens"),
