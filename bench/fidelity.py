@@ -11,7 +11,7 @@ figure when the row is left out of the table (leave-one-out: the nearest *other*
 roofline scales it). Training (planner/presets/training_throughput.yaml): end-to-end samples/s,
 the slowest of the trainers' compute (drafter FLOPs at the training MFU), the per-sample overhead
 floor, the capture supply and the stream's network (disaggregated rows), the target's forward taking
-turns with the drafter (co-located), as planner/training.py paces them; held out by publication, the
+turns with the drafter (co-located), as planner/phases/training.py paces them; held out by publication, the
 floor is refitted on the other publications' runs, the capture supply is calibrated without that
 publication's throughput rows, and the band is the planner's own (its 90% prediction interval) from
 the other publications' residuals. Ratios are predicted / measured.
@@ -20,8 +20,8 @@ Per area (issue 22: tau, speedup, prefill, decode, training) the summary gives t
 the held-out predictions and the share of held-out points inside the band made without their
 source (leave one source out; the speedup sweeps leave one series out, SpecDecode-Bench's seven
 series being one figure), and lists the points outside it. Prefill and decode are scored through the
-plan's own planner.extraction.calibrate with the row's publication held out (exclude_sources) and the
-decode MFU refitted without it (planner.extraction.fit_decode_mfu, passed as decode_mfu): the prediction
+plan's own planner.phases.extraction.calibrate with the row's publication held out (exclude_sources) and the
+decode MFU refitted without it (planner.phases.extraction.fit_decode_mfu, passed as decode_mfu): the prediction
 and the band a user would get if that publication did not exist.
 """
 from __future__ import annotations
@@ -40,11 +40,11 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from planner import Scenario, plan  # noqa: E402
-from planner.calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
-from planner.extraction import _preset_roofline, measured_ratio, source_key  # noqa: E402
-from planner.harness import held_out_speedup, held_out_tau  # noqa: E402
+from planner.phases.throughput_calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
+from planner.phases.extraction import _preset_roofline, measured_ratio, source_key  # noqa: E402
+from planner.phases.harness import held_out_speedup, held_out_tau  # noqa: E402
 from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
-from planner.specs import efficiency, gpu_presets, model_presets  # noqa: E402
+from planner.presets.specs import efficiency, gpu_presets, model_presets  # noqa: E402
 
 TRAINING = ROOT / "planner" / "presets" / "training_throughput.yaml"
 
@@ -78,8 +78,8 @@ def training_rows(mfu: float | None = None, overhead: float | None = None, held_
     never faster than the per-sample overhead floor `overhead` (s per token; None: the preset's).
     `held_out`: a publication whose throughput rows do not calibrate the capture supply (a run's own
     publication may also publish its capture rate: SFDOM's specforge-q8b-h200-capture)."""
-    from planner.extraction import calibrate
-    from planner.training import online_pace, overhead_s_per_token, pace
+    from planner.phases.extraction import calibrate
+    from planner.phases.training import online_pace, overhead_s_per_token, pace
     models, gpus = model_presets(), gpu_presets()
     with open(TRAINING, encoding="utf-8") as fh:
         table = yaml.safe_load(fh)["rows"]
@@ -103,7 +103,7 @@ def training_rows(mfu: float | None = None, overhead: float | None = None, held_
         pcal = p.extraction.prefill_calibration
         if held_out and mode == "disaggregated" and pcal is not None:
             # the capture supply as the plan's calibrate gives it without the held-out publication's rows
-            # (the plan's isl and osl: planner/extraction.py extraction)
+            # (the plan's isl and osl: planner/phases/extraction.py extraction)
             isl, osl = max(p.tokens - p.output_tokens, 0.0) / p.conversations, p.output_tokens / p.conversations
             held = calibrate(models[r["model"]], gpus[r["gpu"]], weight_dtype=s.weight_dtype, isl=max(isl, 1.0),
                              osl=osl, phase="prefill", exclude_sources=frozenset({held_out}))
@@ -142,13 +142,13 @@ def _inside(rows: list[dict]) -> list[dict]:
 
 
 def phase_area(phase: str) -> list[dict]:
-    """Each row of `phase` predicted as the plan predicts (planner.extraction.calibrate, the same code
+    """Each row of `phase` predicted as the plan predicts (planner.phases.extraction.calibrate, the same code
     path) with its own publication held out: the nearest row of another publication scales the roofline
     or not, and the band, as the held-out transfers of the other publications decide (nested: the held-out
     publication's rows are neither calibrated nor calibrating there). The decode MFU, the roofline's one
-    fitted constant, is refitted without the held-out publication (planner.extraction.fit_decode_mfu)
+    fitted constant, is refitted without the held-out publication (planner.phases.extraction.fit_decode_mfu)
     and the whole prediction (the row's phase, regime, roofline, calibration and band) takes it."""
-    from planner.extraction import ENGINE_FAMILY, calibrate, fit_decode_mfu, row_phase, row_regime
+    from planner.phases.extraction import ENGINE_FAMILY, calibrate, fit_decode_mfu, row_phase, row_regime
     models, gpus = model_presets(), gpu_presets()
     out = []
     for r in measurements().rows:
@@ -171,11 +171,11 @@ def phase_area(phase: str) -> list[dict]:
 
 def training_area(rows: list[dict] | None = None) -> list[dict]:
     """Each published run held out with its whole publication: the per-sample overhead floor refitted
-    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/training.py
+    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/phases/training.py
     band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
     from planner.distributions import band_from_residuals
-    from planner.training import fit_overhead
+    from planner.phases.training import fit_overhead
     with open(TRAINING, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     by_id = {r["id"]: r for r in data["rows"]}
@@ -197,7 +197,7 @@ def absolute_tau() -> list[dict]:
     """Each published point of planner/presets/tau_points.yaml through the whole quality model (the
     data curve, the levels, the harness, the target's size) for its benchmark's family, against the
     model's band; the target-size term is fitted without the point's own publication's series."""
-    from planner.quality import quality, tokens_of
+    from planner.phases.quality import quality, tokens_of
     with open(TAU_POINTS, encoding="utf-8") as fh:
         points = yaml.safe_load(fh)["points"]
     out = []
@@ -218,9 +218,9 @@ USERS = ROOT / "bench" / "users_reports.yaml"
 
 
 def _draft_params(kind: str, model) -> float:
-    """The draft's parameters as the plan counts them (planner/drafter.py drafter_params, one decoder layer,
-    three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to planner/serving.py."""
-    from planner.drafter import DrafterKnobs, drafter_params, drafter_shape
+    """The draft's parameters as the plan counts them (planner/presets/drafter_kinds.py drafter_params, one decoder layer,
+    three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to planner/phases/serving.py."""
+    from planner.presets.drafter_kinds import DrafterKnobs, drafter_params, drafter_shape
     k = DrafterKnobs(kind=kind, layers=1, n_aux=3, ttt_steps=7, num_anchors=None, block_size=None, scope="row",
                      pack_tokens=None, head_vocab=32000 if kind == "eagle3" else model.vocab_size,
                      head_passes=3 if kind == "eagle3" else 1, teacher_vocab=0, attention_window=None)
@@ -230,7 +230,7 @@ def _draft_params(kind: str, model) -> float:
 def users_data() -> dict:
     """bench/users_reports.yaml, its split checked: every source in exactly one of `fit` and `score`, and the
     fit sources those quality.yaml's drafter_spread names."""
-    from planner.quality import quality_presets
+    from planner.phases.quality import quality_presets
     with open(USERS, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     fit, score = set(data["split"]["fit"]), set(data["split"]["score"])
@@ -245,8 +245,8 @@ def users_data() -> dict:
 def _predict(r: dict, spread: float | None = None):
     """The planner's quality plan and served cost for one report or fit point: a drafter trained like the
     kind's reference run, on its target, engine, K / topk / draft tokens, batch, GPU and TP."""
-    from planner.quality import pairs_target, quality, quality_presets, reference_tokens
-    from planner.serving import served_cost
+    from planner.phases.quality import pairs_target, quality, quality_presets, reference_tokens
+    from planner.phases.serving import served_cost
     ref = quality_presets().drafters[r["drafter"]].reference
     model = model_presets()[r["target"]]
     tree = r.get("topk", 1) > 1
@@ -306,9 +306,9 @@ def spread_loso(points: list[dict] | None = None) -> list[dict]:
 def users_reports() -> list[dict]:
     """Each scored report of bench/users_reports.yaml (split.score; the fit sources are never scored) against
     the planner's speedup and acceptance length for a drafter trained like the kind's reference run, on the
-    report's target, engine, tree, batch, GPU and TP (planner/serving.py prices the cycle), with the band the
+    report's target, engine, tree, batch, GPU and TP (planner/phases/serving.py prices the cycle), with the band the
     planner prints, its drafter-quality term fitted on the fit sources alone."""
-    from planner.quality import served_speedup
+    from planner.phases.quality import served_speedup
     data = users_data()
     score = set(data["split"]["score"])
     out = []
@@ -332,7 +332,7 @@ def users_reports() -> list[dict]:
 
 def spread_line() -> str:
     """The drafter-quality term: what the planner ships, the refit on the fit sources, leave one fit source out."""
-    from planner.quality import quality_presets
+    from planner.phases.quality import quality_presets
     pts = spread_points()
     loso = spread_loso(pts)
     held = ", ".join(f"{r['source']} term {r['spread']:.3f}, its acceptance lengths inside {r['inside']}/{r['points']}"
@@ -372,9 +372,9 @@ def users_markdown(rows: list[dict]) -> str:
 
 
 def target_size_line() -> str:
-    """The target-size term per drafter kind (planner/quality.py target_term): beta from its T = 0
+    """The target-size term per drafter kind (planner/phases/quality.py target_term): beta from its T = 0
     series and the slopes its band spans."""
-    from planner.quality import quality_presets, size_fit
+    from planner.phases.quality import quality_presets, size_fit
     parts = []
     for kind in quality_presets().drafters:
         beta, below, above, sizes, whose = size_fit(kind)
@@ -411,7 +411,7 @@ def log_error(ratios: list[float]) -> float:
 
 def decode_mfu_line() -> str:
     """The decode MFU refitted without each publication (the held-out prefill and decode areas use it)."""
-    from planner.extraction import fit_decode_mfu
+    from planner.phases.extraction import fit_decode_mfu
     keys = sorted({source_key(r) for r in measurements().rows})
     return "decode MFU refitted per held-out source: " + ", ".join(
         f"{k} {fit_decode_mfu(frozenset({k}))[0]:g}" for k in keys) + f" (every row: {fit_decode_mfu()[0]:g})"
@@ -483,7 +483,7 @@ def main() -> None:
 
 
 def _fits() -> dict:
-    from planner.extraction import fit_decode_mfu
+    from planner.phases.extraction import fit_decode_mfu
     d, de = fit_decode_mfu()
     t, te = fit(training_rows, "ratio", [x / 100 for x in range(10, 61, 1)])
     lo, hi = training_band()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST = "import streamlit, drafter_dashboard.page, drafter_dashboard.mix_editor"
-REST = ("import pandas, planner.verdict, planner.report, drafter_dashboard.sidebar, drafter_dashboard.compare, "
+REST = ("import pandas, planner.decisions.verdict, planner.export.report, drafter_dashboard.sidebar, drafter_dashboard.compare, "
         "drafter_dashboard.budget, drafter_dashboard.io_panel, drafter_dashboard.calibration_panel, "
         "drafter_dashboard.report")
 CHARTS = "import drafter_dashboard.charts, drafter_dashboard.figures"

@@ -40,7 +40,7 @@ os.environ.setdefault("PLANNER_HOME", tempfile.mkdtemp(prefix="planner-load-"))
 from planner import default_scenario, plan  # noqa: E402
 from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.export.manifest import parse_manifest  # noqa: E402
-from planner.storage_phase import resolved_mix  # noqa: E402
+from planner.phases.mix_storage import resolved_mix  # noqa: E402
 from tests.browser_util import ARM_TIMING_JS, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 STEP_S = 120          # the most one step may take

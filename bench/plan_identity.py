@@ -3,10 +3,10 @@
     .venv/bin/python bench/plan_identity.py OUT.jsonl          # write one line per scenario
     cmp BEFORE.jsonl AFTER.jsonl                              # byte-identical, or a plan moved
 
-Each line is the scenario's name, `planner estimate --json`'s output model (planner/output.py
+Each line is the scenario's name, `planner estimate --json`'s output model (planner/export/plan_json.py
 to_json_dict) of its plan with sort_keys, and the Plan's own model_dump_json (unrounded, typed); the
 trims (every strategy on a few scenarios) write their TrimResult beside the trimmed plan's JSON, as
-`planner trim --json` does. The scenarios: each preset of planner.scenario.PRESETS; every layout x
+`planner trim --json` does. The scenarios: each preset of planner.scenario.model.PRESETS; every layout x
 every GPU preset, calibrated and roofline; every model; uniform and mixed; nodes (extraction and
 training), shared placement, a quality serving GPU with served tokens, fp8 dtypes, the turn unit,
 caps, capture batches (lossless fixes of a blocking disk finding), a custom mix, empty mixes, a
@@ -35,12 +35,13 @@ from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.catalog.user_catalog import write_component  # noqa: E402
 from planner.distributions import aggregate, fan_out  # noqa: E402
 from planner.errors import PlannerInputError  # noqa: E402
-from planner.layouts import layout_presets  # noqa: E402
-from planner.output import to_json_dict  # noqa: E402
-from planner.plan import plan  # noqa: E402
-from planner.scenario import PRESETS, Scenario, default_scenario  # noqa: E402
-from planner.specs import gpu_presets, model_presets  # noqa: E402
-from planner.trim import STRATEGIES, Budget, trim  # noqa: E402
+from planner.presets.layouts import layout_presets  # noqa: E402
+from planner.export.plan_json import to_json_dict  # noqa: E402
+from planner.planning import plan  # noqa: E402
+from planner.scenario.model import PRESETS  # noqa: E402
+from planner.scenario import Scenario, default_scenario  # noqa: E402
+from planner.presets.specs import gpu_presets, model_presets  # noqa: E402
+from planner.decisions.trim import STRATEGIES, Budget, trim  # noqa: E402
 
 
 def _sampled_component() -> None:

@@ -81,7 +81,7 @@ def main() -> None:
 PARTS = ["drafter_dashboard.session:catalog", "drafter_dashboard.state:restore_hidden_widgets",
          "drafter_dashboard.mix_editor:apply_edits", "drafter_dashboard.sidebar:render",
          "drafter_dashboard.state:scenario_from_widgets", "drafter_dashboard.state:remember",
-         "planner.verdict:verdict", "drafter_dashboard.compare:controls", "drafter_dashboard.metrics:headline",
+         "planner.decisions.verdict:verdict", "drafter_dashboard.compare:controls", "drafter_dashboard.metrics:headline",
          "drafter_dashboard.metrics:nodes_panel", "drafter_dashboard.budget:render",
          "drafter_dashboard.mix_editor:render", "drafter_dashboard.metrics:article_panel",
          "drafter_dashboard.io_panel:import_panel", "drafter_dashboard.io_panel:profile_panel",

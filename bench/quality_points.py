@@ -1,4 +1,4 @@
-"""Fidelity of `--quality-points` (your own runs, planner/quality.py user_model): the published points
+"""Fidelity of `--quality-points` (your own runs, planner/phases/quality.py user_model): the published points
 stand in for a user's runs.
 
     .venv/bin/python bench/quality_points.py            # the summary
@@ -11,12 +11,12 @@ planner/presets/quality.yaml (the papers' per-family levels at their reference r
 - single: each point alone is given as the one run (the case a user with one small run is in).
 Each is scored on every other point (source mode: of another source) with the same drafter kind, target and family whose
 training tokens are at least 1.2x away from every given run's (another size), predicted through
-planner.quality.quality (the same code path as `estimate --quality-points`). A run measured at
+planner.phases.quality.quality (the same code path as `estimate --quality-points`). A run measured at
 another K or temperature than its engine's usual is carried to the paper's harness first (the
-inverse of planner/harness.py's rule) and given as `paper`. Reports the rms log error of the
+inverse of planner/phases/harness.py's rule) and given as `paper`. Reports the rms log error of the
 held-out predictions and the share inside the band, and the same for the single runs scored on their
 own source's other sizes (one recipe, what a user's own runs are: the other sources differ by their
-recipe too, which a user's refit does not band, planner/quality.py's recipe spread being 0 for it).
+recipe too, which a user's refit does not band, planner/phases/quality.py's recipe spread being 0 for it).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import yaml  # noqa: E402
 
 def published() -> list[dict]:
     """Every published per-family tau with its setting, as dicts."""
-    from planner.quality import quality_presets, tokens_of
+    from planner.phases.quality import quality_presets, tokens_of
     with open(ROOT / "planner" / "presets" / "tau_points.yaml", encoding="utf-8") as fh:
         raw = yaml.safe_load(fh)["points"]
     out = []
@@ -71,8 +71,8 @@ def published() -> list[dict]:
 
 
 def as_run(p: dict):
-    """A published point as one of the user's runs (planner.scenario.QualityPoint)."""
-    from planner.harness import alpha_of, chain_tau, resolve
+    """A published point as one of the user's runs (planner.scenario.model.QualityPoint)."""
+    from planner.phases.harness import alpha_of, chain_tau, resolve
     from planner.scenario import QualityPoint
     h = resolve(p["drafter"], p["engine"], p["t"], p["k"])
     tau = chain_tau(min(1.0, alpha_of(p["tau"], h.k) / h.factor), h.depth)
@@ -81,7 +81,7 @@ def as_run(p: dict):
 
 
 def predict(p: dict, runs: list) -> tuple[float, float, float]:
-    from planner.quality import quality
+    from planner.phases.quality import quality
     share = sum(p["mix"].values())
     tokens = {f: p["tokens"] * v / share for f, v in p["mix"].items()}
     q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],

@@ -1,4 +1,4 @@
-"""The text report (`planner estimate`, planner/report.py text_report) of every scenario of
+"""The text report (`planner estimate`, planner/export/report.py text_report) of every scenario of
 bench/plan_identity.py, byte for byte: a change to how the report is written must not move a line.
 
     .venv/bin/python bench/report_identity.py OUT.txt        # the reports, one block per scenario
@@ -18,8 +18,8 @@ from plan_identity import _sampled_component, scenarios  # noqa: E402  (sets PLA
 
 from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.errors import PlannerInputError  # noqa: E402
-from planner.plan import plan  # noqa: E402
-from planner.report import text_report  # noqa: E402
+from planner.planning import plan  # noqa: E402
+from planner.export.report import text_report  # noqa: E402
 from planner.scenario import Scenario  # noqa: E402
 
 

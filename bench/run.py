@@ -50,7 +50,7 @@ from planner.catalog.paths import user_catalog_path  # noqa: E402
 from planner.catalog.profile import measured_component  # noqa: E402
 from planner.catalog.user_catalog import write_component  # noqa: E402
 from planner.catalog.stats import get_catalog  # noqa: E402
-from planner.trim import STRATEGIES, Budget, trim  # noqa: E402
+from planner.decisions.trim import STRATEGIES, Budget, trim  # noqa: E402
 
 
 def median_ms(fn, n: int) -> float:
@@ -68,7 +68,7 @@ def bench_plan(n: int) -> dict:
     plan(s, cat)
     default_ms = median_ms(lambda: plan(s, cat), n)
     # a scenario that differs on every call (one more row of openorca): nothing of a plan is reused
-    # but what the catalog's own distributions give (planner/storage.py ByIdentity)
+    # but what the catalog's own distributions give (planner/phases/stored_bytes.py ByIdentity)
     mixes = iter([s.with_changes(mix=[{"id": i, "rows": r + k * (i == "openorca")} for i, r in cat.default_mix()])
                   for k in range(n + 1)])
     varied_ms = median_ms(lambda: plan(next(mixes), cat), n)

@@ -5,7 +5,7 @@ that its bounds hold.
     .venv/bin/python bench/run_scan.py --entries 200000 --json
 
 It makes the files in a scratch folder under /tmp (removed at the end), then times
-planner.rundir.scan with the default bounds, and once with a bound of a tenth of the entries. The
+planner.runs.rundir.scan with the default bounds, and once with a bound of a tenth of the entries. The
 files are empty and old: every one matches a row and none is read (the scan only lists and stats).
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner import rundir  # noqa: E402
-from planner.layouts import layout_presets  # noqa: E402
+from planner.runs import rundir  # noqa: E402
+from planner.presets.layouts import layout_presets  # noqa: E402
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""Every trim strategy's answer over several budgets, byte for byte: a refactor of planner/trim.py
+"""Every trim strategy's answer over several budgets, byte for byte: a refactor of planner/decisions/trim.py
 (or of the searches it shares) must not move one.
 
     .venv/bin/python bench/trim_identity.py OUT.jsonl        # one line per (scenario, budget, strategy)
@@ -21,7 +21,7 @@ from plan_identity import _sampled_component  # noqa: E402  (sets PLANNER_HOME f
 
 from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.errors import PlannerInputError  # noqa: E402
-from planner.trim import STRATEGIES, Budget, every_strategy, not_distinguishable, trim  # noqa: E402
+from planner.decisions.trim import STRATEGIES, Budget, every_strategy, not_distinguishable, trim  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
 
 SCENARIOS = (("default", {}), ("speculators-h100", {"layout": "speculators", "extraction_gpu": "h100-sxm"}),

@@ -9,11 +9,11 @@ from pydantic import ValidationError
 
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.ids import FAMILIES
-from planner.plan import plan
+from planner.planning import plan
 from planner.scenario import Scenario
 from drafter_dashboard import notices
 from drafter_dashboard.safe_text import md_text
-from planner.trim import STRATEGIES, Budget, TrimInfeasible, every_strategy, not_distinguishable, trim
+from planner.decisions.trim import STRATEGIES, Budget, TrimInfeasible, every_strategy, not_distinguishable, trim
 
 from drafter_dashboard.state import request_scenario
 
@@ -149,7 +149,7 @@ def _budget_message(exc: ValidationError) -> str:
     return f"The budget is not valid: {describe_validation_error(exc, name=_label_of)}"
 
 
-# the budget's fields (planner.trim.Budget) as the panel labels them: its widgets and its messages
+# the budget's fields (planner.decisions.trim.Budget) as the panel labels them: its widgets and its messages
 LABELS = {"storage_tb": "Storage (TB)", "storage_tib": "Storage (TiB)", "gpu_days": "Extraction (GPU-days)",
           "transfer_hours": "Transfer (h)", "usd": "Total offline (USD)", "days": "Wall-clock (days)"}
 

@@ -2,14 +2,14 @@
 beside the tabled plan, and that run's forecast of the rest (issue 24).
 
 The measured figures replace the tables' bytes per token, overhead per file and capture rate
-(planner/run_calibration.py Measured); each figure they move says so."""
+(planner/runs/calibration.py Measured); each figure they move says so."""
 from __future__ import annotations
 
 import streamlit as st
 
 from planner.errors import PlannerInputError
-from planner.plan import Plan, plan
-from planner.run_calibration import MAX_CALIBRATION_BYTES, Measured, RunCalibration, parse
+from planner.planning import Plan, plan
+from planner.runs.calibration import MAX_CALIBRATION_BYTES, Measured, RunCalibration, parse
 from planner.units import bytes_to, fmt_bytes
 from drafter_dashboard.safe_text import md_text
 
@@ -68,6 +68,6 @@ def render(scenario, current: Plan, catalog, unit: str) -> None:
                        f"(layout {c.layout}); the others follow from them or do not move."))
     st.dataframe(rows(current, calibrated, m.label, unit), hide_index=True, width="stretch")
     first, *rest = forecast_lines(c)
-    # a preflight's file (planner/preflight.py) measured a few rows on one machine, not a run
+    # a preflight's file (planner/runs/preflight.py) measured a few rows on one machine, not a run
     whose = "Preflight's forecast" if c.measured_by else "That run's forecast"
     st.markdown(md_text(f"{whose}: {first}.") + "\n" + "".join(f"\n- {md_text(x)}" for x in rest))

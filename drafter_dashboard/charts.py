@@ -5,8 +5,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from drafter_dashboard import figures
-from planner.plan import Plan
-from planner.sensitivity import METRICS, sensitivity
+from planner.planning import Plan
+from planner.decisions.sensitivity import METRICS, sensitivity
 
 MORE = ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows", "Quality frontier"]
 
@@ -14,7 +14,7 @@ MORE = ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows", "Quality 
 def frontier_points(p: Plan, base: Plan | None, proposals: dict | None) -> list[tuple]:
     """This mix, the full mix and each strategy's proposal, all for the same serving workload (the
     full mix's, or the one the scenario sets)."""
-    from planner.trim import quality_of
+    from planner.decisions.trim import quality_of
     workload = (base or p).quality.workload
     q = quality_of(p, workload)
     points = [("this mix", p.storage_bytes_compressed, q.acceptance_length, q.acceptance_low, q.acceptance_high)]

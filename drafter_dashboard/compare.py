@@ -7,14 +7,14 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
-from planner.headlines import DECIMALS as HEADLINE_DECIMALS, HEADLINES
-from planner.plan import Plan, plan
+from planner.decisions.headlines import DECIMALS as HEADLINE_DECIMALS, HEADLINES
+from planner.planning import Plan, plan
 from planner.scenario import Scenario, input_name
 from planner.units import bytes_to
 from drafter_dashboard.safe_text import md_text
 from drafter_dashboard.state import (DELTA, DELTA_MODES, MAX_SAVED, PINNED, REDO, SAVED, UNDO, forget, pin, redo, save, undo)
 
-# the figures compared: a headline of planner/headlines.py (its getter, unit and which way is better)
+# the figures compared: a headline of planner/decisions/headlines.py (its getter, unit and which way is better)
 # and the name this table gives it (the report's names, which users' saved tables carry)
 FIGURES = [("samples", "Samples"), ("storage", "Storage"), ("gpu_days", "Extraction"),
            ("extraction_days", "Extraction"), ("transfer_hours", "Transfer"),
@@ -23,7 +23,7 @@ FIGURES = [("samples", "Samples"), ("storage", "Storage"), ("gpu_days", "Extract
            ("days", "Wall-clock offline"), ("days_online", "Wall-clock online"),
            ("acceptance_length", "Acceptance length"), ("speedup", "Speedup")]
 SHOWN_UNIT = {"rows": "", "$": "USD"}      # a headline's unit as the table shows it (bytes: TB or TiB)
-# as the headline shows them (planner/headlines.py), by the unit this table shows
+# as the headline shows them (planner/decisions/headlines.py), by the unit this table shows
 DECIMALS = {"": HEADLINE_DECIMALS["rows"], "USD": HEADLINE_DECIMALS["$"], "TB": HEADLINE_DECIMALS["bytes"],
             "TiB": HEADLINE_DECIMALS["bytes"],
             **{u: HEADLINE_DECIMALS[u] for u in ("GPU-days", "days", "h", "tau", "x")}}

@@ -9,7 +9,7 @@ from planner.errors import PlannerInputError
 from planner.export import sharding
 from planner.export.commands import EXPORT_FORMATS
 from planner.export.manifest import Manifest
-from planner.layouts import layout_presets
+from planner.presets.layouts import layout_presets
 
 MANIFEST_PATH = "manifest.yaml"     # what the commands call the manifest (the YAML download's file name)
 SHELL = [k for k, f in EXPORT_FORMATS.items() if f.kind == "shell"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from planner.plan import Plan
-from planner.sensitivity import METRICS, Swing
+from planner.planning import Plan
+from planner.decisions.sensitivity import METRICS, Swing
 
 FAMILY_COLOURS = {"general": "#4C78A8", "code": "#F58518", "agentic": "#E45756", "tool": "#54A24B",
                   "math": "#B279A2", "custom": "#9D755D", "uniform": "#888888"}
@@ -141,7 +141,7 @@ def quality_curves(marks: list[tuple[str, float]] | None = None) -> go.Figure:
     against training tokens fitted through its published points (error bars: their reading error),
     the curves re-fitted through the points moved by that error either way (dotted); `marks` adds
     (label, tokens) vertical lines such as the default mix's effective tokens."""
-    from planner.quality import fit_curve, quality_presets, tokens_of
+    from planner.phases.quality import fit_curve, quality_presets, tokens_of
     colours = {"eagle3": "#4C78A8", "dflash": "#E45756", "eagle1": "#54A24B"}
     fig = go.Figure()
     for kind, d in quality_presets().drafters.items():

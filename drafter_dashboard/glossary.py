@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-# term -> what it means on this page (each as the planner uses it: planner/quality.py for tau, K and T,
-# planner/extraction.py for TP, MFU and the roofline, planner/padding.py for drop_last)
+# term -> what it means on this page (each as the planner uses it: planner/phases/quality.py for tau, K and T,
+# planner/phases/extraction.py for TP, MFU and the roofline, planner/phases/padding.py for drop_last)
 GLOSSARY: dict[str, str] = {
     "τ (tau), acceptance length": "how many tokens the target model accepts per drafting step on average, the "
                                   "drafted ones plus its own; higher is better. Only comparable between plans "

@@ -16,8 +16,8 @@ from planner.errors import PlannerInputError, describe_validation_error
 from planner.export import sharding
 from planner.export.manifest import (MAX_MANIFEST_BYTES, Manifest, ManifestError, build_manifest, dump_manifest,
                                      parse_manifest, source_notes)
-from planner.plan import Plan, plan
-from planner.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
+from planner.planning import Plan, plan
+from planner.scenario.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
 from planner.safe_io import LIMITS
 from planner.scenario import Scenario, input_name
 from planner.text import shown
@@ -163,7 +163,7 @@ def import_panel(catalog) -> None:
 
 
 def runs_panel(s: Scenario) -> None:
-    """Your own runs (a CSV, planner/quality_csv.py): the quality estimate's levels and curve refitted on
+    """Your own runs (a CSV, planner/scenario/quality_csv.py): the quality estimate's levels and curve refitted on
     them, as `estimate --quality-points` does. They become part of the scenario (one undo step), so the
     link and the manifest carry them."""
     limit = LIMITS["quality points file"]

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.headlines import HEADLINES, Headline, shown_difference
-from planner.drafter import DRAFTER_KINDS
-from planner.nodes import nodes_text
-from planner.plan import Plan
+from planner.decisions.headlines import HEADLINES, Headline, shown_difference
+from planner.presets.drafter_kinds import DRAFTER_KINDS
+from planner.phases.nodes import nodes_text
+from planner.planning import Plan
 from drafter_dashboard.safe_text import md_text
 from planner.units import TB, TiB, fmt_hours
 
@@ -164,7 +164,7 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
         elo, ehi = e.sampled_wall_hours_low / 24, e.sampled_wall_hours_high / 24
         band_e = f" ±{(ehi - elo) / 2:,.2f}"
         help_e = f"; 95% band {elo:,.2f}-{ehi:,.2f} days from the sampled profiles"
-    # (headline name of planner/headlines.py: label, getter and which way is better), text of the
+    # (headline name of planner/decisions/headlines.py: label, getter and which way is better), text of the
     # value, help, and the unit as the label shows it (None: the headline's, bytes in `unit`)
     two = lambda v: f"{v:,.2f}"                               # noqa: E731
     one = lambda v: f"{v:,.1f}"                               # noqa: E731
@@ -273,7 +273,7 @@ def basis(p: Plan, base: Plan | None, against: str = "") -> None:
 
 def article_panel(p: Plan) -> None:
     import pandas as pd          # the first metrics do not wait for pandas (nor the article's comparison)
-    from planner.report import article_comparison
+    from planner.export.report import article_comparison
     st.markdown("**The seed article's estimate beside this plan**")
     st.table(pd.DataFrame(article_comparison(p)).set_index("metric"))   # a table wraps the long "why"
 

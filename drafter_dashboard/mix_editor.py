@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from planner.plan import Plan
+from planner.planning import Plan
 from planner.scenario import MixItem, Scenario
 from planner.text import printable, shown
 from drafter_dashboard.safe_text import md_text

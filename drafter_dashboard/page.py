@@ -328,19 +328,19 @@ def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _road_cached(scenario_json: str, catalog_key: str, _p, _catalog):
-    from planner.report import article_hours_steps, article_steps
+    from planner.export.report import article_hours_steps, article_steps
     return article_steps(_p, _catalog if _p.scenario.uniform is None else None), article_hours_steps(_p)
 
 
 def _road(p, catalog):
-    """The article's storage and extraction hours, step by step to this plan's (planner.report)."""
+    """The article's storage and extraction hours, step by step to this plan's (planner.export.report)."""
     return _road_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)   # (cache_data would unpickle a copy every run)
 def _verdict_cached(scenario_json: str, catalog_key: str, _p, _catalog):
-    """planner.verdict for this scenario: its break-evens re-plan the scenario many times, so once per scenario."""
-    from planner.verdict import verdict
+    """planner.decisions.verdict for this scenario: its break-evens re-plan the scenario many times, so once per scenario."""
+    from planner.decisions.verdict import verdict
     return verdict(_p, _catalog if _p.scenario.uniform is None else None)
 
 

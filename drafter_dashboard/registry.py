@@ -1,6 +1,6 @@
 """One table of the sidebar's controls: widget key, where its value lives in the scenario, its
 default, how it converts, when it is hidden. The controls of the Scenario's own fields are built from
-the Input each field declares (planner/inputs.py); only a custom model's and a custom GPU's fields and
+the Input each field declares (planner/scenario/inputs.py); only a custom model's and a custom GPU's fields and
 the workload shares are listed here. Both directions (scenario -> widget values, widget
 values -> scenario), the hidden-key set and every widget's range come from this table; the ranges
 are read from the pydantic models' field constraints, so a value a link or manifest may carry is a
@@ -19,9 +19,9 @@ from pydantic import BaseModel
 
 from planner.errors import PlannerInputError
 from planner.ids import FAMILIES
-from planner.inputs import BY_PLACEMENT, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SORTED, Declared, declared
+from planner.scenario.inputs import BY_PLACEMENT, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SORTED, Declared, declared
 from planner.scenario import Scenario, WorkloadShares
-from planner.specs import GPUSpec, ModelSpec
+from planner.presets.specs import GPUSpec, ModelSpec
 
 __all__ = ["BY_PLACEMENT", "EXTRACTION_GPU", "FILE_ORDER", "LAYOUT", "SORTED"]   # read from here by the page
 
@@ -214,7 +214,7 @@ def _hidden(rule: tuple[str, tuple] | None) -> Callable[[dict], bool] | None:
 
 
 def control_of(d: Declared) -> Control:
-    """The control of a declared input (planner.inputs.Input with a widget key)."""
+    """The control of a declared input (planner.scenario.inputs.Input with a widget key)."""
     i = d.input
     c = _c(i.key, d.path, d.model, kind=_kind(d), none=i.none, scale=i.scale, choices=i.mapping,
            hidden=_hidden(i.shown_when))

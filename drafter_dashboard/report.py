@@ -11,8 +11,8 @@ from pathlib import Path
 from markupsafe import Markup
 
 from planner import __version__
-from planner.plan import Plan
-from planner.report import article_comparison
+from planner.planning import Plan
+from planner.export.report import article_comparison
 from planner.scenario import input_name
 from planner.text import printable
 
@@ -38,7 +38,7 @@ details.assumptions > summary { cursor: pointer; } details.assumptions > summary
 """
 
 
-# the verdict's break-even inputs (planner/verdict.py INPUTS' keys) as a reader names them
+# the verdict's break-even inputs (planner/decisions/verdict.py INPUTS' keys) as a reader names them
 BREAKEVEN_NAMES = {"storage_usd_per_tb_month": "storage price ($ per TB-month)",
                    "days_held": "days the states are held", "epochs": "training epochs",
                    "link_gbps": "transfer link speed (Gb/s)",
@@ -57,7 +57,7 @@ def _template():
 
 
 def _verdict(v) -> dict | None:
-    """The verdict (planner.verdict.Verdict) and its break-evens, each input by its readable name."""
+    """The verdict (planner.decisions.verdict.Verdict) and its break-evens, each input by its readable name."""
     if v is None:
         return None
     rows = [[BREAKEVEN_NAMES.get(k, k.replace("_", " ")), "no value inside its bounds" if val is None else

@@ -1,17 +1,18 @@
 """The sidebar: every assumption of the scenario, with its catalog default and source.
 
-A loop over the sections (planner.inputs.SECTIONS): each draws the inputs the Scenario declares in it
-(planner/inputs.py: label, help, widget, column, shown/enabled rules), in their order. The few whose
+A loop over the sections (planner.scenario.inputs.SECTIONS): each draws the inputs the Scenario declares in it
+(planner/scenario/inputs.py: label, help, widget, column, shown/enabled rules), in their order. The few whose
 options or label come from the presets in use (a GPU list, the layout's own defaults, a custom model's
 grid) are drawn by the functions of SPECIAL, which read their label and help from the declaration too."""
 from __future__ import annotations
 
 import streamlit as st
 
-from planner.inputs import SECTIONS as ALL_SECTIONS, Declared, in_section, literal_choices
-from planner.drafter import DRAFTER_KINDS
-from planner.scenario import PRESETS, Scenario, gpus_on_nodes
-from planner.specs import ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
+from planner.scenario.inputs import SECTIONS as ALL_SECTIONS, Declared, in_section, literal_choices
+from planner.presets.drafter_kinds import DRAFTER_KINDS
+from planner.scenario.model import PRESETS
+from planner.scenario import Scenario, gpus_on_nodes
+from planner.presets.specs import ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
 
 from drafter_dashboard.safe_text import md_text
 
@@ -36,7 +37,7 @@ def _num(container, label: str, key: str, blank: bool = False, **kw):
 
 
 def _gpus_from_nodes(phase: str, nodes_key: str, per_key: str, gpus_key: str) -> None:
-    """Nodes (or GPUs per node) changed: the GPU count follows (planner.scenario.gpus_on_nodes), as the
+    """Nodes (or GPUs per node) changed: the GPU count follows (planner.scenario.model.gpus_on_nodes), as the
     CLI's --nodes sets --gpus; a product above the count's bound is left for the scenario to name."""
     nodes, per = value_of(nodes_key), value_of(per_key)
     if nodes and per:

@@ -7,15 +7,14 @@ first use, so `planner --help` does not import the model (or DuckDB) it does not
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
+from planner import _moved as moved
 from planner._version import __version__
 
 # the public names and the module holding each, imported on first access
-_PUBLIC = {"Plan": "planner.plan", "plan": "planner.plan", "PlannerInputError": "planner.errors",
-           "Scenario": "planner.scenario", "default_scenario": "planner.scenario",
-           "seed_article_scenario": "planner.scenario"}
+_PUBLIC = {"Plan": "planner.planning", "plan": "planner.planning", "PlannerInputError": "planner.errors",
+           "Scenario": "planner.scenario.model", "default_scenario": "planner.scenario.model",
+           "seed_article_scenario": "planner.scenario.model"}
 __all__ = [*_PUBLIC, "__version__"]
 
 
@@ -25,18 +24,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'planner' has no attribute {name!r}")
 
 
-class _Package(types.ModuleType):
-    """`planner.plan` is the function plan(), as it always was, though planner/plan.py is also a
-    submodule: importing that submodule sets the package's attribute `plan` to the module, which this
-    property ignores (the submodule stays in sys.modules)."""
-
-    @property
-    def plan(self):
-        return importlib.import_module("planner.plan").plan
-
-    @plan.setter
-    def plan(self, value) -> None:
-        pass
-
-
-sys.modules[__name__].__class__ = _Package
+moved.install()

@@ -11,7 +11,7 @@ from planner.errors import PlannerInputError
 from planner.scenario import Scenario
 
 if TYPE_CHECKING:
-    from planner.plan import Plan
+    from planner.planning import Plan
 
 
 # The inputs a figure that overflowed can come from, per phase: rates multiply, so the one nearest

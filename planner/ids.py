@@ -21,7 +21,7 @@ LOCAL_PATH_PATTERN = r"(?!-)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9_./\-+@]{1,255}"
 FAMILIES = ("general", "code", "tool", "agentic", "math")
 # the record formats a component's files may be read as (planner/catalog/formats.py reads them)
 FORMATS = ("auto", "sharegpt", "openai", "alpaca", "glaive")
-# the ways planner/trim.py fits a mix to a budget
+# the ways planner/decisions/trim.py fits a mix to a budget
 TRIM_STRATEGIES = ("proportional", "protect", "value", "cap", "quality")
 
 _ID = re.compile(ID_PATTERN)

@@ -1,9 +1,9 @@
 """The registries of the planner's variants (issue 19): each variant is one object registered by
 name, and the code that dispatches on it looks the name up instead of testing it.
 
-- drafter kinds, `planner.drafter.DRAFTER_KINDS`: how the drafter drafts, its trained widths and
+- drafter kinds, `planner.presets.drafter_kinds.DRAFTER_KINDS`: how the drafter drafts, its trained widths and
   its training FLOPs per epoch (its quality curve is its entry in presets/quality.yaml);
-- capture-layer rules, `planner.layouts.LAYER_RULES`: which target layers a layout stores;
+- capture-layer rules, `planner.presets.layouts.LAYER_RULES`: which target layers a layout stores;
 - export formats, `planner.export.commands.EXPORT_FORMATS`: the command builder of `export --format`.
 
 A layout is one entry of presets/layouts.yaml naming its drafter kind and its layer rule. How to add

@@ -1,5 +1,5 @@
 """Writes tests/fixtures/runs/: small capture files made by the real serializers, for the tests of
-planner/run_formats.py and `planner calibrate` (the tests read them; they never need torch).
+planner/runs/formats.py and `planner calibrate` (the tests read them; they never need torch).
 
 Run once, in a scratch environment outside the repository:
     python3 -m venv /tmp/torchenv && /tmp/torchenv/bin/pip install torch==2.13.0 safetensors numpy
@@ -7,8 +7,8 @@ Run once, in a scratch environment outside the repository:
 It records the versions it ran with in tests/fixtures/runs/VERSIONS.txt.
 
 A tiny target: hidden size H = 16, 8 layers, vocabulary 64 (the tests' custom model). Rows of T =
-7, 12 and 20 tokens. Each file holds what its pipeline's code stores (planner/rundir.py and
-planner/run_formats.py cite the lines):
+7, 12 and 20 tokens. Each file holds what its pipeline's code stores (planner/runs/rundir.py and
+planner/runs/formats.py cite the lines):
 - speculators hs_{idx}.safetensors: hidden_states [T, 4, H] (3 layers + the last), token_ids [T]
   int64, by safetensors' numpy API (numpy has no bfloat16: float16, the same 2 bytes);
 - SpecForge DFlash rows_0-2000/data_{idx}.ckpt by torch.save: input_ids [T], loss_mask [T] int64,

@@ -21,8 +21,9 @@ from pydantic import ValidationError
 
 from planner.errors import describe_validation_error
 from planner.safe_io import LIMITS, check_output, open_binary
-from planner.inputs import Declared, declared
-from planner.scenario import PRESETS, Scenario, gpus_on_nodes
+from planner.scenario.inputs import Declared, declared
+from planner.scenario.model import PRESETS
+from planner.scenario import Scenario, gpus_on_nodes
 from planner.ids import TRIM_STRATEGIES
 from planner.text import printable, shown
 
@@ -115,7 +116,7 @@ def id_list(flag: str, text: str) -> list[str]:
 
 def storage_price(flag: str, text: str) -> tuple[str, str | float]:
     """A storage preset id ("costs.storage", id) or a price per TB-month ("costs.storage_usd_per_tb_month", USD)."""
-    from planner.specs import storage_price_presets
+    from planner.presets.specs import storage_price_presets
     presets = storage_price_presets()
     name = text.strip()
     if name in presets:
@@ -131,9 +132,9 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
 
 
 def quality_points(flag: str, text: str) -> list[dict]:
-    """A CSV of your own runs (planner/quality_csv.py), read from the file `text` names."""
+    """A CSV of your own runs (planner/scenario/quality_csv.py), read from the file `text` names."""
     from planner.errors import PlannerInputError
-    from planner.quality_csv import QualityPointsError, parse_quality_points
+    from planner.scenario.quality_csv import QualityPointsError, parse_quality_points
     from planner.safe_io import read_capped
     try:
         raw = read_capped(text_value(flag, text), flag, "quality points file")
@@ -258,7 +259,7 @@ def _parser_name(d: Declared) -> str:
 
 
 def declared_flags(inputs) -> tuple[Flag, ...]:
-    """The flag table rows of declared inputs (planner.inputs): a value flag and its switches each."""
+    """The flag table rows of declared inputs (planner.scenario.inputs): a value flag and its switches each."""
     out = []
     for d in inputs:
         i = d.input
@@ -270,8 +271,8 @@ def declared_flags(inputs) -> tuple[Flag, ...]:
     return tuple(out)
 
 
-# Every flag that sets one Scenario field comes from the field's declaration (planner/scenario.py,
-# planner/inputs.py); the rows here set no one field: a base, the mix, a storage preset or price.
+# Every flag that sets one Scenario field comes from the field's declaration (planner/scenario/model.py,
+# planner/scenario/inputs.py); the rows here set no one field: a base, the mix, a storage preset or price.
 SCENARIO_FLAGS: tuple[Flag, ...] = (
     Flag("--preset", "preset", None, "start from a preset (default: default)", choices=tuple(sorted(PRESETS)),
          special=True),
@@ -414,7 +415,7 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
 
 
 def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
-    """GPUs as nodes x GPUs per node (planner.scenario.gpus_on_nodes): --nodes without --gpus sets the
+    """GPUs as nodes x GPUs per node (planner.scenario.model.gpus_on_nodes): --nodes without --gpus sets the
     total; both must match; --gpus alone (on a base that named its nodes) lets the nodes follow from it."""
     g_dest, n_dest, p_dest = dests
     g_key, n_key, p_key = keys
@@ -552,7 +553,7 @@ def check_replaceable(path: str, field: str, inputs: list[str], force: bool, our
 def emit_calibration(a, calibration, as_json: str, as_text: str) -> int:
     """The end of `calibrate` and `preflight`: the calibration file written to --out (atomically, never over
     the manifest it read), then the JSON or the text, and where the file went."""
-    from planner.run_calibration import dump
+    from planner.runs.calibration import dump
     from planner.safe_io import atomic_write
     from planner.text import printable
     if a.out:

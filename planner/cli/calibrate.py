@@ -26,7 +26,7 @@ def _positive(flag):
 
 
 def _calibrate(a, *, progress=None):
-    from planner import run_calibration as rc
+    from planner.runs import calibration as rc
     m = read_manifest(a.manifest, "--manifest")
     return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, dp=a.dp, gpus=a.gpus,
                         elapsed_hours=a.elapsed_hours, disk_capacity_tb=a.disk_capacity_tb, progress=progress)
@@ -40,7 +40,7 @@ def _progress(run_dir: str):
 
 
 def _is_calibration(head: bytes) -> bool:
-    from planner.run_calibration import KIND
+    from planner.runs.calibration import KIND
     try:
         obj = json.loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -94,7 +94,7 @@ def text(c) -> str:
 
 
 def run_calibrate(a: argparse.Namespace) -> int:
-    from planner.run_calibration import dump
+    from planner.runs.calibration import dump
     if a.out:
         _check_out(a)
     c = _calibrate(a, progress=_progress(a.run_dir))

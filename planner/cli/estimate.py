@@ -9,15 +9,15 @@ from planner.text import printable_lines
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.plan import plan
-    from planner.report import text_report
+    from planner.planning import plan
+    from planner.export.report import text_report
     measured = None
     if a.calibration:
-        from planner.run_calibration import Measured, load
+        from planner.runs.calibration import Measured, load
         measured = Measured.of(load(a.calibration))
     p = plan(scenario_from_args(a), measured=measured)
     if a.json:
-        from planner.output import to_json_dict   # the result models load only when JSON is asked for
+        from planner.export.plan_json import to_json_dict   # the result models load only when JSON is asked for
         d = to_json_dict(p)
         if measured is not None:
             d["measured"] = measured.summary()

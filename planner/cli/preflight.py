@@ -1,5 +1,5 @@
 """CLI: preflight (issue 37): measure the capture on this machine before the fleet is rented, and
-write what it measured as a calibration file for `estimate --calibration` (planner/preflight.py)."""
+write what it measured as a calibration file for `estimate --calibration` (planner/runs/preflight.py)."""
 from __future__ import annotations
 
 import argparse
@@ -40,7 +40,7 @@ def text(r) -> str:
 
 
 def _is_calibration(head: bytes) -> bool:
-    from planner.run_calibration import KIND
+    from planner.runs.calibration import KIND
     try:
         obj = json.loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -49,7 +49,7 @@ def _is_calibration(head: bytes) -> bool:
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner import preflight
+    from planner.runs import preflight
     if a.out:
         check_replaceable(a.out, "--out", [a.manifest], a.force, _is_calibration, "a calibration file")
     m = read_manifest(a.manifest, "--manifest")

@@ -64,7 +64,7 @@ def _counter(tokenizer: str | None, model: str) -> str | None:
     else the target's own built-in tokenizer where one ships (target_tokenizer, as the page's
     drafter_dashboard/io_panel.py default), else the approximation (issue 35 item 9)."""
     from planner.catalog.profile import target_tokenizer
-    from planner.specs import model_presets
+    from planner.presets.specs import model_presets
     if model not in model_presets():
         raise CliError(f"--model: {printable(repr(model))} is not a known model; known models: "
                        f"{', '.join(model_presets())}")

@@ -1,19 +1,19 @@
 """CLI: status RUN_DIR --manifest M: each rank of a sharded capture, complete, partial or missing
-against its shard (planner/runstatus.py; the file names from planner/rundir.py)."""
+against its shard (planner/runs/status.py; the file names from planner/runs/rundir.py)."""
 from __future__ import annotations
 
 import argparse
 import json
 
-from planner import run_formats
+from planner.runs import formats as run_formats
 from planner.cli._common import CliError, read_manifest
 
 
 def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None, verify: bool = False):
     """The status of RUN_DIR for manifest m (shared by `status` and `export --resume`)."""
     from planner.export import sharding
-    from planner.layouts import layout_presets
-    from planner.runstatus import status
+    from planner.presets.layouts import layout_presets
+    from planner.runs.status import status
     if fmt is None:
         spec = layout_presets().get(m.scenario.layout)
         fmt = {"specforge": "specforge", "speculators": "speculators", "modelopt": "modelopt"}.get(

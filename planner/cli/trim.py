@@ -33,8 +33,8 @@ def check_out(path: str, inputs: list[str], force: bool) -> None:
 
 def run(a: argparse.Namespace) -> int:
     from planner.export.manifest import build_manifest, dump_manifest
-    from planner.plan import plan
-    from planner.trim import Budget, trim
+    from planner.planning import plan
+    from planner.decisions.trim import Budget, trim
     inputs = [a.manifest] if getattr(a, "manifest", None) else []
     check_out(a.out, inputs, a.force)
     s = scenario_from_args(a)
@@ -54,7 +54,7 @@ def run(a: argparse.Namespace) -> int:
     out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
     if a.json:
-        from planner.output import to_json_dict   # the result models load only when JSON is asked for
+        from planner.export.plan_json import to_json_dict   # the result models load only when JSON is asked for
         d = to_json_dict(p)
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))

@@ -21,9 +21,9 @@ from typing import Callable, Literal
 
 from planner.catalog.paths import load_shipped_yaml
 from planner.export.manifest import Manifest, dump_manifest
-from planner.layouts import Effective, LayoutSpec, effective, layout_presets
+from planner.presets.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.ids import has_unshown
-from planner.specs import ModelSpec, model_presets, num_layers
+from planner.presets.specs import ModelSpec, model_presets, num_layers
 from planner.variants import Registry
 
 

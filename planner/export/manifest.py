@@ -24,7 +24,7 @@ from planner.safe_io import LIMITS, read_capped
 
 if TYPE_CHECKING:
     from planner.catalog.stats import StatsCatalog
-    from planner.plan import Plan
+    from planner.planning import Plan
 
 SCHEMA_VERSION = CURRENT
 MAX_MANIFEST_BYTES = LIMITS["manifest"]      # the one cap, for files and uploads alike
@@ -80,7 +80,7 @@ class PredictedTotals(BaseModel):
     total_usd_online: float
     # added in version 4 (absent from older manifests)
     total_usd_disaggregated: float | None = None
-    expected_acceptance_length: float | None = None     # planner/quality.py: an estimate
+    expected_acceptance_length: float | None = None     # planner/phases/quality.py: an estimate
     expected_acceptance_low: float | None = None
     expected_acceptance_high: float | None = None
     expected_speedup: float | None = None
@@ -104,7 +104,7 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     """The manifest of scenario `s`. local_paths=False (the dashboard) names measured components by
     id and content hash only, never by a path on the server."""
     from planner.catalog.stats import get_catalog    # the model and the catalog load when a manifest is built
-    from planner.plan import included_mix, plan
+    from planner.planning import included_mix, plan
     cat = catalog or (get_catalog() if s.uniform is None else None)
     p = p or plan(s, cat)
     comps = []

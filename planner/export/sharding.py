@@ -112,7 +112,7 @@ def bytes_per_row(m, layout: str, catalog=None) -> list[float]:
     trust, since they size every rank's disk check (ManifestError, one sentence). `catalog`: the
     one the manifest's user components live in (the dashboard's session catalog), else the CLI's."""
     from planner.export.manifest import ManifestError
-    from planner.plan import plan
+    from planner.planning import plan
     try:
         s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
         per = {c.id: c.storage_bytes / c.rows for c in plan(s, catalog, band=False).components if c.rows}

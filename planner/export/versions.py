@@ -113,7 +113,7 @@ def _bounds(model: str, name: str) -> tuple[float | None, float | None]:
     if model == "Scenario":
         from planner.scenario import Scenario as cls
     else:
-        from planner.specs import ModelSpec as cls
+        from planner.presets.specs import ModelSpec as cls
     lo = hi = None
     for meta in cls.model_fields[name].metadata:
         if getattr(meta, "ge", None) is not None:
@@ -191,10 +191,10 @@ def _scenario_2_to_3(s: dict) -> dict:
     s.setdefault("capture_batch_size", 1)
     s.setdefault("sort_by_length", False)
     if s.get("layout") == "speculators-dflash" and s.get("layers") is None:
-        from planner.specs import num_layers
+        from planner.presets.specs import num_layers
         L = num_layers(s.get("model"), s.get("custom_model"))
         if L is not None:
-            from planner.layouts import dflash_layers
+            from planner.presets.layouts import dflash_layers
             s["layers"] = dflash_layers(L, s.get("layer_count") or 5)
             s["layer_count"] = None
     if s.get("layout") in ("speculators", "specforge-eagle3", "eagle1") and s.get("layers") is None:
@@ -210,7 +210,7 @@ def _scenario_3_to_4(s: dict) -> dict:
         if t.get("decode_mfu") is None:
             mfu = t.get("prefill_mfu")
             if mfu is None:
-                from planner.specs import gpu_presets
+                from planner.presets.specs import gpu_presets
                 gpu = s.get("extraction_gpu")
                 custom = s.get("custom_gpu")
                 if gpu == "custom" and isinstance(custom, dict):

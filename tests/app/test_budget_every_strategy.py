@@ -2,7 +2,7 @@
 says what it changes beyond rows (the cap strategy's sequence cap and what it cuts of each family), no
 cell is a raw None or a note starting "; ", and rows the acceptance band cannot tell apart are marked."""
 from planner import default_scenario
-from planner.trim import Budget, trim
+from planner.decisions.trim import Budget, trim
 
 from tests.app.test_wiring import at, open_tab, plain  # noqa: F401 (the fixture)
 
@@ -26,7 +26,7 @@ def test_every_strategy_row_says_what_it_changes_and_each_can_be_applied(at):
     assert "protect" not in rows
     assert any("Not run: protect: nothing to protect selected." in plain(c.value).replace("\u200b", "")
                for c in at.caption)
-    # the cap strategy's cap, read from planner.trim (2,048 -> 430 tokens for 20 TB when this was written)
+    # the cap strategy's cap, read from planner.decisions.trim (2,048 -> 430 tokens for 20 TB when this was written)
     cap = trim(default_scenario(), Budget(storage_tb=20), "cap")
     assert rows["cap"]["beyond rows"].startswith(f"cuts the sequence cap from 2,048 to {cap.max_seq_len_after:,} "
                                                  "tokens: the agentic family loses")

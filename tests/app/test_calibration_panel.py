@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner import default_scenario, plan
-from planner import run_calibration as rc
+from planner.runs import calibration as rc
 from planner.cli.calibrate import text
 from planner.export.manifest import load_manifest
 
@@ -71,7 +71,7 @@ def test_calibrated_plan_beside_the_tabled_one(tmp_path, monkeypatch, calibratio
 
 
 def test_a_preflight_file_is_labelled_as_preflight_measured_it(tmp_path, monkeypatch, calibration):
-    # planner preflight's file: the same format, with measured_by (planner/preflight.py)
+    # planner preflight's file: the same format, with measured_by (planner/runs/preflight.py)
     label = "measured by preflight on testhost, 2026-12-06"
     app = page(tmp_path, monkeypatch)
     upload(app, "cal.json", rc.dump(calibration.model_copy(update={"measured_by": label})).encode())

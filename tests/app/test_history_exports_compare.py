@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from planner import default_scenario, plan
 from planner.export.manifest import build_manifest, dump_manifest
-from planner.verdict import verdict
+from planner.decisions.verdict import verdict
 
 from tests.app.test_wiring import APP, at, metric, open_tab, plain  # noqa: F401 (the fixture)
 
@@ -255,7 +255,7 @@ def test_the_page_shows_the_clis_verdict_and_leaves_the_blocked_way_out(at):
 
 def test_the_verdict_changes_where_the_storage_price_crosses_its_break_even(at):
     # with 100 TB disks offline runs; rent at $x per TB-month on the stored TB for the days held (the
-    # timeline) makes online cheaper past planner.verdict's break-even for the page's scenario (read, not
+    # timeline) makes online cheaper past planner.decisions.verdict's break-even for the page's scenario (read, not
     # hard-coded: it moves with the training and throughput model), so a price 10% below keeps offline
     # first, 10% above puts online first (both inside the bands: a tie, led by the cheaper)
     at.number_input(key="w_disk_cap").set_value(100.0).run()
@@ -313,7 +313,7 @@ def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_
     # on one spot are told apart by size, the larger (drawn first, open) under the smaller
     assert [tr.x[0] for tr in fig.data] == [10.0, 10.0, 82.0]
     assert fig.data[0].marker.size > fig.data[1].marker.size and fig.data[0].marker.symbol.endswith("-open")
-    from planner.sensitivity import Swing
+    from planner.decisions.sensitivity import Swing
     swing = Swing(assumption="compression", low_label="1.0x", high_label="2.0x", base={"storage_tb": 1.0},
                   low={"storage_tb": 1.0}, high={"storage_tb": 0.5})
     fig = readable_sensitivity(figures.sensitivity_chart([swing], "storage_tb"))
@@ -367,7 +367,7 @@ def test_the_report_carries_the_mix_the_blockers_readable_labels_and_the_assumpt
     break-evens with code keys and put 6,100 px of assumptions in the middle."""
     import re
     from planner import plan
-    from planner.verdict import verdict
+    from planner.decisions.verdict import verdict
     from drafter_dashboard import report
     p = plan(default_scenario())
     html = report.build(p, {}, verdict(p))

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from planner.catalog.stats import get_catalog
 from planner.export.share import encode
 from planner.scenario import Scenario
-from planner.specs import GPUSpec, ModelSpec
+from planner.presets.specs import GPUSpec, ModelSpec
 
 from tests.helpers import ROOT, page_errors
 from tests.app.test_wiring import open_tab

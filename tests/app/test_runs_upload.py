@@ -1,6 +1,6 @@
 """Your own runs in the dashboard (Export / import / profile, "Your own runs"): a CSV of measured drafter
 runs refits the quality estimate, as `estimate --quality-points FILE` does (both parse it with
-planner/quality_csv.py). The runs become part of the scenario: one undo step, carried by the link.
+planner/scenario/quality_csv.py). The runs become part of the scenario: one undo step, carried by the link.
 
 The file used: two DFlash runs of the general family, tau 2.1 after 2M training tokens and 2.6 after
 20M, as vLLM measures them."""
@@ -8,7 +8,7 @@ import pytest
 
 from planner import default_scenario, plan
 from planner.export.share import decode
-from planner.quality_csv import QUALITY_POINT_COLUMNS
+from planner.scenario.quality_csv import QUALITY_POINT_COLUMNS
 from tests.app.test_wiring import at, metric, open_tab, plain  # noqa: F401 (the fixture)
 
 HEADER = ",".join(QUALITY_POINT_COLUMNS)

@@ -76,7 +76,7 @@ def _overlap(a, b) -> bool:
 
 def test_tabs_on_the_first_screen_nothing_cut_and_charts_drawn_where_their_numbers_are(server, browser):
     from planner import default_scenario, plan
-    from planner.report import article_hours_steps, article_steps
+    from planner.export.report import article_hours_steps, article_steps
     p = plan(default_scenario())
     expected = {"Storage": [x.storage_bytes / 1e12 for x in article_steps(p)],
                 "Extraction": [x.hours for x in article_hours_steps(p)]}

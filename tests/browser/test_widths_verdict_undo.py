@@ -48,10 +48,10 @@ def test_every_metric_and_label_is_whole_at_1024_1280_and_1600_px(server, browse
 def test_the_verdict_changes_where_the_storage_price_crosses_its_break_even(server, browser):
     # with 100 TB disks offline runs (issue 35: the default's 82 TB on a 30.72 TB disk leave it out of the
     # verdict) on the nodes' own disks (no rent); rent on the stored TB for the days held puts online first
-    # past planner.verdict's break-even for the page's scenario (read, not hard-coded: it moves with the
+    # past planner.decisions.verdict's break-even for the page's scenario (read, not hard-coded: it moves with the
     # model): 10% below keeps offline first, 10% above puts online first (a tie inside the bands both times)
     from planner import default_scenario, plan
-    from planner.verdict import verdict
+    from planner.decisions.verdict import verdict
     be = verdict(plan(default_scenario().with_changes(disk_capacity_tb=100.0))).breakeven["storage_usd_per_tb_month"]
     page = _open(browser, server)
     assert _verdict(page).startswith("Offline cannot run as configured")

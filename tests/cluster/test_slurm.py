@@ -158,7 +158,7 @@ HOSTILE_MODELS = ["$(touch PWNED)'; touch PWNED; echo '", "m\n#SBATCH --output=/
 def test_hostile_manifest_values_never_execute(slurm_cluster, tmp_path, monkeypatch):
     # a manifest that plans (Qwen3.6-27B's figures) with hostile text where a manifest carries text:
     # the custom model's name and path, the sources' repositories and licences, the notes
-    from planner.specs import model_presets
+    from planner.presets.specs import model_presets
     run = make_run(tmp_path, monkeypatch)
     m = run["m"]
     spec = next(iter(model_presets().values()))

@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from planner import PlannerInputError, Scenario, plan
-from planner.plan import is_finite_plan
+from planner.planning import is_finite_plan
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, encode
-from planner.specs import gpu_presets, layout_presets, model_presets
+from planner.presets.specs import gpu_presets, layout_presets, model_presets
 
 from tests.helpers import run_cli
-from planner.output import to_json_dict
+from planner.export.plan_json import to_json_dict
 
 
 # ---------------------------------------------------------------- URL state

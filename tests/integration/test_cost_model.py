@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from planner import PlannerInputError, Scenario, default_scenario, plan, seed_article_scenario
 from planner.scenario import Throughput, Transfer, UniformMix
-from planner.specs import dflash_layers
+from planner.presets.specs import dflash_layers
 
 from tests.helpers import run_cli
 

@@ -191,7 +191,7 @@ def test_an_old_manifest_with_a_bad_field_is_one_line(mixdir, capsys):
 # ---------------------------------------------------------------- argument injection into exported commands
 def _custom_manifest(folder, hf_id):
     import yaml
-    from planner.specs import model_presets
+    from planner.presets.specs import model_presets
     spec = next(iter(model_presets().values()))
     custom = spec.model_dump(mode="json") | {"id": "custom", "name": "mine", "hf_id": "org/model"}
     m = build_manifest(Scenario(model="custom", custom_model=custom, mix=[{"id": "openorca", "rows": 100}]))
@@ -404,7 +404,7 @@ def test_saved_names_refuse_format_characters_and_column_collisions(name, needle
 def test_ids_and_names_are_plotted_as_categories():
     # "2024-01-01" or "1e3" turned plotly's axis temporal or numeric and dropped "current" and "pinned"
     from drafter_dashboard import figures
-    from planner.plan import plan
+    from planner.planning import plan
     p = plan(Scenario())
     for fig in (figures.storage_by_component(p), figures.rows_vs_bytes(p),
                 figures.cost_breakdown({"current": p, "2024-01-01": p, "1e3": p})):
@@ -470,7 +470,7 @@ def test_a_shared_custom_model_keeps_its_hf_id_and_name(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- the finding names the KV cache, not the weights
 def test_a_kv_cache_that_does_not_fit_is_named_as_such():
     from planner.errors import PlannerInputError
-    from planner.plan import plan
+    from planner.planning import plan
     from tests.app.test_hostile_input import CUSTOM
     d = CUSTOM.model_dump()
     d["custom_model"].update(num_layers=1024, full_attention_layers=1024, linear_attention_layers=0,

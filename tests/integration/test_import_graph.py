@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("planner", "drafter_dashboard")
 
@@ -32,6 +34,17 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+def _public() -> dict[str, str]:
+    """planner/__init__.py's _PUBLIC: `from planner import plan` loads planner.planning on first use
+    (the package's lazy __getattr__), so it is an import of that module."""
+    tree = ast.parse(MODULES["planner"].read_text(encoding="utf-8"))
+    return next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "_PUBLIC" for t in n.targets))
+
+
+PUBLIC = _public()
+
+
 def _is_type_checking(node: ast.If) -> bool:
     t = node.test
     return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
@@ -49,7 +62,8 @@ def _targets(node: ast.Import | ast.ImportFrom, module: str) -> set[str]:
             package = module.split(".") if MODULES[module].name == "__init__.py" else module.split(".")[:-1]
             package = package[: len(package) - node.level + 1]
             base = ".".join([*package, *([base] if base else [])])
-        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES
+                 else PUBLIC[a.name] if base == "planner" and a.name in PUBLIC else base for a in node.names]
     out = set()
     for name in names:
         while name and name not in MODULES:       # `import planner.cli.main` loads planner.cli.main
@@ -107,9 +121,9 @@ def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_reads_what_it_should():
     # a few edges known by reading the files, so a broken reader cannot pass the checks below
     assert "planner.scenario" in GRAPH["planner.cli._common"][0]
-    assert "planner._version" in GRAPH["planner"][0] and "planner.plan" not in GRAPH["planner"][0]
-    assert "planner.plan" in GRAPH["planner.cli.estimate"][1]                  # inside run()
-    assert "planner.layouts" not in GRAPH["planner.drafter"][0]                 # under TYPE_CHECKING
+    assert "planner._version" in GRAPH["planner"][0] and "planner.planning" not in GRAPH["planner"][0]
+    assert "planner.planning" in GRAPH["planner.cli.estimate"][1]              # inside run()
+    assert "planner.presets.layouts" not in GRAPH["planner.presets.drafter_kinds"][0]   # under TYPE_CHECKING
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
@@ -155,10 +169,10 @@ def _heavy_imports() -> list[str]:
 
 
 def test_torch_and_transformers_load_only_inside_the_preflight_run():
-    # only planner/preflight.py imports them, and only inside its functions: the planner, its CLI
+    # only planner/runs/preflight.py imports them, and only inside its functions: the planner, its CLI
     # and the dashboard run without the [preflight] extra
     found = _heavy_imports()
-    assert found and all(x.startswith("planner.preflight: ") and x.endswith("(function)") for x in found), found
+    assert found and all(x.startswith("planner.runs.preflight: ") and x.endswith("(function)") for x in found), found
 
 
 def test_the_planner_imports_no_plotly_or_streamlit():
@@ -174,16 +188,22 @@ def test_the_planner_imports_no_plotly_or_streamlit():
 
 
 # The layers, lowest first. A module may import its own layer and the layers below it, never one
-# above. A planner module not named here is the model (scenario, specs, the phases, plan, report...),
-# so a new phase module lands in it without editing this table.
+# above. Each planner package is a layer; a new module of a package lands in its layer without
+# editing this table; a new top-level planner module must be named here (else _layer fails).
+# Two exact names sit below their package's layer, as the imports require: plan() refuses a figure
+# that is not finite (planner.finite, which reads the Scenario) and plans the ways the blockers stop
+# (planner.decisions.unblock, imported by planner.planning at module level).
 LAYERS = (
-    ("base", ("planner", "planner._version", "planner.errors", "planner.ids", "planner.text",
-              "planner.units", "planner.safe_io", "planner.distributions", "planner.findings")),
+    ("base", ("planner", "planner._version", "planner._moved", "planner.errors", "planner.ids", "planner.text",
+              "planner.units", "planner.safe_io", "planner.distributions", "planner.findings",
+              "planner.variants", "planner.memo")),
     ("catalog", ("planner.catalog.*",)),
-    ("model", ("planner.*",)),
+    ("scenario+presets", ("planner.scenario.*", "planner.presets.*")),
+    ("phases", ("planner.phases.*",)),
+    ("planning", ("planner.planning", "planner.finite", "planner.decisions.unblock")),
+    ("decisions", ("planner.decisions.*",)),
     ("export", ("planner.export.*",)),
-    ("runs", ("planner.rundir", "planner.runstatus", "planner.run_calibration", "planner.run_formats",
-              "planner.preflight")),
+    ("runs", ("planner.runs.*",)),
     ("cli", ("planner.cli.*", "planner.__main__")),
     ("dashboard", ("drafter_dashboard.*",)),
     ("app", ("app",)),
@@ -218,12 +238,17 @@ def test_the_layers_are_what_the_table_says():
     names = [name for name, _ in LAYERS]
     assert names[_layer("planner")] == "base" and names[_layer("planner.errors")] == "base"
     assert names[_layer("planner.catalog")] == names[_layer("planner.catalog.stats")] == "catalog"
-    assert names[_layer("planner.plan")] == names[_layer("planner.a_new_phase")] == "model"
-    assert names[_layer("planner.export.slurm")] == "export" and names[_layer("planner.rundir")] == "runs"
+    assert names[_layer("planner.scenario")] == names[_layer("planner.presets.specs")] == "scenario+presets"
+    assert names[_layer("planner.phases.stored_bytes")] == names[_layer("planner.phases.a_new_phase")] == "phases"
+    assert names[_layer("planner.planning")] == names[_layer("planner.decisions.unblock")] == "planning"
+    assert names[_layer("planner.decisions.trim")] == names[_layer("planner.decisions")] == "decisions"
+    with pytest.raises(AssertionError, match="planner.a_new_top_level_module is in no layer"):
+        _layer("planner.a_new_top_level_module")
+    assert names[_layer("planner.export.slurm")] == "export" and names[_layer("planner.runs.rundir")] == "runs"
     assert names[_layer("planner.cli._common")] == "cli" and names[_layer("drafter_dashboard.state")] == "dashboard"
     # app.py is a shim over the page (drafter_dashboard/page.py), which plans
     assert names[_layer("app")] == "app" and "app" in GRAPH and "drafter_dashboard.page" in GRAPH["app"][0]
-    assert "planner.plan" in GRAPH["drafter_dashboard.page"][0]
+    assert "planner.planning" in GRAPH["drafter_dashboard.page"][0]
 
 
 def test_no_upward_import_module_level_or_function_local():
@@ -240,11 +265,11 @@ def test_an_injected_circle_or_upward_import_is_caught():
     # what the checks above would see if errors.py imported plan.py (plan imports errors already):
     # one circle errors -> plan -> errors (perhaps through other modules) and one upward import
     bad = {m: set(t) for m, t in ALL_EDGES.items()}
-    bad["planner.errors"].add("planner.plan")
+    bad["planner.errors"].add("planner.planning")
     circle = _cycle(bad)
-    assert circle is not None and "planner.errors" in circle and "planner.plan" in circle
-    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {"planner.errors (base) -> planner.plan (model)"}
-    # and a model module reaching the CLI, even from inside a function
+    assert circle is not None and "planner.errors" in circle and "planner.planning" in circle
+    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {"planner.errors (base) -> planner.planning (planning)"}
+    # and a phase module reaching the CLI, even from inside a function
     bad = {m: set(t) for m, t in ALL_EDGES.items()}
-    bad["planner.storage"].add("planner.cli._common")
-    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {"planner.storage (model) -> planner.cli._common (cli)"}
+    bad["planner.phases.stored_bytes"].add("planner.cli._common")
+    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {"planner.phases.stored_bytes (phases) -> planner.cli._common (cli)"}

@@ -1,4 +1,4 @@
-"""Issue 19, inputs declared once: each Scenario field carries its Input (planner/inputs.py), and the
+"""Issue 19, inputs declared once: each Scenario field carries its Input (planner/scenario/inputs.py), and the
 CLI's flag, the dashboard's control and widget and the Assumptions row come from it alone.
 
 The first tests add a field the way docs/architecture.md "How to add an input" says (a Scenario subclass here, so the real
@@ -17,10 +17,10 @@ from pydantic import Field, ValidationError
 
 from planner.cli import _common
 from planner.cli._common import CliError, Parser, add_flags, declared_flags, validation_message
-from planner.inputs import SECTIONS, TRAINING, Declared, Preset, declared, in_section
-from planner.inputs import Input as In
+from planner.scenario.inputs import SECTIONS, TRAINING, Declared, Preset, declared, in_section
+from planner.scenario.inputs import Input as In
 from planner.scenario import Scenario
-from planner.specs import efficiency
+from planner.presets.specs import efficiency
 
 from drafter_dashboard import registry
 
@@ -93,7 +93,7 @@ def test_a_new_input_is_drawn_by_the_sidebar_loop():
 
 
 def test_a_new_input_gets_its_assumptions_row_from_the_declaration_alone():
-    from planner.assumptions import declared_rows
+    from planner.phases.assumptions import declared_rows
     row = declared_rows(Extended())["checkpoint_gb"]
     # the default: tagged as an estimate with the declared source
     assert (row.name, row.value, row.tag, row.source) == ("checkpoint size", "40 GB", "estimate",
@@ -112,7 +112,7 @@ NOT_INPUTS = {
 
 
 def _leaves(model=Scenario, prefix=""):
-    from planner.inputs import _submodel, input_of
+    from planner.scenario.inputs import _submodel, input_of
     for name, f in model.model_fields.items():
         path = prefix + name
         if input_of(model, name) is None and (sub := _submodel(f.annotation)) is not None:
@@ -133,7 +133,7 @@ def test_every_user_input_is_declared():
 
 
 def _literal(ann) -> list:
-    """The values of the Literal in a field's type, read here without planner.inputs."""
+    """The values of the Literal in a field's type, read here without planner.scenario.inputs."""
     if typing.get_origin(ann) is typing.Literal:
         return list(typing.get_args(ann))
     return next(list(typing.get_args(a)) for a in typing.get_args(ann) if typing.get_origin(a) is typing.Literal)

@@ -4,10 +4,10 @@ modelopt/torch/speculative/plugins/hf_eagle.py:373-375: draft_vocab_size default
 the NeMo Automodel citations point at the lines that hold the defaults."""
 import pytest
 
-from planner.drafter import knobs
-from planner.layouts import layout_presets
-from planner.specs import model_presets
-from planner.output import to_json_dict
+from planner.presets.drafter_kinds import knobs
+from planner.presets.layouts import layout_presets
+from planner.presets.specs import model_presets
+from planner.export.plan_json import to_json_dict
 
 
 def test_modelopt_trains_a_full_vocabulary_head():
@@ -48,8 +48,8 @@ def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
 
 
 def test_the_overhead_floor_is_the_fit_of_its_runs():
-    from planner.specs import load_preset
-    from planner.training import overhead_s_per_token
+    from planner.presets.specs import load_preset
+    from planner.phases.training import overhead_s_per_token
     data = load_preset("training_throughput.yaml")
     rows = {r["id"]: r for r in data["rows"]}
     # TorchSpec C2: 6 trainers / 23.5 samples/s / 1,000 tokens = 2.55319e-4 s; SpecForge Domino:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from planner import Scenario, plan
-from planner.costs import DAYS_PER_MONTH
+from planner.phases.costs import DAYS_PER_MONTH
 from planner.export.share import decode
 from planner.export.versions import frozen_defaults
 from planner.scenario import Costs, Throughput, Training, Transfer, UniformMix
@@ -155,7 +155,7 @@ def test_trim_quality_quotes_the_tau_its_manifest_gives(tmp_path):
 
 # ---------------------------------------------------------------- the verdict and its break-evens
 def test_verdict_and_break_evens_worked_by_hand():
-    from planner.verdict import verdict
+    from planner.decisions.verdict import verdict
     # S3 for one fixed month: storage 0.032787584 TB x $23 = $0.754114432. From test_costs.py: the
     # regeneration $0.833333 (both ways; capture rides along in the fixed mode), training offline at
     # the per-sample overhead floor (issue 22: 1e6 tokens x 2.5468e-4 s / 16 GPUs = 15.9175 s an epoch)
@@ -216,7 +216,7 @@ def test_estimate_text_and_json_carry_the_verdict(tmp_path, default_json):
 
 
 def test_sensitivity_sweeps_the_storage_price_and_the_time_held():
-    from planner.sensitivity import sensitivity
+    from planner.decisions.sensitivity import sensitivity
     s = small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3"))
     sw = {x.assumption: x for x in sensitivity(s)}
     price, held = sw["storage $/TB-month"], sw["storage time held"]
@@ -229,7 +229,7 @@ def test_sensitivity_sweeps_the_storage_price_and_the_time_held():
 
 # ---------------------------------------------------------------- the road from the article
 def test_article_steps_worked_by_hand():
-    from planner.report import article_hours_steps, article_steps
+    from planner.export.report import article_hours_steps, article_steps
     p = plan(small())
     steps = {s.step: s.storage_bytes for s in article_steps(p)}
     n = 913_786
@@ -256,7 +256,7 @@ def test_article_steps_worked_by_hand():
 
 
 def test_cli_waterfall_ends_at_storage_bytes(default_json):
-    from planner.output import PlanOutput
+    from planner.export.plan_json import PlanOutput
     others = [PlanOutput.from_plan(plan(Scenario.model_validate(s))).model_dump()
               for s in ({"layout": "speculators"}, {"mix": [{"id": "sharegpt", "rows": 1000}]})]
     for d in [default_json, *others]:
@@ -311,7 +311,7 @@ def test_each_training_node_share_is_checked_whatever_the_transfer():
 
 # ---------------------------------------------------------------- what a trim proposal gives up
 def test_trim_proposals_say_what_they_give_up():
-    from planner.trim import Budget, every_strategy, trim
+    from planner.decisions.trim import Budget, every_strategy, trim
     s = Scenario()
     q = trim(s, Budget(storage_tb=20), "quality")
     zeroed = [c.id for c in q.changes if c.before and not c.after]
@@ -395,7 +395,7 @@ def test_registry_carries_the_new_inputs_both_ways():
 
 
 def test_break_even_epochs_count_the_rent_of_each_epoch():
-    from planner.verdict import verdict
+    from planner.decisions.verdict import verdict
     # S3 for the plan's timeline: each epoch's training wall-clock is rented too, so the closed-form
     # break-even (costs.py) and the one found on the real plan (verdict.py) are one number
     # (100 TB disks: offline runs, so it takes part in the verdict)
@@ -413,9 +413,9 @@ def test_break_even_epochs_count_the_rent_of_each_epoch():
 
 def test_cli_trim_says_what_a_proposal_changes_beyond_rows(tmp_path):
     # issue 35: the cap strategy at 20 TB cuts the sequence cap: the CLI prints it beside the rows, with the
-    # share of each family's tokens it cuts (planner.trim.beyond_rows; a blocked proposal's warning:
-    # tests/unit/planner/test_unblock.py)
-    from planner.trim import Budget, trim
+    # share of each family's tokens it cuts (planner.decisions.trim.beyond_rows; a blocked proposal's warning:
+    # tests/unit/planner/decisions/test_unblock.py)
+    from planner.decisions.trim import Budget, trim
     cap = trim(Scenario(), Budget(storage_tb=20), "cap")
     out = _cli("trim", "--strategy", "cap", "--budget-storage-tb", "20", "--out", "c.yaml", cwd=tmp_path)
     assert f"  beyond rows: {cap.beyond_rows[0]}" in out.splitlines()

@@ -17,10 +17,10 @@ from planner.export.manifest import (SCHEMA_PATH, SCHEMA_VERSION, ManifestError,
                                      json_schema, parse_manifest)
 from planner.catalog.profile import profile_file
 from planner.scenario import Scenario
-from planner.trim import Budget, TrimInfeasible, trim, utility
+from planner.decisions.trim import Budget, TrimInfeasible, trim, utility
 
 from tests.helpers import run_cli
-from planner.output import to_json_dict
+from planner.export.plan_json import to_json_dict
 
 TB = 1e12
 
@@ -373,7 +373,7 @@ def test_shortest_selection_plans_and_materializes_the_shortest_rows(tmp_path, l
 
 @pytest.mark.parametrize("strategy", ["proportional", "quality", "value", "cap"])
 def test_min_family_share_keeps_every_component_of_the_family(strategy):
-    from planner.trim import Budget, trim
+    from planner.decisions.trim import Budget, trim
     s = default_scenario()
     r = trim(s, Budget(storage_tb=20), strategy, min_family_share={"code": 0.5}, min_cap=1024)
     full = {c.id: c.before for c in r.changes}
@@ -387,7 +387,7 @@ def test_min_family_share_keeps_every_component_of_the_family(strategy):
 
 
 def test_unchecked_components_stay_in_the_trimmed_scenario_and_the_manifest():
-    from planner.trim import Budget, trim
+    from planner.decisions.trim import Budget, trim
     s = default_scenario().with_changes(mix=[{"id": "openorca", "rows": 250_430}, {"id": "sharegpt", "rows": 120_000,
                                                                                    "include": False}])
     r = trim(s, Budget(storage_tb=5), "proportional")

@@ -3,7 +3,7 @@ import pytest
 
 from planner import default_scenario, plan
 from drafter_dashboard.figures import phase_timeline, rows_vs_bytes, sensitivity_chart, storage_by_component, storage_vs_rows
-from planner.sensitivity import sensitivity
+from planner.decisions.sensitivity import sensitivity
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,7 @@ def mix_of(s: Scenario) -> bytes:
 
 
 def runs(n: int, seed: int = 0) -> list[dict]:
-    """n distinct runs, as an uploaded CSV gives them (planner/quality_csv.py's columns)."""
+    """n distinct runs, as an uploaded CSV gives them (planner/scenario/quality_csv.py's columns)."""
     rnd = random.Random(seed)
     return [{"drafter": "dflash", "target": "qwen3-8b", "family": rnd.choice(["general", "code", "tool"]),
              "training_tokens": rnd.randrange(10**6, 10**10), "epochs": rnd.choice([1, 2, 3]),

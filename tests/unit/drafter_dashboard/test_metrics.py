@@ -1,8 +1,8 @@
-"""The headline metrics take their label, getter and delta colour from planner/headlines.py (issue 19)."""
+"""The headline metrics take their label, getter and delta colour from planner/decisions/headlines.py (issue 19)."""
 from types import SimpleNamespace
 
 from drafter_dashboard.metrics import _item
-from planner.headlines import HEADLINES
+from planner.decisions.headlines import HEADLINES
 from planner.units import TiB
 
 

@@ -1,7 +1,7 @@
 """`planner calibrate`'s claims agree with each other and with its numbers, case by case: an empty
 folder, one file, files with equal times, a finished run, a run over the planned bytes, a disk
 smaller or larger than the forecast, --elapsed-hours given, and a sharded run (--world). Each case
-is a real run folder (copies of the torch.save fixtures, as tests/unit/planner/test_run_calibration.py
+is a real run folder (copies of the torch.save fixtures, as tests/unit/planner/runs/test_calibration.py
 builds them) against the hand plan there: component a, rows 0-599 at 4,000 B and 12 tokens; b, rows
 600-999 at 8,000 B and 24 tokens: 5,600,000 B and 16,800 tokens in all. The fixture files cycle
 data_0, data_1, data_2: 3,224, 4,120, 5,528 B holding 7, 12, 20 tokens."""
@@ -12,12 +12,12 @@ import shutil
 
 import pytest
 
-from planner import run_calibration as rc
+from planner.runs import calibration as rc
 from planner.cli.calibrate import bar, snapshot, text
 from drafter_dashboard.calibration_panel import forecast_lines
 from planner.cli.main import main
 from planner.units import fmt_bytes, fmt_hours
-from tests.unit.planner.test_run_calibration import CKPT, RUNS, T0, hand_plan, manifest, partial_run  # noqa: F401
+from tests.unit.planner.runs.test_calibration import CKPT, RUNS, T0, hand_plan, manifest, partial_run  # noqa: F401
 
 MB = 1e6
 

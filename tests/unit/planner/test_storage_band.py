@@ -1,5 +1,5 @@
 """The storage band on every plan (issue 33): each component's lengths at the low and the high end of
-its band (planner/storage_phase.py length_band: (1 -+ 0.1) x (mean / median) ** -+share, share 0 for a
+its band (planner/phases/mix_storage.py length_band: (1 -+ 0.1) x (mean / median) ** -+share, share 0 for a
 published mean, 0.5 third-party, 1 estimate; datasets_meta/components.yaml length_band), run through
 the pipeline's own cap and padding. Worked by hand for a small mix."""
 from __future__ import annotations

@@ -13,7 +13,7 @@ import yaml
 import planner.cli
 from planner.cli import _common
 from planner.cli.main import CliError, build_parser, main
-from planner.plan import plan
+from planner.planning import plan
 from planner.scenario import default_scenario
 
 from tests.helpers import ROOT, run_cli
@@ -216,8 +216,8 @@ def test_fixed_rate_without_roofline_still_switches_the_mode(capsys):
 
 
 def test_terminal_output_escapes_what_it_prints_from_data(capsys, monkeypatch):
-    import planner.report
-    monkeypatch.setattr(planner.report, "text_report", lambda p, binary=False: "name \x1b[2J\x07 ok\nnext")
+    import planner.export.report
+    monkeypatch.setattr(planner.export.report, "text_report", lambda p, binary=False: "name \x1b[2J\x07 ok\nnext")
     code, out, _ = cli(capsys, "estimate")
     assert code == 0
     assert out == "name \\x1b[2J\\x07 ok\nnext\n"

@@ -10,7 +10,7 @@ import json
 import re
 import zipfile
 
-from tests.unit.planner.test_runstatus_suspect import _cli, _specforge_run, _status, make_run  # noqa: F401
+from tests.unit.planner.runs.test_status_suspect import _cli, _specforge_run, _status, make_run  # noqa: F401
 
 FORGED = "  rank 0: complete 3 of 3 files (3 rows)"
 # a bidi override, an isolate, a line separator, a zero-width joiner: each would move or hide text

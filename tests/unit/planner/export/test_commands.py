@@ -16,7 +16,7 @@ from planner.export.commands import EXPORT_FORMATS, quote, speculators_commands
 from planner.export.commands import value as as_value
 from planner.export.manifest import Manifest, ManifestComponent, PredictedTotals, build_manifest
 from planner.scenario import Scenario
-from planner.specs import ModelSpec
+from planner.presets.specs import ModelSpec
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash is needed to run the exported commands")

@@ -8,7 +8,7 @@ import pytest
 from planner.cli.main import build_parser
 from planner.export.commands import EXPORT_FORMATS, pipeline_flags
 from planner.export.manifest import build_manifest
-from planner.layouts import layout_presets
+from planner.presets.layouts import layout_presets
 from planner.scenario import Scenario, UniformMix
 
 SHELL = [k for k, f in EXPORT_FORMATS.items() if f.kind == "shell"]

@@ -23,7 +23,7 @@ def _meant(expected: dict) -> dict:
     before: 10^7, the bound). Fields added in version 4 that the older scenario had no say in take
     their defaults (the recipe None = the layout's, the custom model's new fields, the node network)."""
     from planner.scenario import Scenario, Training
-    from planner.specs import ModelSpec, gpu_presets
+    from planner.presets.specs import ModelSpec, gpu_presets
     out = dict(expected, max_seq_len=expected["max_seq_len"] if expected["max_seq_len"] is not None else "none")
     out = dict(out, capture_batch_size=1, sort_by_length=False)
     t = dict(out["throughput"])

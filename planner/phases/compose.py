@@ -1,0 +1,256 @@
+"""The phases of one scenario, from its presets to its costs: resolve the presets, store the mix
+(planner/phases/mix_storage.py), then capture on the nodes, transfer, training and costs, each worked out
+when first read (Figures). plan() composes them with quality, findings and assumptions; trim's steps
+read Figures alone."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.phases.costs import CostPlan, costs, storage_preset_id
+from planner.presets.drafter_kinds import (NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs,
+                             padded_row_sums, row_base)
+from planner.errors import PlannerInputError
+from planner.phases.extraction import ExtractionPlan, extraction, replicas_on_nodes, sequence, tensor_parallel_needed
+from planner.presets.layouts import Effective, LayoutSpec, effective, layout_presets
+from planner.memo import ByIdentity
+from planner.phases.nodes import NodePlan, node_plan, writing_nodes
+from planner.scenario import Scenario
+from planner.presets.specs import (GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, network_efficiency,
+                           storage_price_presets)
+from planner.phases.stored_bytes import CaptureLayout, Workload, resolve_layout
+from planner.phases.mix_storage import StoragePhase, storage_phase
+from planner.phases.training import TrainingPlan, disaggregated, training
+from planner.phases.transfer import TransferPlan, transfer
+
+
+def resolve_model(s: Scenario) -> ModelSpec:
+    if s.model == "custom":
+        if s.custom_model is None:
+            raise PlannerInputError("model", "custom", "a custom model needs custom_model (hidden size, layers, heads ...)")
+        # a snapshot: the plan's caches key a spec by identity (planner/memo.py), and a scenario's own
+        # sub-model may be edited in place after a plan (the presets' specs never are)
+        return s.custom_model.model_copy()
+    models = model_presets()
+    if s.model not in models:
+        raise PlannerInputError("model", s.model, f"known models: {', '.join(models)} or custom")
+    return models[s.model]
+
+
+def resolve_gpu(field: str, gpu_id: str, custom: GPUSpec | None) -> GPUSpec:
+    if gpu_id == "custom":
+        if custom is None:
+            raise PlannerInputError(field, "custom", "a custom GPU needs custom_gpu (memory, bandwidth, TFLOPS)")
+        return custom.model_copy()      # a snapshot, as resolve_model's custom model
+    gpus = gpu_presets()
+    if gpu_id not in gpus:
+        raise PlannerInputError(field, gpu_id, f"known GPUs: {', '.join(gpus)} or custom")
+    return gpus[gpu_id]
+
+
+def _lookup(table: dict, field: str, key: str) -> dict:
+    if key not in table:
+        raise PlannerInputError(field, key, f"known: {', '.join(table)}")
+    return table[key]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The presets a scenario names, looked up once."""
+
+    model: ModelSpec
+    spec: LayoutSpec
+    layout: CaptureLayout
+    ex_gpu: GPUSpec
+    tr_gpu: GPUSpec
+    disk: dict
+    tr_disk: dict
+    store: dict
+
+
+def resolve(s: Scenario, measured=None) -> Resolved:
+    model = resolve_model(s)
+    spec = layout_presets().get(s.layout)
+    if spec is None:
+        raise PlannerInputError("layout", s.layout, f"known layouts: {', '.join(layout_presets())}")
+    layout = resolve_layout(spec, model, s.layers, s.layer_count, s.hidden_dtype, s.draft_vocab_size,
+                            s.target_probs_topk)
+    if measured is not None:   # a run's own figures (planner/runs/calibration.py Measured): bytes and file overhead
+        layout, spec = measured.apply(s, layout, spec)
+    return Resolved(model, spec, layout, resolve_gpu("extraction_gpu", s.extraction_gpu, s.custom_gpu),
+                     resolve_gpu("training.gpu", s.training.gpu, s.custom_gpu), _lookup(disk_presets(), "disk", s.disk),
+                     _lookup(disk_presets(), "training.disk", s.training.disk),
+                     _lookup(storage_price_presets(), "costs.storage", storage_preset_id(s)))
+
+
+def in_force(s: Scenario, spec: LayoutSpec) -> Effective:
+    return effective(spec, unit=s.unit, max_seq_len=s.max_seq_len, capture_batch_size=s.capture_batch_size,
+                     sort_by_length=s.sort_by_length)
+
+
+def stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, end: int | None = None,
+            same_rows: StoragePhase | None = None, lengths: bool = False) -> StoragePhase:
+    return storage_phase(s, cat, r.layout, r.spec, eff, r.model.hidden_size, r.model.vocab_size, end=end,
+                         same_rows=same_rows, lengths=lengths)
+
+
+def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
+    """The extraction nodes that hold a tensor-parallel group, and the nodes the run takes. Tensor
+    parallelism depends on the model, the GPU and the sequence's bytes alone, so it is known before the
+    nodes are planned. A group larger than the GPUs given is raised to one group (extraction()'s
+    blocking 'tp-raised' finding: "so the plan uses {tp}"): its nodes are counted (issue 35: a 32-GPU
+    group on nodes of 8 said "1 x 8 GPUs")."""
+    tp = tensor_parallel_needed(r.model.weight_bytes(s.weight_dtype), sequence(r.model, total, s.kv_dtype)[1], r.ex_gpu)
+    nodes = s.extraction_node_count
+    if tp is None:       # extraction() refuses the plan, naming why
+        return nodes, nodes
+    replicas = replicas_on_nodes(s.extraction_gpus, s.gpus_per_node, tp)
+    if not replicas:
+        nodes, replicas = max(nodes, -(-tp // s.gpus_per_node)), 1
+    return writing_nodes(nodes, s.gpus_per_node, tp, replicas), nodes
+
+
+def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[NodePlan, ExtractionPlan, float]:
+    """The nodes the states are written on and the extraction run that writes them (and its MFU)."""
+    mfu = s.throughput.prefill_mfu or r.ex_gpu.prefill_mfu
+    writers, ex_nodes = _writers(s, r, st.total)
+    nodes = node_plan(s, stored_bytes=st.compressed, writers=writers, disk=r.disk, training_disk=r.tr_disk,
+                      extraction_nodes=ex_nodes)
+    ex = extraction(r.model, r.ex_gpu, s.throughput, st.total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
+                    prefill_mfu=mfu, write_bytes=st.compressed * (2 if s.staging_double_write else 1),
+                    write_bytes_per_s=nodes.capture_write_bytes_per_s, write_bound=nodes.capture_write_bound,
+                    nodes=nodes.extraction_nodes, gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
+                    measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None)
+    return nodes, ex, mfu
+
+
+def _item(cached: str, i: int, doc: str) -> property:
+    """A read-only figure: item `i` of the phase result `cached` (computed on first read)."""
+    return property(lambda self: getattr(self, cached)[i], doc=doc)
+
+
+class Figures:
+    """A scenario's phases without the plan around them (no quality, findings or assumptions), each
+    worked out when first read: what trim's inner steps compare against the budgets (a storage budget
+    reads the storage phase alone), under the names the Plan gives the same figures."""
+
+    def __init__(self, s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, measured=None):
+        self.scenario, self.storage, self._r, self._eff, self._measured = s, st, r, eff, measured
+
+    @property
+    def storage_bytes_compressed(self) -> float:
+        return self.storage.compressed
+
+    @property
+    def samples(self) -> float:
+        return self.storage.total.rows
+
+    @property
+    def conversations(self) -> int:
+        return int(self.storage.total.conversations)
+
+    @functools.cached_property
+    def _capture(self) -> tuple[NodePlan, ExtractionPlan, float]:
+        return capture(self.scenario, self._r, self.storage, self._measured)
+
+    nodes = _item("_capture", 0, "NodePlan: the nodes")
+    extraction = _item("_capture", 1, "ExtractionPlan")
+    mfu = _item("_capture", 2, "the prefill MFU in force")
+
+    @functools.cached_property
+    def transfer(self) -> TransferPlan:
+        s = self.scenario
+        egress = s.transfer.egress_usd_per_gb
+        if egress is None:
+            egress = self._r.store["egress_usd_per_gb"] if s.transfer.method == "object_store" else 0.0
+        return transfer(self.storage.compressed, s.transfer, egress)
+
+    @property
+    def transfer_hours(self) -> float:
+        return self.transfer.hours
+
+    @functools.cached_property
+    def _training(self) -> tuple[TrainingPlan, object, float]:
+        return _training(self.scenario, self._r, self.storage, self._eff, self.nodes, self.extraction)
+
+    training = _item("_training", 0, "TrainingPlan")
+    recipe = _item("_training", 1, "the drafter's recipe (planner.presets.drafter_kinds.knobs)")
+    drafter_params = _item("_training", 2, "the drafter's parameters")
+
+    @functools.cached_property
+    def cost_usd(self) -> CostPlan:
+        # the states exist from the capture pass's first write to the last training epoch; a capture
+        # that rides along the decode (the fixed mode) writes from the start
+        ex, trn, tr, r = self.extraction, self.training, self.transfer, self._r
+        held_hours = (ex.capture_hours or ex.wall_hours) + self.nodes.gather_hours + tr.hours + trn.offline_wall_hours
+        return costs(self.scenario.costs, ex, trn, tr, ex_gpu=r.ex_gpu, tr_gpu=r.tr_gpu, store=r.store,
+                     stored_bytes=self.storage.compressed, timeline_days=held_hours / 24)
+
+    @property
+    def wall_days_offline(self) -> float:
+        return (self.extraction.wall_hours + self.nodes.gather_hours + self.transfer.hours
+                + self.training.offline_wall_hours) / 24
+
+
+def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
+    """The phases of `s` from storage to costs: the figures of plan(s), without its quality, findings,
+    assumptions and band."""
+    cat = catalog or (get_catalog() if s.uniform is None else None)
+    r = resolve(s)
+    eff = in_force(s, r.spec)
+    return Figures(s, r, stored(s, cat, r, eff), eff)
+
+
+_ROW_SUMS = ByIdentity(4096)     # a component's training rows, for the same rows, padding and recipe
+_ROW_BASES = ByIdentity(4096)    # their padding-free part, for the same rows and anchors
+_MIX_ROW_SUMS = ByIdentity(1024)   # the whole mix's, summed in the mix's order
+
+
+def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None):
+    """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order; its
+    padding-free part kept apart, for the same rows padded otherwise)."""
+    def per_component(w: Workload, u: Workload, rl):
+        def compute():
+            base = _ROW_BASES.get((rl,), (u.conversations, num_anchors), lambda: row_base(
+                rl.lengths, rl.weights, rl.supervised, u.conversations, num_anchors))
+            return NO_ROWS if base is None else padded_row_sums(base, rl.lengths, w.tokens, window)
+        return _ROW_SUMS.get((rl,), (u.conversations, w.tokens, num_anchors, window), compute)
+
+    def compute():
+        rows = NO_ROWS
+        for w, u, rl in zip(st.works, st.unpadded, st.row_lengths):
+            if u.tokens:
+                rows = rows + per_component(w, u, rl)
+        return rows
+    key = (*(u.conversations for u in st.unpadded), *(w.tokens for w in st.works), num_anchors, window)
+    return _MIX_ROW_SUMS.get(tuple(st.row_lengths), key, compute)
+
+
+def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes: NodePlan,
+              ex: ExtractionPlan) -> tuple[TrainingPlan, object, float]:
+    """The drafter's training on the stored rows: (its plan, the recipe, the drafter's parameters)."""
+    recipe = knobs(r.spec, r.model, captured_layers=len(r.layout.layers),
+                   draft_layers=s.training.drafter_layers or eff.draft_layers, ttt_steps=s.training.ttt_steps,
+                   num_anchors=s.training.num_anchors, block_size=s.training.block_size)
+    shape = drafter_shape(r.model)
+    estimate = estimated_drafter_params(shape, recipe)
+    drafter_params = s.training.drafter_params or estimate
+    rows = _mix_row_sums(st, recipe.num_anchors, recipe.attention_window)
+    flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
+    trn = training(r.model, r.tr_gpu, s.training, st.total, flops, recipe, drafter_params=drafter_params,
+                   prefill_mfu=r.tr_gpu.prefill_mfu, bytes_on_disk=st.compressed,
+                   read_bytes_per_s=nodes.training_read_bytes_per_s, read_bound=nodes.training_read_bound,
+                   nodes=nodes.training_nodes)
+    d = s.disaggregated
+    layout = r.layout
+    trn = disaggregated(trn, d, st.total, capture_gpus=d.capture_gpus or ex.gpus_used,
+                        train_gpus=d.train_gpus or s.training.gpus,
+                        tensor_parallel=ex.tensor_parallel, capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
+                        regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=r.tr_gpu, train_mfu=s.training.mfu,
+                        stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
+                        node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
+                        capture_gpus_per_node=s.gpus_per_node,
+                        max_row_tokens=float(eff.max_seq_len or max((float(x.lengths.max()) for x in st.row_lengths
+                                                                      if len(x.lengths)), default=0.0)))
+    return trn, recipe, drafter_params

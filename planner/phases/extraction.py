@@ -1,0 +1,666 @@
+"""Phase 2: running the target model over the mix (regenerate responses, then capture).
+
+Three throughput modes:
+- fixed: the article's method, one tokens/s figure per GPU times a batching factor;
+- roofline: prefill is compute-bound at MFU x peak; decode runs the largest batch that the
+  engine's scheduler (max_num_seqs, max_num_batched_tokens) allows and whose KV cache and
+  linear-attention state fit beside the weights, each step taking the longer of the bytes it moves
+  / (bandwidth x efficiency) and its FLOPs / (peak x decode MFU). The capture pass is also capped by
+  the disk's write bandwidth;
+- calibrated (the default): the roofline's prefill and decode rates scaled by measured / roofline of
+  the nearest published measurement (planner/phases/throughput_calibration.py); without a matching row, the roofline.
+
+FLOPs per token count the parameters a text forward runs (ModelSpec.forward_params: no vision
+tower, MTP head or untied input embedding) and causal attention over the context.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from planner.phases.throughput_calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
+                                 preset_rows)
+from planner.distributions import band_from_residuals
+from planner.errors import PlannerInputError
+from planner.findings import Finding, finding
+from planner.scenario import Throughput
+from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
+from planner.memo import ByIdentity
+from planner.phases.stored_bytes import Workload
+from planner.units import hours_at
+
+TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
+
+
+BandEnd = float | None    # one end of a band of hours; None: no such band for this plan
+
+
+class OnNodes(BaseModel):
+    """A phase's GPUs: which, how many, on how many nodes (the scenario's, or as the GPUs need)."""
+    gpu: str
+    gpus: int
+    nodes: int = 1
+    gpus_per_node: int = 8
+
+
+class ExtractionPlan(OnNodes):
+    mode: str
+    gpus_used: int
+    tensor_parallel: int
+    tensor_parallel_efficiency: float = 1.0   # per-GPU throughput kept at this TP degree (1 without TP)
+    replicas: int
+    decode_batch: int
+    max_num_seqs: int = 0                     # the scheduler caps in force
+    max_batched_tokens: int = 0
+    kv_dtype: str = "bf16"
+    gpu_hours: float
+    wall_hours: float
+    # the band to bet on (issue 22): the per-phase calibration's band, widened to the sampled profiles'
+    # ends where components are sampled (planner/planning.py); the sampled band alone outside calibrated mode
+    wall_hours_low: BandEnd = None
+    wall_hours_high: BandEnd = None
+    # the band of the per-phase calibration (held-out spread of its kind of match); None outside calibrated mode
+    calibrated_wall_hours_low: BandEnd = None
+    calibrated_wall_hours_high: BandEnd = None
+    sampled_wall_hours_low: BandEnd = None     # the sampled profiles' 95% band alone (planner/planning.py)
+    sampled_wall_hours_high: BandEnd = None
+    decode_hours: float
+    capture_hours: float
+    prefill_tokens_per_s_per_gpu: float
+    decode_tokens_per_s_per_gpu: float
+    # prefill and decode mixed as benchmark_serving counts them, at this mix's prompt and response lengths
+    serving_output_tokens_per_s_per_gpu: float = 0.0
+    serving_total_tokens_per_s_per_gpu: float = 0.0
+    calibration: Calibration | None = None    # the phase that takes the longer (calibrated mode)
+    prefill_calibration: Calibration | None = None
+    decode_calibration: Calibration | None = None
+    bound: str
+    decode_bound: str
+    capture_bound: str
+    warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
+
+
+def usable_memory_bytes(gpu: GPUSpec) -> float:
+    return gpu.memory_gb * 1e9 * efficiency("memory_usable_fraction") - efficiency("memory_runtime_gb") * 1e9
+
+
+def tensor_parallel_needed(weights: float, per_seq_bytes: float, gpu: GPUSpec) -> int | None:
+    """Smallest power-of-two TP degree whose memory holds the weights and one sequence."""
+    usable = usable_memory_bytes(gpu)
+    for tp in TP_DEGREES:
+        if weights + per_seq_bytes <= tp * usable:
+            return tp
+    return None
+
+
+def prefill_flops_per_token(model: ModelSpec, ctx: float) -> float:
+    """2 x forward params, plus causal attention over a row of `ctx` tokens: 2 x layers x width x ctx."""
+    return 2 * model.forward_params() + 2 * model.full_attention_layers * model.attention_width() * ctx
+
+
+def decode_flops_per_token(model: ModelSpec, ctx: float) -> float:
+    return 2 * model.forward_params() + 4 * model.full_attention_layers * model.attention_width() * ctx
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The roofline's inputs besides the model and the GPU."""
+
+    weight_dtype: str
+    kv_dtype: str
+    prefill_mfu: float
+    decode_mfu: float
+    bandwidth_efficiency: float
+    tp_efficiency: float
+    max_num_seqs: int
+    max_batched_tokens: int
+
+
+@dataclass(frozen=True)
+class Rates:
+    prefill: float           # tokens/s per GPU
+    decode: float
+    batch: int
+    decode_bound: str
+
+
+def rates(model: ModelSpec, gpu: GPUSpec, tp: int, e: Engine, *, prefill_ctx: float, decode_ctx: float,
+          seq_tokens: float, concurrency: int | None = None) -> Rates:
+    """Roofline prefill and decode rates per GPU on a TP group of `tp`: prefill at MFU x peak; decode
+    at the largest batch the scheduler, the concurrency and the memory left for KV cache and state allow."""
+    weights = model.weight_bytes(e.weight_dtype)
+    peak = gpu.peak_flops(e.weight_dtype)
+    tp_eff = e.tp_efficiency if tp > 1 else 1.0
+    kv = model.kv_bytes_per_token(e.kv_dtype)
+    seq_bytes = kv * max(seq_tokens, 1.0) + model.linear_state_bytes()
+    prefill = peak * e.prefill_mfu / prefill_flops_per_token(model, prefill_ctx) * tp_eff
+    free = tp * usable_memory_bytes(gpu) - weights
+    cap = min(e.max_num_seqs, e.max_batched_tokens, concurrency or e.max_num_seqs)
+    batch = max(1, min(cap, int(free // seq_bytes) if seq_bytes else cap))
+    dctx = max(decode_ctx, 1.0)
+    moved = weights + batch * (kv * dctx + 2 * model.linear_state_bytes())
+    t_mem = moved / (tp * gpu.bandwidth_tb_s * 1e12 * e.bandwidth_efficiency)
+    t_compute = batch * decode_flops_per_token(model, dctx) / (tp * peak * e.decode_mfu)
+    step = max(t_mem, t_compute)
+    decode = batch / step / tp * tp_eff
+    return Rates(prefill, decode, batch, "memory bandwidth" if t_mem >= t_compute else "compute")
+
+
+def serving(prefill: float, decode: float, isl: float, osl: float) -> tuple[float, float]:
+    """(output, total) tokens/s per GPU of requests of `isl` prompt and `osl` generated tokens when
+    the GPU spends its time on both phases (as benchmark_serving counts tok/s)."""
+    def per(tokens: float, rate: float) -> float:
+        return tokens / rate if rate > 0 else (math.inf if tokens else 0.0)
+    seconds = per(isl, prefill) + per(osl, decode)
+    if not seconds or not math.isfinite(seconds):
+        return 0.0, 0.0
+    return osl / seconds, (isl + osl) / seconds
+
+
+def engine_for(gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str, prefill_mfu: float,
+               usage: str = "llm_class") -> Engine:
+    seqs, tokens, _ = engine_defaults(gpu, usage)
+    return Engine(weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu,
+                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"), bandwidth_efficiency=t.decode_bandwidth_efficiency,
+                  tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=t.max_batch or seqs,
+                  max_batched_tokens=t.max_batched_tokens or tokens)
+
+
+def _row_rates(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
+               kv_dtype: str = "bf16") -> Rates:
+    model, gpu = models[row.model], gpus[row.gpu]
+    if row.engine == "vllm-serve":
+        seqs, tokens, _ = engine_defaults(gpu, "serve")
+    else:
+        caps = measurements().engines[row.engine]
+        seqs, tokens = caps.max_num_seqs, caps.max_batched_tokens
+    e = Engine(weight_dtype=row.weight_dtype, kv_dtype=kv_dtype, prefill_mfu=t.prefill_mfu or gpu.prefill_mfu,
+               decode_mfu=t.decode_mfu or efficiency("decode_mfu"), bandwidth_efficiency=t.decode_bandwidth_efficiency,
+               tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=seqs, max_batched_tokens=tokens)
+    return rates(model, gpu, row.tp, e, prefill_ctx=row.isl, decode_ctx=row.isl + row.osl / 2,
+                 seq_tokens=row.isl + row.osl, concurrency=row.concurrency)
+
+
+def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
+                   kv_dtype: str = "bf16") -> tuple[float, float]:
+    """(roofline, measured) for a table row in its metric, with the row's engine caps and the
+    scenario's efficiencies (the GPU preset's prefill MFU unless the scenario sets one)."""
+    r = _row_rates(row, models, gpus, t, kv_dtype)
+    out, total = serving(r.prefill, r.decode, row.isl, row.osl)
+    predicted = {"output": out, "total": total, "prefill": r.prefill}[row.metric]
+    return predicted, row.value
+
+
+@functools.cache
+def _preset_roofline(row_id: str, decode_mfu: float | None = None) -> tuple[float, float]:
+    """(roofline, measured) of a table row at the preset efficiencies (constant: computed once);
+    `decode_mfu` another decode MFU than the preset's (a refit without a held-out publication)."""
+    from planner.presets.specs import gpu_presets, model_presets
+    row = next(r for r in measurements().rows if r.id == row_id)
+    return measured_ratio(row, model_presets(), gpu_presets(), Throughput(mode="roofline", decode_mfu=decode_mfu))
+
+
+# The decode MFU is the one roofline efficiency fitted on the table (the prefill MFU is a per-GPU
+# estimate, planner/presets/gpus.yaml): the grid value whose roofline is nearest the published rows.
+DECODE_MFU_GRID = tuple(x / 100 for x in range(20, 91, 5))
+
+
+@functools.cache
+def fit_decode_mfu(exclude_sources: frozenset = frozenset()) -> tuple[float, float]:
+    """(decode MFU, rms log(roofline / measured)): the DECODE_MFU_GRID value nearest every row (every
+    metric) of the publications not excluded. hardware.yaml's decode_mfu is this fit on every row
+    (bench/fidelity.py --fit); bench/fidelity.py refits it without each held-out publication."""
+    rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
+
+    def err(m: float) -> float:
+        return _rms([math.log(_preset_roofline(r.id, m)[0] / r.value) for r in rows])
+    return min(((m, err(m)) for m in DECODE_MFU_GRID), key=lambda x: x[1])
+
+
+@functools.cache
+def row_phase(row_id: str, decode_mfu: float | None = None) -> str:
+    """prefill or decode: where the roofline puts most of a table row's GPU time (a prefill-metric
+    row is prefill)."""
+    from planner.presets.specs import gpu_presets, model_presets
+    row = next(r for r in measurements().rows if r.id == row_id)
+    if row.metric == "prefill" or not row.osl:
+        return "prefill"
+    r = _row_rates(row, model_presets(), gpu_presets(), Throughput(mode="roofline", decode_mfu=decode_mfu))
+    return "prefill" if row.isl / r.prefill > row.osl / r.decode else "decode"
+
+
+def source_key(row) -> str:
+    """The publication a row comes from (the short name its source starts with; TensorRT-LLM's
+    perf-overview revisions TRT10, TRTDG and TRT17 are one: one team, one tool)."""
+    key = row.source.split()[0]
+    return "TRT" if key.startswith("TRT") else key
+
+
+# ---------------------------------------------------------------- how far a calibration reaches
+# A calibration transfers a row's measured / roofline to another case. How far it reaches is the
+# furthest of: another decode regime (the roofline's compute- or memory-bound batch, the
+# concurrency band; decode only), another engine family, another GPU generation, another
+# architecture class; "none" when no row is near (the roofline alone).
+REACH = ("same", "concurrency", "engine", "generation", "class", "none")
+# vLLM and SGLang schedule alike (continuous batching, paged KV, their own kernels); TensorRT-LLM
+# is the other family. The plan's extraction runs vLLM (the LLM class).
+ENGINE_FAMILY = {"trtllm": "trtllm", "vllm-serve": "vllm", "sglang": "vllm"}
+PLAN_ENGINE = "vllm"
+# A reach level's own transfers decide it only when there are at least this many of them among
+# the publications left in; fewer, and the level takes the roofline's spread (below).
+MIN_TRANSFERS = 2
+# A scaling level's band is its transfers' 90% prediction interval only from this many of them (2 degrees
+# of freedom, t = 2.92); with fewer (2: t = 6.31 on one degree of freedom, an interval the t's tail
+# makes rather than the errors) it falls back to the roofline's spread, the wider level's band.
+MIN_INTERVAL = 3
+
+
+@functools.cache
+def row_regime(row_id: str, decode_mfu: float | None = None) -> str:
+    """The roofline's decode bound of a table row ("compute" or "memory bandwidth"): its concurrency band."""
+    from planner.presets.specs import gpu_presets, model_presets
+    row = next(r for r in measurements().rows if r.id == row_id)
+    return _row_rates(row, model_presets(), gpu_presets(),
+                      Throughput(mode="roofline", decode_mfu=decode_mfu)).decode_bound
+
+
+def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: str,
+          decode_mfu: float | None = None) -> str:
+    """How far calibrating (model, GPU, engine family, decode regime) by table row `row` reaches (REACH)."""
+    from planner.presets.specs import model_presets
+    if architecture(model_presets()[row.model]) != architecture(model):
+        return "class"
+    if generation(row.gpu) != generation(gpu_id):
+        return "generation"
+    if ENGINE_FAMILY[row.engine] != engine:
+        return "engine"
+    if phase == "decode" and regime and row_regime(row.id, decode_mfu) != regime:
+        return "concurrency"
+    return "same"
+
+
+def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
+          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None):
+    """The nearest row of `phase` within MAX_DISTANCE, of no excluded publication: of the model's
+    architecture class when one is near, else of any class; (row, distance) or None."""
+    return nearest_preset(model, gpu_id, weight_dtype, isl, osl, prefer_class=True,
+                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu))
+
+
+@functools.lru_cache(maxsize=1024)
+def _phase_rows(phase: str, exclude_sources: frozenset, exclude_row: str, decode_mfu: float | None):
+    """The preset-model rows (a mask in calibration's order) of `phase`, of no excluded publication."""
+    return kept([r.id != exclude_row and source_key(r) not in exclude_sources and row_phase(r.id, decode_mfu) == phase
+                 for r in preset_rows()[0]], bool)
+
+
+def _log_roofline_error(row_id: str, decode_mfu: float | None = None) -> float:
+    roof, measured = _preset_roofline(row_id, decode_mfu)
+    return math.log(roof / measured)
+
+
+@functools.cache
+def transfers(phase: str, exclude_sources: frozenset = frozenset(),
+              decode_mfu: float | None = None) -> tuple[tuple[str, str, str, float, float], ...]:
+    """Every row of `phase` of a publication not excluded, calibrated by the nearest row of *another*
+    publication also not excluded (the plan's own rule; nested: excluding a source removes its rows
+    both as the calibrated and as the calibrating): (row, from, reach, log(calibrated / measured),
+    log(roofline / measured)); the roofline at `decode_mfu` (None: the preset's)."""
+    from planner.presets.specs import model_presets
+    models = model_presets()
+    out = []
+    for r in measurements().rows:
+        own = source_key(r)
+        if r.model not in models or own in exclude_sources or row_phase(r.id, decode_mfu) != phase:
+            continue
+        hit = _pick(models[r.model], r.gpu, r.weight_dtype, r.isl, r.osl, phase, exclude_sources | {own},
+                    decode_mfu=decode_mfu)
+        roof = _log_roofline_error(r.id, decode_mfu)
+        if hit is None:
+            out.append((r.id, "", "none", roof, roof))
+            continue
+        n = hit[0]
+        level = reach(n, models[r.model], r.gpu, ENGINE_FAMILY[r.engine], row_regime(r.id, decode_mfu), phase,
+                      decode_mfu)
+        out.append((r.id, n.id, level, roof - _log_roofline_error(n.id, decode_mfu), roof))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a reach level does: scale by the nearest row or keep the roofline, and the band's half-width
+    (log), from `evidence` held-out transfers of that level (0: the roofline's spread over `rows` rows;
+    `tested` transfers of the level, too few for an interval, did not set it)."""
+    calibrate: bool
+    band: float
+    evidence: int
+    rows: int = 0
+    tested: int = 0
+
+    def basis(self) -> str:
+        """The band's basis and its nominal coverage, as the plan says it."""
+        if self.evidence:
+            return (f"the 90% prediction interval of {self.evidence} held-out transfers of that reach (Student t, "
+                    f"{self.evidence - 1} degrees of freedom, x sqrt(1 + 1/{self.evidence}))")
+        return (f"the roofline's largest error over the {self.rows} published rows (covers about "
+                f"{self.rows}/{self.rows + 1} of new rows)" +
+                (f" ({self.tested} held-out transfers of that reach are too few for an interval, fewer than "
+                 f"{MIN_INTERVAL})" if self.calibrate and self.tested else
+                 " (no held-out transfer of that reach bounds it)" if self.calibrate else ""))
+
+
+def _rms(xs) -> float:
+    return math.sqrt(sum(x * x for x in xs) / len(xs))
+
+
+@functools.cache
+def rules(phase: str, exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None) -> dict[str, Rule]:
+    """Per reach level, from the transfers among the publications left in (transfers()): with at least
+    MIN_TRANSFERS of that level, scale by the nearest row when that did better (rms log error) than the
+    roofline alone on them; with fewer, scale only a `same` match (nothing nearer exists). A scaled level
+    with at least MIN_INTERVAL transfers takes their 90% prediction interval (decide); any other (the
+    roofline alone, or a scaled level with fewer transfers) the roofline's largest |log error| over every
+    row left in (both phases). A level's band is never narrower than a nearer scaled level's band. The
+    roofline at `decode_mfu` (None: the preset's)."""
+    rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
+    roof_spread = max((abs(_log_roofline_error(r.id, decode_mfu)) for r in rows), default=0.0)
+    held = transfers(phase, exclude_sources, decode_mfu)
+    out: dict[str, Rule] = {}
+    floor = 0.0
+    for level in REACH:
+        out[level] = decide(level, [(cal, roof) for _, _, lv, cal, roof in held if lv == level], floor, roof_spread,
+                            len(rows))
+        if out[level].calibrate:
+            floor = out[level].band
+    return out
+
+
+def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_spread: float, rows: int = 0) -> Rule:
+    """One reach level's Rule from its held-out transfers `mine` ((log calibrated / measured, log roofline /
+    measured) each), the nearer scaled levels' band `floor` and the roofline's spread over `rows` rows
+    (rules()). A scaled level's band, from n >= MIN_INTERVAL transfers, is the 90% prediction interval of
+    the next one (planner/distributions.py band_from_residuals: mean +- t x sd x sqrt(1 + 1/n)), made symmetric
+    by its farther end: the largest of n errors would cover only about n / (n + 1) of new cases."""
+    enough = len(mine) >= MIN_TRANSFERS
+    use = level != "none" and (_rms([c for c, _ in mine]) < _rms([r for _, r in mine]) if enough else level == "same")
+    if use and len(mine) >= MIN_INTERVAL:
+        low, high = band_from_residuals([-c for c, _ in mine])     # on log(measured / calibrated)
+        return Rule(True, max(floor, -math.log(low), math.log(high)), len(mine), rows)
+    return Rule(use, max(floor, roof_spread), 0, rows, len(mine) if use else 0)
+
+
+def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,
+              phase: str | None = None, engine: str = PLAN_ENGINE, regime: str = "",
+              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None) -> Calibration:
+    """The nearest row's measured / roofline (planner/phases/throughput_calibration.py), or a note that none matched.
+    The row's roofline takes the preset efficiencies, so the factor is a property of the table and
+    the scenario's own efficiencies still move the user's roofline (and the plan) as they say.
+    `phase`: the nearest row of that phase (same architecture class first), used or not and banded by
+    the held-out transfers of its reach (rules()); `engine` the engine family and `regime` the decode
+    bound of the case; `exclude_sources` the publications held out (bench/fidelity.py's leave one
+    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's)."""
+    from planner.presets.specs import model_presets
+    if phase is None:
+        hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
+        if hit is None:
+            return Calibration(note=f"no published measurement is near {model.id} on {gpu.id} in {weight_dtype}: "
+                                    f"the roofline alone is used", extrapolated=True)
+        row, dist = hit
+        predicted, measured = _preset_roofline(row.id)
+        return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
+                           roofline=predicted, factor=measured / predicted, distance=dist)
+    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu)
+    level = "none" if hit is None else reach(hit[0], model, gpu.id, engine, regime, phase, decode_mfu)
+    rule = rules(phase, exclude_sources, decode_mfu)[level]
+    basis = rule.basis()
+    if hit is None:
+        return Calibration(phase=phase, extrapolated=True, band=(-rule.band, rule.band),
+                           note=f"no published {phase} measurement is near {model.id} on {gpu.id} in "
+                                f"{weight_dtype}: the roofline alone is used, band {basis}")
+    row, dist = hit
+    predicted, measured = _preset_roofline(row.id, decode_mfu)
+    extrapolated = level != "same" or row.gpu != gpu.id
+    if not rule.calibrate:
+        return Calibration(phase=phase, extrapolated=True, band=(-rule.band, rule.band), distance=dist,
+                           note=f"the nearest {phase} row, {row.id}, reaches across {level}: such transfers "
+                                f"did no better than the roofline on held-out publications, so the roofline "
+                                f"alone is used, band {basis}")
+    out = Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
+                      roofline=predicted, factor=measured / predicted, distance=dist, phase=phase,
+                      extrapolated=extrapolated, band=(-rule.band, rule.band))
+    if extrapolated:
+        out.note = (f"an extrapolation: {row.id} is {architecture(model_presets()[row.model])} on {row.gpu} "
+                    f"({row.engine}), the plan {architecture(model)} on {gpu.id} ({engine}); "
+                    f"band {basis}")
+    return out
+
+
+def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
+                        components, calibration: Calibration | None) -> float | None:
+    """Decode tokens/s per GPU when serving the target on `gpu` under `vllm serve`'s caps, at the
+    mix's mean prompt and response (conversation tokens less / plus the generated ones), scaled by
+    the extraction's calibration factor; None when the weights do not fit."""
+    rows = sum(c.rows for c in components) or 1
+    tokens = sum(c.training_tokens for c in components) / rows
+    osl = sum(c.output_tokens for c in components) / rows or tokens / 2
+    isl = max(tokens - osl, 1.0)
+    seq = isl + osl
+    tp = tensor_parallel_needed(model.weight_bytes(weight_dtype),
+                                model.kv_bytes_per_token(kv_dtype) * seq + model.linear_state_bytes(), gpu)
+    if tp is None:
+        return None
+    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=t.prefill_mfu or gpu.prefill_mfu,
+                   usage="serve")
+    r = rates(model, gpu, tp, e, prefill_ctx=isl, decode_ctx=isl + osl / 2, seq_tokens=seq)
+    return r.decode * (calibration.factor if calibration is not None else 1.0)
+
+
+def sequence(model: ModelSpec, work: Workload, kv_dtype: str) -> tuple[float, float]:
+    """The sequence a TP group must hold beside the weights: its tokens (the longer mean context) and
+    their KV cache and state in bytes."""
+    seq_tokens = max(work.decode_ctx, work.prefill_ctx, 1.0)
+    return seq_tokens, model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
+
+
+def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
+    """Tensor-parallel groups of `tp` that `gpus` on nodes of `gpus_per_node` hold: a group stays
+    within a node when it fits in one (the last node may be partly filled); a larger group spans
+    whole nodes."""
+    if tp > gpus_per_node:
+        return gpus // tp
+    full, rest = divmod(gpus, gpus_per_node)
+    return full * (gpus_per_node // tp) + rest // tp
+
+
+# calibrate() per model and GPU (the objects), dtype, lengths and phase: the same plan, planned again, asks again
+_CALIBRATIONS = ByIdentity(1024)
+
+
+def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str) -> int:
+    """The tensor-parallel degree a replica needs for the weights and one sequence's KV cache; a one-line
+    PlannerInputError naming the GPU where even the largest degree is too small."""
+    weights = model.weight_bytes(weight_dtype)
+    seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
+    tp = tensor_parallel_needed(weights, seq_bytes, gpu)
+    if tp is not None:
+        return tp
+    room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
+    if weights <= room:   # the weights fit: one sequence's KV cache (and state) is what does not
+        raise PlannerInputError(
+            "extraction_gpu", gpu.id,
+            f"one sequence's KV cache does not fit beside {model.id}'s weights even on {TP_DEGREES[-1]} x "
+            f"{gpu.id} ({gpu.memory_gb:g} GB each): {seq_tokens:,.0f} tokens x "
+            f"{model.kv_bytes_per_token(kv_dtype):,.0f} bytes a token in {kv_dtype} is {seq_bytes / 1e9:,.0f} GB "
+            f"beside {weights / 1e9:,.0f} GB of weights in {weight_dtype}; cap the sequence length, use an fp8 KV "
+            f"cache, or a larger GPU")
+    raise PlannerInputError(
+        "extraction_gpu", gpu.id,
+        f"{model.id} weights ({weights / 1e9:,.0f} GB in {weight_dtype}) do not fit even on {TP_DEGREES[-1]} "
+        f"x {gpu.id} ({gpu.memory_gb:g} GB each); choose a larger GPU or fp8 weights")
+
+
+def _replicas(model: ModelSpec, gpu: GPUSpec, tp: int, gpus: int, gpus_per_node: int, weight_dtype: str,
+              warnings: list[Finding]) -> int:
+    """The replicas of `tp` GPUs the nodes hold (at least one: the plan raises the GPU count to `tp`),
+    with a finding for GPUs left idle or a group that spans nodes."""
+    replicas = replicas_on_nodes(gpus, gpus_per_node, tp)
+    if replicas == 0:
+        weights = model.weight_bytes(weight_dtype)
+        warnings.append(finding("tp-raised", f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
+                                             f"of weights); you gave {gpus} GPU(s), so the plan uses {tp}"))
+        replicas = 1
+    elif gpus - replicas * tp:
+        idle = gpus - replicas * tp
+        within = f" within nodes of {gpus_per_node}" if tp <= gpus_per_node and gpus % tp == 0 else ""
+        warnings.append(finding("idle-gpus", f"{idle} of {gpus} extraction GPUs sit idle: tensor parallelism {tp} "
+                                             f"groups them by {tp}{within}"))
+    if tp > gpus_per_node:
+        warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {-(-tp // gpus_per_node)} nodes of "
+                                f"{gpus_per_node} GPUs: every layer's all-reduce crosses the node network"))
+    return replicas
+
+
+@dataclass(frozen=True)
+class _Phases:
+    """What one throughput mode gives: the regeneration (decode) and capture hours and rates."""
+    decode_hours: float
+    capture_hours: float
+    prefill_tps: float
+    decode_tps: float
+    table_prefill: float                # the table's prefill rate (the serving payback keeps it)
+    batch: int
+    decode_bound: str
+    capture_bound: str
+    prefill_calibration: Calibration | None = None
+    decode_calibration: Calibration | None = None
+    calibration: Calibration | None = None
+    band_hours: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class _Capture:
+    """One capture's inputs beside the model and GPU: what it writes, where, on how many GPUs."""
+    t: Throughput
+    work: Workload
+    gpus_used: int
+    write_bytes: float
+    write_bytes_per_s: float
+    write_bound: str
+    measured_tokens_per_s: float | None
+    isl: float
+    osl: float
+
+
+def _fixed(c: _Capture) -> _Phases:
+    """throughput mode "fixed": the article's rate (tokens/s x batching) for every token."""
+    rate = c.t.tokens_per_s * c.t.batching
+    prefill_tps = c.measured_tokens_per_s if c.measured_tokens_per_s is not None else rate
+    # The article counts generation only: capture rides along with it. Without regeneration
+    # the same rate is applied to the tokens run through the model.
+    capture_hours = 0.0 if c.work.output_tokens else hours_at(c.work.tokens, prefill_tps * c.gpus_used)
+    return _Phases(decode_hours=hours_at(c.work.output_tokens, rate * c.gpus_used), capture_hours=capture_hours,
+                   prefill_tps=prefill_tps, decode_tps=rate, table_prefill=rate, batch=int(c.t.batching),
+                   decode_bound="fixed rate", capture_bound="fixed rate")
+
+
+def _calibrations(model: ModelSpec, gpu: GPUSpec, c: _Capture, weight_dtype: str, decode_bound: str,
+                  warnings: list[Finding]) -> tuple[Calibration, Calibration]:
+    """throughput mode "calibrated": the prefill and decode factors of the measured rows nearest this
+    model, GPU and lengths (planner/phases/throughput_calibration.py), with a finding for each extrapolated one."""
+    # every argument of calibrate() is in the key (the model and GPU by identity)
+    isl = max(c.isl, 1.0)
+    pcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, isl, c.osl, "prefill", None), lambda:
+                             calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl, phase="prefill"))
+    dcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, isl, c.osl, "decode", decode_bound), lambda:
+                             calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl,
+                                       phase="decode", regime=decode_bound))
+    for cal in (pcal, dcal):
+        if cal.extrapolated:
+            warnings.append(finding("calibration", f"calibrated {cal.phase} throughput "
+                            f"{'is ' if cal.row else '- '}{cal.note}: the band is "
+                            f"{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}x the {cal.phase} hours"))
+    return pcal, dcal
+
+
+def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtype: str,
+              warnings: list[Finding]) -> _Phases:
+    """throughput modes "roofline" and "calibrated": the roofline's rates (times the calibration's
+    factors), capture bound by the GPUs or the disk writes, whichever is slower."""
+    prefill_tps, decode_tps = r.prefill, r.decode
+    pcal = dcal = calibration = band_hours = None
+    if c.t.mode == "calibrated":
+        pcal, dcal = _calibrations(model, gpu, c, weight_dtype, r.decode_bound, warnings)
+        prefill_tps *= pcal.factor
+        decode_tps *= dcal.factor
+    table_prefill = prefill_tps
+    if c.measured_tokens_per_s is not None:
+        prefill_tps = c.measured_tokens_per_s
+    decode_hours = hours_at(c.work.output_tokens, decode_tps * c.gpus_used)
+    gpu_capture = hours_at(c.work.tokens, prefill_tps * c.gpus_used)
+    disk_capture = hours_at(c.write_bytes, c.write_bytes_per_s)
+    capture_hours = max(gpu_capture, disk_capture)
+    capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
+    if dcal is not None:
+        # true hours = planned x calibrated / measured: each phase's held-out spread
+        band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
+                                                                        disk_capture) for i in (0, 1))
+        calibration = dcal if decode_hours >= capture_hours else pcal
+    if capture_bound == "disk write":
+        warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {c.write_bound} "
+                                f"{'write' if c.write_bound.endswith('s') else 'takes'} "
+                                f"{c.write_bytes_per_s / 1e9:,.1f} GB/s, the GPUs could produce "
+                                f"{c.write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s"))
+    return _Phases(decode_hours, capture_hours, prefill_tps, decode_tps, table_prefill, r.batch, r.decode_bound,
+                   capture_bound, pcal, dcal, calibration, band_hours)
+
+
+def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
+               prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
+               nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
+               measured_tokens_per_s: float | None = None) -> ExtractionPlan:
+    """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
+    `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/phases/nodes.py).
+    measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
+    in place of the table's prefill rate; it already holds that run's disk writes."""
+    warnings: list[Finding] = []
+    tp = _tensor_parallel(model, gpu, work, weight_dtype, kv_dtype)
+    replicas = _replicas(model, gpu, tp, gpus, gpus_per_node, weight_dtype, warnings)
+    gpus_used = replicas * tp
+    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
+    conversations = max(work.conversations, 1.0)
+    isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
+    osl = work.output_tokens / conversations
+    c = _Capture(t, work, gpus_used, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s, isl, osl)
+    if t.mode == "fixed":
+        ph = _fixed(c)
+    else:
+        r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx,
+                  seq_tokens=sequence(model, work, kv_dtype)[0])
+        ph = _modelled(model, gpu, c, r, weight_dtype, warnings)
+    return _plan_of(ph, gpu, t, e, tp, replicas, gpus, gpus_used, nodes, gpus_per_node, kv_dtype, isl, osl, warnings)
+
+
+def _plan_of(ph: _Phases, gpu: GPUSpec, t: Throughput, e: Engine, tp: int, replicas: int, gpus: int, gpus_used: int,
+             nodes: int, gpus_per_node: int, kv_dtype: str, isl: float, osl: float,
+             warnings: list[Finding]) -> ExtractionPlan:
+    # serving the target (the payback's rate) keeps the table's prefill rate: a measured capture rate
+    # holds the capture's own disk writes
+    serve_out, serve_total = serving(ph.table_prefill, ph.decode_tps, max(isl, 1.0), osl)
+    wall = ph.decode_hours + ph.capture_hours
+    bound = f"{ph.decode_bound} (decode)" if ph.decode_hours >= ph.capture_hours else f"{ph.capture_bound} (capture)"
+    low, high = ph.band_hours if ph.band_hours else (None, None)
+    return ExtractionPlan(
+        gpu=gpu.id, mode=t.mode, gpus=gpus, gpus_used=gpus_used, nodes=nodes, gpus_per_node=gpus_per_node,
+        tensor_parallel=tp, tensor_parallel_efficiency=t.tensor_parallel_efficiency if tp > 1 else 1.0,
+        replicas=replicas, decode_batch=ph.batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
+        kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=ph.decode_hours,
+        capture_hours=ph.capture_hours, prefill_tokens_per_s_per_gpu=ph.prefill_tps,
+        decode_tokens_per_s_per_gpu=ph.decode_tps,
+        serving_output_tokens_per_s_per_gpu=serve_out, serving_total_tokens_per_s_per_gpu=serve_total,
+        calibration=ph.calibration, prefill_calibration=ph.prefill_calibration,
+        decode_calibration=ph.decode_calibration, calibrated_wall_hours_low=low, calibrated_wall_hours_high=high,
+        wall_hours_low=low, wall_hours_high=high, bound=bound, decode_bound=ph.decode_bound,
+        capture_bound=ph.capture_bound, warnings=warnings)

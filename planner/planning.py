@@ -1,0 +1,350 @@
+"""plan(scenario) -> Plan: the one call the app, the CLI and the tests go through.
+
+It composes the phases (planner/phases/compose.py: presets, storage in planner/phases/mix_storage.py, capture on
+the nodes, transfer, training, costs) with quality, findings and assumptions. Figures that join two
+phases (break-even, the sampled band, the lossless fixes) are worked out here, where the phases meet;
+no phase changes another's result. It attaches warnings to the components they concern and refuses a
+plan with a figure that is not finite (planner/finite.py).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from planner._version import __version__
+from planner.phases.assumptions import Assumption, AssumptionContext, assumptions
+from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.phases.costs import CostPlan
+from planner.phases.extraction import TP_DEGREES, ExtractionPlan, serving_decode_rate
+from planner.finite import is_finite_plan, refuse_non_finite
+from planner.findings import Finding, finding
+from planner.presets.layouts import Effective, LayoutSpec
+from planner.memo import ByIdentity
+from planner.phases.nodes import NodePlan
+from planner.phases.compose import Figures, Resolved, capture, figures, in_force, resolve, resolve_gpu, stored
+from planner.phases.quality import QualityPlan, payback, quality, reference_tokens
+from planner.scenario import Scenario
+from planner.presets.specs import GPUSpec, ModelSpec
+from planner.phases.stored_bytes import CaptureLayout, workload
+from planner.phases.mix_storage import (ComponentPlan, StoragePhase, components as component_plans, default_family_tokens,
+                                   included_mix, resolved_mix)
+from planner.phases.training import TrainingPlan
+from planner.decisions.unblock import STORAGE_BLOCKERS, fixes_text, lossy_text, storage_fixes
+
+__all__ = ["ComponentPlan", "Figures", "Plan", "counted_reference_tokens", "figures", "included_mix", "is_finite_plan",
+           "plan", "resolved_mix"]
+
+class Plan(BaseModel):
+    planner_version: str
+    scenario: Scenario
+    model: str
+    layout: str
+    layers: list[int]
+    hidden_dtype: str
+    conversations: int
+    samples: float              # training rows (files); = conversations in the conversation unit
+    tokens: float
+    uncapped_tokens: float
+    output_tokens: float
+    bytes_per_token: int
+    hidden_state_bytes_per_token: int
+    id_mask_bytes_per_token: int = 0     # token ids, loss mask and the pipeline's other per-token fields
+    file_overhead_bytes: float
+    storage_bytes: float
+    storage_bytes_compressed: float
+    # the storage band: every component's lengths at the low and the high end of its band (a sampled
+    # profile's 95% interval, the catalog's spread widened by its tag: storage_phase.length_band); equal
+    # to storage_bytes where every length is exact. None only in a trim's inner plans (band=False)
+    storage_bytes_low: float | None = None
+    storage_bytes_high: float | None = None
+    sampled_components: list[str] = []
+    # the pipeline's values in force (the scenario's, or the layout's where it leaves them unset)
+    drafter: str = "dflash"
+    unit: str = "conversation"
+    max_seq_len: int | None = None
+    overflow: str = "truncate"
+    capture_batch_size: int = 1
+    padding: str = "none"
+    sort_by_length: bool = False
+    drop_last: bool = False
+    rows_before_drop: float = 0.0       # the rows selected, before drop_last leaves out the last partial batch
+    from_layout: list[str] = []
+    unpadded_tokens: float = 0.0     # stored tokens had no row been padded
+    files: float = 0.0
+    extraction: ExtractionPlan
+    nodes: NodePlan
+    placement: str = "local"
+    storage_per_node_bytes: float = 0.0      # on each extraction node's disk (local placement)
+    gather_hours: float = 0.0                # local shards to the training nodes (planner/phases/nodes.py)
+    transfer_method: str
+    transfer_hours: float
+    training: TrainingPlan
+    cost_usd: CostPlan
+    quality: QualityPlan | None = None
+    wall_days_offline: float
+    wall_days_online: float
+    wall_days_disaggregated: float = 0.0
+    components: list[ComponentPlan]
+    warnings: list[str]                  # the findings' texts
+    findings: list[Finding] = []
+    assumptions: list[Assumption]
+
+
+@dataclass
+class _Warnings:
+    """The plan's findings (planner/findings.py), each also noted on the components it concerns."""
+
+    found: list[Finding] = field(default_factory=list)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, code: str | Finding, text: str = "", ids: tuple[str, ...] = ()) -> None:
+        f = code if isinstance(code, Finding) else finding(code, text, ids)
+        self.found.append(f)
+        for i in f.components:
+            self.notes.setdefault(i, []).append(f.text)
+
+    @property
+    def texts(self) -> list[str]:
+        return [f.text for f in self.found]
+
+
+def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
+    """The plan of `s`. When a component was profiled from a sample, storage and extraction are worked
+    out again at the low and the high end of every sampled component's 95% interval of mean tokens per
+    row (all at the same end together: a conservative band) for `storage_bytes_low/high` and the
+    extraction's `sampled_wall_hours_low/high` (its `wall_hours_low/high`, the calibration band, widened to
+    them). `band=False` skips that band and the lossless fixes of a
+    blocking finding (trim's and the sensitivity's many inner plans, which read neither)."""
+    cat = catalog or (get_catalog() if s.uniform is None else None)
+    r = resolve(s, measured)
+    eff = in_force(s, r.spec)
+    st = _stored(s, cat, r, eff)
+    run = Figures(s, r, st, eff, measured)
+    nodes, ex, tr, cost = run.nodes, run.extraction, run.transfer, run.cost_usd
+    # break-even is a figure of the costs, shown beside the training it concerns
+    trn = run.training.model_copy(update={"breakeven_epochs": cost.breakeven_epochs,
+                                     "breakeven_epochs_disaggregated": cost.breakeven_epochs_disaggregated})
+    comps = component_plans(st)
+    qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff, trn.drafter_params)
+    warn = _Warnings()
+    for f in st.findings() + nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
+        warn.add(f)
+    _plan_warnings(s, cat, r.layout, st.files, st.compressed, comps, warn)
+    sampled = st.sampled(eff.unit) if band else []
+    ends: list[StoragePhase] = []
+    if band:
+        _lossless_fixes(s, cat, r, eff, st, cost, warn.found, measured)
+        if sampled:   # the band: storage and extraction again at each end of the sampled intervals
+            ends = [stored(s, cat, r, eff, end) for end in (0, 1)]
+            lo_ex, hi_ex = (capture(s, r, e, measured)[1] for e in ends)
+            # the sampled ends, and the band to bet on: the low end's calibration band low, the high
+            # end's high (issue 22)
+            ex = ex.model_copy(update={
+                "sampled_wall_hours_low": lo_ex.wall_hours, "sampled_wall_hours_high": hi_ex.wall_hours,
+                "wall_hours_low": min(lo_ex.wall_hours_low or math.inf, lo_ex.wall_hours),
+                "wall_hours_high": max(hi_ex.wall_hours_high or 0.0, hi_ex.wall_hours)})
+    for c in comps:
+        c.notes = warn.notes.get(c.id, [])
+    layout = r.layout
+    context = AssumptionContext(scenario=s, model=r.model, layout=layout, extraction_gpu=r.ex_gpu,
+                                training_gpu=r.tr_gpu, disk=r.disk, store=r.store, prefill_mfu=run.mfu,
+                                drafter_params=run.drafter_params, catalog_mix=cat is not None and s.uniform is None,
+                                effective=eff, recipe=run.recipe, extraction=ex, quality=qual,
+                                training=trn)
+    total = st.total
+    plan_ = Plan(
+        planner_version=__version__, scenario=s, model=r.model.id, layout=layout.id, layers=layout.layers,
+        hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
+        tokens=total.tokens, uncapped_tokens=total.uncapped_tokens, output_tokens=total.output_tokens,
+        bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
+        id_mask_bytes_per_token=layout.token_id_bytes + layout.loss_mask_bytes,
+        file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=st.storage_bytes,
+        storage_bytes_compressed=st.compressed, drafter=r.spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
+        overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
+        sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
+        rows_before_drop=sum(u.rows for u in st.unpadded),
+        unpadded_tokens=st.unpadded_tokens, files=st.files, extraction=ex, nodes=nodes, placement=nodes.placement,
+        storage_per_node_bytes=nodes.storage_per_node_bytes, gather_hours=nodes.gather_hours,
+        transfer_method=tr.method, transfer_hours=tr.hours, training=trn, cost_usd=cost, quality=qual,
+        wall_days_offline=run.wall_days_offline,
+        wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
+        wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
+        components=comps, warnings=warn.texts, findings=warn.found,
+        assumptions=(measured.assumptions() if measured is not None else []) + assumptions(context),
+    )
+    refuse_non_finite(plan_)
+    if band:
+        plan_.storage_bytes_low, plan_.storage_bytes_high = (_stored(s, cat, r, eff, end).storage_bytes
+                                                             for end in (0, 1))
+    if ends:
+        plan_.sampled_components = sampled
+    return plan_
+
+
+# The storage phase of a scenario (a frozen result, read and never changed), kept per catalog and layout
+# spec (objects, kept for their lifetime) and every other input it reads: a scenario planned again
+# (a page's rerun) is not stored again.
+_STORED = ByIdentity(768)   # three per scenario: the storage and its band's two ends
+
+
+def _stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective,
+            end: int | None = None) -> StoragePhase:
+    """stored(s, cat, r, eff), kept (with `end`: at that end of the storage band): the key holds what
+    storage_phase reads of the scenario (the mix's items or the uniform mix, regeneration, lengths,
+    compression), of the layout (its bytes per token; the spec by identity), the model's hidden and
+    vocabulary sizes, and the values in force."""
+    u = s.uniform
+    key = (None if s.mix is None else tuple((m.id, m.rows, m.include, m.selection, m.seed) for m in s.mix),
+           None if u is None else (u.samples, u.tokens, u.response_tokens, u.turns), eff,
+           r.layout.bytes_per_token, r.model.hidden_size, r.model.vocab_size, s.regenerate, s.response_multiplier,
+           s.length_scale, s.compression, end)
+    return _STORED.get((cat, r.spec), key, lambda: stored(s, cat, r, eff, end, lengths=end is not None))
+
+
+def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:
+    """The serving workload tau is scored on (family -> share; None: the mix's own training-token
+    shares). One workload, fixed: the scenario's shares when given, else the full mix's family shares
+    (the catalog's default mix, each component's rows x its measured mean tokens), which no trim and
+    no dropped component changes, so dropping data never raises tau. "mix" (a version-5 scenario) and a
+    uniform mix (no families) take the mix's own shares."""
+    w = s.quality.workload
+    if isinstance(w, dict):
+        return w
+    if w == "mix" or s.uniform is not None or cat is None:
+        return None
+    shares = default_family_tokens(cat)
+    return shares if sum(shares.values()) > 0 else None
+
+
+def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan,
+             spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan, eff: Effective,
+             draft_params: float) -> QualityPlan:
+    """The expected acceptance length and speedup of this mix (planner/phases/quality.py) with the cycle's
+    cost as the target is served (planner/phases/serving.py), and the payback of the offline run against
+    serving `quality.serving_tokens_per_day` on the serving GPU."""
+    q = s.quality
+    tokens: dict[str, float] = {}
+    for c in components:
+        tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
+    gpu = resolve_gpu("quality.serving_gpu", q.serving_gpu, s.custom_gpu) if q.serving_gpu else ex_gpu
+    served, fleet = served_costs(s, model, gpu, spec.drafter, draft_params)
+    qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
+                 workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
+                 temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
+                 fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter),
+                 target=model.id, target_params=model.params, points=q.points, topk=q.topk,
+                 num_draft_tokens=q.num_draft_tokens, served=served, fleet_served=fleet)
+    if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
+        qp.warnings.append(finding("workload-scaled", f"quality.workload: the shares sum to "
+                                   f"{sum(q.workload.values()):g}; they were scaled to 1"))
+    rate = serving_decode_rate(model, gpu, s.throughput, weight_dtype=s.weight_dtype, kv_dtype=s.kv_dtype,
+                               components=components, calibration=ex.decode_calibration)
+    if rate is None:
+        qp.warnings.append(finding("payback", f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve"))
+        return qp
+    price = gpu.default_price() if q.serving_gpu or s.costs.extraction_usd_per_gpu_hour is None \
+        else s.costs.extraction_usd_per_gpu_hour
+    return payback(qp, serving_tokens_per_day=q.serving_tokens_per_day, decode_tokens_per_s_per_gpu=rate,
+                   usd_per_gpu_hour=price, one_off_usd=cost.total_offline, gpu=gpu.id)
+
+
+def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draft_params: float):
+    """The cycle's cost as served (planner/phases/serving.py) at the serving batch and at the fleet's: the
+    draft's steps (EAGLE: K over topk tokens a sequence; DFlash: one over its block), the verify step's
+    n tokens a sequence, the draft's parameters (the training phase's) plus the head it reads (the
+    target's width x its vocabulary: an estimate of the head's size) on `quality.serving_tp` GPUs of `gpu`."""
+    from planner.presets.drafter_kinds import DRAFTER_KINDS
+    from planner.phases.harness import resolve as resolve_harness
+    from planner.phases.quality import check_tree, pairs_target
+    from planner.phases.serving import served_cost
+    q = s.quality
+    check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
+    h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
+    block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
+    kw = dict(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k, draft_tokens=h.n if block else h.topk,
+              draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
+    return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
+
+
+# A reference run's tokens per family, counted as a plan counts (_reference_mean): by the catalog
+# (read-only, kept for its lifetime) and what the count reads of the scenario and the layout.
+_REFERENCE = ByIdentity(256)
+
+
+def counted_reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str) -> dict[str, float]:
+    """reference_tokens(kind, _reference_mean(s, cat, eff)), worked out once per catalog, drafter kind,
+    cap, unit, overflow and length scale (everything the mean reads); a copy each time."""
+    key = (kind, eff.max_seq_len, eff.unit, eff.overflow, s.length_scale)
+    return dict(_REFERENCE.get((cat,), key, lambda: reference_tokens(kind, _reference_mean(s, cat, eff))))
+
+
+def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
+    """A reference component's training tokens per conversation counted as this plan counts the mix's
+    (the layout's unit, cap and overflow, the scenario's length scale; regenerated, as the reference
+    runs were), so that the reference mix gets its published levels back (planner/phases/quality.py)."""
+    def mean(cid: str) -> float | None:
+        comp = cat.components.get(cid) if cat is not None else None
+        if comp is None:
+            return None
+        w, _ = workload(comp.conversation, comp.turn, 1.0, cap=eff.max_seq_len, unit=eff.unit, regenerate=True,
+                        multiplier=1.0, overflow=eff.overflow, scale=s.length_scale)
+        return w.conversation_tokens
+    return mean
+
+
+def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, st: StoragePhase,
+                    cost: CostPlan, found: list[Finding], measured=None) -> None:
+    """A blocking finding about where the bytes fit names the fixes that drop no row first, each
+    planned again and checked (planner/decisions/unblock.py): no batch padding (a capture batch of 1, or
+    length-sorted batches), the nodes that spread the bytes, both, a network volume; those that
+    clear the blockers with their figures, those that do not with what remains; the finding's own
+    fix (trim, fp8, fewer layers) follows. The tables' figures, not a run's measured ones. A blocking
+    finding in `found` is replaced by a copy with its fix: the phase's own finding stays as it was."""
+    blockers = [i for i, f in enumerate(found) if f.code in STORAGE_BLOCKERS]
+    if not blockers:
+        return
+    fixes = storage_fixes(s, cat, st, found, st.compressed, eff.padding == "batch", bool(eff.sort_by_length))
+    text = fixes_text(fixes, st.compressed, cost.total_offline)
+    for i in blockers:
+        f = found[i]
+        otherwise = lossy_text(s, f.code, fixes) or f.fix
+        fix = ("lossless first: " + text + (f". Otherwise: {otherwise}" if otherwise else "")) if text else otherwise
+        found[i] = f.model_copy(update={"fix": fix})
+
+
+def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,
+                   components: list[ComponentPlan], warn: _Warnings) -> None:
+    """Warnings on the whole plan (disk, files, compression, fixed rate) and on pairs of components."""
+    if files > 1_000_000 and layout.spec.grouping == "per_row":
+        warn.add("many-files", f"{files:,.0f} files, one per training row: plan for the inode count and "
+                 f"per-file overhead of millions of small files")
+    if s.compression > 1.2 and layout.hidden_dtype != "fp8":
+        warn.add("compression", f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
+    if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
+        warn.add("fixed-rate", f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
+                 f"engines by about an order of magnitude (use the roofline mode)")
+    if cat is not None:
+        for ids, text in overlap_warnings(cat, {c.id: c.rows for c in components}):
+            warn.add("overlap", text, ids)
+        for ids, text in licence_warnings(cat, [c.id for c in components if c.rows]):
+            warn.add("licence", text, ids)
+
+
+def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tuple[str, ...], str]]:
+    """Expected duplicate rows under independent uniform subsampling: n_A n_B |A and B| / (|A| |B|)."""
+    out = []
+    for o in cat.overlaps:
+        na, nb = rows.get(o.a, 0), rows.get(o.b, 0)
+        if na and nb:
+            A, B = cat.components[o.a].rows_available, cat.components[o.b].rows_available
+            dup = na * nb * o.shared_rows / (A * B)
+            out.append(((o.a, o.b), f"{o.a} and {o.b} overlap ({o.shared_rows:,} shared rows, {o.tag}): "
+                                    f"expect ~{dup:,.0f} duplicate rows in this mix"))
+    return out
+
+
+def licence_warnings(cat: StatsCatalog, ids: list[str]) -> list[tuple[tuple[str, ...], str]]:
+    return [((i,), f"{i}: {cat.components[i].licence_note}") for i in ids
+            if i in cat.components and cat.components[i].licence_note]

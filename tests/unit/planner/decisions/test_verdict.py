@@ -1,0 +1,116 @@
+"""Issue 23: the verdict's break-evens with few plans. The totals are a + b x in the storage price, the
+days held and the extraction GPU price (costs.py multiplies one term by each), so two plans give the
+lines and the crossing is solved; epochs and the link are searched by interpolation. Each answer is
+checked against the plain bisection the verdict used before (60 plans a side, to 1e-10), written here
+as the reference."""
+import math
+
+import pytest
+
+from planner import Scenario, plan
+from planner.decisions import verdict as V
+from planner.scenario import Costs, Training, Transfer
+
+from tests.integration.test_storage_rent_and_verdict import small
+
+
+def _reference(s, inp, p):
+    """The verdict's old search: the plan at each bound, then bisection (geometric) between x0 and it."""
+    if not inp.applies(p):
+        return None, None
+    lo, hi, x0 = V.span(inp, p)
+    here = V.cheapest(p)
+
+    def mode(x):
+        return V._best(V._totals_at(s, inp, x, None))
+    best = None
+    for end in (lo, hi):
+        if end == x0 or mode(end) in (here, None):
+            continue
+        a, b = x0, end
+        for _ in range(60):
+            if abs(b - a) <= 1e-10 * max(abs(a), abs(b)):
+                break
+            mid = math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2
+            a, b = (mid, b) if mode(mid) == here else (a, mid)
+        x = (a + b) / 2
+        d = abs(math.log((x + 1e-12) / (x0 + 1e-12)))
+        if best is None or d < best[0]:
+            best = (d, x, mode(b))
+    return (best[1], best[2]) if best else (None, None)
+
+
+SCENARIOS = {
+    "s3 month": small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3",
+                                  storage_months=1)),
+    "s3 timeline": small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0,
+                                     storage="s3")),
+    "object store link": small(transfer=Transfer(method="object_store", link_gbps=0.05, efficiency=0.5),
+                               training=Training(gpu="h100-sxm", gpus=16, epochs=20, disk="node-raid0")),
+    "default s3": Scenario(costs=Costs(storage="s3")),
+}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_each_break_even_matches_the_bisection(name, monkeypatch):
+    s = SCENARIOS[name]
+    p = plan(s, band=False)
+    calls = {"n": 0}
+    real = V.plan
+
+    def counted(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+    monkeypatch.setattr(V, "plan", counted)
+    flipped = 0
+    for inp in V.INPUTS:
+        calls["n"] = 0
+        x, m = V._crossing(s, inp, p, None)
+        used = calls["n"]
+        rx, rm = _reference(s, inp, p)
+        assert m == rm, (name, inp.key)
+        if rx is None:
+            assert x is None, (name, inp.key)
+            continue
+        flipped += 1
+        # the reference stops at 1e-10 relative; the solved line is exact up to rounding
+        assert x == pytest.approx(rx, rel=1e-8), (name, inp.key)
+        # a line costs one plan (the other bound); a search the bound(s) and a few probes
+        assert used <= (2 if inp.linear else 12), (name, inp.key, used)
+    assert flipped, name                       # each scenario flips on at least one input
+
+
+def test_the_whole_verdict_takes_a_handful_of_plans(monkeypatch):
+    s = SCENARIOS["s3 timeline"]
+    p = plan(s)
+    n = {"n": 0}
+    real = V.plan
+    monkeypatch.setattr(V, "plan", lambda *a, **k: (n.__setitem__("n", n["n"] + 1), real(*a, **k))[1])
+    V.verdict(p)
+    # before: ~130 plans (60-step bisections); now 1 per line input and a few per searched one
+    assert n["n"] <= 25, n
+
+
+def test_states_ready_counts_the_gather():
+    # Offline's stored states are usable once captured, gathered to the training nodes and transferred.
+    # 4 capture nodes of 8 GPUs, training on 2 other nodes at the same site (no transfer): a gather moves
+    # the 82.11 TB (the default mix) from the 4 writers. Its rate is the slowest of the 4 senders' disks,
+    # 4 x 2.90 GB/s read (nvme-gen4, planner/presets/hardware.yaml) = 11.6 GB/s; the 4 senders' network
+    # (4 x 200 Gb/s tcp x its efficiency: 4 x 12.5 GB/s = 50 GB/s), the 2 receivers' (25 GB/s) and their
+    # disks are faster. 82.11e12 B / 11.6e9 B/s = 7,078.5 s = 1.966 h, so the states are ready
+    # 1.966 / 24 = 0.0819 days after the capture's wall-clock hours, not at them.
+    d = Scenario().model_dump()
+    d.update(extraction_nodes=4, extraction_gpus=32, gpus_per_node=8)
+    d["training"].update(gpus=16, nodes=2)
+    d["transfer"]["method"] = "none"
+    p = plan(Scenario.model_validate(d))
+    stored = p.storage_bytes_compressed
+    assert stored == pytest.approx(82.11e12, rel=1e-3)
+    assert p.nodes.gather_bound == "sending disks"
+    gather_h = stored / (4 * 2.90e9) / 3600
+    assert gather_h == pytest.approx(1.966, abs=1e-3)
+    assert p.gather_hours == pytest.approx(gather_h, rel=1e-12)
+    assert p.transfer_hours == 0
+    v = V.verdict(p)
+    assert v.states_ready_days == pytest.approx((p.extraction.wall_hours + gather_h) / 24, rel=1e-12)
+    assert v.states_ready_days - p.extraction.wall_hours / 24 == pytest.approx(0.0819, abs=1e-4)
