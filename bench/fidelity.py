@@ -3,7 +3,7 @@
     .venv/bin/python bench/fidelity.py            # the tables (markdown), as in the README
     .venv/bin/python bench/fidelity.py --fit      # also the decode MFU and training MFU that fit best
     .venv/bin/python bench/fidelity.py --json
-    .venv/bin/python bench/fidelity.py --users     # only the users' reports table (bench/users_reports.yaml)
+    .venv/bin/python bench/fidelity.py --users     # only the users' reports tables (speedups, training)
 
 Inference (planner/presets/throughput.yaml): for each row, the roofline's figure in the row's own
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
@@ -72,18 +72,19 @@ def _source(r: dict) -> str:
     return re.match(r"[A-Z0-9]+", r["source"]).group()
 
 
-def training_rows(mfu: float | None = None, overhead: float | None = None, held_out: str = "") -> list[dict]:
+def training_rows(mfu: float | None = None, overhead: float | None = None, held_out: str = "",
+                  step_overhead: float | None = None) -> list[dict]:
     """Each published run's end-to-end samples/s as the planner predicts it: the trainers' compute,
     the capture supply and the stream's network (disaggregated), the target's forward (co-located),
     never faster than the per-sample overhead floor `overhead` (s per token; None: the preset's).
     `held_out`: a publication whose throughput rows do not calibrate the capture supply (a run's own
     publication may also publish its capture rate: SFDOM's specforge-q8b-h200-capture)."""
     from planner.phases.extraction import calibrate
-    from planner.phases.training import online_pace, overhead_s_per_token, pace
+    from planner.phases.training import online_pace, overhead_s_per_token, pace, step_overhead_s_per_pass
     models, gpus = model_presets(), gpu_presets()
     with open(TRAINING, encoding="utf-8") as fh:
         table = yaml.safe_load(fh)["rows"]
-    floor = overhead_s_per_token()
+    floor, step = overhead_s_per_token(), step_overhead_s_per_pass()
     out = []
     for r in table:
         tr = Training(gpu=r["gpu"], gpus=r["gpus"], epochs=1, disk="node-raid0", ttt_steps=r.get("ttt_steps"),
@@ -108,8 +109,17 @@ def training_rows(mfu: float | None = None, overhead: float | None = None, held_
             held = calibrate(models[r["model"]], gpus[r["gpu"]], weight_dtype=s.weight_dtype, isl=max(isl, 1.0),
                              osl=osl, phase="prefill", exclude_sources=frozenset({held_out}))
             rates["supply"] *= held.factor / pcal.factor
-        if overhead is not None:      # the floor refitted without the held-out source: it scales 1 / s per token
-            rates["overhead"] *= floor / overhead
+        # the floors refitted without the held-out source: the rate scales 1 / s per token (DFlash) or 1 / s
+        # per step x pass (EAGLE, t.overhead_term); step_overhead 0: no EAGLE run left to fit it, so the
+        # per-token floor of the other trainers stands in (the planner's floor before issue 33)
+        if t.overhead_term == "per token":
+            if overhead is not None:
+                rates["overhead"] *= floor / overhead
+        elif step_overhead == 0:
+            rates["overhead"] = t.gpus / (overhead or floor) if mode != "disaggregated" else \
+                r["gpus"] / (overhead or floor)
+        elif step_overhead is not None:
+            rates["overhead"] *= step / step_overhead
         rate, bound = online_pace(**rates) if mode == "online" else pace(**rates)
         predicted = rate / r["tokens"]
         out.append({"id": r["id"], "measured": r["samples_per_s"], "predicted": predicted,
@@ -175,14 +185,16 @@ def training_area(rows: list[dict] | None = None) -> list[dict]:
     band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
     from planner.distributions import band_from_residuals
-    from planner.phases.training import fit_overhead
+    from planner.phases.training import fit_overhead, fit_step_overhead
     with open(TRAINING, encoding="utf-8") as fh:
         data = yaml.safe_load(fh)
     by_id = {r["id"]: r for r in data["rows"]}
     out = []
     for src in sorted({_source(r) for r in data["rows"]}):
         floor_runs = [by_id[i] for i in data["overhead"]["rows"] if _source(by_id[i]) != src]
-        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None, held_out=src)
+        step_runs = [by_id[i] for i in data["step_overhead"]["rows"] if _source(by_id[i]) != src]
+        rows = training_rows(overhead=fit_overhead(floor_runs) if floor_runs else None, held_out=src,
+                             step_overhead=fit_step_overhead(step_runs) if step_runs else 0)
         lo, hi = band_from_residuals([math.log(o["measured"] / o["predicted"]) for o in rows if _source(o) != src])
         out += [{"id": r["id"], "source": src, "measured": r["measured"], "predicted": r["predicted"],
                  "low": r["predicted"] * lo, "high": r["predicted"] * hi, "ratio": r["ratio"], "bound": r["bound"]}
@@ -330,6 +342,65 @@ def users_reports() -> list[dict]:
     return _inside(out)
 
 
+def training_user_rows() -> list[dict]:
+    """Each training report of bench/users_reports.yaml (`training_reports`, all scored: none is a row the
+    training floors or band were fitted on) against the planner: hours (its seconds and the rate band's
+    ends; `online-cached`: the disaggregated epoch 0 plus the offline epochs that read its cache) or memory
+    (its GiB per GPU with the activations' band, against the GPU's usable memory: `outcome` oom is in when
+    the band's high end is above it, fits when the low end is below it)."""
+    from planner import Scenario, plan
+    from planner.scenario import Disaggregated, Training, UniformMix
+    data = users_data()
+    out = []
+    for r in data.get("training_reports", []):
+        cap = r.get("capture_gpus", 0)
+        kw = {k: r[k] for k in ("block_size", "num_anchors", "ttt_steps") if k in r}
+        s = Scenario(uniform=UniformMix(samples=r["samples"], tokens=r["tokens"],
+                                        response_tokens=round(r["tokens"] * r["response_share"])),
+                     regenerate=False, model=r["model"], layout=r["layout"], max_seq_len=r["cap"], unit="conversation",
+                     training=Training(gpu=r["gpu"], gpus=r["gpus"], epochs=r.get("epochs", 1), disk="node-raid0",
+                                       **kw),
+                     extraction_gpu=r["gpu"], extraction_gpus=cap or 1,
+                     disaggregated=Disaggregated(capture_gpus=cap, train_gpus=r["gpus"]) if cap else Disaggregated())
+        t = plan(s).training
+        src = data["training_sources"][r["source"]]
+        row = {"id": r["id"], "source": r["source"], "kind": r["kind"], "url": src["url"], "date": str(src["date"]),
+               "fit_or_scored": r["fit_or_scored"], "assumed": r.get("assumed", ""), "bound": t.bound}
+        if r["kind"] == "hours":
+            epoch_off = t.offline_wall_hours / t.epochs * 3600
+            sec = (t.disaggregated_hours_per_epoch * 3600 + (t.epochs - 1) * epoch_off
+                   if r["mode"] == "online-cached" else t.epochs * epoch_off)
+            row.update(measured=float(r["seconds"]), predicted=sec, low=sec / t.rate_high, high=sec / t.rate_low,
+                       ratio=sec / r["seconds"], unit="s")
+            row["inside"] = bool(row["low"] <= row["measured"] <= row["high"])
+        else:
+            cap_gib = t.memory_capacity_gib
+            row.update(measured=r["outcome"], predicted=t.memory_gib_per_gpu, low=t.memory_gib_per_gpu_low,
+                       high=t.memory_gib_per_gpu_high, capacity=cap_gib, unit="GiB", ratio=None)
+            row["inside"] = bool(row["high"] > cap_gib) if r["outcome"] == "oom" else bool(row["low"] <= cap_gib)
+            row["centre_agrees"] = (t.memory_gib_per_gpu > cap_gib) == (r["outcome"] == "oom")
+        out.append(row)
+    return out
+
+
+def training_users_markdown(rows: list[dict]) -> str:
+    """The users' training reports: each report, its figure, the planner's with its band, in or out."""
+    lines = ["| training report (source, date) | kind | reported | planner (band) | binds | in |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["kind"] == "hours":
+            rep, pl = f"{r['measured']:,.0f} s", f"{r['predicted']:,.0f} s ({r['low']:,.0f}-{r['high']:,.0f})"
+        else:
+            rep = r["measured"]
+            pl = (f"{r['predicted']:,.1f} GiB ({r['low']:,.1f}-{r['high']:,.1f}) of {r['capacity']:,.1f} usable"
+                  + ("" if r["centre_agrees"] else "; the centre says the other"))
+        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['kind']}, {r['fit_or_scored']} | {rep} | {pl} | "
+                     f"{r['bound']} | {'in' if r['inside'] else 'out'} |")
+    inside = sum(r["inside"] for r in rows)
+    lines.append(f"\nusers' training reports: {inside}/{len(rows)} inside the band (all scored)")
+    return "\n".join(lines)
+
+
 def spread_line() -> str:
     """The drafter-quality term: what the planner ships, the refit on the fit sources, leave one fit source out."""
     from planner.phases.quality import quality_presets
@@ -458,11 +529,14 @@ def main() -> None:
     if a.users:
         print(users_markdown(users_reports()))
         print(spread_line())
+        print()
+        print(training_users_markdown(training_user_rows()))
         return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
     if a.json:
-        out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports()}
+        out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports(),
+               "users_training_reports": training_user_rows()}
         if a.fit:
             out["fit"] = _fits()
         print(json.dumps(out, indent=2))
@@ -473,6 +547,8 @@ def main() -> None:
     print()
     print(users_markdown(users_reports()))
     print(spread_line())
+    print()
+    print(training_users_markdown(training_user_rows()))
     print()
     print(markdown(inf, trn))
     if a.fit:

@@ -35,7 +35,10 @@ CODES: dict[str, tuple[str, str]] = {
     "tp-spans-nodes": ("costs", "fp8 weights or GPUs with more memory, so one tensor-parallel group fits in a node"),
     "training-floor": ("note", ""),
     "training-io-bound": ("costs", "a faster training disk, or train online / disaggregated"),
-    "online-does-not-fit": ("costs", "more or larger training GPUs for online training"),
+    "online-does-not-fit": ("costs", "train offline (the stored states), more or larger training GPUs, or a shorter "
+                                     "cap"),
+    "training-memory": ("blocks", "a shorter sequence cap, fewer TTT steps or anchors, more or larger training GPUs "
+                                  "(the finding names which fit)"),
     "padding": ("costs", "a capture batch of 1 or length-sorted batches"),
     "drop-last": ("note", ""),
     "many-files": ("costs", "a layout that shards files, or a filesystem sized for the inodes"),

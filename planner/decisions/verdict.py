@@ -251,7 +251,7 @@ def _answer(best: str, ways: tuple[str, ...], t: dict[str, float], days: dict[st
 
 
 def _bands(b: Band) -> str:
-    """'the extraction hours x0.52-1.92, the training hours x0.63-1.75' (a factor without a band left out)."""
+    """'the extraction hours x0.52-1.92, the training hours x0.69-1.62' (a factor without a band left out)."""
     parts = [f"the {what} hours x{lo:.2f}-{hi:.2f}" for what, (lo, hi) in
              (("extraction", b.extraction), ("training", b.training)) if (lo, hi) != (1.0, 1.0)]
     return ", ".join(parts) or "none"

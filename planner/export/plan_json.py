@@ -101,7 +101,10 @@ TrainingOutput = _projection("TrainingOutput", TrainingPlan, """
     online_gpu_hours online_wall_hours breakeven_epochs disaggregated_gpu_hours disaggregated_wall_hours
     disaggregated_bound breakeven_epochs_disaggregated bounds stage_rates rate_low rate_high samples_per_s_low
     samples_per_s_high offline_wall_hours_low offline_wall_hours_high online_wall_hours_low online_wall_hours_high
-    disaggregated_wall_hours_low disaggregated_wall_hours_high""")
+    disaggregated_wall_hours_low disaggregated_wall_hours_high bound bound_reason overhead_term
+    optimizer_steps_per_epoch memory_gib_per_gpu memory_gib_per_gpu_low memory_gib_per_gpu_high memory_parts_gib
+    memory_row_tokens
+    memory_capacity_gib online_memory_gib_per_gpu fits""")
 
 NodesOutput = _projection("NodesOutput", NodePlan, """
     placement extraction_nodes writing_nodes training_nodes storage_per_node_bytes#

@@ -239,18 +239,25 @@ _BOUND_NAMES = {"compute": "the trainers' compute (FLOPs at the training MFU)", 
 def _training_basis(c: AssumptionContext) -> list[Assumption]:
     """The training rate's basis: the per-sample overhead floor (its value, the runs it is fitted on),
     which bound binds each mode, and the band on the hours (planner/phases/training.py)."""
-    from planner.phases.training import floor_extrapolation, overhead_s_per_token
+    from planner.phases.training import floor_extrapolation, overhead_s_per_token, step_overhead_s_per_pass
     t = c.training
     if t is None:
         return []
-    floor = overhead_s_per_token()
     binds = "; ".join(f"{mode}: {_BOUND_NAMES.get(b, b)}" for mode, b in t.bounds.items())
-    value = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
-             f"{t.gpus / floor:,.0f} tok/s); bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
+    if t.overhead_term in ("", "per token"):
+        floor = overhead_s_per_token()
+        head = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
+                f"{t.gpus / floor:,.0f} tok/s)")
+    else:   # issue 33: EAGLE's floor per optimizer step x TTT step, a packed DFlash trainer's per step
+        passes = f" x {t.ttt_steps or 1} TTT passes" if "TTT" in t.overhead_term else ""
+        head = (f"{step_overhead_s_per_pass():.4g} s {t.overhead_term} per trainer GPU "
+                f"({t.optimizer_steps_per_epoch:,.0f} steps{passes} an epoch on {t.gpus} x {t.gpu}: at most "
+                f"{t.stage_rates.get('offline', {}).get('overhead', 0.0):,.0f} tok/s)")
+    value = (f"{head}; bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
              f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} (offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
     if t.bounds.get("offline") != "compute":
         value += "; the training MFU does not set the offline hours"
-    extra = floor_extrapolation(t.gpu)
+    extra = floor_extrapolation(t.gpu) if t.overhead_term in ("", "per token") else ""
     if extra:
         value += f"; {extra}"
     return [Assumption(name="training per-sample floor and band", value=value, tag="estimate",
@@ -262,7 +269,10 @@ def _training_source() -> str:
     """The floor's and the band's source, from the preset (read once per process)."""
     from planner.presets.specs import load_preset
     preset = load_preset("training_throughput.yaml")
-    return (f"fitted on {', '.join(preset['overhead']['rows'])}: {preset['overhead']['source']}; the band: "
+    step = preset["step_overhead"]
+    return (f"the per-token floor (DFlash by rows) fitted on {', '.join(preset['overhead']['rows'])}: "
+            f"{preset['overhead']['source']}; the per-step floor (EAGLE, packed trainers) fitted on "
+            f"{', '.join(step['rows'])}: {step['source']}; the band: "
             f"90% prediction interval of the {len(preset['rows'])} published runs' log(measured / "
             "predicted) (planner/presets/training_throughput.yaml)")
 

@@ -238,10 +238,16 @@ def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes:
     drafter_params = s.training.drafter_params or estimate
     rows = _mix_row_sums(st, recipe.num_anchors, recipe.attention_window)
     flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
+    longest = max((float(x.lengths.max()) for x in st.row_lengths if len(x.lengths)), default=0.0)
+    max_row = float(eff.max_seq_len or longest)
+    # the memory's row: the longest stored row (capped), a packed trainer's pack
+    mem_row = min(max_row, longest) if longest else max_row
     trn = training(r.model, r.tr_gpu, s.training, st.total, flops, recipe, drafter_params=drafter_params,
                    prefill_mfu=r.tr_gpu.prefill_mfu, bytes_on_disk=st.compressed,
                    read_bytes_per_s=nodes.training_read_bytes_per_s, read_bound=nodes.training_read_bound,
-                   nodes=nodes.training_nodes)
+                   nodes=nodes.training_nodes,
+                   max_row_tokens=float(recipe.pack_tokens) if recipe.scope == "pack" and recipe.pack_tokens
+                   else mem_row)
     d = s.disaggregated
     layout = r.layout
     trn = disaggregated(trn, d, st.total, capture_gpus=d.capture_gpus or ex.gpus_used,
@@ -251,6 +257,5 @@ def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes:
                         stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
                         node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
                         capture_gpus_per_node=s.gpus_per_node,
-                        max_row_tokens=float(eff.max_seq_len or max((float(x.lengths.max()) for x in st.row_lengths
-                                                                      if len(x.lengths)), default=0.0)))
+                        max_row_tokens=max_row)
     return trn, recipe, drafter_params

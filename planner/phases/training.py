@@ -26,7 +26,7 @@ import math
 
 from pydantic import BaseModel, Field, computed_field
 
-from planner.presets.drafter_kinds import DrafterFlops, DrafterKnobs
+from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterFlops, DrafterKnobs
 from planner.findings import Finding, finding
 from planner.phases.extraction import OnNodes, prefill_flops_per_token, usable_memory_bytes
 from planner.scenario import Disaggregated, Training
@@ -63,6 +63,49 @@ def floor_extrapolation(gpu_id: str) -> str:
     return (f"{gpu_id} is not among the GPUs the per-sample floor was fitted on ({', '.join(fitted)}): an "
             f"extrapolation; the band is not widened, as the published runs on other GPUs ({', '.join(others)}) "
             "lie inside it with the floor as fitted")
+
+
+@functools.cache
+def step_overhead_s_per_pass() -> float:
+    """EAGLE's per-step overhead: trainer-GPU seconds per optimizer step x TTT step
+    (training_throughput.yaml `step_overhead`)."""
+    return float(load_preset("training_throughput.yaml")["step_overhead"]["s_per_pass"])
+
+
+def fit_step_overhead(runs: list[dict]) -> float:
+    """The per-step overhead as fitted on `runs` (rows of training_throughput.yaml: gpus, batch,
+    samples_per_s, ttt_steps): the mean of their trainer-GPU seconds per optimizer step x TTT step,
+    gpus x batch / samples_per_s / ttt_steps."""
+    return sum(r["gpus"] * r.get("batch", 1) / r["samples_per_s"] / r["ttt_steps"] for r in runs) / len(runs)
+
+
+def optimizer_steps(recipe: DrafterKnobs, work: Workload, gpus: int) -> float:
+    """Optimizer steps per GPU per epoch: rows / (batch x GPUs) where the trainer batches rows
+    (SpecForge), stored tokens / (pack x GPUs) where it packs them (speculators: one pack per GPU per
+    step). Not rounded up (an estimate: the last step of each rank may be short)."""
+    if recipe.scope == "pack" and recipe.pack_tokens:
+        return work.tokens / recipe.pack_tokens / gpus
+    return work.rows / (max(recipe.batch_size, 1) * gpus)
+
+
+def overhead_seconds(recipe: DrafterKnobs, work: Workload, gpus: int) -> tuple[float, str]:
+    """The overhead floor of one epoch on `gpus` trainers (seconds) and its term. EAGLE kinds unroll
+    the draft layer over `ttt_steps` passes one after another at every optimizer step (SpecForge
+    specforge/algorithms/eagle3/model.py:364-427; speculators models/eagle3/core.py:269-300), so their
+    floor is steps x passes x s_per_pass. A DFlash drafter drafts its blocks in one pass: where its
+    trainer takes rows one by one (SpecForge, TorchSpec: anchors drawn per row,
+    dflash_family_model.py:179-210) it keeps the per-token floor fitted on those trainers' runs
+    (training_throughput.yaml `overhead`); where it packs rows (speculators: one 8,192-token pack per GPU
+    per step, anchors per pack, models/dflash/core.py:359-367) the per-row work is paid once a pack, so
+    its floor is one pass per optimizer step at EAGLE's s_per_pass (an extrapolation: no packed DFlash
+    run was fitted; speculators' own 5K tutorial lands inside the band, bench/users_reports.yaml)."""
+    blocks = DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks
+    if blocks and recipe.scope != "pack":
+        return work.tokens * overhead_s_per_token() / gpus, "per token"
+    steps = optimizer_steps(recipe, work, gpus)
+    if blocks:
+        return steps * step_overhead_s_per_pass(), "per optimizer step"
+    return steps * (recipe.ttt_steps or 1) * step_overhead_s_per_pass(), "per optimizer step x TTT step"
 
 
 def fit_overhead(runs: list[dict]) -> float:
@@ -117,6 +160,95 @@ def _hours_band(mode: str, end: int, fixed: str | None = None):
     return computed_field(property(get), return_type=float)
 
 
+GIB = 2 ** 30
+ACT_BYTES_PER_H = 34       # activation bytes per position per draft layer, in units of H (an estimate below)
+LOGIT_BYTES = 8            # a head logit and its gradient, fp32 (an estimate)
+DFLASH_CHUNK_BLOCKS = 128  # SpecForge specforge/config/schema.py:539 (objective_chunk_blocks 128)
+ACT_BAND = (0.5, 1.5)      # the band on the activations (an estimate: the fixed parts are counted exactly)
+
+
+def memory_parts(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: float, row_tokens: float,
+                 gpus: int) -> dict[str, float]:
+    """Bytes per training GPU at the run's longest row (`row_tokens`; a packed trainer's row is its pack),
+    by part, offline (the target's share online is added by the caller):
+    - drafter weights, bf16: 2 P (every GPU holds them: SpecForge FSDP SHARD_GRAD_OP, specforge/config/schema.py:514);
+    - gradients and the optimizer, sharded over the trainers: bf16 gradients 2 P and AdamW's fp32 master copy
+      and two fp32 moments 12 P (SpecForge specforge/optimizer.py:12-44; speculators keeps fp32 masters,
+      src/speculators/train/config/schema.py:222-224), so 14 P / GPUs;
+    - the frozen embedding and head the drafter runs, bf16: 2 x 2 V H (an estimate: one of each);
+    - activations (an estimate, ACT_BYTES_PER_H x H per position and layer, as for a transformer layer in
+      16-bit with flash attention, Korthikanti et al. 2022, arXiv:2205.05198 section 4.1): EAGLE keeps every
+      one of its TTT passes for the backward, batch x T positions each, with their head's logits (LOGIT_BYTES
+      per logit over the head's vocabulary) and the teacher's soft labels (fp32, once); DFlash runs min(anchors,
+      T) x block positions through its layers over the row's context K/V, its head in chunks of
+      DFLASH_CHUNK_BLOCKS blocks where the trainer checkpoints it (3 passes), at once otherwise;
+    - the captured states fed to the fc, bf16: T x n_aux x H x 2."""
+    H, V = model.hidden_size, model.vocab_size
+    kv = model.num_kv_heads * model.head_dim
+    P = drafter_params
+    kind = DRAFTER_KINDS.lookup(recipe.kind)
+    T = row_tokens * (1 if recipe.scope == "pack" else max(recipe.batch_size, 1))
+    if kind.drafts_blocks:
+        positions = min(recipe.num_anchors or 512, row_tokens) * (recipe.block_size or 16) * \
+            (1 if recipe.scope == "pack" else max(recipe.batch_size, 1))
+        head_positions = min(positions, DFLASH_CHUNK_BLOCKS * (recipe.block_size or 16)) if recipe.head_passes == 3 \
+            else positions
+        context = T * recipe.layers * 2 * kv * 2
+        labels = 0.0
+    else:
+        positions = head_positions = T * (recipe.ttt_steps or 1)
+        context = 0.0
+        labels = T * recipe.head_vocab * 4 if recipe.teacher_vocab else 0.0
+    return {
+        "drafter weights": 2 * P,
+        "gradients and optimizer": 14 * P / max(gpus, 1),
+        "frozen embedding and head": 2 * 2 * V * H,
+        "activations": positions * recipe.layers * ACT_BYTES_PER_H * H
+        + head_positions * recipe.head_vocab * LOGIT_BYTES + context + labels,
+        "captured states": T * recipe.n_aux * H * 2,
+    }
+
+
+def memory_gib(parts: dict[str, float], end: int | None = None) -> float:
+    """GiB of `parts`; `end` 0 or 1: the activations at the low or high end of ACT_BAND."""
+    scale = 1.0 if end is None else ACT_BAND[end]
+    return sum(v * (scale if k == "activations" else 1.0) for k, v in parts.items()) / GIB
+
+
+def memory_fixes(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: float, row_tokens: float, gpus: int,
+                 capacity: float, target_share: float = 0.0) -> list[str]:
+    """Which changes make the training fit `capacity` bytes per GPU, each checked by re-counting the memory
+    with it: a shorter cap (halved until it fits, down to 256 tokens), fewer TTT steps (EAGLE) or anchors
+    (DFlash), more trainers (which shard only the optimizer: up to 8x), and, online, training offline."""
+    def fits(r: DrafterKnobs = recipe, t: float = row_tokens, g: int = gpus, share: float = target_share) -> float:
+        total = sum(memory_parts(model, r, drafter_params=drafter_params, row_tokens=t, gpus=g).values()) + share
+        return total if total <= capacity else 0.0
+    out = []
+    if target_share and (m := fits(share=0.0)):
+        out.append(f"offline instead of online ({m / GIB:,.1f} GiB per GPU)")
+    cap = row_tokens / 2
+    while cap >= 256 and not fits(t=cap):
+        cap /= 2
+    if cap >= 256:
+        out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(t=cap) / GIB:,.1f} GiB per GPU)")
+    if recipe.ttt_steps and recipe.ttt_steps > 1 and not DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
+        for k in range(recipe.ttt_steps - 1, 0, -1):
+            if m := fits(r=recipe.model_copy(update={"ttt_steps": k})):
+                out.append(f"{k} TTT steps ({m / GIB:,.1f} GiB per GPU)")
+                break
+    if recipe.num_anchors and DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
+        a = recipe.num_anchors // 2
+        while a >= 16 and not fits(r=recipe.model_copy(update={"num_anchors": a})):
+            a //= 2
+        if a >= 16:
+            out.append(f"{a} anchors ({fits(r=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)")
+    for more in (2 * gpus, 4 * gpus, 8 * gpus):
+        if m := fits(g=more):
+            out.append(f"{more} training GPUs ({m / GIB:,.1f} GiB per GPU)")
+            break
+    return out
+
+
 class TrainingPlan(OnNodes):
     epochs: float
     drafter_layers: int
@@ -162,6 +294,23 @@ class TrainingPlan(OnNodes):
     samples_per_s_low: float = 0.0   # offline samples/s, the band's ends
     samples_per_s_high: float = 0.0
     stage_rates: dict[str, dict[str, float]] = {}   # mode -> bound -> tokens/s (the finite ones; online's supply: the target's forward)
+    # which term binds the offline training and why (issue 33): `bound` is bounds["offline"]
+    bound: str = ""
+    bound_reason: str = ""
+    # the floor's form: "per token" (DFlash by rows) | "per optimizer step" (DFlash packed) |
+    # "per optimizer step x TTT step" (EAGLE)
+    overhead_term: str = ""
+    optimizer_steps_per_epoch: float = 0.0   # per GPU (rows / batch / GPUs, or stored tokens / pack / GPUs)
+    # memory per training GPU at the run's longest row (planner.phases.training.memory_parts), GiB; the band
+    # on the activations (an estimate); online adds the target's share (its bf16 weights over the trainers)
+    memory_gib_per_gpu: float = 0.0
+    memory_gib_per_gpu_low: float = 0.0
+    memory_gib_per_gpu_high: float = 0.0
+    memory_parts_gib: dict[str, float] = {}
+    memory_row_tokens: float = 0.0
+    memory_capacity_gib: float = 0.0         # usable memory per GPU (planner.phases.extraction.usable_memory_bytes)
+    online_memory_gib_per_gpu: float = 0.0
+    fits: bool = True                         # offline: memory_gib_per_gpu within the capacity
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
     # the band on the hours: hours = tokens / rate, so the fast end (rate_high) gives the low hours.
@@ -182,14 +331,16 @@ class TrainingPlan(OnNodes):
 
 def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
              drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
-             read_bytes_per_s: float, read_bound: str = "local disks", nodes: int = 1) -> TrainingPlan:
+             read_bytes_per_s: float, read_bound: str = "local disks", nodes: int = 1,
+             max_row_tokens: float = 0.0) -> TrainingPlan:
     """`t.epochs` of `flops` on `t.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
     epoch at `read_bytes_per_s` (all nodes together: their disks, or the shared filesystem; planner/phases/nodes.py)."""
     warnings: list[Finding] = []
     peak = gpu.peak_flops("bf16")
     gpus = t.gpus
     flops_h = hours_at(flops.total, gpus * peak * t.mfu)
-    overhead_h = work.tokens * overhead_s_per_token() / gpus / 3600
+    overhead_s, overhead_term = overhead_seconds(recipe, work, gpus)
+    overhead_h = overhead_s / 3600
     compute_h = max(flops_h, overhead_h)
     read_h = hours_at(bytes_on_disk, read_bytes_per_s)
     per_s = {k: work.tokens / (h * 3600) if h else math.inf for k, h in
@@ -200,19 +351,50 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     if bound == "disk read":
         warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
+    steps = optimizer_steps(recipe, work, gpus)
+    floor_text = (f"{overhead_s_per_token():.4g} s per token per GPU" if overhead_term == "per token" else
+                  f"{step_overhead_s_per_pass():.4g} s per optimizer step per GPU ({steps:,.0f} steps an epoch)"
+                  if overhead_term == "per optimizer step" else
+                  f"{step_overhead_s_per_pass():.4g} s per optimizer step x TTT step per GPU ({steps:,.0f} steps x "
+                  f"{recipe.ttt_steps or 1} passes an epoch)")
+    reason = {"compute": f"the drafter's FLOPs at the training MFU {t.mfu:g} ({per_s['compute']:,.0f} tokens/s) are "
+                         f"slower than the overhead floor ({per_s['overhead']:,.0f} tokens/s: {floor_text})",
+              "io": f"reading the stored states from the {read_bound} ({per_s['io']:,.0f} tokens/s) is slower than the "
+                    f"drafter's compute ({per_s['compute']:,.0f}) and the overhead floor ({per_s['overhead']:,.0f})",
+              "overhead": f"the overhead floor, {floor_text}, allows {per_s['overhead']:,.0f} tokens/s, below the "
+                          f"{per_s['compute']:,.0f} the drafter's FLOPs allow at the training MFU {t.mfu:g}"}[kind]
     if kind == "overhead":
-        extra = floor_extrapolation(gpu.id)
-        warnings.append(finding("training-floor", f"offline training is bound by the per-sample overhead floor, "
-                                f"{overhead_s_per_token():.4g} s per token per GPU: {gpus} x {gpu.id} train at most "
+        extra = floor_extrapolation(gpu.id) if overhead_term == "per token" else ""
+        warnings.append(finding("training-floor", f"offline training is bound by the {overhead_term} overhead floor, "
+                                f"{floor_text}: {gpus} x {gpu.id} train at most "
                                 f"{per_s['overhead']:,.0f} tokens/s, against {per_s['compute']:,.0f} from their compute "
                                 f"at the training MFU {t.mfu:g}, which does not set these hours"
                                 + (f"; {extra}" if extra else "")))
     target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
-    online_fits = model.weight_bytes("bf16") + 16 * drafter_params <= gpus * usable_memory_bytes(gpu)
+    row = max_row_tokens or (work.tokens / work.rows if work.rows else 0.0)
+    parts = memory_parts(model, recipe, drafter_params=drafter_params, row_tokens=row, gpus=gpus)
+    capacity = usable_memory_bytes(gpu)
+    target_share = model.weight_bytes("bf16") / gpus
+    mem = memory_gib(parts)
+    fits = mem * GIB <= capacity
+    online_mem = mem + target_share / GIB
+    online_fits = online_mem * GIB <= capacity
+    if not fits:
+        fixes = memory_fixes(model, recipe, drafter_params=drafter_params, row_tokens=row, gpus=gpus, capacity=capacity)
+        warnings.append(finding("training-memory", f"training does not fit in memory: {mem:,.1f} GiB per GPU "
+                                f"(estimate {memory_gib(parts, 0):,.1f}-{memory_gib(parts, 1):,.1f}; activations "
+                                f"{parts['activations'] / GIB:,.1f}) at the longest row of {row:,.0f} tokens against "
+                                f"{capacity / GIB:,.1f} usable on a {gpu.id}; "
+                                + ("what fits, each re-counted: " + "; ".join(fixes) if fixes else
+                                   "none of a shorter cap, fewer TTT steps or anchors, or 8x the GPUs fits")))
     if not online_fits:
+        fixes = memory_fixes(model, recipe, drafter_params=drafter_params, row_tokens=row, gpus=gpus, capacity=capacity,
+                             target_share=target_share)
         warnings.append(finding("online-does-not-fit", f"online training needs the target "
-                                f"({model.weight_bytes('bf16') / 1e9:,.0f} GB) and the drafter's training state on the "
-                                f"{gpus} x {gpu.id}: it does not fit"))
+                                f"({model.weight_bytes('bf16') / 1e9:,.0f} GB, {target_share / GIB:,.1f} GiB per GPU) "
+                                f"and the drafter's training state ({mem:,.1f} GiB) on each of the {gpus} x {gpu.id} "
+                                f"({capacity / GIB:,.1f} GiB usable): it does not fit"
+                                + ("; what fits, each re-counted: " + "; ".join(fixes) if fixes else "")))
     target_rate = work.tokens / (target_h * 3600) if target_h else math.inf
     on_rate, on_kind = online_pace(compute=per_s["compute"], supply=target_rate, overhead=per_s["overhead"])
     epoch_on = hours_at(work.tokens, on_rate)
@@ -232,7 +414,12 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
         stage_rates={"offline": _finite(per_s), "online": _finite({"compute": per_s["compute"], "overhead": per_s["overhead"],
                                                                   "supply": target_rate})},
         rate_low=low, rate_high=high, samples_per_s_low=work.rows / seconds * low if seconds else 0.0,
-        samples_per_s_high=work.rows / seconds * high if seconds else 0.0)
+        samples_per_s_high=work.rows / seconds * high if seconds else 0.0,
+        bound=kind, bound_reason=reason, overhead_term=overhead_term, optimizer_steps_per_epoch=steps,
+        memory_gib_per_gpu=mem, memory_gib_per_gpu_low=memory_gib(parts, 0),
+        memory_gib_per_gpu_high=memory_gib(parts, 1),
+        memory_parts_gib={k: v / GIB for k, v in parts.items()}, memory_row_tokens=row,
+        memory_capacity_gib=capacity / GIB, online_memory_gib_per_gpu=online_mem, fits=fits)
 
 
 def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture_gpus: int, train_gpus: int,
@@ -251,7 +438,9 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
         if stream_bytes_per_token else math.inf
     peak = train_gpu.peak_flops("bf16")
     compute_rate = train_gpus * peak * train_mfu / tp.flops_per_token if tp.flops_per_token else math.inf
-    overhead_rate = train_gpus / overhead_s_per_token()
+    # the overhead floor scales with the trainers in both its terms (per token, per optimizer step)
+    off = tp.stage_rates.get("offline", {}).get("overhead", math.inf)
+    overhead_rate = off * train_gpus / tp.gpus if tp.gpus else math.inf
     rate, kind = pace(compute=compute_rate, supply=capture_rate, io=network_rate, overhead=overhead_rate)
     rates = {"capture": capture_rate, "network": network_rate, "training": min(compute_rate, overhead_rate)}
     bound = {"supply": "capture", "io": "network"}.get(kind, "training")

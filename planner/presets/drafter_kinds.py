@@ -55,6 +55,7 @@ class DrafterKnobs(BaseModel):
     head_passes: int
     teacher_vocab: int          # 0: no teacher pass
     attention_window: int | None
+    batch_size: int = 1         # rows per GPU per optimizer step (a pack scope: one pack)
     from_layout: list[str] = []
 
 
@@ -88,7 +89,8 @@ def knobs(spec: LayoutSpec, model: ModelSpec, *, captured_layers: int, draft_lay
         kind=kind, layers=draft_layers, n_aux=max(n_aux, 1), ttt_steps=steps, num_anchors=anchors, block_size=block,
         scope=str(t.scope.value), pack_tokens=None if t.pack_tokens is None else int(t.pack_tokens.value),
         head_vocab=head_vocab, head_passes=int(t.head_passes.value), teacher_vocab=teacher_vocab,
-        attention_window=None if t.attention_window is None else int(t.attention_window.value), from_layout=taken)
+        attention_window=None if t.attention_window is None else int(t.attention_window.value),
+        batch_size=int(t.batch_size.value), from_layout=taken)
 
 
 @dataclass(frozen=True)

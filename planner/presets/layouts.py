@@ -61,7 +61,8 @@ class LayoutTraining(_Strict):
     - head_passes: matmul passes of that head (2 frozen: forward + input gradient; 3 trained, or
       frozen and recomputed under checkpointing);
     - teacher: a no-grad pass of the target's head per token for the soft labels (none, full, draft);
-    - attention_window: the draft layers' sliding window, if any."""
+    - attention_window: the draft layers' sliding window, if any;
+    - batch_size: rows per GPU per optimizer step (row scope; a pack scope steps one pack per GPU)."""
 
     ttt_steps: Default | None = None
     num_anchors: Default | None = None
@@ -72,6 +73,8 @@ class LayoutTraining(_Strict):
     head_passes: Default = Default(value=2, source="a frozen head: forward and input gradient")
     teacher: Default = Default(value="none", source="hard labels: no teacher pass")
     attention_window: Default | None = None
+    batch_size: Default = Default(value=1, source="estimate: one row per GPU per optimizer step (the trainer's "
+                                                   "batch was not read)")
 
 
 def dflash_layers(num_layers: int, n: int) -> list[int]:

@@ -59,6 +59,19 @@ def test_the_overhead_floor_is_the_fit_of_its_runs():
     assert overhead_s_per_token() == pytest.approx(fit, rel=1e-4)
 
 
+def test_the_eagle_step_overhead_is_the_fit_of_its_runs():
+    from planner.presets.specs import load_preset
+    from planner.phases.training import fit_step_overhead, step_overhead_s_per_pass
+    data = load_preset("training_throughput.yaml")
+    rows = {r["id"]: r for r in data["rows"]}
+    runs = [rows[i] for i in data["step_overhead"]["rows"]]
+    # SpecForge PR 37: 8 trainers x batch 1 / 37.8 samples/s / 7 TTT passes = 0.0302343 s per optimizer
+    # step x TTT step (the lost attempt's 0.030234 checks out: 68,000 / 1,800 s rounded to 37.8)
+    assert [(r["gpus"], r["batch"], r["samples_per_s"], r["ttt_steps"]) for r in runs] == [(8, 1, 37.8, 7)]
+    assert fit_step_overhead(runs) == pytest.approx(8 / 37.8 / 7, rel=1e-12) == pytest.approx(0.0302343, rel=1e-6)
+    assert step_overhead_s_per_pass() == pytest.approx(fit_step_overhead(runs), rel=1e-4)
+
+
 def test_glaive_end_of_turn_markers_and_system_prefix_are_not_text():
     from planner.catalog.formats import to_turns
     # glaive-function-calling-v2 as published: "SYSTEM: " before the system text, "<|endoftext|>"

@@ -158,23 +158,24 @@ def test_verdict_and_break_evens_worked_by_hand():
     from planner.decisions.verdict import verdict
     # S3 for one fixed month: storage 0.032787584 TB x $23 = $0.754114432. From test_costs.py: the
     # regeneration $0.833333 (both ways; capture rides along in the fixed mode), training offline at
-    # the per-sample overhead floor (issue 22: 1e6 tokens x 2.5468e-4 s / 16 GPUs = 15.9175 s an epoch)
-    # 3 x 15.9175 s x 16 x $2 / 3600 = $0.424467, online with the target forward 1.952762 s an epoch:
-    # 3 x (15.9175 + 1.952762) x 16 x $2 / 3600 = $0.476540 ($0.0173579 more per epoch online).
-    # offline $0.833333 + 0.424467 + 0.754114 = $2.011914; online 0.833333 + 0.476540 = $1.309873:
+    # EAGLE's per-step overhead floor (issue 33: 1,000 rows / 16 GPUs x 7 TTT passes x 0.030234 s =
+    # 13.227375 s an epoch; the per-token floor's 15.9175 s before)
+    # 3 x 13.227375 s x 16 x $2 / 3600 = $0.352730, online with the target forward 1.952762 s an epoch:
+    # 3 x (13.227375 + 1.952762) x 16 x $2 / 3600 = $0.404804 ($0.0173579 more per epoch online).
+    # offline $0.833333 + 0.352730 + 0.754114 = $1.940177; online 0.833333 + 0.404804 = $1.238137:
     # online is cheapest.
-    # disaggregated: capture-bound 2 x 500 tok/s (the trainers' floor allows 16 / 2.5468e-4 = 62,824),
+    # disaggregated: capture-bound 2 x 500 tok/s (the trainers' floor allows 1e6 / 13.227375 = 75,601),
     # 1e6 tokens = 1,000 s an epoch on 2 x $3 + 16 x $2:
     # 3 x 1,000 / 3600 x 38 = $31.666667 + the regeneration $0.833333 = $32.5
     p = plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3",
                                storage_months=1)))
     v = verdict(p)
     assert v.cheapest == "online"
-    assert v.totals_usd["offline"] == pytest.approx(2.011914, rel=1e-6)
-    assert v.totals_usd["online"] == pytest.approx(1.309873, rel=1e-5)
+    assert v.totals_usd["offline"] == pytest.approx(1.940177, rel=1e-6)
+    assert v.totals_usd["online"] == pytest.approx(1.238137, rel=1e-5)
     assert v.totals_usd["disaggregated"] == pytest.approx(32.5, rel=1e-6)
     b = v.breakeven
-    # offline wins once storage < 0.476540 - 0.424467 = $0.0520737 (the floor is paid both ways, so the
+    # offline wins once storage < 0.404804 - 0.352730 = $0.0520737 (the floor is paid both ways, so the
     # difference is the target forward alone: 3 x 0.0173579):
     # price 0.0520737 / 0.032787584 TB = $1.588216 per TB-month (one month)
     assert b["storage_usd_per_tb_month"] == pytest.approx(1.588216, rel=2e-5)
@@ -185,14 +186,14 @@ def test_verdict_and_break_evens_worked_by_hand():
     # no transfer: the link moves nothing; the extraction GPUs only regenerate, which both ways pay
     assert b["link_gbps"] is None and b["extraction_gpu_usd_per_hour"] is None
     assert v.flips_to["storage_usd_per_tb_month"] == "offline"
-    assert v.sentence.startswith("Online is cheapest: $1.31 against $2.01 offline")
+    assert v.sentence.startswith("Online is cheapest: $1.24 against $1.94 offline")
     # the sentence turns when the price crosses its break-even
     below = verdict(plan(small(costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0,
                                            storage_usd_per_tb_month=1.5, storage_months=1))))
-    # offline $0.833333 + 0.424467 + 0.0327876 TB x $1.50 = $1.307 against online's $1.309873: $0.003 less, far
-    # inside the training rate's band (hours x0.63-1.75 move online's 0.476540 more than offline's 0.424467): a tie
+    # offline $0.833333 + 0.352730 + 0.0327876 TB x $1.50 = $1.235 against online's $1.238137: $0.003 less, far
+    # inside the training rate's band (hours x0.69-1.62 move online's 0.404804 more than offline's 0.352730): a tie
     assert below.cheapest == "offline" and below.tie and below.tied_with == ["online"]
-    assert below.sentence.startswith("Offline and online tie: $1.31 against $1.31 online")
+    assert below.sentence.startswith("Offline and online tie: $1.24 against $1.24 online")
 
 
 def test_estimate_text_and_json_carry_the_verdict(tmp_path, default_json):

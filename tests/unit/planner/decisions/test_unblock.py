@@ -87,14 +87,16 @@ def test_a_gap_inside_the_bands_is_a_tie_with_what_decides_it():
     v = verdict(p, cat)
     b = U.band(p)
     # offline $292.45 x x + $1,663.79 x y (local disks: no rent); online $91.24 x + $1,963.49 y, with x the
-    # extraction hours' factor (0.522-1.915) and y the training hours' (1/1.578 = 0.634 to 1/0.573 = 1.745).
-    # offline - online = 201.21 x - 299.70 y: +98.49 at (1, 1); at x = 1.915, y = 1: +85.63 > 0 and at
-    # x = 1, y = 0.634: +11.28 > 0: online is cheaper with either band alone: both rates would decide it
-    assert b.training == pytest.approx((1 / 1.578, 1 / 0.573), rel=1e-9)
-    assert U.tied(b, "offline", "online") == "both"
-    assert v.cheapest == "offline" and v.tie and v.tied_with == ["online"] and v.decided_by == "both"
+    # extraction hours' factor (0.522-1.915) and y the training hours' (1/1.449 = 0.690 to 1/0.618 = 1.618;
+    # 1/1.578 = 0.634 to 1/0.573 = 1.745 before issue 33 refitted the band on the per-step EAGLE floor).
+    # online - offline = -201.21 x + 299.70 y: +98.49 at (1, 1); at x = 1.915, y = 1: -85.63 < 0, online
+    # cheaper; at x = 1, y = 0.690: +5.61 > 0, offline still cheaper (at 0.634 it was -11.28): the
+    # extraction rate alone decides it now (both did before)
+    assert b.training == pytest.approx((1 / 1.449, 1 / 0.618), rel=1e-9)
+    assert U.tied(b, "offline", "online") == "extraction"
+    assert v.cheapest == "offline" and v.tie and v.tied_with == ["online"] and v.decided_by == "extraction"
     assert v.sentence.startswith("Offline and online tie: $1,956 against $2,055 online, a gap of $98.49 inside the "
-                                 "figures' bands (the extraction hours x0.52-1.92, the training hours x0.63-1.75), "
+                                 "figures' bands (the extraction hours x0.52-1.92, the training hours x0.69-1.62), "
                                  "and $3,273 disaggregated;")
     # time beside money: online ends on day 2.51, offline on 4.62: 2.1 days sooner
     assert "meanwhile online finishes 2.1 days sooner." in v.sentence

@@ -62,7 +62,11 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
                # issue 22: which bound binds, each bound's rate, the band and the hours at its ends
                "bounds", "stage_rates", "rate_low", "rate_high", "samples_per_s_low", "samples_per_s_high",
                "offline_wall_hours_low", "offline_wall_hours_high", "online_wall_hours_low",
-               "online_wall_hours_high", "disaggregated_wall_hours_low", "disaggregated_wall_hours_high"])
+               "online_wall_hours_high", "disaggregated_wall_hours_low", "disaggregated_wall_hours_high",
+               # issue 33: which term binds and why, the overhead's form, the memory per GPU and whether it fits
+               "bound", "bound_reason", "overhead_term", "optimizer_steps_per_epoch", "memory_gib_per_gpu",
+               "memory_gib_per_gpu_low", "memory_gib_per_gpu_high", "memory_parts_gib", "memory_row_tokens",
+               "memory_capacity_gib", "online_memory_gib_per_gpu", "fits"])
     _in_order(list(d["cost_usd"]), ["extraction", "regeneration", "transfer", "storage", "training_offline",
                                     "training_online", "total_offline", "total_online"],
               ["training_disaggregated", "total_disaggregated",

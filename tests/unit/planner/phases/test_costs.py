@@ -38,14 +38,16 @@ def test_cost_of_each_phase():
     assert c.storage == pytest.approx(1.5082288640, rel=1e-9)
     # egress $0.09/GB x 32.787584 GB = $2.950883
     assert c.transfer == pytest.approx(2.95088256, rel=1e-9)
-    # training offline, at the overhead floor: 3 x 15.9175 s x 16 GPUs = 0.212233 GPU-h x $2 = $0.424467
-    assert c.training_offline == pytest.approx(0.424467, rel=1e-5)
-    # online: 3 x (15.9175 + 1.952762) s x 16 = 0.238270 GPU-h x $2 = $0.476540
-    assert c.training_online == pytest.approx(0.476540, rel=1e-5)
-    # offline total: 0.833333 + 2.950883 + 1.508229 + 0.424467 = $5.716912
-    assert c.total_offline == pytest.approx(5.716912, rel=1e-6)
-    # online total: the regeneration and the training with the target forward: 0.833333 + 0.476540
-    assert c.total_online == pytest.approx(1.309873, rel=1e-5)
+    # training offline, at EAGLE's per-step floor (issue 33: 1,000 rows / 16 GPUs x 7 TTT passes x
+    # 0.030234 s = 13.227375 s an epoch; the per-token floor gave 15.9175 s, $0.424467, before):
+    # 3 x 13.227375 s x 16 GPUs = 0.176365 GPU-h x $2 = $0.352730
+    assert c.training_offline == pytest.approx(0.352730, rel=1e-5)
+    # online: 3 x (13.227375 + 1.952762) s x 16 = 0.202402 GPU-h x $2 = $0.404804
+    assert c.training_online == pytest.approx(0.404804, rel=1e-5)
+    # offline total: 0.833333 + 2.950883 + 1.508229 + 0.352730 = $5.645175
+    assert c.total_offline == pytest.approx(5.645175, rel=1e-6)
+    # online total: the regeneration and the training with the target forward: 0.833333 + 0.404804
+    assert c.total_online == pytest.approx(1.238137, rel=1e-5)
 
 
 def test_break_even_epochs():
@@ -59,7 +61,7 @@ def test_break_even_epochs():
 
 def test_no_break_even_when_offline_costs_more_per_epoch():
     # 64 trainers in one node reading its one nvme-gen4 (2.9 GB/s): 32.787584e9 / 2.9e9 = 11.306 s per
-    # epoch offline against the floor 1e6 x 0.00025468 / 64 = 3.979 s + the target's 1.952762 x 16 / 64
+    # epoch offline against the floor 1,000 / 64 x 7 x 0.030234 = 3.307 s + the target's 1.952762 x 16 / 64
     # = 0.488 s online: offline never catches up
     p = plan(priced(training=Training(gpu="h100-sxm", gpus=64, gpus_per_node=64, epochs=3, disk="nvme-gen4")))
     assert p.training.offline_bound == "disk read"
@@ -76,9 +78,9 @@ def test_disaggregated_pays_capture_and_trainers_every_epoch():
     assert p.cost_usd.training_disaggregated == pytest.approx(3 * 22.136604, rel=1e-6)
     # + the regeneration, once, on the capture GPUs: 0.138889 h x 2 x $3 = $0.833333
     assert p.cost_usd.total_disaggregated == pytest.approx(0.833333 + 3 * 22.136604, rel=1e-6)
-    # offline's fixed $4.459111 over the $22.136604 - $0.141489 (15.9175 s x 16 x $2) it saves per epoch:
-    # from 4.459111 / 21.995115 = 0.202732 epochs on
-    assert p.cost_usd.breakeven_epochs_disaggregated == pytest.approx(0.202732, rel=1e-5)
+    # offline's fixed $4.459111 over the $22.136604 - $0.117577 (13.227375 s x 16 x $2) it saves per epoch:
+    # from 4.459111 / 22.019027 = 0.202512 epochs on
+    assert p.cost_usd.breakeven_epochs_disaggregated == pytest.approx(0.202512, rel=1e-5)
 
 
 def test_preset_prices_and_a_gpu_without_one():

@@ -76,9 +76,11 @@ def test_dflash_cost_stops_growing_with_length_past_the_anchor_budget():
 # EAGLE-3, 7 steps, 1,000 rows of 1,000 tokens on 16 x H100 (989e12 BF16) at the preset training MFU 0.32:
 #   1e6 tokens x 16,283,402,240 / (16 x 989e12 x 0.32) = 3.215725 s per epoch
 COMPUTE_S = 1e6 * 16_283_402_240 / (16 * 989e12 * 0.32)
-# issue 22: never faster than the per-sample overhead floor, 0.00025468 trainer-GPU s per token
-# (training_throughput.yaml `overhead`): 1e6 x 0.00025468 / 16 = 15.9175 s per epoch, the pace here
-OVERHEAD_S = 1e6 * 0.00025468 / 16
+# issue 33: EAGLE's overhead floor is per optimizer step x TTT step, 0.030234 trainer-GPU s
+# (training_throughput.yaml `step_overhead`), SpecForge's batch 1 per GPU: 1,000 rows / 16 GPUs = 62.5
+# steps x 7 passes x 0.030234 = 13.227375 s per epoch, the pace here (it was the per-token floor,
+# 1e6 x 0.00025468 / 16 = 15.9175 s, before issue 33: DFlash keeps that one)
+OVERHEAD_S = 1000 / 16 * 7 * 0.030234
 # the stored bytes: 1e6 tokens x (8 x 4096 + 16) = 32.784e9, plus 1,000 files x (1,536 header + 2,048
 # half block) = 3.584e6 -> 32,787,584,000
 STORED = 32_787_584_000
@@ -89,10 +91,10 @@ TARGET_S = 1e6 * 15_450_252_288 / (16 * 989e12 * 0.5)
 
 def test_offline_disk_read_bound_in_one_node():
     # 64 GPUs in one node of 64: the node's one nvme-gen4 reads 2.90 GB/s: 32,787,584,000 / 2.9e9 =
-    # 11.30606 s, above the floor 1e6 x 0.00025468 / 64 = 3.97938 s and the FLOPs (3.2157 x 16 / 64)
+    # 11.30606 s, above the floor 1,000 / 64 x 7 x 0.030234 = 3.306844 s and the FLOPs (3.2157 x 16 / 64)
     t = plan(rows(1000, 500, "specforge-eagle3").with_changes(
         training={"gpu": "h100-sxm", "gpus": 64, "gpus_per_node": 64, "epochs": 3, "disk": "nvme-gen4"})).training
-    assert t.compute_hours_per_epoch == pytest.approx(1e6 * 0.00025468 / 64 / 3600, rel=1e-9)
+    assert t.compute_hours_per_epoch == pytest.approx(1000 / 64 * 7 * 0.030234 / 3600, rel=1e-9)
     assert t.read_hours_per_epoch == pytest.approx(STORED / 2.9e9 / 3600, rel=1e-9)
     assert t.offline_bound == "disk read"
     assert t.offline_wall_hours == pytest.approx(3 * 11.306063 / 3600, rel=1e-6)
@@ -103,7 +105,7 @@ def test_offline_disk_read_bound_in_one_node():
 
 def test_offline_overhead_bound_on_a_fast_raid():
     t = plan(rows(1000, 500, "specforge-eagle3", disk="node-raid0")).training
-    # node-raid0 reads 14 GB/s: 32,787,584,000 / 28e9 = 1.17099 s; FLOPs 3.2157 s; the floor 15.9175 s
+    # node-raid0 reads 14 GB/s: 32,787,584,000 / 28e9 = 1.17099 s; FLOPs 3.2157 s; the floor 13.227375 s
     assert t.read_hours_per_epoch == pytest.approx(STORED / 28e9 / 3600, rel=1e-9)
     assert t.overhead_hours_per_epoch == pytest.approx(OVERHEAD_S / 3600, rel=1e-9)
     assert t.offline_bound == "per-sample overhead"
@@ -112,7 +114,7 @@ def test_offline_overhead_bound_on_a_fast_raid():
 
 def test_offline_compute_bound_on_a_slow_gpu():
     # on 16 x RTX 4090 (165e12 BF16): 1e6 x 16,283,402,240 / (16 x 165e12 x 0.32) = 19.2748 s of FLOPs,
-    # above the floor 15.9175 s and the read (2 nodes x 14 GB/s: 1.17099 s)
+    # above the floor 13.227375 s and the read (2 nodes x 14 GB/s: 1.17099 s)
     t = plan(rows(1000, 500, "specforge-eagle3").with_changes(
         training={"gpu": "rtx-4090", "gpus": 16, "epochs": 3, "disk": "node-raid0"})).training
     assert t.offline_bound == "compute"
@@ -218,10 +220,10 @@ def test_a_disaggregated_plan_bound_by_its_supply_carries_the_band():
     # offline on a fast RAID: the floor binds (test_offline_overhead_bound_on_a_fast_raid); online too
     # (the target's forward, 1.95 s, is under the drafter's floor, 15.92 s)
     assert t.bounds["offline"] == "overhead" and t.bounds["online"] == "overhead"
-    # the band: the preset's multipliers on the rate, 0.573 .. 1.578 (refitted below)
-    assert (t.rate_low, t.rate_high) == rate_band() == (0.573, 1.578)
-    assert t.samples_per_s_low == pytest.approx(0.573 * t.samples_per_s, rel=1e-12)
-    assert t.samples_per_s_high == pytest.approx(1.578 * t.samples_per_s, rel=1e-12)
+    # the band: the preset's multipliers on the rate, 0.618 .. 1.449 (refitted below)
+    assert (t.rate_low, t.rate_high) == rate_band() == (0.618, 1.449)
+    assert t.samples_per_s_low == pytest.approx(0.618 * t.samples_per_s, rel=1e-12)
+    assert t.samples_per_s_high == pytest.approx(1.449 * t.samples_per_s, rel=1e-12)
 
 
 def test_the_training_band_is_the_fit_of_the_published_runs():
