@@ -37,8 +37,6 @@ ALLOWED: dict[str, tuple[int, int]] = {
     "planner/export/report.py:article_comparison": (41, 18),
     "planner/export/report.py:text_report": (71, 16),
     "planner/export/slurm.py:slurm_script": (72, 15),
-    "planner/phases/training.py:memory_fixes": (32, 18),
-    "planner/phases/training.py:training": (91, 22),
     "planner/planning.py:plan": (71, 18),
     "planner/runs/calibration.py:RunCalibration._disk_verdict": (47, 29),
     "planner/runs/calibration.py:_calibration": (93, 55),
