@@ -442,6 +442,50 @@ def users_markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def capture_reports(data: dict | None = None) -> list[dict]:
+    """Each scored capture report (bench/users_reports.yaml `capture`, issue 33 item 1) against the plan's
+    capture hours and band: the report's layout (so its pipeline's capture path), target, GPUs and rows, no
+    regeneration (the reports time the capture pass alone)."""
+    from planner import plan
+    from planner.scenario import MixItem, Scenario, UniformMix
+    cap = (data or users_data())["capture"]
+    score = set(cap["split"]["score"])
+    if set(cap["split"]["fit"]) & score or set(cap["split"]["fit"]) | score != set(cap["sources"]):
+        raise ValueError("users_reports.yaml capture.split must part capture.sources")
+    out = []
+    for r in (x for x in cap["reports"] if x["source"] in score):
+        kw = dict(layout=r["layout"], model=r["model"], extraction_gpu=r["gpu"], extraction_gpus=r["gpus"],
+                  regenerate=False)
+        if "component" in r:
+            from planner.catalog.stats import get_catalog
+            rows = get_catalog().components[r["component"]].rows_available
+            kw["mix"] = [MixItem(id=r["component"], rows=rows)]
+        else:
+            kw["uniform"] = UniformMix(samples=r["samples"], tokens=r["tokens"], response_tokens=0)
+        e = plan(Scenario(**kw)).extraction
+        low, high = e.wall_hours_low, e.wall_hours_high
+        src = cap["sources"][r["source"]]
+        out.append({"id": r["id"], "source": r["source"], "url": src["url"], "date": str(src["date"]),
+                    "path": e.capture_path, "setup": f"{r['model']}, {r['gpus']} x {r['gpu']}, "
+                    f"{e.replicas} x {e.tp_per_replica} ({e.capture_split})", "measured": r["hours"],
+                    "predicted": e.capture_hours, "low": low, "high": high, "ratio": e.capture_hours / r["hours"],
+                    "inside": low is not None and low <= r["hours"] <= high, "assumed": r.get("assumed", "")})
+    return out
+
+
+def capture_markdown(rows: list[dict]) -> str:
+    """The capture reports' table: each report, its hours, the plan's capture hours with its band, in or out."""
+    lines = [("| capture report (source, date) | path | setup (replicas x GPUs each) | hours reported | "
+              "planner (band) | in |"), "|---|---|---|---|---|---|"]
+    for r in rows:
+        band = "no band" if r["low"] is None else f"{r['low']:.2f}-{r['high']:.2f}"
+        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['path']} | {r['setup']} | {r['measured']:.2f} | "
+                     f"{r['predicted']:.2f} ({band}) | {'in' if r['inside'] else 'out'} |")
+    lines.append(f"\ncapture reports (scored, none fitted): inside the band {sum(r['inside'] for r in rows)}/"
+                 f"{len(rows)}, rms log error {log_error([r['ratio'] for r in rows]):.2f}")
+    return "\n".join(lines)
+
+
 def target_size_line() -> str:
     """The target-size term per drafter kind (planner/phases/quality.py target_term): beta from its T = 0
     series and the slopes its band spans."""
@@ -530,12 +574,15 @@ def main() -> None:
         print(users_markdown(users_reports()))
         print(spread_line())
         print()
+        print(capture_markdown(capture_reports()))
+        print()
         print(training_users_markdown(training_user_rows()))
         return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
     if a.json:
         out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports(),
+               "capture_reports": capture_reports(),
                "users_training_reports": training_user_rows()}
         if a.fit:
             out["fit"] = _fits()
@@ -547,6 +594,8 @@ def main() -> None:
     print()
     print(users_markdown(users_reports()))
     print(spread_line())
+    print()
+    print(capture_markdown(capture_reports()))
     print()
     print(training_users_markdown(training_user_rows()))
     print()

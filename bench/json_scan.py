@@ -11,6 +11,20 @@ The inputs are written to a scratch folder under /tmp (removed at the end):
   pairs      elements that are arrays of 100,000 short bracket runs each: [[[[]],[[]],...],...]
   sharegpt   ordinary ShareGPT records, as a JSON array and as JSONL
 Each is timed once (the scan only; nothing is parsed or counted).
+
+    .venv/bin/python bench/json_scan.py --libraries [--scale 0.5]
+
+compares the hand-written splitter with the two libraries that could replace it, each in its own
+process (peak RSS growth from VmHWM, as tests/unit/planner/catalog/test_json_array.py measures it),
+on the hostile inputs the tests use:
+  bound      120 MB of 4 KB records, then one element of 17 MiB (over MAX_LINE_BYTES, 16 MiB)
+  huge       one element of 200 MB (a single record the size of the file)
+  deep       two elements 100,000 brackets deep around "x" (past json.loads' nesting)
+  bad        good records around one broken element ({"a": tru}) and one NaN
+  sharegpt   200 MB of ordinary records (speed)
+  hand    formats._array_elements: the element's bytes, None over the bound
+  ijson   ijson.items(fh, "item") (yajl2_c backend), if ijson is importable
+  duckdb  read_json_objects(path, format='array'): its default maximum_object_size, and raised to 1 GiB
 """
 from __future__ import annotations
 
@@ -68,12 +82,118 @@ def _jsonl(path: Path) -> tuple[float, int]:
     return time.perf_counter() - t0, n
 
 
+LIBRARY_RUN = r"""
+import json, sys, time
+def kib(key):
+    return int([l.split()[1] for l in open('/proc/self/status') if l.startswith(key)][0])
+how, path = sys.argv[1], sys.argv[2]
+from planner.catalog import formats
+import duckdb
+try:
+    import ijson
+except ImportError:
+    ijson = None
+before = kib('VmRSS:')
+t0 = time.perf_counter()
+n = over = 0
+try:
+    if how == 'hand':
+        def chunks():
+            with open(path, 'rb') as fh:
+                while chunk := fh.read(formats.ARRAY_CHUNK_BYTES):
+                    yield chunk
+        for _, payload in formats._array_elements(chunks(), path):
+            n, over = n + 1, over + (payload is None)
+    elif how == 'ijson':
+        if ijson is None:
+            raise ImportError('ijson is not installed')
+        with open(path, 'rb') as fh:
+            for _ in ijson.items(fh, 'item'):
+                n += 1
+    else:
+        size = '' if how == 'duckdb' else ', maximum_object_size=1073741824'
+        con = duckdb.connect()
+        n, over = con.execute(
+            f"SELECT count(*), count(*) FILTER (WHERE octet_length(json::BLOB) > {formats.MAX_LINE_BYTES}) "
+            f"FROM read_json_objects(?, format='array'{size})", [path]).fetchone()
+    outcome = 'ok'
+except Exception as e:
+    outcome = (type(e).__name__ + ': ' + str(e).splitlines()[0])[:90]
+print(json.dumps({"elements": n, "over": over, "s": round(time.perf_counter() - t0, 2),
+                  "growth_mb": round((kib('VmHWM:') - before) / 1024), "outcome": outcome}))
+"""
+
+
+def _hostile(tmp: Path, mb: int) -> dict[str, Path]:
+    """The hostile inputs of the --libraries table (see the module's docstring)."""
+    rec = json.dumps({"conversations": [{"from": "human", "value": "q " * 700},
+                                        {"from": "gpt", "value": "a " * 1300}]})
+    files = {}
+    f = files["bound"] = tmp / "bound.json"
+    over = json.dumps({"conversations": [{"from": "gpt", "value": "z" * (17 * 2**20)}]})
+    _write(f, b"[", rec.encode(), 120 * mb, b"," + over.encode() + b"]")
+    f = files["huge"] = tmp / "huge.json"
+    f.write_bytes(b'[{"conversations": [{"from": "gpt", "value": "' + b"z" * (200 * mb) + b'"}]}]')
+    deep = b"[" * 100_000 + b"]" * 100_000
+    f = files["deep"] = tmp / "deep.json"
+    f.write_bytes(b"[" + deep + b', "x", ' + deep + b"]")
+    f = files["bad"] = tmp / "bad.json"
+    f.write_text("[" + ",".join([rec, '{"a": tru}', rec, '{"a": NaN}', rec]) + "]")
+    f = files["sharegpt"] = tmp / "sharegpt.json"
+    _write(f, b"[", _records(), 200 * mb, b"]")
+    return files
+
+
+def _cap_memory() -> None:
+    """Each library's run gets 4 GiB of address space: one that grows without bound (ijson on deep
+    nesting grew until the kernel killed it) fails alone, not the machine."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
+
+
+def libraries(mb: int) -> dict:
+    """{input: {method: the run's figures}} for the --libraries table, each run in its own process."""
+    import os
+    import subprocess
+    tmp = Path(tempfile.mkdtemp(prefix="planner-json-libs-"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    out: dict = {}
+    try:
+        for name, f in _hostile(tmp, mb).items():
+            out[name] = {"mb": round(f.stat().st_size / 1e6, 1)}
+            for how in ("hand", "ijson", "duckdb", "duckdb_1gib"):
+                r = subprocess.run([sys.executable, "-c", LIBRARY_RUN, how, str(f)], capture_output=True, text=True,
+                                   env=env, timeout=900, preexec_fn=_cap_memory)
+                last = (r.stderr.strip().splitlines() or [""])[-1][:80]
+                out[name][how] = (json.loads(r.stdout) if r.returncode == 0 else
+                                  {"outcome": f"exit {r.returncode} {last}".strip()})
+                print(name, how, out[name][how], file=sys.stderr, flush=True)
+            f.unlink()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every input's size (default 1)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--libraries", action="store_true",
+                    help="the hand splitter against ijson and DuckDB, on hostile input")
     a = ap.parse_args()
     mb = int(1e6 * a.scale)
+    if a.libraries:
+        res = libraries(mb)
+        if a.json:
+            print(json.dumps(res))
+            return 0
+        print(f"{'input':9} {'MB':>6} {'method':12} {'elements':>9} {'over':>5} {'s':>7} {'RSS+ MB':>8}  outcome")
+        for name, row in res.items():
+            for how, r in row.items():
+                if how != "mb":
+                    print(f"{name:9} {row['mb']:6,.1f} {how:12} {r.get('elements', '-'):>9} {r.get('over', '-'):>5} "
+                          f"{r.get('s', '-'):>7} {r.get('growth_mb', '-'):>8}  {r['outcome']}")
+        return 0
     tmp = Path(tempfile.mkdtemp(prefix="planner-json-scan-"))
     out = {}
     try:

@@ -33,6 +33,8 @@ CODES: dict[str, tuple[str, str]] = {
     "capture-io-bound": ("costs", "a faster disk (RAID-0), more nodes, or fewer stored bytes per token"),
     "shared-fs-bound": ("costs", "local placement (each node's disks), or a faster filesystem"),
     "tp-spans-nodes": ("costs", "fp8 weights or GPUs with more memory, so one tensor-parallel group fits in a node"),
+    "capture-layer-split": ("costs", "fp8 weights or GPUs with more memory (one GPU a replica), or another of the "
+                                     "pipeline's capture scripts (Model-Optimizer: compute_hidden_states_trtllm.py)"),
     "training-floor": ("note", ""),
     "training-io-bound": ("costs", "a faster training disk, or train online / disaggregated"),
     "online-does-not-fit": ("costs", "train offline (the stored states), more or larger training GPUs, or a shorter "

@@ -139,125 +139,149 @@ def detect_format(obj: dict) -> str:
                       f"{sorted(obj)[:8]}")
 
 
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _embedded(tool, system: str, flat: str) -> bool:
+    """Whether one tool definition is already written in the system text (`flat`: no spaces)."""
+    forms = {tool} if isinstance(tool, str) else {json.dumps(tool, ensure_ascii=False, default=str),
+                                                  json.dumps(tool, default=str)}
+    if any(len(_squeeze(f)) >= 16 and _squeeze(f) in flat for f in forms):   # "{}" is no definition
+        return True
+    if isinstance(tool, str):
+        return False
+    fn = tool.get("function", tool) if isinstance(tool, dict) else None
+    name = fn.get("name") if isinstance(fn, dict) else None
+    desc = fn.get("description") if isinstance(fn, dict) else None
+    if not (isinstance(name, str) and name and isinstance(desc, str) and len(desc) >= 8):
+        return False   # a name alone in a prompt is no definition
+    return name in system and any(d in system for d in (desc, json.dumps(desc)[1:-1],
+                                                         json.dumps(desc, ensure_ascii=False)[1:-1]))
+
+
+def _tools_turn(tools, system: str) -> str:
+    """The tools text to count: the definitions missing from `system`, or "" for none."""
+    listed = tools
+    if isinstance(tools, str):
+        try:
+            listed = json.loads(tools)
+        except ValueError:
+            listed = [tools]
+    if not isinstance(listed, list):
+        listed = [listed]
+    flat = _squeeze(system)
+    if len(listed) * len(system) > 2**26:   # a hostile record: searching would take hours; count them all
+        missing = listed
+    else:
+        missing = [t for t in listed if not (system and _embedded(t, system, flat))]
+    if not missing:
+        return ""
+    if len(missing) == len(listed) and isinstance(tools, str):
+        return tools
+    return "\n".join(t if isinstance(t, str) else json.dumps(t, ensure_ascii=False, default=str)
+                     for t in missing)
+
+
+def _with_tools(obj: dict, turns: list[tuple[str, str]], at: int) -> list[tuple[str, str]]:
+    """`turns` with the record's `tools` missing from its system text inserted as a system turn at `at`."""
+    if obj.get("tools"):
+        extra = _tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
+        if extra:
+            turns.insert(at, ("system", extra))
+    return turns
+
+
+def _sharegpt_turns(obj: dict) -> list[tuple[str, str]]:
+    convo = obj.get("conversations")
+    if not isinstance(convo, list):
+        raise RecordError("missing field 'conversations' (a list)")
+    turns = [("system", _text(obj["system"]))] if obj.get("system") else []
+    for i, m in enumerate(convo):
+        if not isinstance(m, dict):
+            raise RecordError(f"conversations[{i}] is not an object")
+        role = m.get("from", m.get("role"))
+        val = m.get("value", m.get("content"))
+        if role is None or val is None:
+            raise RecordError(f"conversations[{i}] lacks 'from'/'value'")
+        turns.append((ROLE_MAP.get(str(role).lower(), "user"), _text(val)))
+    return _with_tools(obj, turns, 1 if obj.get("system") else 0)
+
+
+def _openai_messages(obj: dict) -> list:
+    msgs = obj.get("messages")
+    if msgs is None and isinstance(obj.get("messages_json"), str):
+        try:
+            msgs = json.loads(obj["messages_json"])
+        except ValueError as exc:
+            raise RecordError(f"messages_json is not valid JSON: {exc.msg}")
+    if isinstance(msgs, str):
+        try:
+            msgs = json.loads(msgs)
+        except ValueError as exc:
+            raise RecordError(f"messages is a string but not JSON: {exc.msg}")
+    if not isinstance(msgs, list):
+        raise RecordError("missing field 'messages' (a list)")
+    return msgs
+
+
+def _openai_turns(obj: dict) -> list[tuple[str, str]]:
+    turns = []
+    for i, m in enumerate(_openai_messages(obj)):
+        if not isinstance(m, dict) or "role" not in m:
+            raise RecordError(f"messages[{i}] lacks 'role'")
+        text = _text(m.get("content"))
+        if m.get("tool_calls"):
+            text += json.dumps(m["tool_calls"], ensure_ascii=False)
+        turns.append((ROLE_MAP.get(str(m["role"]).lower(), "user"), text))
+    return _with_tools(obj, turns, 0)
+
+
+def _alpaca_turns(obj: dict) -> list[tuple[str, str]]:
+    prompt = "\n".join(_text(obj[k]) for k in PROMPT_KEYS if obj.get(k))
+    resp_key = next((k for k in RESPONSE_KEYS if k in obj), None)
+    if resp_key is None:
+        raise RecordError(f"missing a response field (one of {', '.join(RESPONSE_KEYS)})")
+    if not prompt:
+        raise RecordError(f"missing a prompt field (one of {', '.join(PROMPT_KEYS)})")
+    return [("user", prompt), ("assistant", _text(obj[resp_key]))]
+
+
+def _glaive_turns(obj: dict) -> list[tuple[str, str]]:
+    chat = obj.get("chat")
+    if not isinstance(chat, str):
+        raise RecordError("missing field 'chat' (a string)")
+    turns = [("system", GLAIVE_SYSTEM.sub("", _text(obj["system"]), count=1))] if obj.get("system") else []
+    role = "user"
+    for piece in GLAIVE_SPLIT.split(chat.replace(GLAIVE_EOT, "")):
+        if piece == "USER:":
+            role = "user"
+        elif piece == "ASSISTANT:":
+            role = "assistant"
+        elif piece == "FUNCTION RESPONSE:":
+            role = "tool"
+        elif piece.strip():
+            turns.append((role, piece.strip()))
+    return turns
+
+
 def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
     """The record's (role, text) turns as the pipeline will tokenize them. A `tools` field is one
     more system turn, holding only the tool definitions that the system text does not already
     hold (Hermes function calling writes the `tools` JSON into the system prompt): counted once.
-    (Helpers are nested: materialize's hub script copies this function's source.)"""
-
-    def squeeze(text):
-        return re.sub(r"\s+", "", text)
-
-    def embedded(tool, system, flat):
-        """Whether one tool definition is already written in the system text (`flat`: no spaces)."""
-        forms = {tool} if isinstance(tool, str) else {json.dumps(tool, ensure_ascii=False, default=str),
-                                                      json.dumps(tool, default=str)}
-        if any(len(squeeze(f)) >= 16 and squeeze(f) in flat for f in forms):   # "{}" is no definition
-            return True
-        if isinstance(tool, str):
-            return False
-        fn = tool.get("function", tool) if isinstance(tool, dict) else None
-        name = fn.get("name") if isinstance(fn, dict) else None
-        desc = fn.get("description") if isinstance(fn, dict) else None
-        if not (isinstance(name, str) and name and isinstance(desc, str) and len(desc) >= 8):
-            return False   # a name alone in a prompt is no definition
-        return name in system and any(d in system for d in (desc, json.dumps(desc)[1:-1],
-                                                             json.dumps(desc, ensure_ascii=False)[1:-1]))
-
-    def tools_turn(tools, system):
-        """The tools text to count: the definitions missing from `system`, or "" for none."""
-        listed = tools
-        if isinstance(tools, str):
-            try:
-                listed = json.loads(tools)
-            except ValueError:
-                listed = [tools]
-        if not isinstance(listed, list):
-            listed = [listed]
-        flat = squeeze(system)
-        if len(listed) * len(system) > 2**26:   # a hostile record: searching would take hours; count them all
-            missing = listed
-        else:
-            missing = [t for t in listed if not (system and embedded(t, system, flat))]
-        if not missing:
-            return ""
-        if len(missing) == len(listed) and isinstance(tools, str):
-            return tools
-        return "\n".join(t if isinstance(t, str) else json.dumps(t, ensure_ascii=False, default=str)
-                         for t in missing)
-
+    (materialize's hub script copies this function's source and every name in HUB_COPIES.)"""
     if not isinstance(obj, dict):
         raise RecordError(f"a record must be a JSON object, got {type(obj).__name__}")
     if fmt == "auto":
         fmt = detect_format(obj)
-    turns: list[tuple[str, str]] = []
     if fmt == "sharegpt" or (fmt == "openai" and "conversations" in obj and "messages" not in obj):
-        convo = obj.get("conversations")
-        if not isinstance(convo, list):
-            raise RecordError("missing field 'conversations' (a list)")
-        if obj.get("system"):
-            turns.append(("system", _text(obj["system"])))
-        for i, m in enumerate(convo):
-            if not isinstance(m, dict):
-                raise RecordError(f"conversations[{i}] is not an object")
-            role = m.get("from", m.get("role"))
-            val = m.get("value", m.get("content"))
-            if role is None or val is None:
-                raise RecordError(f"conversations[{i}] lacks 'from'/'value'")
-            turns.append((ROLE_MAP.get(str(role).lower(), "user"), _text(val)))
-        if obj.get("tools"):
-            extra = tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
-            if extra:
-                turns.insert(1 if obj.get("system") else 0, ("system", extra))
+        turns = _sharegpt_turns(obj)
     elif fmt == "openai":
-        msgs = obj.get("messages")
-        if msgs is None and isinstance(obj.get("messages_json"), str):
-            try:
-                msgs = json.loads(obj["messages_json"])
-            except ValueError as exc:
-                raise RecordError(f"messages_json is not valid JSON: {exc.msg}")
-        if isinstance(msgs, str):
-            try:
-                msgs = json.loads(msgs)
-            except ValueError as exc:
-                raise RecordError(f"messages is a string but not JSON: {exc.msg}")
-        if not isinstance(msgs, list):
-            raise RecordError("missing field 'messages' (a list)")
-        for i, m in enumerate(msgs):
-            if not isinstance(m, dict) or "role" not in m:
-                raise RecordError(f"messages[{i}] lacks 'role'")
-            text = _text(m.get("content"))
-            if m.get("tool_calls"):
-                text += json.dumps(m["tool_calls"], ensure_ascii=False)
-            turns.append((ROLE_MAP.get(str(m["role"]).lower(), "user"), text))
-        if obj.get("tools"):
-            extra = tools_turn(obj["tools"], "\n".join(t for r, t in turns if r == "system"))
-            if extra:
-                turns.insert(0, ("system", extra))
+        turns = _openai_turns(obj)
     elif fmt == "alpaca":
-        prompt = "\n".join(_text(obj[k]) for k in PROMPT_KEYS if obj.get(k))
-        resp_key = next((k for k in RESPONSE_KEYS if k in obj), None)
-        if resp_key is None:
-            raise RecordError(f"missing a response field (one of {', '.join(RESPONSE_KEYS)})")
-        if not prompt:
-            raise RecordError(f"missing a prompt field (one of {', '.join(PROMPT_KEYS)})")
-        turns = [("user", prompt), ("assistant", _text(obj[resp_key]))]
+        turns = _alpaca_turns(obj)
     elif fmt == "glaive":
-        chat = obj.get("chat")
-        if not isinstance(chat, str):
-            raise RecordError("missing field 'chat' (a string)")
-        if obj.get("system"):
-            turns.append(("system", GLAIVE_SYSTEM.sub("", _text(obj["system"]), count=1)))
-        role = "user"
-        for piece in GLAIVE_SPLIT.split(chat.replace(GLAIVE_EOT, "")):
-            if piece == "USER:":
-                role = "user"
-            elif piece == "ASSISTANT:":
-                role = "assistant"
-            elif piece == "FUNCTION RESPONSE:":
-                role = "tool"
-            elif piece.strip():
-                turns.append((role, piece.strip()))
+        turns = _glaive_turns(obj)
     else:
         raise RecordError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     if not any(r == "assistant" for r, _ in turns):
@@ -267,6 +291,17 @@ def to_turns(obj: dict, fmt: str) -> list[tuple[str, str]]:
         if bad:
             raise RecordError(f"turn {i}: lone surrogate \\u{ord(bad.group()):04x} is not valid Unicode text")
     return turns
+
+
+# What materialize's hub script copies to run to_turns on its own (values by repr, patterns
+# recompiled, functions and classes by their source): every name to_turns reaches.
+HUB_COPIES = {
+    "values": ("ROLE_MAP", "PROMPT_KEYS", "RESPONSE_KEYS", "FORMATS", "GLAIVE_EOT"),
+    "patterns": ("GLAIVE_SPLIT", "GLAIVE_SYSTEM", "SURROGATE"),
+    "sources": ("RecordError", "_text", "detect_format", "_squeeze", "_embedded", "_tools_turn", "_with_tools",
+                "_sharegpt_turns", "_openai_messages", "_openai_turns", "_alpaca_turns", "_glaive_turns",
+                "to_turns"),
+}
 
 
 def file_kind(path: Path, field: str = "PATH") -> str:
@@ -496,6 +531,11 @@ def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int,
 # at most MAX_LINE_BYTES of one element held. The scan finds each element's end from its brackets
 # and strings alone (the element's own syntax is json.loads's to judge): memory does not grow with
 # the file, no schema is inferred, and a record with a key no earlier record had is just a record.
+# Hand-written, not a library's (issue 32 item 3; `bench/json_scan.py --libraries`, docs/benchmarks.md,
+# 2026-12-06): ijson 3.6 holds each element whole (a 100 MB element: +190 MB, 72 s), grows with the
+# square of the depth (100,000 brackets: past 4 GiB) and stops at the first broken element; DuckDB's
+# read_json_objects grows by 130-310 MB where this grows by 16 and refuses the whole file for one
+# element over its object size or one malformed element.
 ARRAY_CHUNK_BYTES = 2**20
 _NOT_SPACE = re.compile(rb"[^ \t\n\r]")
 _STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.S)   # the rest of a string, through its closing quote
@@ -546,116 +586,160 @@ def _scan_window(chunk: bytes, i: int, j: int, depth: int):
     return j, depth + int(steps[-1]), in_string, escaped
 
 
+class _ArrayScan:
+    """Where the splitter stands in a JSON array, across chunks: its state (start, first, next (after
+    ','), after (an element), element, scalar, done), the current element's depth, whether it is in a
+    string and its next byte escaped, its turns of the regex scan and numpy's next window, where it
+    began (`begin`, a byte offset of the file) and where its bytes start in this chunk (`start`)."""
+
+    def __init__(self, shown: str):
+        self.shown, self.state = shown, "start"
+        self.depth = self.turns = self.window = self.begin = self.start = 0
+        self.in_string = self.escaped = False
+
+    def refuse(self, at: int, why: str) -> RecordError:
+        return RecordError(f"{self.shown}: not a JSON array of records: {why} at byte {at:,}")
+
+    def step(self, chunk: bytes, i: int, n: int, base: int) -> tuple[int, int]:
+        """One turn of the scan from chunk[i]: (where it goes on, n for the next chunk; where the
+        current element ends in this chunk, -1 while it does not)."""
+        if self.state == "element":
+            if self.escaped or self.in_string or self.turns > VECTOR_AFTER:
+                return self._element(chunk, i, n)
+            return self._regex_turn(chunk, i, n)       # the common turn, one call fewer
+        if self.state == "scalar":
+            m = _SCALAR_END.search(chunk, i)
+            return (n, -1) if m is None else (m.start(), m.start())
+        return self._between(chunk, i, n, base)
+
+    def _element(self, chunk: bytes, i: int, n: int) -> tuple[int, int]:
+        if self.escaped:
+            self.escaped = False
+            return i + 1, -1
+        if self.in_string:
+            m = _STRING_REST.match(chunk, i)
+            if m is None:    # the string goes on in the next chunk: is this one's last byte escaped?
+                self.escaped = min(n - len(chunk.rstrip(b"\\")), n - i) % 2 == 1
+                return n, -1
+            self.in_string = False
+            return m.end(), (m.end() if self.depth == 0 else -1)
+        if self.turns > VECTOR_AFTER:
+            return self._window(chunk, i, n)
+        return self._regex_turn(chunk, i, n)
+
+    def _window(self, chunk: bytes, i: int, n: int) -> tuple[int, int]:
+        got = _scan_window(chunk, i, min(n, i + self.window), self.depth)
+        if got is None:
+            self.turns = -2**62       # the regex scan reads this element's stray backslash
+            return i, -1
+        i, self.depth, self.in_string, self.escaped = got
+        self.window = min(2 * self.window, ARRAY_CHUNK_BYTES)
+        return i, (i if self.depth == 0 else -1)
+
+    def _regex_turn(self, chunk: bytes, i: int, n: int) -> tuple[int, int]:
+        self.turns += 1
+        m = _IN_ELEMENT.match(chunk, i)
+        i = m.end()
+        if m.lastindex == 1:
+            self.depth += i - m.start(1)
+        elif m.lastindex == 2:
+            closed = i - m.start(2)
+            if closed >= self.depth:        # the element ends inside the run; the rest is the array's
+                i, self.depth = m.start(2) + self.depth, 0
+                return i, i
+            self.depth -= closed
+        elif m.lastindex == 3:
+            self.in_string = True
+        else:            # nothing but flat bytes to the chunk's end
+            return n, -1
+        return i, -1
+
+    def _between(self, chunk: bytes, i: int, n: int, base: int) -> tuple[int, int]:
+        """Outside an element: the array's '[', a ',', its ']', or an element's first byte."""
+        m = _NOT_SPACE.search(chunk, i)
+        if m is None:
+            return n, -1
+        i, c, state = m.start(), chunk[m.start()], self.state
+        at, shown = base + i, chunk[i:i + 1]
+        if state == "start":
+            if c != 0x5B:
+                raise self.refuse(at, f"it starts with {shown!r}, not '['")
+            self.state = "first"
+        elif state == "after":
+            if c not in b",]":
+                raise self.refuse(at, f"{shown!r} after an element, not ',' or ']'")
+            if c == 0x2C:      # on to the next element's first byte in the same call
+                self.state = "next"
+                return self._between(chunk, i + 1, n, base)
+            self.state = "done"
+        elif state == "done":
+            raise self.refuse(at, f"{shown!r} after the array's closing ']'")
+        elif c == 0x5D and state == "first":
+            self.state = "done"
+        elif c in b",]}":      # (a '}' would otherwise be read as an empty scalar)
+            raise self.refuse(at, f"{shown!r} where an element should be")
+        else:
+            return self._begin(chunk, i, n, at)
+        return i + 1, -1
+
+    def _begin(self, chunk: bytes, i: int, n: int, at: int) -> tuple[int, int]:
+        self.begin, self.start, self.turns, self.window = at, i, 0, 1024
+        c = chunk[i]
+        if c in b"[{":
+            self.state, self.depth = "element", 1
+            return self._regex_turn(chunk, i + 1, n)
+        if c == 0x22:        # a string element: read on to its end at once
+            self.state, self.depth, self.in_string = "element", 0, True
+            return self._element(chunk, i + 1, n)
+        self.state = "scalar"
+        return i, -1
+
+    def finish(self, base: int) -> None:
+        """At the file's end (`base` bytes): refuses a file that ends before the array's ']'."""
+        if self.state != "done":
+            where = "inside an element" if self.state in ("element", "scalar") else "before the closing ']'"
+            raise self.refuse(base, f"the file ends {where} (truncated?)")
+
+
+def _skip_bom(chunks) -> tuple[bytes, int, Iterator[bytes]]:
+    """(the first chunk, of 3 bytes at least unless the file is shorter, without a byte-order mark;
+    the bytes skipped; the rest of the chunks)."""
+    chunks, head = iter(chunks), b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM):
+            break
+    if head.startswith(_BOM):
+        return head[len(_BOM):], len(_BOM), chunks
+    return head, 0, chunks
+
+
 def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
     """(byte offset, the element's bytes, or None for one over MAX_LINE_BYTES) of each element of
     the JSON array that `chunks` (the file's bytes, in pieces) holds. A file that is not one array
     (no '[' first, something other than ',' or ']' after an element, data after the closing ']',
     or an end before it) raises RecordError naming `shown` and the byte offset."""
-    def refuse(at: int, why: str):
-        return RecordError(f"{shown}: not a JSON array of records: {why} at byte {at:,}")
-
-    state = "start"        # start, first, next (after ','), after (an element), element, scalar, done
-    depth = turns = window = 0      # turns: of the regex scan in this element; window: numpy's next
-    in_string = escaped = False
+    scan = _ArrayScan(shown)
+    head, base, chunks = _skip_bom(chunks)
     parts: list[bytes] = []
-    held = begin = base = 0
-    chunks, head = iter(chunks), b""
-    for chunk in chunks:      # the first chunk of 3 bytes at least: a byte-order mark is skipped whole
-        head += chunk
-        if len(head) >= len(_BOM):
-            break
-    if head.startswith(_BOM):
-        head, base = head[len(_BOM):], len(_BOM)
+    held, step = 0, scan.step
     for chunk in itertools.chain([head], chunks):
-        n, i, s = len(chunk), 0, 0           # s: where the current element's bytes start in this chunk
+        n, i, scan.start = len(chunk), 0, 0
         while i < n:
-            end = -1
-            if state == "element":
-                if escaped:
-                    escaped, i = False, i + 1
-                    continue
-                if in_string:
-                    m = _STRING_REST.match(chunk, i)
-                    if m is None:    # the string goes on in the next chunk: is this one's last byte escaped?
-                        escaped = min(n - len(chunk.rstrip(b"\\")), n - i) % 2 == 1
-                        break
-                    i, in_string = m.end(), False
-                    if depth == 0:
-                        end = i
-                elif turns > VECTOR_AFTER:
-                    got = _scan_window(chunk, i, min(n, i + window), depth)
-                    if got is None:
-                        turns = -2**62       # the regex scan reads this element's stray backslash
-                        continue
-                    i, depth, in_string, escaped = got
-                    window = min(2 * window, ARRAY_CHUNK_BYTES)
-                    if depth == 0:
-                        end = i
-                else:
-                    turns += 1
-                    m = _IN_ELEMENT.match(chunk, i)
-                    i = m.end()
-                    if m.lastindex == 1:
-                        depth += i - m.start(1)
-                    elif m.lastindex == 2:
-                        closed = i - m.start(2)
-                        if closed < depth:
-                            depth -= closed
-                        else:        # the element ends inside the run; the rest is the array's
-                            i = end = m.start(2) + depth
-                            depth = 0
-                    elif m.lastindex == 3:
-                        in_string = True
-                    else:            # nothing but flat bytes to the chunk's end
-                        break
-            elif state == "scalar":
-                m = _SCALAR_END.search(chunk, i)
-                if m is None:
-                    break
-                i = end = m.start()
-            else:
-                m = _NOT_SPACE.search(chunk, i)
-                if m is None:
-                    break
-                i, c = m.start(), chunk[m.start()]
-                at = base + i
-                if state == "start":
-                    if c != 0x5B:
-                        raise refuse(at, f"it starts with {chunk[i:i + 1]!r}, not '['")
-                    state, i = "first", i + 1
-                elif state == "after":
-                    if c not in b",]":
-                        raise refuse(at, f"{chunk[i:i + 1]!r} after an element, not ',' or ']'")
-                    state, i = ("next" if c == 0x2C else "done"), i + 1
-                elif state == "done":
-                    raise refuse(at, f"{chunk[i:i + 1]!r} after the array's closing ']'")
-                elif c == 0x5D and state == "first":
-                    state, i = "done", i + 1
-                elif c in b",]}":      # (a '}' would otherwise be read as an empty scalar)
-                    raise refuse(at, f"{chunk[i:i + 1]!r} where an element should be")
-                else:
-                    parts, held, begin, s, turns, window = [], 0, at, i, 0, 1024
-                    if c in b"[{":
-                        state, depth, i = "element", 1, i + 1
-                    elif c == 0x22:
-                        state, depth, in_string, i = "element", 0, True, i + 1
-                    else:
-                        state = "scalar"
+            i, end = step(chunk, i, n, base)
             if end >= 0:
-                piece = chunk[s:end]
+                piece = chunk[scan.start:end]
                 held += len(piece)
-                yield begin, (b"".join(parts) + piece if held <= MAX_LINE_BYTES else None)
-                parts, held, state = [], 0, "after"
-        if state in ("element", "scalar"):
-            held += n - s
+                yield scan.begin, (b"".join(parts) + piece if held <= MAX_LINE_BYTES else None)
+                parts, held, scan.state = [], 0, "after"
+        if scan.state in ("element", "scalar"):      # the element goes on in the next chunk
+            held += n - scan.start
             if held <= MAX_LINE_BYTES:
-                parts.append(chunk[s:])
+                parts.append(chunk[scan.start:])
             else:
                 parts.clear()
         base += n
-    if state != "done":
-        where = "inside an element" if state in ("element", "scalar") else "before the closing ']'"
-        raise refuse(base, f"the file ends {where} (truncated?)")
+    scan.finish(base)
 
 
 def _iter_json_array(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw]]:

@@ -249,6 +249,20 @@ class JinjaTemplate(FlatTemplate):
         return added
 
 
+def _template_config(config: Path) -> tuple[dict, object]:
+    """(tokenizer_config.json's mapping, its chat_template: the "default" of named templates; None,
+    or whatever else it holds, when it has none)."""
+    raw = read_capped(config, "--tokenizer (its tokenizer_config.json)", "tokenizer")
+    try:
+        cfg = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise PlannerInputError("--tokenizer", str(config), "its tokenizer_config.json is not valid JSON")
+    source = cfg.get("chat_template") if isinstance(cfg, dict) else None
+    if isinstance(source, list):   # named templates: [{"name": "default", "template": ...}, ...]
+        source = next((t.get("template") for t in source if isinstance(t, dict) and t.get("name") == "default"), None)
+    return cfg, source
+
+
 def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
     """The template whose tokens are counted: the built-in Qwen's ChatML; a tokenizer_config.json's
     chat_template beside a tokenizer.json (read through safe_io like every input); else the flat
@@ -260,14 +274,7 @@ def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
     config = Path(tokenizer).with_name("tokenizer_config.json")
     if not os.path.lexists(config):
         return FlatTemplate(f"{ESTIMATE_LABEL} (no tokenizer_config.json beside the tokenizer)")
-    raw = read_capped(config, "--tokenizer (its tokenizer_config.json)", "tokenizer")
-    try:
-        cfg = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise PlannerInputError("--tokenizer", str(config), "its tokenizer_config.json is not valid JSON")
-    source = cfg.get("chat_template") if isinstance(cfg, dict) else None
-    if isinstance(source, list):   # named templates: [{"name": "default", "template": ...}, ...]
-        source = next((t.get("template") for t in source if isinstance(t, dict) and t.get("name") == "default"), None)
+    cfg, source = _template_config(config)
     if not isinstance(source, str) or not source.strip():
         return FlatTemplate(f"{ESTIMATE_LABEL} (tokenizer_config.json has no chat_template)")
     try:
@@ -509,25 +516,9 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     `seed`); `workers`: processes for parsing and counting large inputs (1: this one)."""
     path_text = str(path)
     target = Path(user_catalog) if user_catalog is not None else user_catalog_path()
-    if not is_id(name):
-        raise PlannerInputError("--name", name, "use 1-64 lowercase letters, digits, '_', '.', '-'")
-    if name in shipped_ids():
-        raise PlannerInputError("--name", name, "that id is a shipped component; choose another name")
-    if fmt not in FORMATS:
-        raise PlannerInputError("--format", fmt, f"one of {', '.join(FORMATS)}")
-    if family not in FAMILIES:
-        raise PlannerInputError("--family", family, f"one of {', '.join(FAMILIES)}")
-    for flag, text in (("--family", family), ("display name", display_name)):
-        if text is not None and (has_control(text) or not text or len(text) > 256):
-            raise PlannerInputError(flag, text, "1-256 characters, no control characters")
+    _check_profile_args(name, fmt, family, display_name)
     _check_options(sample, seed, workers)
-    try:
-        stored_path = os.path.abspath(local_path or path_text) if _is_pattern(local_path or path_text) \
-            else str(Path(local_path or path_text).resolve())
-    except (RuntimeError, OSError) as e:     # a symlink loop (RuntimeError before Python 3.13)
-        raise PlannerInputError("PATH", local_path or path_text, f"cannot be resolved: {e}")
-    if has_control(stored_path) or len(stored_path) > 4096:
-        raise PlannerInputError("PATH", stored_path, "a path without control characters, at most 4,096 characters")
+    stored_path = _stored_path(local_path or path_text)
     if not replace and uc.load(target)[0].get(name) is not None:
         raise PlannerInputError("--name", name, "a component with that id exists; pass --replace to replace it")
     try:
@@ -538,23 +529,11 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     template = chat_template(tokenizer, counter)
     shown = printable(Path(path_text).name if ds.several else ds.files[0].name)
     digest = hashlib.sha256()
-    try:
-        raws, total, size = _source(ds, sample, seed, digest, progress)
-        pool = workers if counter.pure_python and size >= (PARALLEL_MIN_BYTES if sample is None
-                                                           else PARALLEL_MIN_ROWS) else 1
-        # what a bad record's number counts: DuckDB numbers a Parquet sample's rows in sample order
-        tally = Tally(shown, strict, sample is not None, "element" if ds.kind == "json" else "line" if ds.kind == "jsonl"
-                      else "sampled row" if sample is not None else "row")
-        used = run(raws, fmt, counter, template, tally, pool)
-    except RecordError as exc:
-        raise ProfileError(str(exc))
+    tally, total, used = _measure_dataset(ds, shown, fmt, counter, template, strict, sample, seed, digest,
+                                          progress, workers)
     n = tally.n
     if n == 0:
-        bad = tally.bad
-        first = f" (first: {tally.row_word} {bad[0][0]}: {bad[0][1]})" if bad else ""
-        if ds.kind == "jsonl" and any(f.name.lower().endswith(".json") for f in ds.files):
-            first += "; a .json file that does not start with '[' is read as JSON Lines, one record a line"
-        raise ProfileError(f"{shown}: no valid conversations{first}")
+        _refuse_empty(tally, ds, shown)
     sampled = _sampled(tally, total, seed) if sample is not None else None
     rows = sampled["rows_total"] if sampled else n
     what = f"{len(ds.files):,} files as {shown}" if ds.several else shown
@@ -571,6 +550,59 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     uc.write_component(target, component, replace=replace)
     return ProfileResult(component, rows, tally.bad_count, tally.bad, counter.label, template.label, sampled,
                          len(ds.files), used, tally.fallbacks, tally.fallback_reasons, tally.row_word)
+
+
+def _check_profile_args(name: str, fmt: str, family: str, display_name: str | None) -> None:
+    """The component's id, format, family and display name, each refused in one line."""
+    if not is_id(name):
+        raise PlannerInputError("--name", name, "use 1-64 lowercase letters, digits, '_', '.', '-'")
+    if name in shipped_ids():
+        raise PlannerInputError("--name", name, "that id is a shipped component; choose another name")
+    if fmt not in FORMATS:
+        raise PlannerInputError("--format", fmt, f"one of {', '.join(FORMATS)}")
+    if family not in FAMILIES:
+        raise PlannerInputError("--family", family, f"one of {', '.join(FAMILIES)}")
+    for flag, text in (("--family", family), ("display name", display_name)):
+        if text is not None and (has_control(text) or not text or len(text) > 256):
+            raise PlannerInputError(flag, text, "1-256 characters, no control characters")
+
+
+def _stored_path(given: str) -> str:
+    """The absolute path the catalog records for the data (a glob or a folder's pattern kept as it
+    is, a file resolved), refused when it cannot be resolved or is not a plain path."""
+    try:
+        stored_path = os.path.abspath(given) if _is_pattern(given) else str(Path(given).resolve())
+    except (RuntimeError, OSError) as e:     # a symlink loop (RuntimeError before Python 3.13)
+        raise PlannerInputError("PATH", given, f"cannot be resolved: {e}")
+    if has_control(stored_path) or len(stored_path) > 4096:
+        raise PlannerInputError("PATH", stored_path, "a path without control characters, at most 4,096 characters")
+    return stored_path
+
+
+def _measure_dataset(ds, shown: str, fmt: str, counter, template, strict: bool, sample: int | None, seed: int,
+                     digest, progress, workers: int):
+    """(the Tally of every row read, the rows in all, the worker processes used)."""
+    try:
+        raws, total, size = _source(ds, sample, seed, digest, progress)
+        pool = workers if counter.pure_python and size >= (PARALLEL_MIN_BYTES if sample is None
+                                                           else PARALLEL_MIN_ROWS) else 1
+        # what a bad record's number counts: DuckDB numbers a Parquet sample's rows in sample order
+        word = ("element" if ds.kind == "json" else "line" if ds.kind == "jsonl"
+                else "sampled row" if sample is not None else "row")
+        tally = Tally(shown, strict, sample is not None, word)
+        used = run(raws, fmt, counter, template, tally, pool)
+    except RecordError as exc:
+        raise ProfileError(str(exc))
+    return tally, total, used
+
+
+def _refuse_empty(tally, ds, shown: str) -> None:
+    """A dataset with no valid conversation: refused naming the first bad record."""
+    bad = tally.bad
+    first = f" (first: {tally.row_word} {bad[0][0]}: {bad[0][1]})" if bad else ""
+    if ds.kind == "jsonl" and any(f.name.lower().endswith(".json") for f in ds.files):
+        first += "; a .json file that does not start with '[' is read as JSON Lines, one record a line"
+    raise ProfileError(f"{shown}: no valid conversations{first}")
 
 
 def _is_pattern(text: str) -> bool:

@@ -107,17 +107,8 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     from planner.planning import included_mix, plan
     cat = catalog or (get_catalog() if s.uniform is None else None)
     p = p or plan(s, cat)
-    comps = []
-    if s.uniform is None:
-        for m in included_mix(s, cat):
-            c = cat.components[m.id]
-            comps.append(ManifestComponent(id=c.id, name=c.name, hf_repo=c.hf_repo, subset=c.subset, split=c.split,
-                                           local_path=c.local_path if local_paths else None,
-                                           sha256=getattr(c, "sha256", None),
-                                           format=c.source_format if c.origin == "measured" else None,
-                                           rows_selected=m.rows,
-                                           rows_available=c.rows_available, selection=m.selection, seed=m.seed,
-                                           licence=c.licence))
+    comps = [] if s.uniform is not None else [_manifest_component(cat.components[m.id], m, local_paths)
+                                              for m in included_mix(s, cat)]
     stats = ("uniform samples given by the user" if s.uniform is not None else
              "DuckDB catalog built from datasets_meta/components.yaml (reconstructed row counts, estimated and "
              "published length statistics, tags per number)" +
@@ -127,20 +118,34 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     return Manifest(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         planner_version=__version__, scenario=s, components=comps, layers=p.layers,
-        predicted=PredictedTotals(conversations=p.conversations, samples=p.samples, tokens=p.tokens,
-                                  storage_bytes=p.storage_bytes, storage_bytes_compressed=p.storage_bytes_compressed,
-                                  output_tokens=p.output_tokens, extraction_gpu_hours=p.extraction.gpu_hours,
-                                  extraction_wall_hours=p.extraction.wall_hours, transfer_hours=p.transfer_hours,
-                                  training_offline_gpu_hours=p.training.offline_gpu_hours,
-                                  training_online_gpu_hours=p.training.online_gpu_hours,
-                                  total_usd_offline=p.cost_usd.total_offline,
-                                  total_usd_online=p.cost_usd.total_online,
-                                  total_usd_disaggregated=p.cost_usd.total_disaggregated,
-                                  expected_acceptance_length=p.quality.acceptance_length,
-                                  expected_acceptance_low=p.quality.acceptance_low,
-                                  expected_acceptance_high=p.quality.acceptance_high,
-                                  expected_speedup=p.quality.speedup),
-        statistics=stats, notes=notes)
+        predicted=_predicted(p), statistics=stats, notes=notes)
+
+
+def _manifest_component(c, m, local_paths: bool) -> ManifestComponent:
+    """Catalog component `c` as mix item `m` selects it (its local path only with `local_paths`)."""
+    return ManifestComponent(id=c.id, name=c.name, hf_repo=c.hf_repo, subset=c.subset, split=c.split,
+                             local_path=c.local_path if local_paths else None,
+                             sha256=getattr(c, "sha256", None),
+                             format=c.source_format if c.origin == "measured" else None,
+                             rows_selected=m.rows,
+                             rows_available=c.rows_available, selection=m.selection, seed=m.seed,
+                             licence=c.licence)
+
+
+def _predicted(p: Plan) -> PredictedTotals:
+    return PredictedTotals(conversations=p.conversations, samples=p.samples, tokens=p.tokens,
+                           storage_bytes=p.storage_bytes, storage_bytes_compressed=p.storage_bytes_compressed,
+                           output_tokens=p.output_tokens, extraction_gpu_hours=p.extraction.gpu_hours,
+                           extraction_wall_hours=p.extraction.wall_hours, transfer_hours=p.transfer_hours,
+                           training_offline_gpu_hours=p.training.offline_gpu_hours,
+                           training_online_gpu_hours=p.training.online_gpu_hours,
+                           total_usd_offline=p.cost_usd.total_offline,
+                           total_usd_online=p.cost_usd.total_online,
+                           total_usd_disaggregated=p.cost_usd.total_disaggregated,
+                           expected_acceptance_length=p.quality.acceptance_length,
+                           expected_acceptance_low=p.quality.acceptance_low,
+                           expected_acceptance_high=p.quality.acceptance_high,
+                           expected_speedup=p.quality.speedup)
 
 
 def dump_manifest(m: Manifest, fmt: str = "yaml") -> str:
@@ -201,16 +206,36 @@ def parse_manifest(data: bytes | str, name: str = "manifest", catalog: StatsCata
     user's; the dashboard passes the session's, so a visitor's own upload resolves and no other
     visitor's id is ever named). A shipped component's hub source is the catalog's, whatever the
     manifest says: a different one is replaced and noted in `notes`."""
+    obj = _manifest_object(data, name)
+    try:
+        obj = migrate_manifest(obj)
+    except VersionError as exc:
+        raise ManifestError(str(exc))
+    try:
+        m = Manifest.model_validate(obj)
+    except ValidationError as exc:
+        raise ManifestError(describe_validation_error(exc))
+    except RecursionError:
+        raise ManifestError(f"{name}: nested too deeply")
+    return _check_against_catalog(m, catalog)
+
+
+def _manifest_text(data: bytes | str, name: str) -> str:
+    """The manifest's text: at most MAX_MANIFEST_BYTES of UTF-8."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if len(raw) > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{name}: {len(raw):,} bytes is over the {MAX_MANIFEST_BYTES:,}-byte limit for a manifest")
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ManifestError(f"{name}: not UTF-8 text (byte {exc.start})")
-    stripped = text.lstrip()
+
+
+def _manifest_object(data: bytes | str, name: str) -> dict:
+    """The manifest's mapping, read as JSON (text starting with '{') or strict YAML, refused in one line."""
+    text = _manifest_text(data, name)
     try:
-        if stripped.startswith("{"):
+        if text.lstrip().startswith("{"):
             obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
         else:
             obj = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - _StrictLoader is a SafeLoader
@@ -231,17 +256,7 @@ def parse_manifest(data: bytes | str, name: str = "manifest", catalog: StatsCata
                             f"got {type(obj).__name__}")
     if any(not isinstance(k, str) for k in obj):
         raise ManifestError(f"{name}: every top-level key must be a name")
-    try:
-        obj = migrate_manifest(obj)
-    except VersionError as exc:
-        raise ManifestError(str(exc))
-    try:
-        m = Manifest.model_validate(obj)
-    except ValidationError as exc:
-        raise ManifestError(describe_validation_error(exc))
-    except RecursionError:
-        raise ManifestError(f"{name}: nested too deeply")
-    return _check_against_catalog(m, catalog)
+    return obj
 
 
 def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Manifest:
@@ -250,16 +265,7 @@ def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Mani
         return m
     from planner.catalog.stats import get_catalog
     cat = cat if cat is not None else get_catalog()
-    for i, item in enumerate(s.mix or []):
-        if item.id not in cat.components:
-            raise ManifestError(f"scenario.mix.{i}.id: {item.id!r} is not allowed; unknown component (known: "
-                                f"{', '.join(cat.components)})")
-    listed = {c.id: c for c in m.components}
-    for i, item in enumerate(s.mix or []):
-        c = listed.get(item.id)
-        if c is not None and c.rows_selected != item.rows:
-            raise ManifestError(f"components.{item.id}.rows_selected: {c.rows_selected} does not match "
-                                f"scenario.mix.{i}.rows ({item.rows})")
+    _check_mix(m, cat)
     # a catalog component is read from the catalog's hub source: a received manifest cannot point
     # `openorca` at another repository (the difference is replaced and noted)
     comps, notes = [], []
@@ -272,6 +278,21 @@ def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Mani
             c = c.model_copy(update=dict(zip(("hf_repo", "subset", "split"), source)))
         comps.append(c)
     return m.model_copy(update={"components": comps, "notes": [*m.notes, *notes]}) if notes else m
+
+
+def _check_mix(m: Manifest, cat: StatsCatalog) -> None:
+    """Every mix item is a component of `cat`, with the rows its component entry selects."""
+    mix = m.scenario.mix or []
+    for i, item in enumerate(mix):
+        if item.id not in cat.components:
+            raise ManifestError(f"scenario.mix.{i}.id: {item.id!r} is not allowed; unknown component (known: "
+                                f"{', '.join(cat.components)})")
+    listed = {c.id: c for c in m.components}
+    for i, item in enumerate(mix):
+        c = listed.get(item.id)
+        if c is not None and c.rows_selected != item.rows:
+            raise ManifestError(f"components.{item.id}.rows_selected: {c.rows_selected} does not match "
+                                f"scenario.mix.{i}.rows ({item.rows})")
 
 
 def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:

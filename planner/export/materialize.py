@@ -96,13 +96,19 @@ def local_sources(m: Manifest, local: dict[str, str] | None = None,
         elif c.local_path:
             if registered is None:
                 registered = uc.load(Path(user_catalog) if user_catalog is not None else user_catalog_path())[0]
-            entry = registered.get(c.id)
-            if entry is None or not entry.local_path:
-                raise PlannerInputError(f"components.{c.id}.local_path", c.local_path,
-                                        "a manifest may only name files you profiled under that id; profile it "
-                                        f"(planner profile FILE --name {c.id}) or name it with --local {c.id}=FILE")
-            out[c.id] = (f"components.{c.id}.local_path", entry.local_path, entry.sha256)
+            out[c.id] = _profiled_source(c, registered)
     return out
+
+
+def _profiled_source(c, registered: dict) -> tuple[str, str, str | None]:
+    """(field, file, sha256) of a manifest component's local_path: the file this user profiled under
+    its id (`registered`: the user catalog), never the path the manifest names."""
+    entry = registered.get(c.id)
+    if entry is None or not entry.local_path:
+        raise PlannerInputError(f"components.{c.id}.local_path", c.local_path,
+                                "a manifest may only name files you profiled under that id; profile it "
+                                f"(planner profile FILE --name {c.id}) or name it with --local {c.id}=FILE")
+    return f"components.{c.id}.local_path", entry.local_path, entry.sha256
 
 
 def _check_digest(cid: str, field: str, file: str, expected: str | None, digest) -> None:
@@ -269,12 +275,11 @@ def hub_script(m: Manifest, ids: list[str] | None = None) -> str:
               "selection": c.selection, "seed": c.seed, "format": c.format, "start": start[c.id]} for c in hub]
     parts = [HUB_SCRIPT_HEAD.replace("{version}", __version__).replace("{components}", repr(json.dumps(comps)))
              .replace("{total}", str(int(total))).replace("{mark}", repr((MARK_KEY, MARK_VALUE)))]
-    for name in ("ROLE_MAP", "PROMPT_KEYS", "RESPONSE_KEYS"):
-        parts.append(f"{name} = {getattr(formats, name)!r}\n")
-    parts.append(f"GLAIVE_SPLIT = re.compile({formats.GLAIVE_SPLIT.pattern!r})\n")
-    parts.append(f"SURROGATE = re.compile({formats.SURROGATE.pattern!r})\n")
-    parts.append(f"FORMATS = {formats.FORMATS!r}\n\n")
-    for obj in (formats.RecordError, formats._text, formats.detect_format, formats.to_turns, sharding.block):
+    copies = formats.HUB_COPIES
+    parts += [f"{name} = {getattr(formats, name)!r}\n" for name in copies["values"]]
+    parts += [f"{name} = re.compile({getattr(formats, name).pattern!r})\n" for name in copies["patterns"]]
+    parts.append("\n")
+    for obj in [getattr(formats, name) for name in copies["sources"]] + [sharding.block]:
         parts.append("\n" + inspect.getsource(obj))
     parts.append(HUB_SCRIPT_MAIN)
     return "".join(parts)

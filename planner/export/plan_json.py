@@ -90,7 +90,8 @@ ExtractionOutput = _projection("ExtractionOutput", ExtractionPlan, """
     gpu gpus gpus_used nodes gpus_per_node mode gpu_hours wall_hours wall_hours_low? wall_hours_high?
     decode_hours capture_hours prefill_tokens_per_s_per_gpu decode_tokens_per_s_per_gpu
     serving_output_tokens_per_s_per_gpu serving_total_tokens_per_s_per_gpu decode_batch max_num_seqs
-    max_batched_tokens kv_dtype tensor_parallel bound calibration prefill_calibration? decode_calibration?
+    max_batched_tokens kv_dtype tensor_parallel capture_path capture_split replicas tp_per_replica
+    capture_tokens_per_s_per_gpu bound calibration prefill_calibration? decode_calibration?
     calibrated_wall_hours_low? calibrated_wall_hours_high? sampled_wall_hours_low? sampled_wall_hours_high?""",
     outputs={Calibration: CalibrationOutput})
 

@@ -105,47 +105,58 @@ def article_hours_steps(p: Plan) -> list[HoursStep]:
     return [HoursStep(step=s, hours=h, why=w) for s, h, w in rows]
 
 
+def _storage_reasons(p: Plan) -> list[str]:
+    """Why this plan's storage differs from the article's."""
+    tps = p.tokens / p.samples if p.samples else 0.0
+    reasons = []
+    if abs(tps - 800) > 1:
+        reasons.append(f"{tps:,.0f} stored tokens per training row instead of 800 "
+                       f"(component length statistics{', sequence cap' if p.max_seq_len else ''}"
+                       f"{', per-turn fan-out' if p.unit == 'turn' else ''}"
+                       f"{', batch padding' if p.padding != 'none' else ''})")
+    if p.bytes_per_token != ARTICLE["bytes_per_token"]:
+        reasons.append(f"{p.bytes_per_token:,} bytes per token in the {p.layout} layout instead of 51,204")
+    if p.file_overhead_bytes:
+        reasons.append(f"{p.file_overhead_bytes:,.0f} bytes of file overhead per row")
+    if p.samples != ARTICLE["samples"]:
+        reasons.append(f"{p.samples:,.0f} training rows instead of 913,786")
+    return reasons
+
+
+def _time_reasons(p: Plan) -> list[str]:
+    """Why this plan's extraction time differs from the article's."""
+    e = p.extraction
+    reasons = []
+    if e.mode in ("roofline", "calibrated"):
+        reasons.append(f"real batching: {e.decode_batch} sequences per replica give "
+                       f"{e.decode_tokens_per_s_per_gpu:,.0f} decode tok/s per GPU ({e.decode_bound}-bound) "
+                       f"instead of 120 x 4")
+        reasons.append(f"{e.gpus_used} GPUs instead of 1")
+        if e.capture_hours:
+            reasons.append(f"plus a capture (prefill) pass of {fmt_hours(e.capture_hours)} the article left out")
+    elif e.gpus_used != 1:
+        reasons.append(f"{e.gpus_used} GPUs instead of 1")
+    if round(p.output_tokens) != ARTICLE["output_tokens"]:
+        reasons.append(f"{p.output_tokens / 1e6:,.0f}M tokens to generate instead of 457M")
+    return reasons
+
+
 def article_comparison(p: Plan) -> list[dict]:
     """Rows of (metric, article, this plan, why they differ)."""
-    tps = p.tokens / p.samples if p.samples else 0.0
-    reasons_storage = []
-    if abs(tps - 800) > 1:
-        reasons_storage.append(f"{tps:,.0f} stored tokens per training row instead of 800 "
-                               f"(component length statistics{', sequence cap' if p.max_seq_len else ''}"
-                               f"{', per-turn fan-out' if p.unit == 'turn' else ''}"
-                               f"{', batch padding' if p.padding != 'none' else ''})")
-    if p.bytes_per_token != ARTICLE["bytes_per_token"]:
-        reasons_storage.append(f"{p.bytes_per_token:,} bytes per token in the {p.layout} layout instead of 51,204")
-    if p.file_overhead_bytes:
-        reasons_storage.append(f"{p.file_overhead_bytes:,.0f} bytes of file overhead per row")
-    if p.samples != ARTICLE["samples"]:
-        reasons_storage.append(f"{p.samples:,.0f} training rows instead of 913,786")
-    e = p.extraction
-    reasons_time = []
-    if e.mode in ("roofline", "calibrated"):
-        reasons_time.append(f"real batching: {e.decode_batch} sequences per replica give "
-                            f"{e.decode_tokens_per_s_per_gpu:,.0f} decode tok/s per GPU ({e.decode_bound}-bound) "
-                            f"instead of 120 x 4")
-        reasons_time.append(f"{e.gpus_used} GPUs instead of 1")
-        if e.capture_hours:
-            reasons_time.append(f"plus a capture (prefill) pass of {fmt_hours(e.capture_hours)} the article left out")
-    elif e.gpus_used != 1:
-        reasons_time.append(f"{e.gpus_used} GPUs instead of 1")
-    if round(p.output_tokens) != ARTICLE["output_tokens"]:
-        reasons_time.append(f"{p.output_tokens / 1e6:,.0f}M tokens to generate instead of 457M")
+    compression = p.scenario.compression
+    link = p.transfer_method in ("link", "object_store")
     return [
         {"metric": "hidden-state storage", "article": f"{fmt_bytes(ARTICLE['storage_bytes'])} "
          f"({bytes_to(ARTICLE['storage_bytes'], 'TiB') * 1024:,.1f} GiB)",
          "plan": fmt_bytes(p.storage_bytes) + (f" raw, {fmt_bytes(p.storage_bytes_compressed)} at "
-                                                f"{p.scenario.compression:g}x compression" if p.scenario.compression != 1 else ""),
-         "why": "; ".join(reasons_storage) or "same inputs"},
+                                                f"{compression:g}x compression" if compression != 1 else ""),
+         "why": "; ".join(_storage_reasons(p)) or "same inputs"},
         {"metric": "extraction wall-clock", "article": "44.1 days single stream; 11.0 days with 4x batching",
-         "plan": fmt_hours(e.wall_hours), "why": "; ".join(reasons_time) or "same inputs"},
+         "plan": fmt_hours(p.extraction.wall_hours), "why": "; ".join(_time_reasons(p)) or "same inputs"},
         {"metric": "transfer", "article": "not computed (4-8 h for 17-35 TB at a theoretical 10 Gb/s)",
          "plan": fmt_hours(p.transfer_hours) if p.transfer_method != "none" else "none (same machine)",
          "why": f"{p.transfer_method}, {p.scenario.transfer.link_gbps:g} Gb/s at "
-                f"{p.scenario.transfer.efficiency:.0%} efficiency" if p.transfer_method in ("link", "object_store")
-         else p.transfer_method},
+                f"{p.scenario.transfer.efficiency:.0%} efficiency" if link else p.transfer_method},
     ]
 
 
@@ -211,18 +222,11 @@ def _band_line(p: Plan, unit: str) -> list[str]:
             f"({why}each component's length spread, widened where its length is an estimate)"]
 
 
-def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> str:
-    """`measured`: the label of a run's calibration the plan took its bytes and capture rate from,
-    said beside each figure it replaces."""
-    e, t, c = p.extraction, p.training, p.cost_usd
-    unit = "TiB" if binary else "TB"
+def _figure_lines(p: Plan, unit: str, measured: str | None) -> list[str]:
+    """The plan's figures: rows, tokens, storage, extraction, nodes, transfer."""
+    e = p.extraction
     mark = f"   [{measured}]" if measured else ""
-    lines = [
-        f"drafter data planner {p.planner_version} - preset {p.scenario.preset}",
-        f"model {p.model}, layout {p.layout} (layers {p.layers}, {p.hidden_dtype})",
-        "",
-        *textwrap.wrap(f"Verdict: {verdict(p).sentence}", 100, subsequent_indent="  "),
-        "",
+    return [
         f"  conversations          {p.conversations:>16,}",
         f"  training rows (files)  {p.samples:>16,.0f}",
         f"  stored tokens          {p.tokens:>16,.0f}   ({p.tokens / max(p.samples, 1):,.0f} per row)",
@@ -239,6 +243,16 @@ def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> s
         *_calibration_lines(e),
         *_node_lines(p, unit),
         f"  transfer               {fmt_hours(p.transfer_hours)} ({p.transfer_method})",
+    ]
+
+
+def _training_cost_lines(p: Plan) -> list[str]:
+    """Training each way, its break-even in epochs, and the cost each way."""
+    t, c = p.training, p.cost_usd
+    online = "never" if t.breakeven_epochs is None else f"{t.breakeven_epochs:,.1f} epochs"
+    disaggregated = ("never" if t.breakeven_epochs_disaggregated is None
+                     else f"{t.breakeven_epochs_disaggregated:,.1f} epochs")
+    return [
         f"  training offline       {t.gpus} x {t.gpu}: {fmt_hours(t.offline_wall_hours)} wall, "
         f"{t.offline_gpu_hours:,.0f} GPU-h (limited by {t.offline_bound})",
         f"                         {t.drafter} {_recipe(t)}: {t.flops_per_sample / 1e12:,.2f} TFLOP per sample, "
@@ -247,19 +261,19 @@ def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> s
         f"  training disaggregated {t.disaggregated_capture_gpus} capture + {t.disaggregated_train_gpus} trainer GPUs: "
         f"{fmt_hours(t.disaggregated_wall_hours)} wall, {t.disaggregated_gpu_hours:,.0f} GPU-h "
         f"(limited by {t.disaggregated_bound})",
-        f"  offline cheaper after  {'never' if t.breakeven_epochs is None else f'{t.breakeven_epochs:,.1f} epochs'} "
-        f"(than online), {'never' if t.breakeven_epochs_disaggregated is None else f'{t.breakeven_epochs_disaggregated:,.1f} epochs'}"
-        " (than disaggregated)",
+        f"  offline cheaper after  {online} (than online), {disaggregated} (than disaggregated)",
         f"  cost offline           {fmt_usd(c.total_offline)} (extraction {fmt_usd(c.extraction)}, storage "
         f"{fmt_usd(c.storage)}, transfer {fmt_usd(c.transfer)}, training {fmt_usd(c.training_offline)})",
         f"                         storage: {c.storage_preset} at ${c.storage_usd_per_tb_month:,.2f}/TB-month for "
         f"{c.storage_days_held:,.1f} days ({c.storage_months_held:,.2f} months)",
         f"  cost online            {fmt_usd(c.total_online)}",
         f"  cost disaggregated     {fmt_usd(c.total_disaggregated)}",
-        *_quality_lines(p),
-        "",
-        f"  {'component':<18}{'rows':>10}{'tokens':>16}{'storage':>12}{'rows %':>8}{'bytes %':>8}",
     ]
+
+
+def _table_lines(p: Plan, unit: str) -> list[str]:
+    """The components, the roads from the article's storage and hours, and the article's rows."""
+    lines = [f"  {'component':<18}{'rows':>10}{'tokens':>16}{'storage':>12}{'rows %':>8}{'bytes %':>8}"]
     for x in p.components:
         lines.append(f"  {x.id:<18}{x.rows:>10,}{x.tokens:>16,.0f}{bytes_to(x.storage_bytes, unit):>9,.2f} {unit}"
                      f"{x.share_of_rows:>8.1%}{x.share_of_bytes:>8.1%}")
@@ -273,12 +287,37 @@ def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> s
     for row in article_comparison(p):
         lines.append(f"  {row['metric']}: article {row['article']}; this plan {row['plan']}")
         lines.append(f"    why: {row['why']}")
-    if p.findings:
-        lines += ["", "Warnings:"]
-        for f in p.findings:
-            lines.append(f"  - {'BLOCKS: ' if f.severity == 'blocks' else ''}{f.text}")
-            if f.severity == "blocks" and f.fix:
-                lines += textwrap.wrap(f"fix: {f.fix}", 100, initial_indent="      ", subsequent_indent="        ")
-    lines += ["", "Assumptions [tag] and sources:"]
-    lines += [f"  - {a.name}: {a.value} [{a.tag}]\n      {a.source}" for a in p.assumptions]
+    return lines
+
+
+def _finding_lines(p: Plan) -> list[str]:
+    if not p.findings:
+        return []
+    lines = ["", "Warnings:"]
+    for f in p.findings:
+        lines.append(f"  - {'BLOCKS: ' if f.severity == 'blocks' else ''}{f.text}")
+        if f.severity == "blocks" and f.fix:
+            lines += textwrap.wrap(f"fix: {f.fix}", 100, initial_indent="      ", subsequent_indent="        ")
+    return lines
+
+
+def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> str:
+    """`measured`: the label of a run's calibration the plan took its bytes and capture rate from,
+    said beside each figure it replaces."""
+    unit = "TiB" if binary else "TB"
+    lines = [
+        f"drafter data planner {p.planner_version} - preset {p.scenario.preset}",
+        f"model {p.model}, layout {p.layout} (layers {p.layers}, {p.hidden_dtype})",
+        "",
+        *textwrap.wrap(f"Verdict: {verdict(p).sentence}", 100, subsequent_indent="  "),
+        "",
+        *_figure_lines(p, unit, measured),
+        *_training_cost_lines(p),
+        *_quality_lines(p),
+        "",
+        *_table_lines(p, unit),
+        *_finding_lines(p),
+        "", "Assumptions [tag] and sources:",
+        *[f"  - {a.name}: {a.value} [{a.tag}]\n      {a.source}" for a in p.assumptions],
+    ]
     return "\n".join(lines)

@@ -288,13 +288,9 @@ fi
 '''
 
 
-def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
-                 ranks: list[int] | None = None, catalog=None) -> str:
-    """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
-    the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
+def _slurm_head(x: "Sharded", fmt: str, world: int, array: str, resuming: bool) -> list[str]:
+    """The script's #SBATCH lines and the comments that say how to run it, rank by rank."""
     from planner._version import __version__
-    x = Sharded(m, fmt, world, manifest_path, catalog)
-    array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
     lines = [SLURM_MARK + f" for {fmt}, one array task per node (drafter planner {__version__})",
              f"#SBATCH --job-name=drafter-{fmt}",
              f"#SBATCH --array={array}",
@@ -314,13 +310,43 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
              "# files, folders and staging take room it does not count).",
              *(x.rank_comment(r) for r in range(world)),
              *([f"# resuming: ranks {array} of {world} (the others are complete; each pipeline skips the rows "
-                "whose files exist)"] if ranks is not None else []),
+                "whose files exist)"] if resuming else []),
              ]
     if fmt == "specforge":
         lines += ["# each rank writes its own vocab_mapping/ from its shard: train with one of them (rank 0's),",
                   "# or build the mapping from the whole mix.jsonl"]
     if fmt == "modelopt":
         lines += ["# files are {conversation_id}.pt (the row's conversation_id or uuid), one directory for every rank"]
+    return lines
+
+
+def _server_then_capture(server, capture) -> list[str]:
+    """speculators: the rank's vLLM server started in the background and waited for, then its capture."""
+    return ["  if [ \"$DRY_RUN\" = 1 ]; then",
+            "    echo \"rank $RANK would start in the background, and wait for http://localhost:8000/v1/models:\"",
+            "    run " + sh(server),
+            "  else",
+            "    " + sh(server) + " &",
+            "    SERVER_PID=$!",
+            "    trap 'kill \"$SERVER_PID\" 2>/dev/null || true' EXIT",
+            "    for ((t = 0; ; t += 5)); do",
+            "      curl -sf -o /dev/null http://localhost:8000/v1/models && break",
+            "      kill -0 \"$SERVER_PID\" 2>/dev/null || { echo \"rank $RANK: the vLLM server exited\" >&2; exit 1; }",
+            "      [ \"$t\" -lt \"${PLANNER_SERVER_WAIT:-3600}\" ] || "
+            "{ echo \"rank $RANK: the vLLM server is not up after $t s\" >&2; exit 1; }",
+            "      sleep 5",
+            "    done",
+            "  fi",
+            "  run " + sh(capture)]
+
+
+def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
+                 ranks: list[int] | None = None, catalog=None) -> str:
+    """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
+    the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
+    x = Sharded(m, fmt, world, manifest_path, catalog)
+    array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
+    lines = _slurm_head(x, fmt, world, array, ranks is not None)
     lines.append(SCRIPT_BODY.rstrip("\n"))
     if fmt == "specforge":   # every rank reads the same draft config, written here (not in a dry run)
         lines += ['if [ "$DRY_RUN" != 1 ]; then', *draft_config_lines(m), "fi"]
@@ -337,23 +363,7 @@ def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manife
     lines.append("  check_input " + sh([x.rank_input(Raw('"$RANK"'), data)]) + " || exit 1")
     cmds = x.rank_argv(Raw('"$RANK"'), data, out)
     if fmt == "speculators":
-        server, capture = cmds
-        lines += ["  if [ \"$DRY_RUN\" = 1 ]; then",
-                  "    echo \"rank $RANK would start in the background, and wait for http://localhost:8000/v1/models:\"",
-                  "    run " + sh(server),
-                  "  else",
-                  "    " + sh(server) + " &",
-                  "    SERVER_PID=$!",
-                  "    trap 'kill \"$SERVER_PID\" 2>/dev/null || true' EXIT",
-                  "    for ((t = 0; ; t += 5)); do",
-                  "      curl -sf -o /dev/null http://localhost:8000/v1/models && break",
-                  "      kill -0 \"$SERVER_PID\" 2>/dev/null || { echo \"rank $RANK: the vLLM server exited\" >&2; exit 1; }",
-                  "      [ \"$t\" -lt \"${PLANNER_SERVER_WAIT:-3600}\" ] || "
-                  "{ echo \"rank $RANK: the vLLM server is not up after $t s\" >&2; exit 1; }",
-                  "      sleep 5",
-                  "    done",
-                  "  fi",
-                  "  run " + sh(capture)]
+        lines += _server_then_capture(*cmds)
     else:
         lines += ["  run " + sh(c) for c in cmds]
     if any("$SHARD" in line for line in lines[body:]):     # set only where used (shellcheck SC2034: Model-

@@ -47,6 +47,11 @@ Version history
   batches `quality.serving_batch` (1) and `quality.fleet_batch` (32, the payback's). A version-5
   scenario meant the paper's harness and the batch-1 speedup for the payback: `eval_engine` "paper",
   `fleet_batch` 1.
+  Added in 6 without a version (issue 33 item 1): `capture_path` (None: the layout's pipeline's own
+  path, planner/presets/capture_paths.yaml). An older link or manifest has none and means that: the
+  scenario said "this layout's pipeline", and how that pipeline captures is the model's fact, not an
+  input, so a corrected capture model legitimately moves an old plan's hours (as issue 22's calibration
+  did) while every input keeps its meaning. Its layouts' stored bytes do not change.
 """
 from __future__ import annotations
 

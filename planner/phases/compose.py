@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from planner.presets.capture_paths import CapturePath, held_bytes_per_token, resolve_path
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.phases.costs import CostPlan, costs, storage_preset_id
 from planner.presets.drafter_kinds import (NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs,
@@ -101,7 +102,9 @@ def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
     nodes are planned. A group larger than the GPUs given is raised to one group (extraction()'s
     blocking 'tp-raised' finding: "so the plan uses {tp}"): its nodes are counted (issue 35: a 32-GPU
     group on nodes of 8 said "1 x 8 GPUs")."""
-    tp = tensor_parallel_needed(r.model.weight_bytes(s.weight_dtype), sequence(r.model, total, s.kv_dtype)[1], r.ex_gpu)
+    path = capture_path(s, r)
+    seq_tokens, seq_bytes = sequence(r.model, total, s.kv_dtype)
+    tp = tensor_parallel_needed(r.model.weight_bytes(s.weight_dtype), seq_bytes + held(r, path) * seq_tokens, r.ex_gpu)
     nodes = s.extraction_node_count
     if tp is None:       # extraction() refuses the plan, naming why
         return nodes, nodes
@@ -111,9 +114,21 @@ def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
     return writing_nodes(nodes, s.gpus_per_node, tp, replicas), nodes
 
 
+def capture_path(s: Scenario, r: Resolved) -> CapturePath:
+    """The capture path in force: the scenario's, else its layout's pipeline's (presets/capture_paths.yaml)."""
+    return resolve_path(s.capture_path, r.spec.id, r.spec.pipeline)
+
+
+def held(r: Resolved, path: CapturePath) -> float:
+    """Bytes per token a row holds beside its KV cache while the path captures it."""
+    return held_bytes_per_token(path, num_layers=r.model.num_layers, hidden_size=r.model.hidden_size,
+                                captured_bytes=r.layout.hidden_state_bytes_per_token)
+
+
 def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[NodePlan, ExtractionPlan, float]:
     """The nodes the states are written on and the extraction run that writes them (and its MFU)."""
     mfu = s.throughput.prefill_mfu or r.ex_gpu.prefill_mfu
+    path = capture_path(s, r)
     writers, ex_nodes = _writers(s, r, st.total)
     nodes = node_plan(s, stored_bytes=st.compressed, writers=writers, disk=r.disk, training_disk=r.tr_disk,
                       extraction_nodes=ex_nodes)
@@ -121,7 +136,8 @@ def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[
                     prefill_mfu=mfu, write_bytes=st.compressed * (2 if s.staging_double_write else 1),
                     write_bytes_per_s=nodes.capture_write_bytes_per_s, write_bound=nodes.capture_write_bound,
                     nodes=nodes.extraction_nodes, gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
-                    measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None)
+                    measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None,
+                    path=path, held_bytes_per_token=held(r, path), stored_bytes=st.compressed)
     return nodes, ex, mfu
 
 

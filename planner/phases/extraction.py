@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from planner.phases.throughput_calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
                                  preset_rows)
+from planner.presets.capture_paths import CapturePath, CaptureTime, capture_time
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
@@ -80,6 +81,13 @@ class ExtractionPlan(OnNodes):
     bound: str
     decode_bound: str
     capture_bound: str
+    # the capture path in force (planner/presets/capture_paths.yaml): its id, how a replica's GPUs share the
+    # model (tensor: a tensor-parallel group; layers: device_map's layer split, one GPU computing at a time)
+    # and the GPUs per replica (replicas = GPUs used / tp_per_replica); prefill-server is the model before it
+    capture_path: str = "prefill-server"
+    capture_split: str = "tensor"
+    tp_per_replica: int = 1
+    capture_tokens_per_s_per_gpu: float = 0.0   # captured tokens / (capture hours x GPUs used), disk included
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
@@ -479,14 +487,17 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
 _CALIBRATIONS = ByIdentity(1024)
 
 
-def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str) -> int:
-    """The tensor-parallel degree a replica needs for the weights and one sequence's KV cache; a one-line
-    PlannerInputError naming the GPU where even the largest degree is too small."""
+def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str,
+                     held_bytes_per_token: float) -> tuple[int, float]:
+    """The tensor-parallel degree a replica needs for the weights and one sequence's KV cache (and what
+    the capture path holds beside it), with the sequence's tokens; a one-line PlannerInputError naming
+    the GPU where even the largest degree is too small."""
     weights = model.weight_bytes(weight_dtype)
     seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
+    seq_bytes += held_bytes_per_token * seq_tokens
     tp = tensor_parallel_needed(weights, seq_bytes, gpu)
     if tp is not None:
-        return tp
+        return tp, seq_tokens
     room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
     if weights <= room:   # the weights fit: one sequence's KV cache (and state) is what does not
         raise PlannerInputError(
@@ -503,9 +514,9 @@ def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtyp
 
 
 def _replicas(model: ModelSpec, gpu: GPUSpec, tp: int, gpus: int, gpus_per_node: int, weight_dtype: str,
-              warnings: list[Finding]) -> int:
+              path: CapturePath | None, warnings: list[Finding]) -> int:
     """The replicas of `tp` GPUs the nodes hold (at least one: the plan raises the GPU count to `tp`),
-    with a finding for GPUs left idle or a group that spans nodes."""
+    with a finding for GPUs left idle, a group that spans nodes, or a path that splits the layers."""
     replicas = replicas_on_nodes(gpus, gpus_per_node, tp)
     if replicas == 0:
         weights = model.weight_bytes(weight_dtype)
@@ -520,6 +531,10 @@ def _replicas(model: ModelSpec, gpu: GPUSpec, tp: int, gpus: int, gpus_per_node:
     if tp > gpus_per_node:
         warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {-(-tp // gpus_per_node)} nodes of "
                                 f"{gpus_per_node} GPUs: every layer's all-reduce crosses the node network"))
+    if path is not None and path.split.value == "layers" and tp > 1:
+        warnings.append(finding("capture-layer-split", f"{path.name} spreads {model.id}'s layers over {tp} {gpu.id} "
+                                f"per replica (device_map): one of them computes at a time, {replicas} replica(s) "
+                                f"on {replicas * tp} GPUs"))
     return replicas
 
 
@@ -542,16 +557,33 @@ class _Phases:
 
 @dataclass(frozen=True)
 class _Capture:
-    """One capture's inputs beside the model and GPU: what it writes, where, on how many GPUs."""
+    """One capture's inputs beside the model and GPU: what it writes, where, on how many GPUs, on which path."""
     t: Throughput
     work: Workload
-    gpus_used: int
+    tp: int
+    replicas: int
     write_bytes: float
     write_bytes_per_s: float
     write_bound: str
     measured_tokens_per_s: float | None
     isl: float
     osl: float
+    path: CapturePath | None
+    stored_bytes: float | None
+
+    @property
+    def gpus_used(self) -> int:
+        return self.replicas * self.tp
+
+    @property
+    def tp_eff(self) -> float:
+        return self.t.tensor_parallel_efficiency if self.tp > 1 else 1.0
+
+    def on_path(self, prefill_per_gpu: float, efficiency: float | None = None) -> CaptureTime:
+        """The capture on its path (_path_capture) at this prefill rate per GPU."""
+        return _path_capture(self.path, self.work, prefill_per_gpu, self.tp, self.tp_eff, self.replicas,
+                             self.write_bytes, self.write_bytes_per_s, self.stored_bytes, efficiency,
+                             self.measured_tokens_per_s is not None)
 
 
 def _fixed(c: _Capture) -> _Phases:
@@ -588,7 +620,7 @@ def _calibrations(model: ModelSpec, gpu: GPUSpec, c: _Capture, weight_dtype: str
 def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtype: str,
               warnings: list[Finding]) -> _Phases:
     """throughput modes "roofline" and "calibrated": the roofline's rates (times the calibration's
-    factors), capture bound by the GPUs or the disk writes, whichever is slower."""
+    factors); capture bound by the GPUs or the disk writes, whichever is slower, or timed on its path."""
     prefill_tps, decode_tps = r.prefill, r.decode
     pcal = dcal = calibration = band_hours = None
     if c.t.mode == "calibrated":
@@ -603,10 +635,18 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
     disk_capture = hours_at(c.write_bytes, c.write_bytes_per_s)
     capture_hours = max(gpu_capture, disk_capture)
     capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
+    if c.path is not None:
+        timed = c.on_path(prefill_tps)
+        capture_hours, capture_bound = timed.hours, timed.bound
+        gpu_capture = timed.compute_hours + timed.host_copy_hours + timed.request_hours
     if dcal is not None:
         # true hours = planned x calibrated / measured: each phase's held-out spread
         band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
                                                                         disk_capture) for i in (0, 1))
+        if c.path is not None:
+            band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + c.on_path(
+                prefill_tps * math.exp(-pcal.band[i]), (c.path.efficiency.high, c.path.efficiency.low)[i]).hours
+                for i in (0, 1))
         calibration = dcal if decode_hours >= capture_hours else pcal
     if capture_bound == "disk write":
         warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {c.write_bound} "
@@ -620,42 +660,45 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
 def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
                nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
-               measured_tokens_per_s: float | None = None) -> ExtractionPlan:
+               measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
+               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None) -> ExtractionPlan:
     """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
     `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/phases/nodes.py).
     measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
-    in place of the table's prefill rate; it already holds that run's disk writes."""
+    in place of the table's prefill rate; it already holds that run's disk writes.
+    path: the capture path (planner/presets/capture_paths.py), None the model before it (a prefill server); its
+    rows hold `held_bytes_per_token` beside their KV cache; `stored_bytes` the states without staging.
+    One function per throughput mode: _fixed, _modelled (roofline and calibrated)."""
     warnings: list[Finding] = []
-    tp = _tensor_parallel(model, gpu, work, weight_dtype, kv_dtype)
-    replicas = _replicas(model, gpu, tp, gpus, gpus_per_node, weight_dtype, warnings)
-    gpus_used = replicas * tp
+    tp, seq_tokens = _tensor_parallel(model, gpu, work, weight_dtype, kv_dtype, held_bytes_per_token)
+    replicas = _replicas(model, gpu, tp, gpus, gpus_per_node, weight_dtype, path, warnings)
     e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
     conversations = max(work.conversations, 1.0)
     isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
     osl = work.output_tokens / conversations
-    c = _Capture(t, work, gpus_used, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s, isl, osl)
+    c = _Capture(t, work, tp, replicas, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s, isl, osl,
+                 path, stored_bytes)
     if t.mode == "fixed":
         ph = _fixed(c)
     else:
-        r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx,
-                  seq_tokens=sequence(model, work, kv_dtype)[0])
+        r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
         ph = _modelled(model, gpu, c, r, weight_dtype, warnings)
-    return _plan_of(ph, gpu, t, e, tp, replicas, gpus, gpus_used, nodes, gpus_per_node, kv_dtype, isl, osl, warnings)
+    return _plan_of(ph, c, gpu, e, gpus, nodes, gpus_per_node, kv_dtype, warnings)
 
 
-def _plan_of(ph: _Phases, gpu: GPUSpec, t: Throughput, e: Engine, tp: int, replicas: int, gpus: int, gpus_used: int,
-             nodes: int, gpus_per_node: int, kv_dtype: str, isl: float, osl: float,
-             warnings: list[Finding]) -> ExtractionPlan:
+def _plan_of(ph: _Phases, c: _Capture, gpu: GPUSpec, e: Engine, gpus: int, nodes: int, gpus_per_node: int,
+             kv_dtype: str, warnings: list[Finding]) -> ExtractionPlan:
     # serving the target (the payback's rate) keeps the table's prefill rate: a measured capture rate
     # holds the capture's own disk writes
-    serve_out, serve_total = serving(ph.table_prefill, ph.decode_tps, max(isl, 1.0), osl)
+    serve_out, serve_total = serving(ph.table_prefill, ph.decode_tps, max(c.isl, 1.0), c.osl)
     wall = ph.decode_hours + ph.capture_hours
     bound = f"{ph.decode_bound} (decode)" if ph.decode_hours >= ph.capture_hours else f"{ph.capture_bound} (capture)"
     low, high = ph.band_hours if ph.band_hours else (None, None)
+    gpus_used, path = c.gpus_used, c.path
     return ExtractionPlan(
-        gpu=gpu.id, mode=t.mode, gpus=gpus, gpus_used=gpus_used, nodes=nodes, gpus_per_node=gpus_per_node,
-        tensor_parallel=tp, tensor_parallel_efficiency=t.tensor_parallel_efficiency if tp > 1 else 1.0,
-        replicas=replicas, decode_batch=ph.batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
+        gpu=gpu.id, mode=c.t.mode, gpus=gpus, gpus_used=gpus_used, nodes=nodes, gpus_per_node=gpus_per_node,
+        tensor_parallel=c.tp, tensor_parallel_efficiency=c.tp_eff,
+        replicas=c.replicas, decode_batch=ph.batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
         kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=ph.decode_hours,
         capture_hours=ph.capture_hours, prefill_tokens_per_s_per_gpu=ph.prefill_tps,
         decode_tokens_per_s_per_gpu=ph.decode_tps,
@@ -663,4 +706,18 @@ def _plan_of(ph: _Phases, gpu: GPUSpec, t: Throughput, e: Engine, tp: int, repli
         calibration=ph.calibration, prefill_calibration=ph.prefill_calibration,
         decode_calibration=ph.decode_calibration, calibrated_wall_hours_low=low, calibrated_wall_hours_high=high,
         wall_hours_low=low, wall_hours_high=high, bound=bound, decode_bound=ph.decode_bound,
-        capture_bound=ph.capture_bound, warnings=warnings)
+        capture_bound=ph.capture_bound, capture_path=path.id if path is not None else "prefill-server",
+        capture_split=path.split.value if path is not None else "tensor", tp_per_replica=c.tp,
+        capture_tokens_per_s_per_gpu=c.work.tokens / (ph.capture_hours * 3600 * gpus_used) if ph.capture_hours
+        else 0.0, warnings=warnings)
+
+
+def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp: int, tp_eff: float, replicas: int,
+                  write_bytes: float, disk_rate: float, stored_bytes: float | None,
+                  efficiency: float | None = None, measured: bool = False) -> CaptureTime:
+    """The capture of `work` on `path` (planner/presets/capture_paths.py capture_time) at this plan's prefill rate, or
+    at a measured capture rate (`measured`)."""
+    return capture_time(path, tokens=work.tokens, rows=work.rows,
+                        stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
+                        prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
+                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured)

@@ -138,6 +138,51 @@ class Forecast(_Strict):
                                             # free in a file from before the verdict: at least bytes_to_write)
 
 
+def _g(x: float | None) -> str:
+    return "null" if x is None else f"{x:g}"
+
+
+def _fill_in_disk_verdict(f: "Forecast") -> None:
+    """A file written before the disk's verdict was kept gets it from its own figures."""
+    f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(
+        f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
+    if f.disk_fills and f.disk_free_bytes == 0:
+        f.disk_short_bytes = None        # at least the bytes to write; by how much more, the file does not say
+
+
+def _check_disk_fills(f: "Forecast") -> bool:
+    """Whether the disk fills, checked against the file's figures (ValueError where they disagree)."""
+    over = f.disk_free_bytes == 0 and (f.disk_short_bytes or 0) > 0     # the run may hold more than the disk
+    fills = f.bytes_to_write > f.disk_free_bytes or over
+    if f.disk_fills != fills or (not fills and (f.disk_short_bytes is not None or f.disk_full_hours is not None)):
+        raise ValueError(f"forecast.disk_fills {f.disk_fills} contradicts the file's bytes to write "
+                         f"({_g(f.bytes_to_write)}), free space ({_g(f.disk_free_bytes)}), bytes short "
+                         f"({_g(f.disk_short_bytes)}) or hours to full ({_g(f.disk_full_hours)})")
+    return fills
+
+
+def _close(a: float | None, b: float | None, tol: float = 1.0) -> bool:
+    """a and b both given and equal to `tol` (bytes to the byte, hours to 3.6 ms)."""
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6, abs_tol=tol)
+
+
+def _check_disk_figures(f: "Forecast") -> None:
+    """A disk that fills: the bytes short and the hours to full agree with the bytes to write and the
+    free space (ValueError where they do not)."""
+    _, short, full = disk_verdict(f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
+    full = 0.0 if f.disk_free_bytes == 0 else full       # no space free: full already, finished or not
+    if f.disk_free_bytes > 0 and not _close(f.disk_short_bytes, short):
+        raise ValueError(f"forecast.disk_short_bytes {_g(f.disk_short_bytes)} is not the bytes to write less the "
+                         f"free space ({short:g})")
+    if f.disk_free_bytes == 0 and f.disk_short_bytes is not None and f.disk_short_bytes < f.bytes_to_write - 1:
+        raise ValueError(f"forecast.disk_short_bytes {_g(f.disk_short_bytes)} is under the bytes to write "
+                         f"({f.bytes_to_write:g}) with no space free")
+    if (full is None) != (f.disk_full_hours is None) or \
+            (full is not None and not _close(f.disk_full_hours, full, 1e-6)):
+        raise ValueError(f"forecast.disk_full_hours {_g(f.disk_full_hours)} is not the free space over the bytes "
+                         f"to write an hour ({_g(full)})")
+
+
 class RunCalibration(_Strict):
     kind: Literal[KIND] = KIND             # type: ignore[valid-type]
     version: Literal[VERSION] = VERSION    # type: ignore[valid-type]
@@ -186,7 +231,6 @@ class RunCalibration(_Strict):
         excess), so there it is checked to be at least the bytes to write; a file written before the
         verdict, at 0 free, says it is short by an amount unknown (null), not by a figure too small."""
         f = self.forecast
-        g = lambda x: "null" if x is None else f"{x:g}"      # noqa: E731
         to_write = max(0.0, f.storage_bytes - self.bytes_measured)
         if f.bytes_to_write is None:
             f.bytes_to_write = to_write
@@ -196,35 +240,10 @@ class RunCalibration(_Strict):
         if f.disk_free_bytes is None:
             if f.disk_fills is not None or f.disk_short_bytes is not None:
                 raise ValueError("forecast.disk_fills or disk_short_bytes is given while disk_free_bytes is unknown")
-            return self
-        if f.disk_fills is None:
-            f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(
-                f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
-            if f.disk_fills and f.disk_free_bytes == 0:
-                f.disk_short_bytes = None        # at least the bytes to write; by how much more, the file does not say
-            return self
-        over = f.disk_free_bytes == 0 and (f.disk_short_bytes or 0) > 0     # the run may hold more than the disk
-        fills = f.bytes_to_write > f.disk_free_bytes or over
-        if f.disk_fills != fills or (not fills and (f.disk_short_bytes is not None or f.disk_full_hours is not None)):
-            raise ValueError(f"forecast.disk_fills {f.disk_fills} contradicts the file's bytes to write "
-                             f"({g(f.bytes_to_write)}), free space ({g(f.disk_free_bytes)}), bytes short "
-                             f"({g(f.disk_short_bytes)}) or hours to full ({g(f.disk_full_hours)})")
-        if not fills:
-            return self
-        _, short, full = disk_verdict(f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
-        full = 0.0 if f.disk_free_bytes == 0 else full       # no space free: full already, finished or not
-        close = lambda a, b, tol=1.0: a is not None and b is not None and math.isclose(  # noqa: E731
-            a, b, rel_tol=1e-6, abs_tol=tol)                         # bytes to the byte, hours to 3.6 ms
-        if f.disk_free_bytes > 0 and not close(f.disk_short_bytes, short):
-            raise ValueError(f"forecast.disk_short_bytes {g(f.disk_short_bytes)} is not the bytes to write less the "
-                             f"free space ({short:g})")
-        if f.disk_free_bytes == 0 and f.disk_short_bytes is not None and f.disk_short_bytes < f.bytes_to_write - 1:
-            raise ValueError(f"forecast.disk_short_bytes {g(f.disk_short_bytes)} is under the bytes to write "
-                             f"({f.bytes_to_write:g}) with no space free")
-        if (full is None) != (f.disk_full_hours is None) or \
-                (full is not None and not close(f.disk_full_hours, full, 1e-6)):
-            raise ValueError(f"forecast.disk_full_hours {g(f.disk_full_hours)} is not the free space over the bytes "
-                             f"to write an hour ({g(full)})")
+        elif f.disk_fills is None:
+            _fill_in_disk_verdict(f)
+        elif _check_disk_fills(f):
+            _check_disk_figures(f)
         return self
 
     def disk_words(self) -> tuple[str, str]:
@@ -441,18 +460,29 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int,
             unread += info is None
         if e.kind == "index":
             _index_units(units, f, e, info, names.plan)
-            continue
-        rows, share = 1, 1.0
-        if e.kind == "shard":
-            rows = len(e.positions)
-            if info is not None and info.rows is not None and info.rows < rows:
-                # a shard holding fewer rows than the plan's (the run's own sample count differs):
-                # the plan's bytes for as many rows
-                rows, share = info.rows, info.rows / rows
-        units.append(Unit(f.path, rows, e.predicted_bytes * share, e.predicted_tokens * share, f.size,
-                          info.tokens if info else None,
-                          info.data_bytes if info and info.tokens is not None else None, f.mtime, writer=names.writer(e)))
-    # DeepSpec: a folder's shard bytes spread over its index's rows by their tokens
+        else:
+            units.append(_file_unit(f, info, names))
+    _share_shard_bytes(units, shard_bytes)
+    return units, read, bad, unread
+
+
+def _file_unit(f, info, names: rundir.Naming) -> Unit:
+    """The Unit of a row file or a shard (`info`: its metadata, None when not read)."""
+    e = f.expected
+    rows, share = 1, 1.0
+    if e.kind == "shard":
+        rows = len(e.positions)
+        if info is not None and info.rows is not None and info.rows < rows:
+            # a shard holding fewer rows than the plan's (the run's own sample count differs):
+            # the plan's bytes for as many rows
+            rows, share = info.rows, info.rows / rows
+    return Unit(f.path, rows, e.predicted_bytes * share, e.predicted_tokens * share, f.size,
+                info.tokens if info else None,
+                info.data_bytes if info and info.tokens is not None else None, f.mtime, writer=names.writer(e))
+
+
+def _share_shard_bytes(units: list[Unit], shard_bytes: dict[str, float]) -> None:
+    """DeepSpec: a folder's shard bytes spread over its index's rows by their tokens (in place)."""
     for folder, nbytes in shard_bytes.items():
         rows = [i for i, u in enumerate(units) if not u.files and os.path.dirname(u.path) == folder]
         tok = sum(units[i].tokens or 0 for i in rows)
@@ -461,7 +491,6 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int,
             extra = nbytes * (u.tokens or 0) / tok if tok else 0.0
             units[i] = Unit(u.path, u.rows, u.planned_bytes, u.planned_tokens, u.size + extra, u.tokens, None,
                             u.mtime, 0)
-    return units, read, bad, unread
 
 
 def _kept(field: str, value: float | None, notes: list[str]) -> float | None:
@@ -517,17 +546,27 @@ def ratio_band(measured: list[float], planned: list[float], population: float) -
 def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None, float | None, float | None, str]:
     """(elapsed hours, rows per hour, tokens per hour, where the time came from)."""
     rows = sum(u.rows for u in units)
-    tokens = sum(u.tokens for u in units if u.tokens is not None) if all(u.tokens is not None for u in units) else None
     if not rows:
         return (elapsed_hours, None, None, "unknown: no row written yet" +
                 (f" in the --elapsed-hours {elapsed_hours:g} given" if elapsed_hours is not None else
                  "; a rate needs rows, timed by their files or --elapsed-hours"))
     if elapsed_hours is not None:
+        tokens = _tokens_of(units)
         return (elapsed_hours, rows / elapsed_hours,
                 tokens / elapsed_hours if tokens is not None else None, "--elapsed-hours")
-    # the first file (by time) marks the start: the rows written after it, over the span to the last;
-    # each writer's first file marks its own start (ranks and SpecForge's DP processes write side by
-    # side: the first files of W writers are W rows written before the span, not in it)
+    return _rate_by_times(units, rows)
+
+
+def _tokens_of(units: list[Unit]) -> float | None:
+    """The units' tokens; None unless every one has its count."""
+    return sum(u.tokens for u in units) if all(u.tokens is not None for u in units) else None
+
+
+def _rate_by_times(units: list[Unit], rows: int) -> tuple[float | None, float | None, float | None, str]:
+    """_rate by the files' modification times: the first file (by time) marks the start, the rows
+    written after it over the span to the last; each writer's first file marks its own start (ranks
+    and SpecForge's DP processes write side by side: the first files of W writers are W rows written
+    before the span, not in it)."""
     files = sorted((u for u in units if u.files), key=lambda u: u.mtime)
     if len(files) < 2 or files[-1].mtime <= files[0].mtime:
         return None, None, None, "unknown: fewer than two files with different times; give --elapsed-hours"
@@ -540,9 +579,9 @@ def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None,
     if not after:
         return None, None, None, "unknown: one file a writing process (rank) so far; give --elapsed-hours"
     r_rows = sum(u.rows for u in after) / span
-    r_tok = (sum(u.tokens for u in after) / span) if all(u.tokens is not None for u in after) else None
+    tokens = _tokens_of(after)
     # the whole run's elapsed time: the measured rows at that rate
-    return rows / r_rows, r_rows, r_tok, "the files' modification times"
+    return rows / r_rows, r_rows, tokens / span if tokens is not None else None, "the files' modification times"
 
 
 def disk_verdict(to_write: float, room: float, hours: float | None) -> tuple[bool, float | None, float | None]:
@@ -598,6 +637,97 @@ def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp:
                         disk_capacity_tb=disk_capacity_tb, unreadable=set(bad), unread=(unread, read_seconds))
 
 
+def _token_figures(units: list[Unit], names, rows_planned: float, notes: list[str]):
+    """(the units with token counts, whether the files give sizes only, the tokens' ratio and its band
+    (NaN when none is read), the tokens measured: from the files read; when only a sample was read,
+    scaled to all by the plan)."""
+    with_tokens = [u for u in units if u.tokens is not None]
+    sizes_only = bool(units) and not with_tokens     # nothing measured says nothing of the format
+    if sizes_only:
+        notes.append(f"the {names.spec.id} layout's files give their sizes only: no token counts, no rate in "
+                     "tokens")
+    if not with_tokens:
+        return with_tokens, sizes_only, (math.nan, math.nan, math.nan), None
+    band = ratio_band([u.tokens for u in with_tokens], [u.planned_tokens for u in with_tokens], rows_planned)
+    if len(with_tokens) < len(units):
+        notes.append(f"tokens read from {len(with_tokens):,} of {len(units):,} files (an even sample), "
+                     "scaled to all by the plan")
+        return with_tokens, sizes_only, band, band[0] * sum(u.planned_tokens for u in units)
+    return with_tokens, sizes_only, band, sum(u.tokens for u in with_tokens)
+
+
+def _data_figures(with_tokens: list[Unit]) -> tuple[float | None, float | None]:
+    """(data bytes per token, mean overhead bytes per file) of the files whose data bytes are read."""
+    data = [u for u in with_tokens if u.data_bytes is not None and u.tokens]
+    if not data:
+        return None, None
+    return sum(u.data_bytes for u in data) / sum(u.tokens for u in data), statistics.fmean(
+        u.size - u.data_bytes for u in data)
+
+
+def _rates(units: list[Unit], with_tokens: list[Unit], sizes_only: bool, tokens_measured, *, gpus: int,
+           elapsed_hours, notes: list[str]):
+    """(data bytes per token, overhead bytes per file, tokens/s per GPU, each kept only inside its
+    field's bounds; elapsed hours, rows and tokens per hour, where the time came from)."""
+    per_token, overhead = _data_figures(with_tokens)
+    timed = units if not sizes_only else [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files, u.writer)
+                                          for u in units]
+    elapsed, rows_h, tok_h, elapsed_from = _rate(timed, elapsed_hours)
+    if tok_h is None and tokens_measured is not None and elapsed:
+        tok_h = tokens_measured / elapsed
+    tps = tok_h / 3600 / gpus if tok_h else None
+    per_token, overhead, tps = (_kept(name, v, notes) for name, v in (
+        ("data_bytes_per_token", per_token), ("overhead_bytes_per_file", overhead), ("tokens_per_s_per_gpu", tps)))
+    return per_token, overhead, tps, elapsed, rows_h, tok_h, elapsed_from
+
+
+def _hours_left(rem_rows: float, tokens_left, tok_h, rows_h, token_band, rem_t: float):
+    """(hours, low, high) to the run's end: by tokens where they are measured, else by rows."""
+    if not rem_rows:
+        return 0.0, 0.0, 0.0
+    if tokens_left is not None and tok_h:
+        _, lo_t, hi_t = token_band
+        return tokens_left / tok_h, lo_t * rem_t / tok_h, hi_t * rem_t / tok_h
+    if rows_h:
+        hours = rem_rows / rows_h            # sizes only: by rows
+        return hours, hours, hours
+    return None, None, None
+
+
+def _forecast(plan, scan, units: list[Unit], byte_band, token_band, rows_h, tok_h,
+              disk_capacity_tb) -> Forecast:
+    """The forecast: the remaining rows' own predictions, scaled by the measured ratios; the disk's
+    verdict from its free space."""
+    done_b = sum(u.size for u in units)
+    rem_rows = max(0.0, plan.training_rows - sum(u.rows for u in units))
+    # no row to go: nothing to write and no time to take, whatever the rate (the plan's sums of the
+    # rows done can differ from its total in the last digits)
+    rem_b = max(0.0, plan.bytes - sum(u.planned_bytes for u in units)) if rem_rows else 0.0
+    rem_t = max(0.0, plan.tokens - sum(u.planned_tokens for u in units)) if rem_rows else 0.0
+    r_b, lo_b, hi_b = byte_band
+    storage = done_b + r_b * rem_b
+    tokens_left = token_band[0] * rem_t if not math.isnan(token_band[0]) else None
+    hours, hours_lo, hours_hi = _hours_left(rem_rows, tokens_left, tok_h, rows_h, token_band, rem_t)
+    used = sum(f.size for f in scan.found.values())
+    room, free_from = disk_free(scan.root, disk_capacity_tb, used)
+    to_write = storage - done_b
+    fills, short, full = disk_verdict(to_write, room, hours) if room is not None else (None, None, None)
+    free = None if room is None else max(0.0, room)
+    return Forecast(rows_remaining=rem_rows, tokens_remaining=tokens_left, hours_remaining=hours, hours_low=hours_lo,
+                    hours_high=hours_hi, storage_bytes=storage, storage_bytes_low=done_b + lo_b * rem_b,
+                    storage_bytes_high=done_b + hi_b * rem_b, disk_free_bytes=free, disk_free_from=free_from,
+                    disk_full_hours=full, bytes_to_write=to_write, disk_fills=fills, disk_short_bytes=short)
+
+
+def _model_name(s) -> str:
+    return s.model if s.model != "custom" or s.custom_model is None else f"custom:{s.custom_model.id}"
+
+
+def _files_measured(scan, unreadable) -> int:
+    return sum(1 for f in scan.found.values()
+               if f.expected.kind in ("row", "shard", "index") and f.path not in unreadable)
+
+
 def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capacity_tb,
                  unreadable=frozenset(), unread=(0, READ_SECONDS)) -> RunCalibration:
     plan = names.plan
@@ -608,86 +738,29 @@ def _calibration(m, names, scan, units, read, *, gpus, elapsed_hours, disk_capac
     measured_b = [u.size for u in units]
     planned_b = [u.planned_bytes for u in units]
     rows_planned = plan.training_rows
-    rows_measured = sum(u.rows for u in units)
     r_b, lo_b, hi_b = ratio_band(measured_b, planned_b, rows_planned)
-    with_tokens = [u for u in units if u.tokens is not None]
-    sizes_only = bool(units) and not with_tokens     # nothing measured says nothing of the format
-    if sizes_only and units:
-        notes.append(f"the {names.spec.id} layout's files give their sizes only: no token counts, no rate in "
-                     "tokens")
-    # tokens: from the files read; when only a sample was read, scaled to all by the plan
-    if with_tokens:
-        r_t, lo_t, hi_t = ratio_band([u.tokens for u in with_tokens], [u.planned_tokens for u in with_tokens],
-                                     rows_planned)
-        tokens_measured = r_t * sum(u.planned_tokens for u in units) if len(with_tokens) < len(units) \
-            else sum(u.tokens for u in with_tokens)
-        if len(with_tokens) < len(units):
-            notes.append(f"tokens read from {len(with_tokens):,} of {len(units):,} files (an even sample), "
-                         "scaled to all by the plan")
-    else:
-        r_t = lo_t = hi_t = math.nan
-        tokens_measured = None
-    data = [u for u in with_tokens if u.data_bytes is not None and u.tokens]
-    per_token = sum(u.data_bytes for u in data) / sum(u.tokens for u in data) if data else None
-    overhead = statistics.fmean(u.size - u.data_bytes for u in data) if data else None
-
-    timed = units if not sizes_only else [Unit(u.path, u.rows, 0, 0, u.size, None, None, u.mtime, u.files, u.writer)
-                                          for u in units]
-    elapsed, rows_h, tok_h, elapsed_from = _rate(timed, elapsed_hours)
-    if tok_h is None and tokens_measured is not None and elapsed:
-        tok_h = tokens_measured / elapsed
-    tps = tok_h / 3600 / gpus if tok_h else None
-    per_token, overhead, tps = (_kept(name, v, notes) for name, v in (
-        ("data_bytes_per_token", per_token), ("overhead_bytes_per_file", overhead), ("tokens_per_s_per_gpu", tps)))
-
-    # the forecast: the remaining rows' own predictions, scaled by the measured ratios
-    done_b = sum(measured_b)
-    rem_rows = max(0.0, rows_planned - rows_measured)
-    # no row to go: nothing to write and no time to take, whatever the rate (the plan's sums of the
-    # rows done can differ from its total in the last digits)
-    rem_b = max(0.0, plan.bytes - sum(planned_b)) if rem_rows else 0.0
-    rem_t = max(0.0, plan.tokens - sum(u.planned_tokens for u in units)) if rem_rows else 0.0
+    with_tokens, sizes_only, token_band, tokens_measured = _token_figures(units, names, rows_planned, notes)
+    per_token, overhead, tps, elapsed, rows_h, tok_h, elapsed_from = _rates(
+        units, with_tokens, sizes_only, tokens_measured, gpus=gpus, elapsed_hours=elapsed_hours, notes=notes)
     if not units:
-        r_b = lo_b = hi_b = 1.0
         notes.append("no file of this run could be measured yet: the forecast is the plan's")
-    storage = done_b + r_b * rem_b
-    tokens_left = r_t * rem_t if not math.isnan(r_t) else None
-    if not rem_rows:
-        hours = hours_lo = hours_hi = 0.0
-    elif tokens_left is not None and tok_h:
-        hours = tokens_left / tok_h
-        hours_lo, hours_hi = lo_t * rem_t / tok_h, hi_t * rem_t / tok_h
-    elif rows_h:
-        hours = rem_rows / rows_h            # sizes only: by rows
-        hours_lo = hours_hi = hours
-    else:
-        hours = hours_lo = hours_hi = None
-    used = sum(f.size for f in scan.found.values())
-    room, free_from = disk_free(scan.root, disk_capacity_tb, used)
-    to_write = storage - done_b
-    fills, short, full = disk_verdict(to_write, room, hours) if room is not None else (None, None, None)
-    free = None if room is None else max(0.0, room)
+    fc = _forecast(plan, scan, units, (1.0, 1.0, 1.0) if not units else (r_b, lo_b, hi_b), token_band, rows_h,
+                   tok_h, disk_capacity_tb)
     if not scan.complete:
         notes.append(f"the scan stopped at its bound ({scan.entries:,} entries): the figures cover what it saw")
-    fc = Forecast(rows_remaining=rem_rows, tokens_remaining=tokens_left, hours_remaining=hours, hours_low=hours_lo,
-                  hours_high=hours_hi, storage_bytes=storage, storage_bytes_low=done_b + lo_b * rem_b,
-                  storage_bytes_high=done_b + hi_b * rem_b, disk_free_bytes=free, disk_free_from=free_from,
-                  disk_full_hours=full, bytes_to_write=to_write, disk_fills=fills, disk_short_bytes=short)
     s = m.scenario
     return RunCalibration(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
-        planner_version=__version__, layout=names.spec.id, model=s.model if s.model != "custom" or s.custom_model is None
-        else f"custom:{s.custom_model.id}", hidden_dtype=s.hidden_dtype or names.spec.hidden_dtype,
+        planner_version=__version__, layout=names.spec.id, model=_model_name(s),
+        hidden_dtype=s.hidden_dtype or names.spec.hidden_dtype,
         layers=list(m.layers), world=names.world, manifest_rows=plan.total, rows_planned=rows_planned,
-        rows_measured=rows_measured,
-        files_measured=sum(1 for f in scan.found.values()
-                           if f.expected.kind in ("row", "shard", "index") and f.path not in unreadable),
+        rows_measured=sum(u.rows for u in units), files_measured=_files_measured(scan, unreadable),
         files_read=read,
         files_skipped=Skipped(count=scan.files_skipped, reasons=dict(scan.skipped_counts),
                               examples=scan.skipped[:200]),
-        bytes_measured=done_b, bytes_planned=sum(planned_b), tokens_measured=tokens_measured,
+        bytes_measured=sum(measured_b), bytes_planned=sum(planned_b), tokens_measured=tokens_measured,
         tokens_planned=sum(u.planned_tokens for u in units), bytes_ratio=None if math.isnan(r_b) or not units else r_b,
-        tokens_ratio=None if math.isnan(r_t) else r_t, data_bytes_per_token=per_token,
+        tokens_ratio=None if math.isnan(token_band[0]) else token_band[0], data_bytes_per_token=per_token,
         overhead_bytes_per_file=overhead, sizes_only=sizes_only, per_row=_spread(units), elapsed_hours=elapsed,
         elapsed_from=elapsed_from, rows_per_hour=rows_h, tokens_per_hour=tok_h, gpus=gpus, tokens_per_s_per_gpu=tps,
         forecast=fc, notes=notes)

@@ -165,7 +165,8 @@ def _no_constant(c):
     raise ValueError(c)
 
 
-def read_safetensors(fh, size: int, deadline: float | None = None) -> FileInfo:
+def _safetensors_header(fh, size: int) -> tuple[int, dict]:
+    """(the header's length, the header) of a safetensors file of `size` bytes, bounded and checked."""
     head = fh.read(8)
     if len(head) < 8:
         raise FormatError("truncated: shorter than a safetensors header")
@@ -184,24 +185,35 @@ def read_safetensors(fh, size: int, deadline: float | None = None) -> FileInfo:
         raise FormatError("its safetensors header is not valid JSON")
     if not isinstance(header, dict):
         raise FormatError("its safetensors header is not a mapping")
+    return n, header
+
+
+def _safetensors_tensor(name, t) -> tuple[Tensor, int]:
+    """(the tensor, where its bytes end) of one header entry, checked."""
+    where = f"tensor {name[:60]!r}"
+    try:
+        dtype, shape, (a, b) = t["dtype"], t["shape"], t["data_offsets"]
+        width = SAFETENSORS_DTYPES[dtype]
+        if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_NUMEL for x in (a, b)):
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise FormatError(f"{where} has no valid dtype, shape and offsets")
+    count = numel(shape, where)
+    if b < a or count * width != b - a:
+        raise FormatError(f"{where}: {dtype} {list(shape)} does not fill offsets {a}..{b}")
+    return Tensor(str(name), dtype, tuple(shape), b - a), b
+
+
+def read_safetensors(fh, size: int, deadline: float | None = None) -> FileInfo:
+    n, header = _safetensors_header(fh, size)
     tensors, end = [], 0
     for i, (name, t) in enumerate(header.items()):
         if i % 256 == 0:
             _on_time(deadline)
         if name == "__metadata__":
             continue
-        where = f"tensor {name[:60]!r}"
-        try:
-            dtype, shape, (a, b) = t["dtype"], t["shape"], t["data_offsets"]
-            width = SAFETENSORS_DTYPES[dtype]
-            if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_NUMEL for x in (a, b)):
-                raise ValueError
-        except (KeyError, TypeError, ValueError):
-            raise FormatError(f"{where} has no valid dtype, shape and offsets")
-        count = numel(shape, where)
-        if b < a or count * width != b - a:
-            raise FormatError(f"{where}: {dtype} {list(shape)} does not fill offsets {a}..{b}")
-        tensors.append(Tensor(str(name), dtype, tuple(shape), b - a))
+        tensor, b = _safetensors_tensor(name, t)
+        tensors.append(tensor)
         end = max(end, b)
     if 8 + n + end > size:
         raise FormatError(f"truncated: its tensors end at byte {8 + n + end:,}, the file has {size:,}")
@@ -334,9 +346,16 @@ class _OpReader:
         raise FormatError("its data.pkl is malformed (no STOP)")
 
     def step(self, name: str, arg) -> None:
-        stack = self.stack
         if name in ("PROTO", "FRAME"):
             return
+        if not (self._push(name, arg) or self._build(name, arg)):
+            raise FormatError(f"its data.pkl uses the {name} opcode, which builds objects or runs code: "
+                              "not loaded")
+
+    def _push(self, name: str, arg) -> bool:
+        """An opcode that pushes a value as it is (a string, an int, an empty container, a mark, a
+        constant, a memo's value): done, True; any other: False."""
+        stack = self.stack
         if name in _PUSHED:
             stack.append(arg)
         elif name in _INTS:
@@ -347,7 +366,17 @@ class _OpReader:
             stack.append(_MARK)
         elif name in ("NEWTRUE", "NEWFALSE", "NONE"):
             stack.append({"NEWTRUE": True, "NEWFALSE": False, "NONE": None}[name])
-        elif name == "TUPLE":
+        elif name in ("BINGET", "LONG_BINGET", "GET"):
+            stack.append(self.memo[arg])
+        else:
+            return False
+        return True
+
+    def _build(self, name: str, arg) -> bool:
+        """An opcode that builds from the stack (tuples, the memo, items, a global, a storage, a
+        call): done, True; any other: False."""
+        stack = self.stack
+        if name == "TUPLE":
             stack.append(_new(_T, self.pop_mark()))
         elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
             stack.append(_new(_T, self.pop(int(name[-1]))))
@@ -355,8 +384,6 @@ class _OpReader:
             self.memo_put(arg)
         elif name == "MEMOIZE":
             self.memo_put(len(self.memo))
-        elif name in ("BINGET", "LONG_BINGET", "GET"):
-            stack.append(self.memo[arg])
         elif name in ("SETITEM", "SETITEMS"):
             self.set_items(self.pop(2) if name == "SETITEM" else self.pop_mark())
         elif name in ("APPEND", "APPENDS"):
@@ -369,8 +396,8 @@ class _OpReader:
             args, fn = stack.pop(), stack.pop()
             stack.append(self.reduce(fn, args))
         else:
-            raise FormatError(f"its data.pkl uses the {name} opcode, which builds objects or runs code: "
-                              "not loaded")
+            return False
+        return True
 
     def global_(self, name: str, arg) -> "_Global":
         if name == "GLOBAL":

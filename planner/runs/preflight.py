@@ -324,6 +324,19 @@ def build_model(model, arch: str, n_run: int, dtype, device: str):
     return net.eval()
 
 
+def _reservoir(names: rundir.Naming, k: int, rng: random.Random) -> list[rundir.ExpectedFile]:
+    """k of the layout's files, a reservoir sample by `rng` over its first rundir.MAX_ENTRIES names."""
+    chosen: list[rundir.ExpectedFile] = []
+    for i, e in enumerate(names.expected()):
+        if i >= rundir.MAX_ENTRIES:
+            break
+        if len(chosen) < k:
+            chosen.append(e)
+        elif (j := rng.randrange(i + 1)) < k:
+            chosen[j] = e
+    return chosen
+
+
 def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tuple[rundir.ExpectedFile, int]]:
     """k of the layout's files (a seeded reservoir over its names) and a length for each, drawn from
     its component's length distribution (the plan's atoms, in the unit and under the cap in force)."""
@@ -337,14 +350,7 @@ def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tup
     atoms = {r.id: (r.turn if eff.unit == "turn" else r.conv)
              for r in mix_rows(s, get_catalog() if s.uniform is None else None)}
     rng = random.Random(seed)
-    chosen: list[rundir.ExpectedFile] = []
-    for i, e in enumerate(names.expected()):
-        if i >= rundir.MAX_ENTRIES:
-            break
-        if len(chosen) < k:
-            chosen.append(e)
-        elif (j := rng.randrange(i + 1)) < k:
-            chosen[j] = e
+    chosen = _reservoir(names, k, rng)
     plan = names.plan
     weights = [n * f for n, f in zip(plan.rows, plan.files_per_row)]
     gen = np.random.default_rng(seed)

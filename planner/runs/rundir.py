@@ -117,11 +117,10 @@ class RowPlan:
         return (self.bytes / n, self.tokens / n) if n else (0.0, 0.0)
 
 
-def row_plan(m, layout: str) -> RowPlan:
-    """The RowPlan of manifest `m` as `layout` would store it (the manifest's own layout if None)."""
-    order, total = sharding.placed(m.components)
+def _planned_per_row(m, layout: str) -> dict[str, tuple[float, float, float]] | None:
+    """{component: (files per row, bytes per file, tokens per file)} of manifest `m` planned with
+    `layout`; None for a manifest the plan cannot read (as sharding.bytes_per_row)."""
     per: dict[str, tuple[float, float, float]] = {}
-    planned = True
     try:
         from planner.planning import plan
         s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
@@ -129,9 +128,18 @@ def row_plan(m, layout: str) -> RowPlan:
             if c.rows and c.training_rows:
                 per[c.id] = (c.training_rows / c.rows, c.storage_bytes / c.training_rows,
                              c.tokens / c.training_rows)
-    # a manifest the plan cannot read (as sharding.bytes_per_row): its own totals
     except (PlannerInputError, ValueError, AttributeError):
-        planned = False
+        return None
+    return per
+
+
+def row_plan(m, layout: str) -> RowPlan:
+    """The RowPlan of manifest `m` as `layout` would store it (the manifest's own layout if None);
+    a manifest the plan cannot read gets its own totals spread evenly."""
+    order, total = sharding.placed(m.components)
+    per = _planned_per_row(m, layout)
+    planned = per is not None
+    per = per or {}
     even = (1.0, float(m.predicted.storage_bytes) / total if total else 0.0,
             float(m.predicted.tokens) / total if total else 0.0)
     vals = [per.get(p.id, even) for p in order]

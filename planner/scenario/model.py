@@ -469,6 +469,15 @@ class Scenario(_Strict):
         key="w_kv_dtype", label="KV cache", widget="radio", horizontal=True, section=HARDWARE, order=50, col="half",
         help="vLLM --kv-cache-dtype: fp8 halves the KV bytes per token (more sequences per batch)",
         flag="--kv-dtype", doc="dtype of the KV cache")] = "bf16"
+    # how the pipeline's code runs the capture (planner/presets/capture_paths.yaml); None: the layout's
+    # pipeline's own path. The choices are the preset's ids (tests/unit/planner/presets/test_capture_paths.py checks)
+    capture_path: Annotated[Literal["sglang-server", "vllm-extract", "hf-loop", "prefill-server"] | None, In(
+        key="w_capture_path", label="Capture path", widget="select", none=LAYOUT, section=HARDWARE, order=55,
+        help="how the pipeline's code captures: SpecForge's SGLang engine, speculators' vLLM extract_hidden_states "
+        "(a file per request), Model-Optimizer's HF loop (one conversation per forward, layers split over a "
+        "replica's GPUs); the layout's own by default", flag="--capture-path",
+        doc="capture path: sglang-server, vllm-extract, hf-loop or prefill-server (default: the layout's "
+            "pipeline's; a path its pipeline does not have is refused)")] = None
     extraction_gpu: Annotated[Id, In(key="w_ex_gpu", label="GPU", widget="special", section=HARDWARE, order=10,
                                      col="wide", flag="--gpu", doc="extraction GPU id")] = "rtx-pro-6000"
     extraction_gpus: Annotated[int, In(key="w_ex_gpus", label="count", section=HARDWARE, order=20, col="narrow",

@@ -378,3 +378,13 @@ def test_profile_ends_with_the_command_that_adds_it(tmp_path, monkeypatch, capsy
     rc = main(["profile", str(f), "--name", "my_set", "--quiet"])
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert rc == 0 and last.endswith("add it to the mix: planner estimate --add my_set=3")
+
+
+def test_a_capture_path_its_pipeline_lacks_is_one_line_naming_its_own(capsys):
+    # issue 33 item 1: Model-Optimizer's layout captures with its HF loop alone (presets/capture_paths.yaml)
+    one_line_error(*cli(capsys, "estimate", "--layout", "modelopt-eagle3", "--capture-path", "vllm-extract"),
+                   "--capture-path: 'vllm-extract' is not allowed; the modelopt pipeline (layout modelopt-eagle3) "
+                   "captures with hf-loop")
+    one_line_error(*cli(capsys, "estimate", "--capture-path", "tgi"), "--capture-path", "invalid choice")
+    code, out, _ = cli(capsys, "estimate", "--layout", "speculators", "--capture-path", "vllm-extract", "--json")
+    assert code == 0 and json.loads(out)["extraction"]["capture_path"] == "vllm-extract"

@@ -166,3 +166,47 @@ def test_outputs_the_planner_did_not_write_are_not_replaced(setup):
     assert again.returncode == 0, again.stderr
     forced = run_cli("materialize", str(manifest), "--out", str(notes), "--force")
     assert forced.returncode == 0 and notes.read_bytes() != b"my notes\n"
+
+
+# One record of each format the hub script meets, and records it must refuse as the profiler does.
+HUB_RECORDS = [
+    ({"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}], "system": "s",
+      "tools": '[{"name": "get_time", "description": "the time of day now"}]'}, "auto"),
+    ({"messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]},
+                   {"role": "assistant", "content": "a", "tool_calls": [{"id": 1}]}],
+      "tools": [{"function": {"name": "f", "description": "a description"}}]}, "openai"),
+    ({"messages_json": json.dumps([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}])}, "auto"),
+    ({"instruction": "do", "input": "this", "output": "done"}, "auto"),
+    # glaive: the system's "SYSTEM: " prefix and the end-of-text marker are dropped (GLAIVE_SYSTEM,
+    # GLAIVE_EOT): the hub script once lacked both and stopped with a NameError on glaive_fc
+    ({"system": "SYSTEM: you call functions", "chat": "USER: time? ASSISTANT: <functioncall> {} <|endoftext|> "
+      "FUNCTION RESPONSE: {\"t\": 1} ASSISTANT: one o'clock <|endoftext|>"}, "auto"),
+    ({"chat": "USER: only a question"}, "glaive"),
+    ({"messages": "not json"}, "openai"),
+    ({"conversations": [{"from": "human", "value": "\ud800"}, {"from": "gpt", "value": "a"}]}, "sharegpt"),
+    ({"instruction": "q", "output": 42}, "alpaca"),
+    ({"x": 1}, "auto"),
+    ({"chat": "USER: q ASSISTANT: a"}, "yaml"),
+]
+
+
+def test_the_hub_scripts_copy_of_to_turns_reads_every_format_as_the_profiler_does():
+    from planner import default_scenario
+    from planner.catalog import formats
+    from planner.export.materialize import hub_script
+    ns = {"__name__": "hub"}
+    exec(hub_script(build_manifest(default_scenario())), ns)     # its definitions; main() is not run
+    for record, fmt in HUB_RECORDS:
+        try:
+            want = formats.to_turns(record, fmt)
+        except formats.RecordError as e:
+            want = ("refused", str(e))
+        try:
+            got = ns["to_turns"](record, fmt)
+        except ns["RecordError"] as e:
+            got = ("refused", str(e))
+        assert got == want, record
+    # the glaive record as counted by hand: 4 turns, the system without its prefix, no end marker
+    assert formats.to_turns(*HUB_RECORDS[4]) == [
+        ("system", "you call functions"), ("user", "time?"), ("assistant", "<functioncall> {}"),
+        ("tool", '{"t": 1}'), ("assistant", "one o'clock")]

@@ -51,7 +51,9 @@ def test_seed_article_json_validates_and_keeps_its_shape(seed):
               ["serving_output_tokens_per_s_per_gpu", "serving_total_tokens_per_s_per_gpu", "max_num_seqs",
                "max_batched_tokens", "kv_dtype", "calibration", "nodes", "gpus_per_node", "wall_hours_low",
                "wall_hours_high", "prefill_calibration", "decode_calibration", "calibrated_wall_hours_low",
-               "calibrated_wall_hours_high", "sampled_wall_hours_low", "sampled_wall_hours_high"])  # issue 22
+               "calibrated_wall_hours_high", "sampled_wall_hours_low", "sampled_wall_hours_high",  # issue 22
+               # issue 33 item 1: the capture path in force, its split and replicas
+               "capture_path", "capture_split", "replicas", "tp_per_replica", "capture_tokens_per_s_per_gpu"])
     _in_order(list(d["training"]), ["gpu", "gpus", "epochs", "drafter_params", "offline_gpu_hours",
                                     "offline_wall_hours", "offline_bound", "online_gpu_hours", "online_wall_hours",
                                     "breakeven_epochs"],
