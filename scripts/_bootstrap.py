@@ -20,7 +20,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
-RUNTIME = "runtime"      # the stamp's name for the install without extras
+RUNTIME = "runtime"      # the stamp's name for the dashboard's install (the runtime and the profile extra)
+# the exact set the tests ran with (pip freeze of the venv, the project left out): every install is
+# constrained to it, so a fresh clone and CI get what was tested; pyproject.toml keeps the ranges
+LOCK = ROOT / "requirements.lock"
 
 
 def venv_python() -> Path:
@@ -32,13 +35,20 @@ def _stamp(extras: str, digest: str) -> Path:
 
 
 def install_steps(py: Path, extras: str) -> list[tuple[str, list[str]]]:
-    """The pip commands of a first install, each with its progress line. No pip upgrade (the venv's
-    own pip installs an editable PEP 660 project) and no byte-compiling of every installed file
-    (`--no-compile`: Python compiles what it imports, on first import)."""
-    target = str(ROOT) if extras == RUNTIME else f"{ROOT}[{extras}]"
+    """The pip commands of a first install, each with its progress line, constrained to requirements.lock.
+    The dashboard's install takes the `profile` extra too (the tokenizers: profiling your own data on
+    the page). No pip upgrade (the venv's own pip installs an editable PEP 660 project) and no
+    byte-compiling of every installed file (`--no-compile`: Python compiles what it imports, on first import)."""
+    target = f"{ROOT}[profile]" if extras == RUNTIME else f"{ROOT}[{extras}]"
     what = ("the dashboard's runtime dependencies and the project (the test tools wait for scripts/test.py)"
             if extras == RUNTIME else f"the project with its {extras!r} extra")
-    return [(f"installing {what}", [str(py), "-m", "pip", "install", "-q", "--no-compile", "-e", target])]
+    return [(f"installing {what}", [str(py), "-m", "pip", "install", "-q", "--no-compile", "-c", str(LOCK),
+                                    "-e", target])]
+
+
+def digest() -> str:
+    """What an install depends on: pyproject.toml and the lock; a change to either installs again."""
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + LOCK.read_bytes()).hexdigest()[:16]
 
 
 def ensure_env(extras: str = RUNTIME) -> Path:
@@ -47,9 +57,9 @@ def ensure_env(extras: str = RUNTIME) -> Path:
     if sys.version_info < (3, 11):
         sys.exit(f"Python 3.11+ is needed, this is {sys.version.split()[0]}")
     py = venv_python()
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    stamp = digest()
     # the test extra includes the runtime dependencies: its stamp serves a runtime request
-    wanted = [_stamp(extras, digest)] + ([_stamp("test", digest)] if extras == RUNTIME else [])
+    wanted = [_stamp(extras, stamp)] + ([_stamp("test", stamp)] if extras == RUNTIME else [])
     if py.exists() and any(s.exists() for s in wanted):
         return py
     steps = ([] if py.exists() else [(f"creating the virtual environment {VENV}", None)])
@@ -63,6 +73,6 @@ def ensure_env(extras: str = RUNTIME) -> Path:
             sys.exit(f"[setup {i}/{len(steps)}] failed: {' '.join(cmd)} (run it by hand to see why)")
     for old in VENV.glob(f".installed-{extras}-*"):
         old.unlink()
-    _stamp(extras, digest).touch()
+    _stamp(extras, stamp).touch()
     print(f"[setup] done in {time.monotonic() - start:.0f} s", flush=True)
     return py

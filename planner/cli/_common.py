@@ -1,13 +1,14 @@
-"""What every command shares: CliError, the parser class, number parsing, and the one table of
-scenario flags (flag, scenario path, converter, help) that builds the argparse flags, the Scenario
-and the error messages.
+"""What every command shares: CliError and the parser class (from _parser.py), number parsing, and the
+one table of scenario flags (flag, scenario path, converter, help) that builds the argparse flags, the
+Scenario and the error messages.
 
-Imports nothing from the other planner.cli modules, so that every command module can import it
-without a cycle.
+Imports nothing from the other planner.cli modules but _parser, so that every command module can import
+it without a cycle.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import math
 import os
@@ -17,33 +18,18 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from planner.cli._parser import CliError, Parser  # noqa: F401  (Parser: re-exported, commands import it from here)
 from planner.errors import describe_validation_error
+from planner.ids import TRIM_STRATEGIES
 from planner.safe_io import LIMITS, check_output, open_binary
+from planner.scenario import Scenario, gpus_on_nodes
 from planner.scenario.inputs import Declared, declared
 from planner.scenario.model import PRESETS
-from planner.scenario import Scenario, gpus_on_nodes
-from planner.ids import TRIM_STRATEGIES
 from planner.text import printable, shown
 
 MAX_NUMBER_CHARS = 40   # longer number text is refused before int()/float() sees it (4,300-digit limit)
-
-
-class CliError(Exception):
-    """A bad command line: main() prints `planner: error: <message>` on one line and exits 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    """No abbreviations (a new flag must never change what an old command line means) and errors
-    raised as CliError, so main() prints them on one line."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs["allow_abbrev"] = False
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str):
-        raise CliError(message)
 
 
 # ---------------------------------------------------------------- converters: (flag, text) -> value
@@ -134,8 +120,8 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
 def quality_points(flag: str, text: str) -> list[dict]:
     """A CSV of your own runs (planner/scenario/quality_csv.py), read from the file `text` names."""
     from planner.errors import PlannerInputError
-    from planner.scenario.quality_csv import QualityPointsError, parse_quality_points
     from planner.safe_io import read_capped
+    from planner.scenario.quality_csv import QualityPointsError, parse_quality_points
     try:
         raw = read_capped(text_value(flag, text), flag, "quality points file")
     except PlannerInputError as exc:
@@ -146,65 +132,72 @@ def quality_points(flag: str, text: str) -> list[dict]:
         raise CliError(f"{flag}: {exc}")
 
 
+def key_values(flag: str, text: str, shape: str, empty: str, value: Callable[[str, str, str], Any], *,
+               keys: tuple[str, ...] | None = None, unique: bool = False) -> list[tuple[str, Any]]:
+    """The one KEY=VALUE[,KEY=VALUE...] reader of the command line: (key, value) pairs in the order given.
+
+    Each part is split at its first `=` (else `{flag}: <part> must be {shape}`); the key, stripped, must
+    be one of `keys` where they are given (`... is not a family; use ...`) and, with `unique`, not given
+    twice; `value(part, key, text)` converts the value's text and checks the caller's bounds. No part at
+    all is `{flag}: <text> {empty}`.
+    """
+    out: list[tuple[str, Any]] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, raw = (x.strip() for x in part.partition("="))
+        if not sep:
+            raise CliError(f"{flag}: {shown(part)} must be {shape}")
+        if keys is not None and key not in keys:
+            raise CliError(f"{flag}: {shown(key)} is not a family; use {', '.join(keys)}")
+        if unique and any(k == key for k, _ in out):
+            raise CliError(f"{flag}: {key} is given twice")
+        out.append((key, value(part, key, raw)))
+    if not out:
+        raise CliError(f"{flag}: {shown(text)} {empty}")
+    return out
+
+
 def family_shares(flag: str, text: str) -> dict[str, float]:
     """FAMILY=SHARE[,FAMILY=SHARE...] over the catalog's families."""
     from planner.ids import FAMILIES
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise CliError(f"{flag}: {shown(part)} must be FAMILY=SHARE")
-        fam, value = (x.strip() for x in part.split("=", 1))
-        if fam not in FAMILIES:
-            raise CliError(f"{flag}: {shown(fam)} is not a family; use {', '.join(FAMILIES)}")
-        if fam in out:
-            raise CliError(f"{flag}: {fam} is given twice")
-        share = number(flag, value)
-        if share < 0:
+
+    def share(part: str, fam: str, value: str) -> float:
+        out = number(flag, value)
+        if out < 0:
             raise CliError(f"{flag}: {fam}={value} must not be negative")
-        out[fam] = share
-    if not out or not sum(out.values()) > 0:
-        raise CliError(f"{flag}: {shown(text)} gives no positive share; e.g. general=0.5,code=0.3,tool=0.2")
+        return out
+    nothing = "gives no positive share; e.g. general=0.5,code=0.3,tool=0.2"
+    out = dict(key_values(flag, text, "FAMILY=SHARE", nothing, share, keys=FAMILIES, unique=True))
+    if not sum(out.values()) > 0:
+        raise CliError(f"{flag}: {shown(text)} {nothing}")
     return out
 
 
 def family_floor(flag: str, text: str) -> dict[str, float]:
     """FAMILY=F[,...], each F from 0 to 1 (a share of the family's rows kept)."""
     from planner.ids import FAMILIES
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        fam, sep, value = (x.strip() for x in part.partition("="))
-        if not sep:
-            raise CliError(f"{flag}: {shown(part)} must be FAMILY=F")
-        if fam not in FAMILIES:
-            raise CliError(f"{flag}: {shown(fam)} is not a family; use {', '.join(FAMILIES)}")
-        share = number(flag, value)
-        if not 0 <= share <= 1:
+
+    def floor(part: str, fam: str, value: str) -> float:
+        out = number(flag, value)
+        if not 0 <= out <= 1:
             raise CliError(f"{flag}: {fam}={value} must be a share from 0 to 1")
-        out[fam] = share
-    if not out:
-        raise CliError(f"{flag}: {shown(text)} names no family; e.g. code=0.5")
-    return out
+        return out
+    return dict(key_values(flag, text, "FAMILY=F", "names no family; e.g. code=0.5", floor, keys=FAMILIES))
 
 
 def components(flag: str, text: str) -> list[dict]:
     """ID=ROWS[,ID=ROWS...]."""
-    items = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise CliError(f"{flag}: {shown(part)} must be ID=ROWS")
-        cid, rows = (x.strip() for x in part.split("=", 1))
+    def rows(part: str, cid: str, value: str) -> int:
         if not cid:
             raise CliError(f"{flag}: {shown(part)} has no component id")
         try:
-            n = int(_short(flag, rows, "a row count").replace("_", ""))
+            n = int(_short(flag, value, "a row count").replace("_", ""))
         except ValueError:
-            raise CliError(f"{flag}: {shown(part)} has rows {shown(rows)}, not a whole number")
+            raise CliError(f"{flag}: {shown(part)} has rows {shown(value)}, not a whole number")
         if n < 0:
             raise CliError(f"{flag}: {shown(part)} has a negative row count")
-        items.append({"id": cid, "rows": n})
-    if not items:
-        raise CliError(f"{flag}: {shown(text)} names nothing; give at least one ID=ROWS")
-    return items
+        return n
+    pairs = key_values(flag, text, "ID=ROWS", "names nothing; give at least one ID=ROWS", rows)
+    return [{"id": cid, "rows": n} for cid, n in pairs]
 
 
 # ---------------------------------------------------------------- the flag table
@@ -215,6 +208,7 @@ class Flag:
     `convert` turns the text into the value (None: a switch that sets `const`); `also` are further
     fields the flag sets (a fixed-mode rate switches the throughput mode); `special` flags are
     assembled by scenario_from_args (the base, the mix, uniform samples) instead of set at `path`.
+    `alias_of` names the derived flag an older spelling stands for (listed in --help beside it).
     Validation errors at `path` name `flag`.
     """
 
@@ -226,6 +220,7 @@ class Flag:
     const: Any = None
     also: dict = field(default_factory=dict)
     special: bool = False
+    alias_of: str | None = None
 
     @property
     def dest(self) -> str:
@@ -240,40 +235,113 @@ class Flag:
         return self.const if self.is_switch else given
 
 
+def json_object(flag: str, text: str) -> dict:
+    """A JSON object (a custom model's or GPU's fields), at most a manifest's size; the Scenario checks its fields."""
+    import json
+    if len(text) > LIMITS["manifest"]:
+        raise CliError(f"{flag}: {shown(text[:40])}... is longer than {LIMITS['manifest']:,} characters")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise CliError(f"{flag}: {shown(text)} is not a JSON object; give its fields, e.g. '{{\"name\": ...}}'")
+    return value
+
+
 PARSERS: dict[str, Callable[[str, str], Any]] = {
     "int": positive_int, "number": number, "text": text_value, "choice": str, "layers": layer_list,
-    "seq_cap": seq_cap, "shares": family_shares, "points": quality_points}
+    "seq_cap": seq_cap, "shares": family_shares, "points": quality_points, "json": json_object}
+
+
+def derived_flag(path: str) -> str:
+    """A field's flag, from its path (vLLM's EngineArgs style): `costs.training_usd_per_gpu_hour` ->
+    `--costs-training-usd-per-gpu-hour`."""
+    return "--" + path.replace(".", "-").replace("_", "-")
+
+
+# Every flag a command line could give before flags were derived from the fields' paths (issue 32), with
+# the field it sets (a switch: the field and the value it sets), so that no existing command line changes
+# meaning. A flag whose derived name is the old one (--model, --regenerate/--no-regenerate...) needs no row.
+ALIASES: dict[str, str | tuple[str, Any]] = {
+    "--samples": "uniform.samples", "--tokens": "uniform.tokens", "--response-tokens": "uniform.response_tokens",
+    "--roofline": ("throughput.mode", "roofline"), "--calibrated": ("throughput.mode", "calibrated"),
+    "--tokens-per-s": "throughput.tokens_per_s", "--batching": "throughput.batching",
+    "--mfu": "throughput.prefill_mfu", "--decode-mfu": "throughput.decode_mfu",
+    "--max-num-seqs": "throughput.max_batch", "--max-batched-tokens": "throughput.max_batched_tokens",
+    "--gpu": "extraction_gpu", "--gpus": "extraction_gpus", "--nodes": "extraction_nodes",
+    "--disagg-capture-gpus": "disaggregated.capture_gpus", "--disagg-train-gpus": "disaggregated.train_gpus",
+    "--stream-buffer-gb": "disaggregated.stream_buffer_gb",
+    "--transfer": "transfer.method", "--link-gbps": "transfer.link_gbps", "--link-efficiency": "transfer.efficiency",
+    "--train-gpu": "training.gpu", "--train-gpus": "training.gpus", "--epochs": "training.epochs",
+    "--train-mfu": "training.mfu", "--train-nodes": "training.nodes", "--train-gpus-per-node": "training.gpus_per_node",
+    "--train-disk-capacity-tb": "training.disk_capacity_tb", "--ttt-steps": "training.ttt_steps",
+    "--num-anchors": "training.num_anchors", "--block-size": "training.block_size",
+    "--storage-months": "costs.storage_months", "--keep-days": "costs.keep_days",
+    "--workload": "quality.workload", "--domain-transfer": "quality.domain_transfer",
+    "--serving-tokens-per-day": "quality.serving_tokens_per_day", "--serving-gpu": "quality.serving_gpu",
+    "--eval-engine": "quality.eval_engine", "--temperature": "quality.temperature",
+    "--num-speculative-tokens": "quality.num_speculative_tokens", "--topk": "quality.topk",
+    "--num-draft-tokens": "quality.num_draft_tokens", "--serving-tp": "quality.serving_tp",
+    "--serving-batch": "quality.serving_batch", "--fleet-batch": "quality.fleet_batch",
+}
 
 
 def _parser_name(d: Declared) -> str:
     """The converter of a declared input: its own `parse`, else from the field's type (a Literal:
-    its choices; an int: a positive whole number; a float: a finite number; an id: non-empty text)."""
+    its choices; a model: a JSON object; an int: a positive whole number; a float: a finite number;
+    an id: non-empty text)."""
     if d.input.parse:
         return d.input.parse
     if d.choices:
         return "choice"
-    ann = d.field.annotation
-    args = typing.get_args(ann) if typing.get_origin(ann) in (typing.Union, types.UnionType) else (ann,)
-    bases = {typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a for a in args} - {type(None)}
+    bases = _bases(d)
+    if any(isinstance(b, type) and issubclass(b, BaseModel) for b in bases):
+        return "json"
     return "int" if int in bases else "number" if float in bases else "text"
 
 
-def declared_flags(inputs) -> tuple[Flag, ...]:
-    """The flag table rows of declared inputs (planner.scenario.inputs): a value flag and its switches each."""
+def _bases(d: Declared) -> set:
+    """The types a field takes, Annotated and None set aside (`int | None` -> {int})."""
+    ann = d.field.annotation
+    args = typing.get_args(ann) if typing.get_origin(ann) in (typing.Union, types.UnionType) else (ann,)
+    return {typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a for a in args} - {type(None)}
+
+
+def _aliases_of(path: str, aliases: dict) -> list[tuple[str, Any]]:
+    """(old flag, None for a value flag or the switch's constant) for the field at `path`."""
+    return [(old, None if isinstance(to, str) else to[1]) for old, to in aliases.items()
+            if (to if isinstance(to, str) else to[0]) == path]
+
+
+def declared_flags(inputs, aliases: dict | None = None) -> tuple[Flag, ...]:
+    """The flag table rows of declared inputs (planner.scenario.inputs): each field's flag derived from its path
+    (a bool: a --x/--no-x pair), its help the field's docstring (else the page's help or label), then
+    the older spellings of `aliases` that set it (hidden in --help, named in the flag's own help)."""
+    aliases = ALIASES if aliases is None else aliases
     out = []
     for d in inputs:
-        i = d.input
-        if i.flag:
+        flag, old = derived_flag(d.path), _aliases_of(d.path, aliases)
+        text = d.field.description or d.input.help or d.input.label or ""
+        if old:
+            text += f" (also: {', '.join(o for o, _ in old)})"
+        if _bases(d) == {bool}:
+            rows = [Flag(flag, d.path, None, text, const=True),
+                    Flag("--no-" + flag[2:], d.path, None, f"the opposite of {flag}", const=False)]
+        else:
             name = _parser_name(d)
-            out.append(Flag(i.flag, d.path, PARSERS[name], i.flag_help, choices=d.choices if name == "choice" else None,
-                            also=dict(i.also), special=i.special))
-        out += [Flag(flag, d.path, None, text, const=value) for flag, value, text in i.switches]
+            rows = [Flag(flag, d.path, PARSERS[name], text, choices=d.choices if name == "choice" else None,
+                         also=dict(d.input.also), special=d.input.special)]
+        for o, const in old:
+            rows.append(dataclasses.replace(rows[0], flag=o, alias_of=flag) if const is None else
+                        Flag(o, d.path, None, f"{flag} {const}", const=const, alias_of=flag))
+        out += rows
     return tuple(out)
 
 
 # Every flag that sets one Scenario field comes from the field's declaration (planner/scenario/model.py,
 # planner/scenario/inputs.py); the rows here set no one field: a base, the mix, a storage preset or price.
-SCENARIO_FLAGS: tuple[Flag, ...] = (
+BASE_FLAGS: tuple[Flag, ...] = (
     Flag("--preset", "preset", None, "start from a preset (default: default)", choices=tuple(sorted(PRESETS)),
          special=True),
     Flag("--manifest", "manifest", text_value, "start from the scenario stored in a manifest (YAML or JSON)",
@@ -283,26 +351,29 @@ SCENARIO_FLAGS: tuple[Flag, ...] = (
          "(the rest of the mix stays)", special=True),
     Flag("--drop", "mix", id_list, "drop components from the mix (they stay in the scenario, unchecked): ID[,ID...]",
          special=True),
-    *declared_flags(declared(Scenario)),
-    Flag("--storage-price", "costs.storage", storage_price, "where the states are paid for: a storage preset id "
-         "(planner/presets/hardware.yaml storage_prices: local, a network volume, an object store) or a price "
-         "in USD per TB-month "
-         "(default: the price of where the placement puts them; local disks cost nothing beyond the nodes)",
-         special=True),
 )
+STORAGE_PRICE = Flag(
+    "--storage-price", "costs.storage", storage_price, "where the states are paid for: a storage preset id "
+    "(planner/presets/hardware.yaml storage_prices: local, a network volume, an object store) or a price in USD per "
+    "TB-month (default: the price of where the placement puts them; local disks cost nothing beyond the nodes)",
+    special=True)
+SCENARIO_FLAGS: tuple[Flag, ...] = (*BASE_FLAGS, *declared_flags(declared(Scenario)), STORAGE_PRICE)
 
 # Validation errors at these paths come from model-level checks, not from one field.
 _EXTRA_PATHS = {"uniform": "--response-tokens", "costs.storage_usd_per_tb_month": "--storage-price"}
 
 
-def flag_for(field_path: str, flags: tuple[Flag, ...] = SCENARIO_FLAGS) -> str | None:
-    """The flag a user typed for a Scenario path (or a path below it: `mix.3.rows` -> --components)."""
+def flag_for(field_path: str, flags: tuple[Flag, ...] = SCENARIO_FLAGS, typed: tuple[Flag, ...] = ()) -> str | None:
+    """The flag a user typed for a Scenario path (or a path below it: `mix.3.rows` -> --components): one of
+    `typed` (the flags given) that sets it, else of `flags`, an older spelling (--gpus) before the derived
+    one (--extraction-gpus) so that the messages scripts know stay as they were."""
     if field_path.startswith("-"):
         return field_path
-    by_path: dict[str, str] = {}
-    for f in flags:
+    by_path = {f.path: f.flag for f in reversed(typed)}
+    for path, flag in _EXTRA_PATHS.items():
+        by_path.setdefault(path, flag)
+    for f in sorted(flags, key=lambda f: f.alias_of is None):
         by_path.setdefault(f.path, f.flag)
-    by_path.update(_EXTRA_PATHS)
     parts = field_path.replace("[", ".").replace("]", "").split(".")
     for n in range(len(parts), 0, -1):
         flag = by_path.get(".".join(parts[:n]))
@@ -322,11 +393,17 @@ def add_flags(p: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
     for f in flags:
         if f.is_switch:
             groups.get(f.path, p).add_argument(f.flag, dest=f.dest, action="store_const", const=f.const,
-                                               default=argparse.SUPPRESS, help=f.help)
+                                               default=argparse.SUPPRESS, help=_help(f))
         else:
             convert = functools.partial(f.convert, f.flag) if f.convert not in (None, str) else None
             p.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
-                           help=f.help)
+                           help=_help(f))
+
+
+def _help(f: Flag) -> str:
+    """An older spelling of a value flag is named in its derived flag's help, not listed again (a switch is:
+    argparse cannot draw the usage of an exclusive group with a hidden member); argparse's % escaped."""
+    return argparse.SUPPRESS if f.alias_of and not f.is_switch else f.help.replace("%", "%%")
 
 
 def given(a: argparse.Namespace, flags: tuple[Flag, ...]) -> dict[str, tuple[Flag, Any]]:
@@ -346,93 +423,121 @@ def _set(data: dict, path: str, value) -> None:
 
 
 def _refuse_conflicts(values: dict[str, tuple[Flag, Any]]) -> None:
-    """Two given flags that set one field to different values: refuse instead of dropping one."""
+    """Two given flags that set one field to different values (--gpus 8 --extraction-gpus 4, --storage-price
+    local --costs-storage volume): refuse instead of dropping one."""
     setters: dict[str, tuple[Flag, str, Any]] = {}   # path -> (flag, its value as typed, what it sets)
     # valued flags first, so that a switch is the one refused and the message shows the value typed
     for f, v in sorted(values.values(), key=lambda fv: fv[0].is_switch):
-        if f.special:
+        if f.flag in _BASE:
             continue
-        for path, value in ((f.path, f.value(v)), *f.also.items()):
+        sets = ((v[0], v[1]),) if f is STORAGE_PRICE else ((f.path, f.value(v)), *f.also.items())
+        for path, value in sets:
             if path in setters and setters[path][2] != value:
                 other, typed, set_to = setters[path]
                 raise CliError(f"{f.flag}: cannot be combined with {other.flag}{typed}: they set {path} to "
                                f"{shown(value)} and {shown(set_to)}; give one of them")
-            setters[path] = (f, "" if f.is_switch else f" {shown(v)}", value)
+            setters[path] = (f, "" if f.is_switch else f" {shown(v[1] if f is STORAGE_PRICE else v)}", value)
     if "preset" in values and "manifest" in values:
         raise CliError(f"--preset: {shown(values['preset'][1])} cannot be combined with --manifest "
                        f"{shown(values['manifest'][1])}: the manifest holds the whole scenario")
 
 
+_BASE = {f.flag for f in BASE_FLAGS}
+
+
+class _Given:
+    """The scenario flags given on a command line, by dest and by the field path they set."""
+
+    def __init__(self, a: argparse.Namespace):
+        self.values = given(a, SCENARIO_FLAGS)
+        self.by_path = {f.path: (f, v) for f, v in self.values.values() if f.flag not in _BASE}
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.by_path
+
+    def get(self, path: str, default=None):
+        return self.by_path[path][1] if path in self.by_path else default
+
+    def flag(self, path: str) -> str:
+        """The flag given for `path`, else the one a user knows it by (its older spelling, else derived)."""
+        return self.by_path[path][0].flag if path in self.by_path else flag_for(path)  # type: ignore[return-value]
+
+
 def scenario_from_args(a: argparse.Namespace) -> Scenario:
-    values = given(a, SCENARIO_FLAGS)
-    _refuse_conflicts(values)
-    get = lambda dest: values[dest][1] if dest in values else None  # noqa: E731
-    if "manifest" in values:
-        base = read_manifest(get("manifest"), "--manifest").scenario
+    g = _Given(a)
+    _refuse_conflicts(g.values)
+    base = g.values.get
+    if "manifest" in g.values:
+        data = read_manifest(base("manifest")[1], "--manifest").scenario.model_dump()
     else:
-        base = PRESETS[get("preset") or "default"]()
-    data = base.model_dump()
-    if "samples" in values or "tokens" in values:
-        if "samples" not in values or "tokens" not in values:
-            raise CliError("--samples and --tokens go together")
-        if "components" in values:
-            raise CliError("--components: cannot be combined with --samples/--tokens")
-        tokens, resp = get("tokens"), get("response_tokens") or 0.0
-        if tokens <= 0:
-            raise CliError(f"--tokens: {tokens:g} must be positive")
-        if resp < 0:
-            raise CliError(f"--response-tokens: {resp:g} must not be negative")
-        if resp > tokens:
-            raise CliError(f"--response-tokens: {resp:g} cannot exceed --tokens {tokens:g}")
-        data["uniform"] = {"samples": get("samples"), "tokens": tokens, "response_tokens": resp}
-        data["mix"] = None
-    elif "response_tokens" in values:
-        raise CliError("--response-tokens: goes with --samples and --tokens")
-    if "components" in values:
-        data["mix"] = get("components")
+        data = PRESETS[base("preset", (None, None))[1] or "default"]().model_dump()
+    _uniform(data, g)
+    if "components" in g.values:
+        data["mix"] = g.values["components"][1]
         data["uniform"] = None
-    if "add" in values:
-        data["mix"] = _added(data, get("add"))
-    if "drop" in values:
-        data["mix"] = _dropped(data, get("drop"))
-    if "storage_price" in values:
-        path, value = get("storage_price")
+    if "add" in g.values:
+        data["mix"] = _added(data, g.values["add"][1])
+    if "drop" in g.values:
+        data["mix"] = _dropped(data, g.values["drop"][1])
+    if "storage_price" in g.values:
+        path, value = g.values["storage_price"][1]
         _set(data, path, value)
-    for f, v in values.values():
+    for f, v in g.values.values():
         if f.special:
             continue
         _set(data, f.path, f.value(v))
         for path, value in f.also.items():
             _set(data, path, value)
-    _nodes(data, values, "extraction", ("gpus", "nodes", "gpus_per_node"),
-           ("extraction_gpus", "extraction_nodes", "gpus_per_node"))
-    _nodes(data["training"], values, "training", ("train_gpus", "train_nodes", "train_gpus_per_node"),
-           ("gpus", "nodes", "gpus_per_node"))
+    _nodes(data, g, "extraction", ("extraction_gpus", "extraction_nodes", "gpus_per_node"))
+    _nodes(data, g, "training", ("training.gpus", "training.nodes", "training.gpus_per_node"))
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise CliError(validation_message(exc))
+        raise CliError(validation_message(exc, typed=tuple(f for f, _ in g.values.values())))
 
 
-def _nodes(data: dict, values: dict, phase: str, dests: tuple[str, str, str], keys: tuple[str, str, str]) -> None:
+def _uniform(data: dict, g: _Given) -> None:
+    """--samples N --tokens T [--response-tokens R] [--uniform-turns K]: the mix replaced by N uniform samples."""
+    samples, tokens, resp, turns = "uniform.samples", "uniform.tokens", "uniform.response_tokens", "uniform.turns"
+    if samples not in g and tokens not in g:
+        for path in (resp, turns):
+            if path in g:
+                raise CliError(f"{g.flag(path)}: goes with {g.flag(samples)} and {g.flag(tokens)}")
+        return
+    if samples not in g or tokens not in g:
+        raise CliError(f"{g.flag(samples)} and {g.flag(tokens)} go together")
+    if "components" in g.values:
+        raise CliError(f"--components: cannot be combined with {g.flag(samples)}/{g.flag(tokens)}")
+    n, t, r = g.get(samples), g.get(tokens), g.get(resp) or 0.0
+    if t <= 0:
+        raise CliError(f"{g.flag(tokens)}: {t:g} must be positive")
+    if r < 0:
+        raise CliError(f"{g.flag(resp)}: {r:g} must not be negative")
+    if r > t:
+        raise CliError(f"{g.flag(resp)}: {r:g} cannot exceed {g.flag(tokens)} {t:g}")
+    data["uniform"] = {"samples": n, "tokens": t, "response_tokens": r, "turns": g.get(turns, 1)}
+    data["mix"] = None
+
+
+def _nodes(data: dict, g: _Given, phase: str, paths: tuple[str, str, str]) -> None:
     """GPUs as nodes x GPUs per node (planner.scenario.model.gpus_on_nodes): --nodes without --gpus sets the
     total; both must match; --gpus alone (on a base that named its nodes) lets the nodes follow from it."""
-    g_dest, n_dest, p_dest = dests
-    g_key, n_key, p_key = keys
-    flag = lambda dest: "--" + dest.replace("_", "-")  # noqa: E731
-    if g_dest not in values and data.get(n_key) is None:
+    from planner.scenario.inputs import value_at
+    gpus, nodes, per = paths
+    if gpus not in g and value_at(data, nodes) is None:
         return
-    if g_dest in values and n_dest not in values:
-        data[n_key] = None
+    if gpus in g and nodes not in g:
+        _set(data, nodes, None)
         return
     try:
-        total = gpus_on_nodes(phase, data[n_key], data[p_key])
+        total = gpus_on_nodes(phase, value_at(data, nodes), value_at(data, per))
     except ValueError as exc:
-        raise CliError(f"{flag(n_dest) if n_dest in values else flag(p_dest)}: {exc}")
-    if g_dest in values and data[g_key] != total:
-        raise CliError(f"{flag(g_dest)}: {data[g_key]:,} does not match {flag(n_dest)} {data[n_key]:,} x "
-                       f"{flag(p_dest)} {data[p_key]:,} = {total:,} GPUs; give matching values or one of them")
-    data[g_key] = total
+        raise CliError(f"{g.flag(nodes) if nodes in g else g.flag(per)}: {exc}")
+    if gpus in g and value_at(data, gpus) != total:
+        raise CliError(f"{g.flag(gpus)}: {value_at(data, gpus):,} does not match {g.flag(nodes)} "
+                       f"{value_at(data, nodes):,} x {g.flag(per)} {value_at(data, per):,} = {total:,} GPUs; give "
+                       "matching values or one of them")
+    _set(data, gpus, total)
 
 
 def read_manifest(path: str, field: str):
@@ -478,10 +583,16 @@ def _dropped(data: dict, names: list[str]) -> list[dict]:
     return [dict(m, include=False) if m["id"] in set(names) else m for m in mix]
 
 
-def validation_message(exc: ValidationError, flags: tuple[Flag, ...] = SCENARIO_FLAGS, prefix: str = "") -> str:
-    """`--flag: <describe_validation_error>` for the first error (`prefix` is the model's path)."""
+def validation_message(exc: ValidationError, flags: tuple[Flag, ...] = SCENARIO_FLAGS, prefix: str = "",
+                       typed: tuple[Flag, ...] = ()) -> str:
+    """`--flag: <describe_validation_error>` for the first error (`prefix` is the model's path; the flag
+    one of `typed`, the flags given, where one sets the field)."""
     first = exc.errors()[0]
-    flag = flag_for(".".join(str(x) for x in (prefix, *first["loc"]) if x != ""), flags)
+    path = ".".join(str(x) for x in (prefix, *first["loc"]) if x != "")
+    flag = flag_for(path, flags, typed)
+    json_flag = next((f for f in (*typed, *flags) if f.flag == flag and f.convert is json_object), None)
+    if json_flag and path.startswith(json_flag.path + "."):    # a field inside the JSON object given
+        return f"{flag}: {path[len(json_flag.path) + 1:]}: {describe_validation_error(exc, name=lambda _: '')}"
     if flag:    # the flag names the input: not its field's path a second time (issue 35)
         return f"{flag}: {describe_validation_error(exc, name=lambda _: '')}"
     return describe_validation_error(exc)
@@ -498,15 +609,8 @@ def truncated_int(flag: str, text: str) -> int:
 
 def weights(flag: str, text: str) -> dict[str, float]:
     """ID=WEIGHT[,ID=WEIGHT...]."""
-    out = {}
-    for part in filter(None, (x.strip() for x in text.split(","))):
-        if "=" not in part:
-            raise CliError(f"{flag}: {shown(part)} must be ID=WEIGHT")
-        k, v = part.split("=", 1)
-        out[k.strip()] = number(flag, v)
-    if not out:
-        raise CliError(f"{flag}: {shown(text)} names nothing; give ID=WEIGHT[,...]")
-    return out
+    return dict(key_values(flag, text, "ID=WEIGHT", "names nothing; give ID=WEIGHT[,...]",
+                           lambda part, key, value: number(flag, value)))
 
 
 BUDGET_FLAGS: tuple[Flag, ...] = (

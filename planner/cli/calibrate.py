@@ -9,7 +9,18 @@ import os
 import sys
 import time
 
-from planner.cli._common import (CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value)
+from planner.cli._common import (
+    CliError,
+    check_replaceable,
+    emit_calibration,
+    number,
+    positive_int,
+    read_manifest,
+    text_value,
+)
+from planner.cli._parser import add_command
+from planner.runs import calibration as rc
+from planner.runs.calibration import KIND, dump
 from planner.text import printable
 from planner.units import fmt_bytes, fmt_hours
 
@@ -26,7 +37,6 @@ def _positive(flag):
 
 
 def _calibrate(a, *, progress=None):
-    from planner.runs import calibration as rc
     m = read_manifest(a.manifest, "--manifest")
     return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, dp=a.dp, gpus=a.gpus,
                         elapsed_hours=a.elapsed_hours, disk_capacity_tb=a.disk_capacity_tb, progress=progress)
@@ -40,7 +50,6 @@ def _progress(run_dir: str):
 
 
 def _is_calibration(head: bytes) -> bool:
-    from planner.runs.calibration import KIND
     try:
         obj = json.loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -65,6 +74,19 @@ def text(c) -> str:
     lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} "
              f"file{'s' if c.files_measured != 1 else ''}, "
              f"{c.files_skipped.count:,} skipped), layout {c.layout}"]
+    lines += _measured(c)
+    lines.append(f"forecast for the {f.rows_remaining:,.0f} rows to go")
+    lines += [f"  {label:<12} {words}" for label, words in c.forecast_claims()]
+    if c.files_skipped.count:
+        lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
+        lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
+    lines += [f"note: {printable(n)}" for n in c.notes]
+    return "\n".join(lines)
+
+
+def _measured(c) -> list[str]:
+    """The lines of what was measured: bytes (per row), tokens, bytes per token, the rate, the worst rows."""
+    lines = []
     lines.append(f"  bytes        {fmt_bytes(c.bytes_measured)} against {fmt_bytes(c.bytes_planned)} planned for the "
                  f"same rows: {_x(c.bytes_ratio)}")
     if c.per_row:
@@ -84,17 +106,10 @@ def text(c) -> str:
         lines.append("  rate         unknown (the time below says why)")
     if c.per_row and c.per_row.worst:
         lines.append("  worst rows   " + "; ".join(f"{printable(w.path)} {_x(w.ratio)}" for w in c.per_row.worst[:3]))
-    lines.append(f"forecast for the {f.rows_remaining:,.0f} rows to go")
-    lines += [f"  {label:<12} {words}" for label, words in c.forecast_claims()]
-    if c.files_skipped.count:
-        lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
-        lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
-    lines += [f"note: {printable(n)}" for n in c.notes]
-    return "\n".join(lines)
+    return lines
 
 
 def run_calibrate(a: argparse.Namespace) -> int:
-    from planner.runs.calibration import dump
     if a.out:
         _check_out(a)
     c = _calibrate(a, progress=_progress(a.run_dir))
@@ -167,7 +182,7 @@ def _shared(p) -> None:
 
 
 def register(sub) -> None:
-    c = sub.add_parser("calibrate", help="measure a partial run against its plan and forecast the rest")
+    c = add_command(sub, "calibrate")
     _shared(c)
     c.add_argument("--json", action="store_true")
     c.add_argument("--out", type=lambda t: text_value("--out", t), help="write the calibration file (JSON)")
@@ -176,7 +191,7 @@ def register(sub) -> None:
 
 
 def register_watch(sub) -> None:
-    w = sub.add_parser("watch", help="a progress bar of a run against its plan, refreshed")
+    w = add_command(sub, "watch")
     _shared(w)
     w.add_argument("--every", type=_positive("--every"), default=60.0, help="seconds between refreshes (default 60)")
     w.add_argument("--once", action="store_true", help="one snapshot, then exit")

@@ -4,11 +4,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from planner.catalog.stats import get_catalog
+from planner.cli._parser import add_command
 from planner.text import printable
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.catalog.stats import get_catalog
     cat = get_catalog()
     rows = []
     for c in cat.components.values():
@@ -33,6 +34,6 @@ def run(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    comp = sub.add_parser("components", help="the component catalog")
+    comp = add_command(sub, "components")
     comp.add_argument("--json", action="store_true")
     comp.set_defaults(func=run)

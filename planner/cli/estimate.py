@@ -5,31 +5,32 @@ import argparse
 import json
 
 from planner.cli._common import add_scenario_flags, scenario_from_args
+from planner.cli._parser import add_command
+from planner.export import report
+from planner.planning import plan
 from planner.text import printable_lines
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.planning import plan
-    from planner.export.report import text_report
     measured = None
     if a.calibration:
         from planner.runs.calibration import Measured, load
         measured = Measured.of(load(a.calibration))
     p = plan(scenario_from_args(a), measured=measured)
     if a.json:
-        from planner.export.plan_json import to_json_dict   # the result models load only when JSON is asked for
+        from planner.export.plan_json import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         if measured is not None:
             d["measured"] = measured.summary()
         print(json.dumps(d, indent=2))
     else:
         marks = {"measured": measured.label} if measured is not None else {}
-        print(printable_lines(text_report(p, binary=a.binary, **marks)))
+        print(printable_lines(report.text_report(p, binary=a.binary, **marks)))
     return 0
 
 
 def register(sub) -> None:
-    est = sub.add_parser("estimate", help="plan storage, GPU time, transfer, training and cost")
+    est = add_command(sub, "estimate")
     add_scenario_flags(est)
     est.add_argument("--json", action="store_true")
     est.add_argument("--binary", action="store_true", help="show TiB instead of TB")

@@ -3,20 +3,26 @@ or --scheduler slurm, the commands of every rank of a multi-node capture (planne
 from __future__ import annotations
 
 import argparse
+import sys
 
 from planner.cli._common import CliError, check_replaceable, read_manifest
+from planner.cli._parser import add_command
+from planner.cli.status import rank_status, suspect_lines
+from planner.export import sharding, slurm
 from planner.export.commands import EXPORT_FORMATS
+from planner.export.ray_driver import RAY_MARK, ray_driver
 from planner.export.sharding import SCHEDULERS
+from planner.export.slurm import SLURM_MARK
+from planner.safe_io import atomic_write
+from planner.text import count, printable
 
 
 def _is_slurm_script(head: bytes) -> bool:
-    from planner.export.ray_driver import RAY_MARK
-    from planner.export.slurm import SLURM_MARK
     return head.startswith((SLURM_MARK.encode(), RAY_MARK.encode()))
 
 
-def run(a: argparse.Namespace) -> int:
-    from planner.export import sharding
+def _check_flags(a: argparse.Namespace) -> bool:
+    """Refuse flags that do nothing in this combination; whether the export is sharded (--nodes or --scheduler)."""
     sharded = a.nodes is not None or a.scheduler is not None
     if sharded and a.format not in sharding.SHARDED_FORMATS:
         flag = "--nodes" if a.nodes is not None else "--scheduler"
@@ -32,11 +38,33 @@ def run(a: argparse.Namespace) -> int:
         raise CliError("--out: writes the --scheduler script; without --scheduler the commands go to stdout")
     if a.nodes is not None:
         sharding.check_count(a.nodes, "--nodes", "nodes")
+    return sharded
+
+
+def _unfinished(a: argparse.Namespace, m, nodes: int) -> list[int]:
+    """The ranks of RUN_DIR (--resume) not complete yet, the suspect files' lines printed on stderr first."""
+    st = rank_status(m, a.format, nodes, a.resume, a.mix, a.verify)
+    for line in suspect_lines(st):      # the script reruns their ranks; the files must go first
+        print(line, file=sys.stderr)
+    return st.unfinished
+
+
+def _write(a: argparse.Namespace, text: str, nodes: int, ranks: list[int] | None) -> None:
+    """The scheduler script to --out (atomically), and what to do with it."""
+    atomic_write(a.out, text, field="--out", inputs=[a.manifest])
+    how = ("run it on the cluster: ray job submit --working-dir . -- python FILE" if a.scheduler == "ray"
+           else "sbatch it")
+    which = (f"{len(ranks):,} of {count(nodes, 'rank')} ({','.join(map(str, ranks))})" if ranks
+             else count(nodes, "rank"))
+    print(f"{which} -> {printable(a.out)}: {how} (add --dry-run to see each rank's commands)")
+
+
+def run(a: argparse.Namespace) -> int:
+    sharded = _check_flags(a)
     m = read_manifest(a.manifest, "manifest")
     if not sharded:
         print(EXPORT_FORMATS[a.format].render(m, a.manifest), end="")
         return 0
-    from planner.export import slurm
     nodes = a.nodes if a.nodes is not None else m.scenario.extraction_node_count
     rows = sum(c.rows_selected for c in m.components)
     if nodes > rows:
@@ -48,40 +76,25 @@ def run(a: argparse.Namespace) -> int:
         return 0
     ranks = None
     if a.resume is not None:
-        import sys
-
-        from planner.cli.status import rank_status, suspect_lines
-        st = rank_status(m, a.format, nodes, a.resume, a.mix, a.verify)
-        ranks = st.unfinished
-        for line in suspect_lines(st):      # the script reruns their ranks; the files must go first
-            print(line, file=sys.stderr)
+        ranks = _unfinished(a, m, nodes)
         if not ranks:
-            from planner.text import printable
             print(f"every one of the {nodes:,} ranks is complete in {printable(a.resume)}: nothing to resume")
             return 0
     if a.out is not None:
         check_replaceable(a.out, "--out", [a.manifest], a.force, _is_slurm_script, "a script export wrote")
     if a.scheduler == "ray":
-        from planner.export.ray_driver import ray_driver
         text = ray_driver(m, a.format, nodes, a.manifest, ranks)
     else:
         text = slurm.slurm_script(m, a.format, nodes, a.manifest, ranks)
     if a.out is None:
         print(text, end="")
     else:
-        from planner.safe_io import atomic_write
-        from planner.text import count, printable
-        atomic_write(a.out, text, field="--out", inputs=[a.manifest])
-        how = ("run it on the cluster: ray job submit --working-dir . -- python FILE" if a.scheduler == "ray"
-               else "sbatch it")
-        which = (f"{len(ranks):,} of {count(nodes, 'rank')} ({','.join(map(str, ranks))})" if ranks
-                 else count(nodes, "rank"))
-        print(f"{which} -> {printable(a.out)}: {how} (add --dry-run to see each rank's commands)")
+        _write(a, text, nodes, ranks)
     return 0
 
 
 def register(sub) -> None:
-    e = sub.add_parser("export", help="pipeline commands or the manifest in another format")
+    e = add_command(sub, "export")
     e.add_argument("manifest")
     e.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
     e.add_argument("--nodes", type=int, metavar="N",

@@ -5,14 +5,25 @@ import argparse
 import os
 
 from planner.cli._common import check_replaceable, warn_sources
+from planner.cli._parser import add_command
 from planner.errors import PlannerInputError
+from planner.export import sharding
+from planner.export.commands import join
+from planner.export.manifest import load_manifest
+from planner.export.materialize import (
+    HUB_SCRIPT_HEAD,
+    hub_script,
+    input_files,
+    is_ours,
+    local_sources,
+    materialize_local,
+)
 from planner.ids import is_id
 from planner.safe_io import atomic_write
 from planner.text import blocks_note, count, printable
 
 
 def _is_hub_script(head: bytes) -> bool:
-    from planner.export.materialize import HUB_SCRIPT_HEAD
     return head.startswith(HUB_SCRIPT_HEAD.split("{", 1)[0].encode())
 
 
@@ -29,11 +40,17 @@ def parse_local(items: list[str]) -> dict[str, str]:
     return local
 
 
+def _written(a: argparse.Namespace, m, written: dict[str, int], outs: list[str]) -> None:
+    """Each component's rows and where they went (one file, or the span of the shards and how they split)."""
+    where = printable(a.out if a.shards is None else f"{outs[0]} ... {outs[-1]}" if len(outs) > 1 else outs[0])
+    for cid, n in written.items():
+        print(f"{printable(cid)}: {n:,} rows -> {where}")
+    if a.shards is not None:
+        print(f"{count(a.shards, 'shard')}: contiguous blocks of the materialized order, "
+              f"{blocks_note(sharding.placed(m.components)[1], a.shards)}")
+
+
 def cmd_materialize(a: argparse.Namespace) -> int:
-    from planner.export.commands import join
-    from planner.export.materialize import hub_script, input_files, is_ours, local_sources, materialize_local
-    from planner.export.manifest import load_manifest
-    from planner.export import sharding
     local = parse_local(a.local)
     if a.shards is not None:
         sharding.check_count(a.shards, "--shards")
@@ -51,16 +68,7 @@ def cmd_materialize(a: argparse.Namespace) -> int:
         if any(os.path.abspath(a.hub_script) == os.path.abspath(o) for o in outs):
             raise PlannerInputError("--hub-script", a.hub_script, "is the same file as --out")
     res = materialize_local(m, a.out, local=local, inputs=(a.manifest,), shards=a.shards)
-    if a.shards is None:
-        out = printable(a.out)
-        for cid, n in res["written"].items():
-            print(f"{printable(cid)}: {n:,} rows -> {out}")
-    else:
-        span = printable(f"{outs[0]} ... {outs[-1]}" if len(outs) > 1 else outs[0])
-        for cid, n in res["written"].items():
-            print(f"{printable(cid)}: {n:,} rows -> {span}")
-        print(f"{count(a.shards, 'shard')}: contiguous blocks of the materialized order, "
-              f"{blocks_note(sharding.placed(m.components)[1], a.shards)}")
+    _written(a, m, res["written"], outs)
     if res["hub_components"]:
         names = printable(", ".join(res["hub_components"]))
         if a.hub_script:
@@ -80,7 +88,7 @@ def cmd_materialize(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    mz = sub.add_parser("materialize", help="write the manifest's exact rows as JSONL")
+    mz = add_command(sub, "materialize")
     mz.add_argument("manifest")
     mz.add_argument("--out", required=True)
     mz.add_argument("--hub-script", help="also write a `datasets` script for the hub components")

@@ -6,8 +6,17 @@ import argparse
 import json
 import sys
 
-from planner.cli._common import CliError, check_replaceable, emit_calibration, number, positive_int, read_manifest, text_value
+from planner.cli._common import (
+    check_replaceable,
+    emit_calibration,
+    positive_int,
+    read_manifest,
+    text_value,
+)
+from planner.cli._parser import add_command
 from planner.cli.calibrate import _positive
+from planner.runs import preflight
+from planner.runs.calibration import KIND
 from planner.text import printable
 from planner.units import fmt_bytes
 
@@ -40,7 +49,6 @@ def text(r) -> str:
 
 
 def _is_calibration(head: bytes) -> bool:
-    from planner.runs.calibration import KIND
     try:
         obj = json.loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -49,7 +57,6 @@ def _is_calibration(head: bytes) -> bool:
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.runs import preflight
     if a.out:
         check_replaceable(a.out, "--out", [a.manifest], a.force, _is_calibration, "a calibration file")
     m = read_manifest(a.manifest, "--manifest")
@@ -62,7 +69,7 @@ def run(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("preflight", help="measure disk, GPUs and the capture on this machine before the run")
+    p = add_command(sub, "preflight")
     p.add_argument("--manifest", required=True, type=lambda t: text_value("--manifest", t),
                    help="the manifest of the plan to check")
     p.add_argument("--layout", type=lambda t: text_value("--layout", t), help="the layout (default: the manifest's)")

@@ -8,11 +8,13 @@ import shlex
 import sys
 import time
 
+from planner.catalog.profile import ProfileError, profile_file, target_tokenizer
 from planner.cli._common import CliError, whole
+from planner.cli._parser import add_command
 from planner.ids import FAMILIES
+from planner.presets.specs import model_presets
 from planner.scenario import Scenario
 from planner.text import printable
-
 
 APPROXIMATE = "approximate"                       # the page's counter of the same name (io_panel.py)
 DEFAULT_MODEL = Scenario.model_fields["model"].default   # the default scenario's target, written once there
@@ -34,7 +36,6 @@ def _progress_bar():
 
 
 def cmd_profile(a: argparse.Namespace) -> int:
-    from planner.catalog.profile import ProfileError, profile_file
     sample = whole("--sample", a.sample) if a.sample is not None else None
     seed = whole("--seed", a.seed)
     workers = whole("--workers", a.workers) if a.workers is not None else (os.cpu_count() or 1)
@@ -63,8 +64,6 @@ def _counter(tokenizer: str | None, model: str) -> str | None:
     """The token counter: --tokenizer as given ('approximate': UTF-8 bytes / 4, None to profile_file),
     else the target's own built-in tokenizer where one ships (target_tokenizer, as the page's
     drafter_dashboard/io_panel.py default), else the approximation (issue 35 item 9)."""
-    from planner.catalog.profile import target_tokenizer
-    from planner.presets.specs import model_presets
     if model not in model_presets():
         raise CliError(f"--model: {printable(repr(model))} is not a known model; known models: "
                        f"{', '.join(model_presets())}")
@@ -102,7 +101,7 @@ def _print_text(r) -> None:
 
 
 def register_profile(sub) -> None:
-    p = sub.add_parser("profile", help="measure a local JSONL/JSON/Parquet dataset into the user catalog")
+    p = add_command(sub, "profile")
     p.add_argument("path", help="a JSONL/JSON/Parquet file, a directory of them, or a glob of shards "
                                 "(quote it: 'data/train-*.parquet'), read as one dataset")
     p.add_argument("--name", required=True, help="component id to register")

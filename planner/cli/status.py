@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from planner.runs import formats as run_formats
 from planner.cli._common import CliError, read_manifest
+from planner.cli._parser import add_command
+from planner.export import sharding
+from planner.export.commands import quote
+from planner.presets.layouts import layout_presets
+from planner.runs import formats as run_formats
+from planner.runs.status import status
+from planner.text import count, printable
+from planner.units import fmt_bytes
 
 
 def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None, verify: bool = False):
     """The status of RUN_DIR for manifest m (shared by `status` and `export --resume`)."""
-    from planner.export import sharding
-    from planner.presets.layouts import layout_presets
-    from planner.runs.status import status
     if fmt is None:
         spec = layout_presets().get(m.scenario.layout)
         fmt = {"specforge": "specforge", "speculators": "speculators", "modelopt": "modelopt"}.get(
@@ -47,10 +52,6 @@ RESUME_SKIPS_EXISTING = {fmt: "the pipeline skips a row whose file exists" for f
 def suspect_lines(st) -> list[str]:
     """The suspect files of a status, each with its reason, and how to clear them before a resume
     (shared by `status` and `export --resume`). Paths are shell-quoted: a name in RUN_DIR is input."""
-    import os
-
-    from planner.export.commands import quote
-    from planner.text import printable
     if not st.suspect:
         return []
     many = st.suspect != 1
@@ -68,8 +69,6 @@ def suspect_lines(st) -> list[str]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.text import count, printable
-    from planner.units import fmt_bytes
     m = read_manifest(a.manifest, "--manifest")
     st = rank_status(m, a.format, a.nodes, a.run_dir, a.mix, a.verify)
     if a.json:
@@ -110,7 +109,7 @@ def run(a: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    s = sub.add_parser("status", help="each rank of a sharded capture: complete, partial or missing")
+    s = add_command(sub, "status")
     s.add_argument("run_dir", metavar="RUN_DIR", help="the folder the ranks write to (PLANNER_OUT_DIR)")
     s.add_argument("--manifest", required=True, help="the manifest the run was exported from")
     s.add_argument("--format", choices=["speculators", "specforge", "modelopt"],

@@ -8,8 +8,21 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from planner.cli._common import (BUDGET_FLAGS, TRIM_FLAGS, CliError, add_flags, add_scenario_flags,
-                                 check_replaceable, given, scenario_from_args, validation_message)
+from planner.cli._common import (
+    BUDGET_FLAGS,
+    TRIM_FLAGS,
+    CliError,
+    add_flags,
+    add_scenario_flags,
+    check_replaceable,
+    given,
+    scenario_from_args,
+    validation_message,
+)
+from planner.cli._parser import add_command
+from planner.decisions.trim import Budget, trim
+from planner.export.manifest import build_manifest, dump_manifest
+from planner.planning import plan
 from planner.safe_io import LIMITS, atomic_write
 from planner.text import printable
 
@@ -32,9 +45,6 @@ def check_out(path: str, inputs: list[str], force: bool) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from planner.export.manifest import build_manifest, dump_manifest
-    from planner.planning import plan
-    from planner.decisions.trim import Budget, trim
     inputs = [a.manifest] if getattr(a, "manifest", None) else []
     check_out(a.out, inputs, a.force)
     s = scenario_from_args(a)
@@ -54,31 +64,33 @@ def run(a: argparse.Namespace) -> int:
     out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
     if a.json:
-        from planner.export.plan_json import to_json_dict   # the result models load only when JSON is asked for
+        from planner.export.plan_json import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))
         print(json.dumps(d, indent=2))
     else:
-        print(f"strategy {r.strategy}: {printable(r.note or 'trimmed')}")
-        for c in r.changes:
-            print(f"  {printable(c.id):<18}{c.before:>10,} -> {c.after:>10,}")
-        if r.max_seq_len_after != r.max_seq_len_before:
-            print(f"  max sequence length {r.max_seq_len_before} -> {r.max_seq_len_after}")
-        for b in r.budgets:
-            print(f"  budget {printable(b.label)}: {b.share:.1%} used")
-        print(f"  storage {r.storage_bytes_before / 1e12:,.2f} -> {r.storage_bytes_after / 1e12:,.2f} TB; expected "
-              f"acceptance length {r.quality_before:.2f} -> {r.quality_after:.2f} ({r.quality_low_after:.2f}-"
-              f"{r.quality_high_after:.2f}, an estimate), speedup {r.speedup_after:.2f}x")
-        for w in r.beyond_rows:
-            print(f"  beyond rows: {printable(w)}")
-        for w in r.warnings:
-            print(f"  warning: {printable(w)}")
+        print("\n".join(_text(r)))
         print(f"manifest written to {printable(out)}")
     return 0
 
 
+def _text(r) -> list[str]:
+    """A trim result in words: what each component kept, the budgets, storage and quality, its warnings."""
+    lines = [f"strategy {r.strategy}: {printable(r.note or 'trimmed')}"]
+    lines += [f"  {printable(c.id):<18}{c.before:>10,} -> {c.after:>10,}" for c in r.changes]
+    if r.max_seq_len_after != r.max_seq_len_before:
+        lines.append(f"  max sequence length {r.max_seq_len_before} -> {r.max_seq_len_after}")
+    lines += [f"  budget {printable(b.label)}: {b.share:.1%} used" for b in r.budgets]
+    lines.append(f"  storage {r.storage_bytes_before / 1e12:,.2f} -> {r.storage_bytes_after / 1e12:,.2f} TB; expected "
+                 f"acceptance length {r.quality_before:.2f} -> {r.quality_after:.2f} ({r.quality_low_after:.2f}-"
+                 f"{r.quality_high_after:.2f}, an estimate), speedup {r.speedup_after:.2f}x")
+    lines += [f"  beyond rows: {printable(w)}" for w in r.beyond_rows]
+    lines += [f"  warning: {printable(w)}" for w in r.warnings]
+    return lines
+
+
 def register(sub) -> None:
-    t = sub.add_parser("trim", help="trim the mix to a budget and write a manifest")
+    t = add_command(sub, "trim")
     add_scenario_flags(t)
     add_flags(t, TRIM_FLAGS)
     t.add_argument("--out", required=True, help="the manifest to write (.json for JSON, else YAML)")

@@ -42,12 +42,13 @@ SECTIONS: dict[str, bool] = {MODEL: True, HARDWARE: True, SAMPLES: False, THROUG
 class Input:
     """What a person sees of one Scenario field; everything else (type, bounds, default) is the field's.
 
-    CLI: `flag` (its help is `doc`, else `help`), parsed by `parse` ("int", "number", "text", "choice",
-    "layers", "seq_cap", "shares", "points"; None: from the field's type), with `also` set beside it;
-    `switches` are (flag, value, help) flags that set a constant; `special` flags are assembled by the
-    CLI itself (uniform samples). Dashboard: widget `key`, `label`, `widget` ("number", "select",
-    "radio", "toggle", "checkbox", "text", "special": drawn by a sidebar function of the path), its
-    `section`, `order` in it and `col` ("full", "half": two columns, "wide"/"narrow": 2/3 + 1/3);
+    CLI: the flag is derived from the field's path and its help is the field's docstring
+    (planner/cli/_common.py declared_flags; older spellings in its ALIASES); `parse` names a converter
+    the field's type does not give ("layers", "seq_cap", "shares", "points"), `also` fields the flag sets
+    beside it; `special` flags are assembled by the CLI itself (uniform samples). Dashboard: widget
+    `key`, `label`, `widget` ("number", "select", "radio", "toggle", "checkbox", "text", "special":
+    drawn by a sidebar function of the path), its `section`, `order` in it and `col` ("full", "half":
+    two columns, "wide"/"narrow": 2/3 + 1/3);
     `none` is the widget value that stands for None, `scale` the scenario value per widget unit,
     `mapping` (scenario value, widget value) pairs, `labels` the options' display text; shown only
     when the value at `shown_when[0]` is one of `shown_when[1]` (hidden otherwise: its value kept),
@@ -60,11 +61,8 @@ class Input:
     key: str | None = None
     label: str | None = None
     help: str | None = None
-    flag: str | None = None
-    doc: str | None = None
     parse: str | None = None
     also: dict = field(default_factory=dict)
-    switches: tuple[tuple[str, Any, str], ...] = ()
     special: bool = False
     widget: str | None = None
     section: str | None = None
@@ -84,10 +82,6 @@ class Input:
     unit: str = ""
     source: str | None = None
     preset: str | None = None
-
-    @property
-    def flag_help(self) -> str:
-        return self.doc if self.doc is not None else (self.help or self.label or "")
 
 
 @dataclass(frozen=True)

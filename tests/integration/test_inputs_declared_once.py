@@ -30,8 +30,9 @@ class Extended(Scenario):
 
     checkpoint_gb: Annotated[float, In(
         key="w_ckpt_gb", label="Checkpoint GB", help="the drafter checkpoint written each epoch",
-        section=TRAINING, order=135, flag="--checkpoint-gb", row="checkpoint size", unit="GB",
+        section=TRAINING, order=135, row="checkpoint size", unit="GB",
         source="a guess for this test")] = Field(40.0, ge=0.5, le=10_000)
+    """the drafter checkpoint written each epoch, in GB"""
 
 
 def _new(model=Extended) -> Declared:
@@ -41,9 +42,9 @@ def _new(model=Extended) -> Declared:
 def test_a_new_input_gets_its_flag_from_the_declaration_alone():
     flags = declared_flags(declared(Extended))
     f = next(f for f in flags if f.flag == "--checkpoint-gb")
-    # a float field: the CLI's finite-number converter, the help text the declaration's
+    # its flag from its path; a float field: the CLI's finite-number converter, the help text its docstring
     assert (f.path, f.convert, f.help, f.choices) == ("checkpoint_gb", _common.number,
-                                                      "the drafter checkpoint written each epoch", None)
+                                                      "the drafter checkpoint written each epoch, in GB", None)
     p = Parser(prog="t")
     add_flags(p, flags)
     assert p.parse_args(["--checkpoint-gb", "12.5"]).checkpoint_gb == 12.5
@@ -56,6 +57,7 @@ def test_a_new_input_gets_its_flag_from_the_declaration_alone():
     assert validation_message(exc.value, flags).startswith("--checkpoint-gb: ")
     # the real table is the same function over the real Scenario
     assert _common.SCENARIO_FLAGS[5:-1] == declared_flags(declared(Scenario))
+    assert _common.SCENARIO_FLAGS[-1] is _common.STORAGE_PRICE
 
 
 def test_a_new_input_gets_its_control_and_widget_from_the_declaration_alone():
@@ -107,7 +109,6 @@ def test_a_new_input_gets_its_assumptions_row_from_the_declaration_alone():
 NOT_INPUTS = {
     "preset": "the preset's name: --preset and the sidebar's preset picker start from it",
     "mix": "the mix editor and --components / --add / --drop edit it",
-    "uniform.turns": "set only in a manifest or a link",
 }
 
 
@@ -126,8 +127,9 @@ def test_every_user_input_is_declared():
     assert undeclared == set(NOT_INPUTS)
     for d in declared(Scenario):
         i = d.input
-        # what it declares can be used: a widget has a label and a section, a row a name
-        assert i.flag or i.switches or i.key or i.widget, d.path
+        # every input has a flag (derived: tests/unit/planner/cli/test_flag_parity.py) and its help, the
+        # field's docstring; a widget has a label and a section
+        assert d.field.description, d.path
         if i.key or i.widget:
             assert i.section in SECTIONS and (i.label or i.widget == "special"), d.path
 
@@ -143,14 +145,13 @@ def test_flags_controls_and_choices_agree():
     flags = {f.flag: f for f in _common.SCENARIO_FLAGS}
     for d in declared(Scenario):
         i = d.input
-        if i.flag:
-            f = flags[i.flag]
-            assert f.path == d.path and f.help == i.flag_help, d.path
-            # enum choices are the Literal's, written once in the Scenario
-            assert (f.choices or ()) == (d.choices if i.parse is None else ()), d.path
-        for flag, value, _ in i.switches:
-            assert flags[flag].const == value and flags[flag].path == d.path
-            assert value in d.choices or isinstance(value, bool), (flag, value)
+        f = flags[_common.derived_flag(d.path)]
+        assert f.path == d.path and f.help.startswith(d.field.description), d.path
+        # enum choices are the Literal's, written once in the Scenario
+        assert (f.choices or ()) == (d.choices if i.parse is None else ()), d.path
+        for old, to in _common.ALIASES.items():   # a switch's older spelling sets a value the field takes
+            if isinstance(to, tuple) and to[0] == d.path:
+                assert flags[old].const == to[1] in d.choices, old
         if i.key:
             c = registry.BY_KEY[i.key]
             assert ".".join(c.path) == d.path and c.model is d.model, d.path

@@ -51,16 +51,18 @@ def test_run_installs_the_runtime_only_and_a_test_install_serves_it(monkeypatch,
     b = _bootstrap(monkeypatch, tmp_path)
     steps = b.install_steps(tmp_path / "py", b.RUNTIME)
     cmd = steps[0][1]
-    assert cmd[-2:] == ["-e", str(ROOT)] and "--no-compile" in cmd and not any("[test]" in a for a in cmd)
+    # issue 32 item 8: with the tokenizers (the profile extra), constrained to the lock of the tested set
+    assert cmd[-2:] == ["-e", f"{ROOT}[profile]"] and "--no-compile" in cmd and not any("[test]" in a for a in cmd)
+    assert cmd[cmd.index("-c") + 1] == str(ROOT / "requirements.lock")
     assert b.install_steps(tmp_path / "py", "test")[0][1][-1] == f"{ROOT}[test]"
+    assert "-c" in b.install_steps(tmp_path / "py", "test")[0][1]
     # a venv that scripts/test.py set up (its stamp) serves run.py without another install: nothing runs
     calls = []
     monkeypatch.setattr(b.subprocess, "call", lambda c: calls.append(c) or 0)
     py = b.venv_python()
     py.parent.mkdir(parents=True)
     py.touch()
-    import hashlib
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    digest = b.digest()
     (b.VENV / f".installed-test-{digest}").touch()
     assert b.ensure_env() == py and calls == []
     # without it, one [setup i/n] line per step, then the runtime stamp
