@@ -3,7 +3,7 @@
     .venv/bin/python bench/fidelity.py            # the tables (markdown), as in the README
     .venv/bin/python bench/fidelity.py --fit      # also the decode MFU and training MFU that fit best
     .venv/bin/python bench/fidelity.py --json
-    .venv/bin/python bench/fidelity.py --users     # only the users' reports tables (speedups, training)
+    .venv/bin/python bench/fidelity.py --users     # only the users' reports tables (speedups, training, disk)
 
 Inference (planner/presets/throughput.yaml): for each row, the roofline's figure in the row's own
 metric (output, total or prefill tokens/s per GPU) with the row's engine caps, and the calibrated
@@ -401,6 +401,76 @@ def training_users_markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+_UNITS = {"MB": (1e6, 2 ** 20), "GB": (1e9, 2 ** 30), "TB": (1e12, 2 ** 40)}
+
+
+def reported_interval(r: dict) -> tuple[float, float]:
+    """A disk report's figure as bytes: from its decimal to its binary value (a "GB" that does not say which),
+    widened by `approx` (half its last digit: the source's own rounding of an "about" figure)."""
+    dec, binary = _UNITS[r["unit"]]
+    a = r.get("approx", 0)
+    return (r["reported"] - a) * dec, (r["reported"] + a) * binary
+
+
+def disk_user_rows() -> list[dict]:
+    """Each disk report of bench/users_reports.yaml (`disk_reports`) against the planner's storage_bytes and its
+    band: a mix of catalog components planned as is (the catalog's lengths and band); a report with lengths not
+    stated planned at `tokens` with its band from the plans at `tokens_low` and `tokens_high`. `per_sample`:
+    bytes per sample. In when the band meets the reported interval. FIT sources are shown, never scored."""
+    from planner import Scenario, plan
+    from planner.catalog.stats import get_catalog
+    from planner.scenario import MixItem, UniformMix
+    data = users_data()
+    out = []
+    for r in data.get("disk_reports", []):
+        kw = {k: r[k] for k in ("draft_vocab_size", "capture_batch_size") if k in r}
+        base = {"model": r["model"], "layout": r["layout"], "regenerate": False, **kw}
+        if "mix" in r:
+            p = plan(Scenario(mix=[MixItem(**m) for m in r["mix"]], **base), get_catalog())
+            centre, low, high = p.storage_bytes, p.storage_bytes_low, p.storage_bytes_high
+        else:
+            p, p_low, p_high = (plan(Scenario(uniform=UniformMix(samples=r["samples"], tokens=t,
+                                                                 response_tokens=round(t * r["response_share"])),
+                                              max_seq_len=r["cap"], **base))
+                                for t in (r["tokens"], r["tokens_low"], r["tokens_high"]))
+            centre, low, high = p.storage_bytes, p_low.storage_bytes, p_high.storage_bytes
+        per = p.samples if r.get("per_sample") else 1.0
+        lo_r, hi_r = reported_interval(r)
+        src = data["disk_sources"][r["source"]]
+        row = {"id": r["id"], "source": r["source"], "url": src["url"], "date": str(src["date"]),
+               "fit_or_scored": r["fit_or_scored"], "assumed": r.get("assumed", ""), "layout": r["layout"],
+               "model": r["model"], "per_sample": bool(r.get("per_sample")), "reported": f"{r['reported']:g} {r['unit']}",
+               "reported_low": lo_r, "reported_high": hi_r, "bytes_per_token": p.bytes_per_token,
+               "predicted": centre / per, "low": low / per, "high": high / per}
+        row["ratio"] = row["predicted"] / ((lo_r + hi_r) / 2)
+        row["inside"] = bool(row["low"] <= hi_r and row["high"] >= lo_r)
+        out.append(row)
+    return out
+
+
+def _bytes(b: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if b >= scale:
+            return f"{b / scale:,.{0 if b >= 100 * scale else 1 if b >= 10 * scale else 2}f} {unit}"
+    return f"{b:,.0f} B"
+
+
+def disk_users_markdown(rows: list[dict]) -> str:
+    """The users' disk reports: each report, its figure, the planner's with its band, in or out."""
+    lines = ["| disk report (source, date) | layout, target | fit or scored | reported | planner (band) | ratio | in |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        each = " a sample" if r["per_sample"] else ""
+        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['layout']}, {r['model']} | {r['fit_or_scored']} | "
+                     f"{r['reported']}{each} | {_bytes(r['predicted'])} ({_bytes(r['low'])}-{_bytes(r['high'])}) | "
+                     f"{r['ratio']:.2f} | {'in' if r['inside'] else 'out'} |")
+    scored = [r for r in rows if r["fit_or_scored"] == "SCORED"]
+    fit = [r for r in rows if r["fit_or_scored"] != "SCORED"]
+    lines.append(f"\nusers' disk reports: {sum(r['inside'] for r in scored)}/{len(scored)} scored inside the band; "
+                 f"the fit sources (not scored) {sum(r['inside'] for r in fit)}/{len(fit)}")
+    return "\n".join(lines)
+
+
 def spread_line() -> str:
     """The drafter-quality term: what the planner ships, the refit on the fit sources, leave one fit source out."""
     from planner.phases.quality import quality_presets
@@ -577,13 +647,15 @@ def main() -> None:
         print(capture_markdown(capture_reports()))
         print()
         print(training_users_markdown(training_user_rows()))
+        print()
+        print(disk_users_markdown(disk_user_rows()))
         return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
     if a.json:
         out = {"inference": inf, "training": trn, "areas": by_area, "users_reports": users_reports(),
                "capture_reports": capture_reports(),
-               "users_training_reports": training_user_rows()}
+               "users_training_reports": training_user_rows(), "users_disk_reports": disk_user_rows()}
         if a.fit:
             out["fit"] = _fits()
         print(json.dumps(out, indent=2))
@@ -598,6 +670,8 @@ def main() -> None:
     print(capture_markdown(capture_reports()))
     print()
     print(training_users_markdown(training_user_rows()))
+    print()
+    print(disk_users_markdown(disk_user_rows()))
     print()
     print(markdown(inf, trn))
     if a.fit:

@@ -304,3 +304,25 @@ def test_the_readmes_users_reports_table_is_the_benchs_output():
     for s in (data["sources"][k] for k in data["split"]["score"]):
         repo, number = re.match(r"https://github.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)$", s["url"]).groups()
         assert not re.search(rf"{re.escape(repo)}\S*\s*(?:issue|PR|pull request)?\s*#{number}\b", fitted), s["url"]
+
+
+def test_the_readmes_users_disk_and_training_tables_are_the_benchs_output():
+    # issue 33 item 7: README's users' training and disk tables are bench/fidelity.py --users as printed; the disk
+    # table scores only sources that fit nothing (EAGLE #30 fits sharegpt_68k's length, SpecForge PR #37 the
+    # training floor: both FIT), and a source cited by a fitted preset or the catalog is never SCORED
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import fidelity
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert fidelity.training_users_markdown(fidelity.training_user_rows()) in readme
+    rows = fidelity.disk_user_rows()
+    table = fidelity.disk_users_markdown(rows)
+    assert "users' disk reports:" in table and table in readme
+    fitted = "".join((ROOT / p).read_text(encoding="utf-8") for p in (
+        "planner/presets/training_throughput.yaml", "datasets_meta/components.yaml"))
+    for r in rows:
+        number = r["url"].rsplit("/", 1)[1]
+        # a scored report's thread number is cited by no fitted preset; each FIT one is (EAGLE issue #30, PR #37)
+        assert (f"#{number}" in fitted) == (r["fit_or_scored"] == "FIT"), r["url"]
+    assert {r["id"] for r in rows if r["fit_or_scored"] == "FIT"} == {"eagle30-sharegpt68k",
+                                                                      "specforge37-llama8b-sharegpt68k"}
