@@ -276,6 +276,10 @@ class StatsCatalog:
         import duckdb
         self.path = path
         self._con = duckdb.connect(str(path), read_only=True)
+        # the version plan()'s cache keys a plan by: the file's identity (its name holds the hash of the
+        # catalog's inputs, open_catalog) and its inode, size and write time when opened; read-only after
+        st = Path(path).stat()
+        self.version = f"{Path(path).resolve()}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
         self._local = threading.local()
         cur = self.cursor()
         cols = [d[0] for d in cur.execute("SELECT * FROM components ORDER BY rowid").description]

@@ -19,6 +19,7 @@ from planner.decisions.headlines import HEADLINES
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
 from planner.phases.compose import in_force, resolve, stored
 from planner.planning import Figures, Plan, counted_reference_tokens, plan, resolved_mix
+from planner.phases.reuse import Reuse
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.decisions.unblock import storage_limit_tb
@@ -193,12 +194,17 @@ class _Search:
         self.s, self.cat, self.base, self.upper, self.limits = s, cat, base, upper, limits
         self.full, self.floor, self.protected, self.weights, self.min_cap = full, floor, protected, weights, min_cap
         self.resolved = resolve(s)
+        # what does not depend on the row counts (each component's figures per conversation and padding,
+        # its training rows' sums, the reference run's tokens) is worked out once for this search: its own
+        # Reuse, passed to the phases and dropped when trim returns (planner/phases/reuse.py)
+        self.reuse = Reuse()
         self.cap_before = full.max_seq_len     # in force: the scenario's or the layout's (None: no cap)
 
     def run(self, rows: dict[str, int], cap=...) -> Figures:
         step = _step(self.s, self.base, rows, cap)
         eff = in_force(step, self.resolved.spec)
-        return Figures(step, self.resolved, stored(step, self.cat, self.resolved, eff), eff)
+        return Figures(step, self.resolved, stored(step, self.cat, self.resolved, eff, reuse=self.reuse), eff,
+                       reuse=self.reuse)
 
     def fits(self, p: Plan | Figures) -> bool:
         # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
@@ -259,7 +265,7 @@ class _Search:
     def kept_quality(self, p: Plan | Figures):
         """The trimmed mix's expected quality for the full mix's serving workload: what is served does
         not change because a family was trimmed (planner/phases/quality.py)."""
-        return kept_quality_of(p, self.full, self.cat)
+        return kept_quality_of(p, self.full, self.cat, self.reuse)
 
     def planned(self, rows: dict[str, int], cap) -> Plan:
         """The full plan of a proposal (its scenario as trim returns it)."""
@@ -489,7 +495,7 @@ def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = N
     return out
 
 
-def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None):
+def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None, reuse: Reuse | None = None):
     """quality_of(p, full's serving workload); of a step's Figures (a scenario of `full`'s with other
     rows or another cap), what quality_of gives the step's full plan, from the same figures without
     planning it: each component's training tokens in the mix's order, `full`'s harness and target,
@@ -501,7 +507,7 @@ def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None):
     tokens: dict[str, float] = {}
     for m, w in zip(st.mix, st.works):
         tokens[m.family] = tokens.get(m.family, 0.0) + w.conversation_tokens
-    context = {**fq.context(), "reference": counted_reference_tokens(step, cat, st.eff, fq.drafter)}
+    context = {**fq.context(), "reference": counted_reference_tokens(step, cat, st.eff, fq.drafter, reuse)}
     return quality(fq.drafter, tokens, epochs=step.training.epochs, regenerated=step.regenerate,
                    workload=fq.workload, transfer=step.quality.domain_transfer, **context)
 
@@ -680,8 +686,11 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     from planner.phases.quality import tau_function
     s = full.scenario
     q = full.quality
-    tau = tau_function(q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
-                       transfer=s.quality.domain_transfer, **q.context())
+    # tabulated once per plan object (Plan.worked_out): every argument is the full plan's, and plan()
+    # hands the same full plan to the next trim of the scenario
+    tau = full.worked_out(("tau_function",), lambda: tau_function(
+        q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
+        transfer=s.quality.domain_transfer, **q.context()))
     comp = {c.id: c for c in full.components}
     per_row = {i: (comp[i].training_tokens / upper[i] if upper[i] else 0.0) for i in upper}
     fam = {i: comp[i].family for i in upper}

@@ -34,6 +34,7 @@ from planner.errors import PlannerInputError
 from planner.phases.costs import DAYS_PER_MONTH
 from planner.phases.compose import figures
 from planner.planning import Plan, plan
+from planner.phases.reuse import Reuse
 from planner.scenario import Costs, Scenario, Training, Transfer
 from planner.decisions.sensitivity import _sub, field_bounds
 from planner.decisions.unblock import STORAGE_BLOCKERS, Band, Fix, band, blocked_ways, padding_levers, plan_fixes, remaining, \
@@ -104,10 +105,12 @@ INPUTS = (
 )
 
 
-def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None) -> dict[str, float] | None:
-    """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be finite)."""
+def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None,
+               reuse: Reuse | None = None) -> dict[str, float] | None:
+    """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be
+    finite). `reuse`: the verdict's (planner/phases/reuse.py): no input it moves changes the stored rows."""
     try:   # the budget figures alone (planner.phases.compose.figures): no quality, findings or assumptions to build
-        t = totals(figures(inp.set(s, x), catalog))
+        t = totals(figures(inp.set(s, x), catalog, reuse))
     except PlannerInputError:
         return None
     return t if all(math.isfinite(v) for v in t.values()) else None
@@ -141,12 +144,12 @@ def _linear_crossings(x0: float, t0: dict[str, float], x1: float, t1: dict[str, 
 
 def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x0: float, t0: dict[str, float],
                        end: float, t_end: dict[str, float] | None, here: str,
-                       ways: tuple[str, ...] = MODES) -> tuple[float, str | None]:
+                       ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float, str | None]:
     """The value between x0 (where `here` is cheapest) and `end` (where it is not) at which the answer
     flips, within PRECISION (planner/decisions/bracket.py flip): its regula falsi steps interpolate where `here`'s
     total meets the flipped way's (in x, or in 1/x for the link, whose hours go as 1/x)."""
     def probe(x: float) -> tuple[bool, dict[str, float] | None]:
-        tx = _totals_at(s, inp, x, catalog)
+        tx = _totals_at(s, inp, x, catalog, reuse)
         return _best(tx, ways) == here, tx
 
     def gaps(ta: dict[str, float] | None, tb: dict[str, float] | None) -> tuple[float, float] | None:
@@ -169,27 +172,27 @@ def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
 
 
 def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None,
-              ways: tuple[str, ...] = MODES) -> tuple[float | None, str | None]:
+              ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float | None, str | None]:
     """The value of `inp` nearest the scenario's at which another of `ways` becomes the cheapest."""
     if not inp.applies(p) or len(ways) < 2:
         return None, None
     lo, hi, x0 = span(inp, p)
     here = cheapest(p, ways)
-    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog)
+    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog, reuse)
     found: list[tuple[float, str | None]] = []
     if inp.linear and t0 is not None:
         x1 = hi if x0 != hi else lo
-        t1 = _totals_at(s, inp, x1, catalog)
+        t1 = _totals_at(s, inp, x1, catalog, reuse)
         if t1 is not None:
             found = _linear_crossings(x0, t0, x1, t1, here, lo, hi, ways)
     else:
         for end in (lo, hi):
             if end == x0:
                 continue
-            t_end = _totals_at(s, inp, end, catalog)
+            t_end = _totals_at(s, inp, end, catalog, reuse)
             if _best(t_end, ways) in (here, None):
                 continue
-            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here, ways))
+            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here, ways, reuse))
     if not found:
         return None, None
     x, m = min(found, key=lambda f: abs(math.log((f[0] + 1e-12) / (x0 + 1e-12))))
@@ -369,8 +372,9 @@ def _among(answer: str, ways: tuple[str, ...], none_runs: bool) -> str:
 def _breakevens(p: Plan, catalog: StatsCatalog | None, ways: tuple[str, ...]):
     """Each input's break-even among `ways` (None: none inside its bounds), the way it flips to, its value now."""
     breakeven, flips, now = {}, {}, {}
+    reuse = Reuse()    # the break-evens' plans share the scenario's stored rows (planner/phases/reuse.py)
     for inp in INPUTS:
-        breakeven[inp.key], flips[inp.key] = _crossing(p.scenario, inp, p, catalog, ways)
+        breakeven[inp.key], flips[inp.key] = _crossing(p.scenario, inp, p, catalog, ways, reuse)
         now[inp.key] = inp.current(p)
     return breakeven, flips, now
 

@@ -27,9 +27,9 @@ from planner.presets.capture_paths import CapturePath, CaptureTime, capture_time
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
+from planner.phases.reuse import Reuse
 from planner.scenario import Throughput
 from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
-from planner.memo import ByIdentity
 from planner.phases.stored_bytes import Workload
 from planner.units import hours_at
 
@@ -291,11 +291,12 @@ def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: s
 
 
 def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
-          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None):
+          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None,
+          reuse: Reuse | None = None):
     """The nearest row of `phase` within MAX_DISTANCE, of no excluded publication: of the model's
     architecture class when one is near, else of any class; (row, distance) or None."""
     return nearest_preset(model, gpu_id, weight_dtype, isl, osl, prefer_class=True,
-                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu))
+                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu), reuse=reuse)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -402,14 +403,16 @@ def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_sprea
 
 def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,
               phase: str | None = None, engine: str = PLAN_ENGINE, regime: str = "",
-              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None) -> Calibration:
+              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None,
+              reuse: Reuse | None = None) -> Calibration:
     """The nearest row's measured / roofline (planner/phases/throughput_calibration.py), or a note that none matched.
     The row's roofline takes the preset efficiencies, so the factor is a property of the table and
     the scenario's own efficiencies still move the user's roofline (and the plan) as they say.
     `phase`: the nearest row of that phase (same architecture class first), used or not and banded by
     the held-out transfers of its reach (rules()); `engine` the engine family and `regime` the decode
     bound of the case; `exclude_sources` the publications held out (bench/fidelity.py's leave one
-    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's)."""
+    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's).
+    `reuse`: a plan's or a search's (planner/phases/reuse.py), for the rows near the model whatever the lengths."""
     from planner.presets.specs import model_presets
     if phase is None:
         hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
@@ -420,7 +423,7 @@ def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, 
         predicted, measured = _preset_roofline(row.id)
         return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
                            roofline=predicted, factor=measured / predicted, distance=dist)
-    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu)
+    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu, reuse=reuse)
     level = "none" if hit is None else reach(hit[0], model, gpu.id, engine, regime, phase, decode_mfu)
     rule = rules(phase, exclude_sources, decode_mfu)[level]
     basis = rule.basis()
@@ -481,10 +484,6 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
         return gpus // tp
     full, rest = divmod(gpus, gpus_per_node)
     return full * (gpus_per_node // tp) + rest // tp
-
-
-# calibrate() per model and GPU (the objects), dtype, lengths and phase: the same plan, planned again, asks again
-_CALIBRATIONS = ByIdentity(1024)
 
 
 def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str,
@@ -570,6 +569,7 @@ class _Capture:
     osl: float
     path: CapturePath | None
     stored_bytes: float | None
+    reuse: Reuse | None = None
 
     @property
     def gpus_used(self) -> int:
@@ -602,13 +602,10 @@ def _calibrations(model: ModelSpec, gpu: GPUSpec, c: _Capture, weight_dtype: str
                   warnings: list[Finding]) -> tuple[Calibration, Calibration]:
     """throughput mode "calibrated": the prefill and decode factors of the measured rows nearest this
     model, GPU and lengths (planner/phases/throughput_calibration.py), with a finding for each extrapolated one."""
-    # every argument of calibrate() is in the key (the model and GPU by identity)
     isl = max(c.isl, 1.0)
-    pcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, isl, c.osl, "prefill", None), lambda:
-                             calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl, phase="prefill"))
-    dcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, isl, c.osl, "decode", decode_bound), lambda:
-                             calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl,
-                                       phase="decode", regime=decode_bound))
+    pcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl, phase="prefill", reuse=c.reuse)
+    dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl, phase="decode", regime=decode_bound,
+                     reuse=c.reuse)
     for cal in (pcal, dcal):
         if cal.extrapolated:
             warnings.append(finding("calibration", f"calibrated {cal.phase} throughput "
@@ -661,7 +658,8 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
                nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
                measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
-               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None) -> ExtractionPlan:
+               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None,
+               reuse: Reuse | None = None) -> ExtractionPlan:
     """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
     `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/phases/nodes.py).
     measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
@@ -677,7 +675,7 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
     osl = work.output_tokens / conversations
     c = _Capture(t, work, tp, replicas, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s, isl, osl,
-                 path, stored_bytes)
+                 path, stored_bytes, reuse)
     if t.mode == "fixed":
         ph = _fixed(c)
     else:

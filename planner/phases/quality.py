@@ -307,7 +307,6 @@ def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, 
     return beta, max(0.0, beta - min(betas)), max(0.0, max(betas) - beta), sizes, whose
 
 
-@functools.lru_cache(maxsize=256)    # of the presets and its arguments alone: one TargetTerm each (read, never changed)
 def target_term(kind: str, target: str | None, target_params: float | None = None,
                 leave_out: tuple[str, ...] = ()) -> TargetTerm:
     """How tau moves from the reference run's target to `target` (params in units, None: the

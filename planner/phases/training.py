@@ -50,7 +50,6 @@ def overhead_gpus() -> tuple[str, ...]:
     return tuple(sorted({r["gpu"] for r in t["rows"] if r["id"] in fitted}))
 
 
-@functools.cache     # a plan asks it per mode, the verdict per re-plan: the preset is read once per GPU
 def floor_extrapolation(gpu_id: str) -> str:
     """'' on a training GPU the floor was fitted on; else that it is an extrapolation there, and why
     the band is not widened: the published runs on other GPUs (training_throughput.yaml) lie inside it
@@ -58,11 +57,18 @@ def floor_extrapolation(gpu_id: str) -> str:
     fitted = overhead_gpus()
     if gpu_id in fitted:
         return ""
-    others = [f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
-              if r["gpu"] not in fitted]
+    others = _runs_elsewhere()
     return (f"{gpu_id} is not among the GPUs the per-sample floor was fitted on ({', '.join(fitted)}): an "
             f"extrapolation; the band is not widened, as the published runs on other GPUs ({', '.join(others)}) "
             "lie inside it with the floor as fitted")
+
+
+@functools.cache
+def _runs_elsewhere() -> tuple[str, ...]:
+    """The published runs on GPUs the floor was not fitted on (training_throughput.yaml, read once)."""
+    fitted = overhead_gpus()
+    return tuple(f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
+                 if r["gpu"] not in fitted)
 
 
 @functools.cache
