@@ -38,7 +38,8 @@ LOCK_TIMEOUT_S = 120.0
 COMPONENT_COLUMNS = ["id", "name", "family", "hf_repo", "subset", "split", "licence", "licence_note", "format",
                      "in_default_mix", "rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens",
                      "assistant_share", "origin", "provenance", "local_path", "source_format", "sampled"]
-PROVENANCE_FIELDS = ("rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens", "assistant_share")
+PROVENANCE_FIELDS = ("rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens", "assistant_share",
+                     "max_tokens")
 
 
 @dataclass
@@ -117,7 +118,7 @@ def _shipped_rows(shipped: dict) -> list[tuple[dict, Atoms]]:
         atoms = fit_component(
             _val(c, "mean_tokens"), _val(c, "assistant_share"), _val(c, "turns"),
             median_tokens=_val(c, "median_tokens"), default_sigma=sigma, bins=c.get("bins"),
-            max_turns=int((c.get("turns") or {}).get("max", 512)))
+            max_turns=int((c.get("turns") or {}).get("max", 512)), max_tokens=_val(c, "max_tokens"))
         prov = {k: {"tag": c[k]["tag"], "source": c[k]["source"]} for k in PROVENANCE_FIELDS if c.get(k)}
         if c.get("bins"):
             prov["length_distribution"] = {"tag": c["bins"]["tag"], "source": c["bins"]["source"]}

@@ -579,11 +579,12 @@ class _Capture:
     def tp_eff(self) -> float:
         return self.t.tensor_parallel_efficiency if self.tp > 1 else 1.0
 
-    def on_path(self, prefill_per_gpu: float, efficiency: float | None = None) -> CaptureTime:
+    def on_path(self, prefill_per_gpu: float, efficiency: float | None = None,
+                startup_s: float | None = None) -> CaptureTime:
         """The capture on its path (_path_capture) at this prefill rate per GPU."""
         return _path_capture(self.path, self.work, prefill_per_gpu, self.tp, self.tp_eff, self.replicas,
                              self.write_bytes, self.write_bytes_per_s, self.stored_bytes, efficiency,
-                             self.measured_tokens_per_s is not None)
+                             self.measured_tokens_per_s is not None, startup_s)
 
 
 def _fixed(c: _Capture) -> _Phases:
@@ -642,8 +643,8 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
                                                                         disk_capture) for i in (0, 1))
         if c.path is not None:
             band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + c.on_path(
-                prefill_tps * math.exp(-pcal.band[i]), (c.path.efficiency.high, c.path.efficiency.low)[i]).hours
-                for i in (0, 1))
+                prefill_tps * math.exp(-pcal.band[i]), (c.path.efficiency.high, c.path.efficiency.low)[i],
+                (c.path.startup_s.low, c.path.startup_s.high)[i]).hours for i in (0, 1))
         calibration = dcal if decode_hours >= capture_hours else pcal
     if capture_bound == "disk write":
         warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {c.write_bound} "
@@ -712,10 +713,11 @@ def _plan_of(ph: _Phases, c: _Capture, gpu: GPUSpec, e: Engine, gpus: int, nodes
 
 def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp: int, tp_eff: float, replicas: int,
                   write_bytes: float, disk_rate: float, stored_bytes: float | None,
-                  efficiency: float | None = None, measured: bool = False) -> CaptureTime:
+                  efficiency: float | None = None, measured: bool = False,
+                  startup_s: float | None = None) -> CaptureTime:
     """The capture of `work` on `path` (planner/presets/capture_paths.py capture_time) at this plan's prefill rate, or
     at a measured capture rate (`measured`)."""
     return capture_time(path, tokens=work.tokens, rows=work.rows,
                         stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
                         prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
-                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured)
+                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured, startup_s=startup_s)

@@ -22,6 +22,7 @@ MAX_CC = 15
 # "file:qualified name": (lines, cyclomatic complexity) today; to be split, then removed from here
 ALLOWED: dict[str, tuple[int, int]] = {
     "planner/planning.py:planned": (77, 19),
+    "planner/presets/capture_paths.py:capture_time": (34, 16),
     "planner/runs/status.py:status": (55, 33),
 }
 
