@@ -187,9 +187,10 @@ def _nodes_change(s: Scenario, code: str, on_disk: float) -> tuple[str, dict] | 
     return None
 
 
-def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, padding: bool, sorted_already: bool,
-                reuse: Reuse | None = None):
-    """Each fix of the storage blockers `codes`, planned: no padding, nodes, both, a network volume."""
+def _lossless_fixes(s: Scenario, cat, rows, codes: list[str], padding: bool, sorted_already: bool,
+                    reuse: Reuse | None = None) -> list[Fix]:
+    """No padding (a capture batch of 1, length-sorted batches), each planned, and each with the nodes
+    the bytes it leaves need where it alone does not clear the blockers."""
     out: list[Fix] = []
     lossless = []
     if padding:
@@ -208,6 +209,13 @@ def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, paddin
                     both = _planned(f"{label} on {more[0]}", s, cat, rows, {**change, **more[1]}, reuse)
                     if both is not None:
                         out.append(both)
+    return out
+
+
+def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, padding: bool, sorted_already: bool,
+                reuse: Reuse | None = None):
+    """Each fix of the storage blockers `codes`, planned: no padding, nodes, both, a network volume."""
+    out = _lossless_fixes(s, cat, rows, codes, padding, sorted_already, reuse)
     for code in codes:
         more = _nodes_change(s, code, on_disk)
         if more:
