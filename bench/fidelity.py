@@ -40,11 +40,11 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from planner import Scenario, plan  # noqa: E402
-from planner.phases.throughput_calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
 from planner.phases.extraction import _preset_roofline, measured_ratio, source_key  # noqa: E402
 from planner.phases.harness import held_out_speedup, held_out_tau  # noqa: E402
-from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
+from planner.phases.throughput_calibration import MAX_DISTANCE, distance, measurements  # noqa: E402
 from planner.presets.specs import efficiency, gpu_presets, model_presets  # noqa: E402
+from planner.scenario import Disaggregated, Throughput, Training, UniformMix  # noqa: E402
 
 TRAINING = ROOT / "planner" / "presets" / "training_throughput.yaml"
 
@@ -181,8 +181,9 @@ def phase_area(phase: str) -> list[dict]:
 
 def training_area(rows: list[dict] | None = None) -> list[dict]:
     """Each published run held out with its whole publication: the per-sample overhead floor refitted
-    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band the planner would give (planner/phases/training.py
-    band_from_residuals) from the other publications' residuals under that floor. `rows` is ignored
+    on the other publications' floor runs, the capture supply calibrated without its throughput rows, and the band
+    the planner would give (planner/phases/training.py band_from_residuals) from the other publications' residuals under
+    that floor. `rows` is ignored
     (the area re-predicts every run per held-out source)."""
     from planner.distributions import band_from_residuals
     from planner.phases.training import fit_overhead, fit_step_overhead
@@ -230,8 +231,9 @@ USERS = ROOT / "bench" / "users_reports.yaml"
 
 
 def _draft_params(kind: str, model) -> float:
-    """The draft's parameters as the plan counts them (planner/presets/drafter_kinds.py drafter_params, one decoder layer,
-    three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to planner/phases/serving.py."""
+    """The draft's parameters as the plan counts them (planner/presets/drafter_kinds.py drafter_params, one decoder
+    layer, three captured layers, a 32K draft head for EAGLE-3), as the plan passes them to
+    planner/phases/serving.py."""
     from planner.presets.drafter_kinds import DrafterKnobs, drafter_params, drafter_shape
     k = DrafterKnobs(kind=kind, layers=1, n_aux=3, ttt_steps=7, num_anchors=None, block_size=None, scope="row",
                      pack_tokens=None, head_vocab=32000 if kind == "eagle3" else model.vocab_size,
@@ -439,7 +441,8 @@ def disk_user_rows() -> list[dict]:
         src = data["disk_sources"][r["source"]]
         row = {"id": r["id"], "source": r["source"], "url": src["url"], "date": str(src["date"]),
                "fit_or_scored": r["fit_or_scored"], "assumed": r.get("assumed", ""), "layout": r["layout"],
-               "model": r["model"], "per_sample": bool(r.get("per_sample")), "reported": f"{r['reported']:g} {r['unit']}",
+               "model": r["model"], "per_sample": bool(r.get("per_sample")),
+               "reported": f"{r['reported']:g} {r['unit']}",
                "reported_low": lo_r, "reported_high": hi_r, "bytes_per_token": p.bytes_per_token,
                "predicted": centre / per, "low": low / per, "high": high / per}
         row["ratio"] = row["predicted"] / ((lo_r + hi_r) / 2)
@@ -547,8 +550,8 @@ def capture_reports(data: dict | None = None) -> list[dict]:
 def capture_markdown(rows: list[dict]) -> str:
     """The capture reports' table: each report, FIT (a source something in the planner is fitted on: shown, never
     scored) or SCORED, its hours, the plan's capture hours with its band, in or out; the tally over the scored."""
-    lines = [("| capture report (source, date) | path | setup (replicas x GPUs each) | fit or scored | hours reported | "
-              "planner (band) | in |"), "|---|---|---|---|---|---|---|"]
+    lines = [("| capture report (source, date) | path | setup (replicas x GPUs each) | fit or scored | "
+              "hours reported | planner (band) | in |"), "|---|---|---|---|---|---|---|"]
     for r in rows:
         band = "no band" if r["low"] is None else f"{r['low']:.2f}-{r['high']:.2f}"
         lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['path']} | {r['setup']} | "

@@ -73,9 +73,13 @@ def main() -> None:
     top = {m: t for m, (t, _) in g.GRAPH.items()}
     local = {m: loc - top[m] for m, (_, loc) in g.GRAPH.items()}
     typed = {m: _type_only(g, m) - top[m] - local[m] for m in g.GRAPH}
-    count = lambda edges: sum(len(t) for t in edges.values())
-    up = lambda edges: [f"{m} -> {n}" for m, t in sorted(edges.items()) for n in sorted(t)
-                        if g._layer(n) > g._layer(m)]
+
+    def count(edges):
+        return sum(len(t) for t in edges.values())
+
+    def up(edges):
+        return [f"{m} -> {n}" for m, t in sorted(edges.items()) for n in sorted(t) if g._layer(n) > g._layer(m)]
+
     layers = [name for name, _ in g.LAYERS]
     used = sorted({g._layer(m) for m in g.MODULES})
     print(f"root: {root}")

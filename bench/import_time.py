@@ -18,7 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST = "import streamlit, drafter_dashboard.page, drafter_dashboard.mix_editor"
-REST = ("import pandas, planner.decisions.verdict, planner.export.report, drafter_dashboard.sidebar, drafter_dashboard.compare, "
+REST = ("import pandas, planner.decisions.verdict, planner.export.report, drafter_dashboard.sidebar, "
+        "drafter_dashboard.compare, "
         "drafter_dashboard.budget, drafter_dashboard.io_panel, drafter_dashboard.calibration_panel, "
         "drafter_dashboard.report")
 CHARTS = "import drafter_dashboard.charts, drafter_dashboard.figures"
@@ -42,7 +43,7 @@ def importtime(code: str, before: str = "") -> list[tuple[int, int, str]]:
 def report(title: str, rows: list[tuple[int, int, str]], top: int) -> None:
     total = sum(own for own, _, _ in rows)
     print(f"\n{title}: {total / 1000:,.0f} ms of imports ({len(rows)} modules); largest cumulative:")
-    for own, cum, name in sorted(rows, key=lambda r: -r[1])[:top]:
+    for _own, cum, name in sorted(rows, key=lambda r: -r[1])[:top]:
         print(f"  {cum / 1000:8.1f} ms  {name.strip()}")
 
 
@@ -52,7 +53,8 @@ def main() -> None:
     a = ap.parse_args()
     report("before the first metric", importtime(FIRST), a.top)
     report("after the metrics (the rest of the first screen)", importtime(REST, FIRST), a.top)
-    report("when the Charts or Against-the-article tab opens (plotly's subplots)", importtime(CHARTS, f"{FIRST}\n{REST}"),
+    report("when the Charts or Against-the-article tab opens (plotly's subplots)", importtime(CHARTS,
+                                                                                              f"{FIRST}\n{REST}"),
            a.top)
 
 

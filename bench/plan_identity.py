@@ -33,15 +33,15 @@ from planner.catalog.paths import user_catalog_path  # noqa: E402
 from planner.catalog.profile import measured_component  # noqa: E402
 from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.catalog.user_catalog import write_component  # noqa: E402
+from planner.decisions.trim import STRATEGIES, Budget, trim  # noqa: E402
 from planner.distributions import aggregate, fan_out  # noqa: E402
 from planner.errors import PlannerInputError  # noqa: E402
-from planner.presets.layouts import layout_presets  # noqa: E402
 from planner.export.plan_json import to_json_dict  # noqa: E402
 from planner.planning import plan  # noqa: E402
-from planner.scenario.model import PRESETS  # noqa: E402
-from planner.scenario import Scenario, default_scenario  # noqa: E402
+from planner.presets.layouts import layout_presets  # noqa: E402
 from planner.presets.specs import gpu_presets, model_presets  # noqa: E402
-from planner.decisions.trim import STRATEGIES, Budget, trim  # noqa: E402
+from planner.scenario import Scenario, default_scenario  # noqa: E402
+from planner.scenario.model import PRESETS  # noqa: E402
 
 
 def _sampled_component() -> None:

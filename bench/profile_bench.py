@@ -72,8 +72,10 @@ def run(rows: int, tok_rows: int) -> dict:
         t = time.perf_counter()
         r3 = profile_file(small, "bench_qwen", tokenizer="qwen3.6")
         qwen_s = time.perf_counter() - t
-    return {"mean_tokens_hf": round(r2.component["mean_tokens"]), "mean_tokens_qwen": round(r3.component["mean_tokens"]),
-            "qwen_rows_per_s": round(r3.conversations / qwen_s), "qwen_s": round(qwen_s, 2),"rows": rows, "file_gen_s": round(gen_s, 2), "approx_s": round(approx_s, 2),
+    return {"mean_tokens_hf": round(r2.component["mean_tokens"]),
+            "mean_tokens_qwen": round(r3.component["mean_tokens"]),
+            "qwen_rows_per_s": round(r3.conversations / qwen_s), "qwen_s": round(qwen_s, 2),"rows": rows,
+            "file_gen_s": round(gen_s, 2), "approx_s": round(approx_s, 2),
             "approx_rows_per_s": round(r.conversations / approx_s),
             "tokenizer_rows": tok_rows, "tokenizer_s": round(tok_s, 2),
             "tokenizer_rows_per_s": round(r2.conversations / tok_s)}
@@ -140,7 +142,8 @@ def run_sampled(rows: int, sample: int, seed: int = 0, workers: list[int] | None
                                 "rows_per_s": round(full.conversations / s)})
         out["full_mean_tokens"] = full.component["mean_tokens"]
         turn = full.component["turn"]
-        out["full_mean_turn_tokens"] = (sum(r * t for r, t in zip(turn["rows"], turn["tokens"])) / sum(turn["rows"]))
+        out["full_mean_turn_tokens"] = (sum(r * t for r, t in zip(turn["rows"], turn["tokens"],
+                                                                  strict=False)) / sum(turn["rows"]))
         t = time.perf_counter()
         r = profile_file(data, "sampled", sample=sample, seed=seed, workers=max(workers))
         out["sampled_s"] = round(time.perf_counter() - t, 2)

@@ -81,7 +81,8 @@ def main() -> None:
 PARTS = ["drafter_dashboard.session:catalog", "drafter_dashboard.state:restore_hidden_widgets",
          "drafter_dashboard.mix_editor:apply_edits", "drafter_dashboard.sidebar:render",
          "drafter_dashboard.state:scenario_from_widgets", "drafter_dashboard.state:remember",
-         "planner.decisions.verdict:verdict", "drafter_dashboard.compare:controls", "drafter_dashboard.metrics:headline",
+         "planner.decisions.verdict:verdict", "drafter_dashboard.compare:controls",
+         "drafter_dashboard.metrics:headline",
          "drafter_dashboard.metrics:nodes_panel", "drafter_dashboard.budget:render",
          "drafter_dashboard.mix_editor:render", "drafter_dashboard.metrics:article_panel",
          "drafter_dashboard.io_panel:import_panel", "drafter_dashboard.io_panel:profile_panel",
@@ -131,7 +132,8 @@ def sections(a, real, ScriptRunner, AppTest) -> None:
         at.run()
     print(f"{a.runs} reruns after a change of {a.key}, ms per run (median; parts not run count 0):")
     for name, ts in sorted(times.items(), key=lambda kv: -sum(kv[1])):
-        print(f"  {name:<50} {sum(ts) / a.runs:8.1f} per run  (median of its {len(ts)} calls {statistics.median(ts):.1f})")
+        print(f"  {name:<50} {sum(ts) / a.runs:8.1f} per run  "
+              f"(median of its {len(ts)} calls {statistics.median(ts):.1f})")
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ from plan_identity import _sampled_component, scenarios  # noqa: E402  (sets PLA
 
 from planner.catalog.stats import get_catalog  # noqa: E402
 from planner.errors import PlannerInputError  # noqa: E402
-from planner.planning import plan  # noqa: E402
 from planner.export.report import text_report  # noqa: E402
+from planner.planning import plan  # noqa: E402
 from planner.scenario import Scenario  # noqa: E402
 
 

@@ -45,12 +45,12 @@ os.environ["PLANNER_HOME"] = str(HOME / "home")
 import numpy as np  # noqa: E402
 
 from planner import default_scenario, plan  # noqa: E402
-from planner.distributions import aggregate, fan_out  # noqa: E402
 from planner.catalog.paths import user_catalog_path  # noqa: E402
 from planner.catalog.profile import measured_component  # noqa: E402
-from planner.catalog.user_catalog import write_component  # noqa: E402
 from planner.catalog.stats import get_catalog  # noqa: E402
+from planner.catalog.user_catalog import write_component  # noqa: E402
 from planner.decisions.trim import STRATEGIES, Budget, trim  # noqa: E402
+from planner.distributions import aggregate, fan_out  # noqa: E402
 
 
 def median_ms(fn, n: int) -> float:
@@ -163,6 +163,7 @@ def bench_rerun(n: int) -> dict:
 def bench_profile(rows: int) -> dict:
     sys.path.insert(0, str(ROOT / "bench"))
     from profile_bench import synth
+
     from planner.catalog.profile import profile_file
     path = HOME / "profile.jsonl"
     synth(path, rows)
@@ -283,10 +284,12 @@ def _page_controls(page) -> dict:
 
     return {"sidebar number (GPU count)": ("Extraction (days)", number(sb.get_by_label("count", exact=True).first,
                                                                        [str(9 + i) for i in range(8)])),
-            "sidebar number (tokens x)": ("Stored tokens", number(sb.get_by_label("Tokens per sample x", exact=True).first,
+            "sidebar number (tokens x)": ("Stored tokens", number(sb.get_by_label("Tokens per sample x",
+                                                                                  exact=True).first,
                                                                   ["1.05", "1.1", "1.15", "1.2", "1.25", "1.3"])),
             "sidebar radio (throughput)": ("Extraction (days)", radio("Throughput model", ["roofline", "calibrated"])),
-            "sidebar number, an opened section (epochs)": ("Train offline", number(sb.get_by_label("Epochs", exact=True).first,
+            "sidebar number, an opened section (epochs)": ("Train offline", number(sb.get_by_label("Epochs",
+                                                                                                   exact=True).first,
                                                                                   ["2", "3", "4", "5", "6", "7"])),
             "mix cell (rows), the table": ("Samples", mix_cell),
             "mix tick (include), the table": ("Samples", mix_box)}

@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.runs import rundir  # noqa: E402
 from planner.presets.layouts import layout_presets  # noqa: E402
+from planner.runs import rundir  # noqa: E402
 
 
 def main() -> int:

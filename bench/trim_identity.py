@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plan_identity import _sampled_component  # noqa: E402  (sets PLANNER_HOME first)
 
 from planner.catalog.stats import get_catalog  # noqa: E402
-from planner.errors import PlannerInputError  # noqa: E402
 from planner.decisions.trim import STRATEGIES, Budget, every_strategy, not_distinguishable, trim  # noqa: E402
+from planner.errors import PlannerInputError  # noqa: E402
 from planner.scenario import default_scenario  # noqa: E402
 
 SCENARIOS = (("default", {}), ("speculators-h100", {"layout": "speculators", "extraction_gpu": "h100-sxm"}),

@@ -7,15 +7,14 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
+from drafter_dashboard import notices
+from drafter_dashboard.safe_text import md_text
+from drafter_dashboard.state import request_scenario
+from planner.decisions.trim import STRATEGIES, Budget, TrimInfeasible, every_strategy, not_distinguishable, trim
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.ids import FAMILIES
 from planner.planning import plan
 from planner.scenario import Scenario
-from drafter_dashboard import notices
-from drafter_dashboard.safe_text import md_text
-from planner.decisions.trim import STRATEGIES, Budget, TrimInfeasible, every_strategy, not_distinguishable, trim
-
-from drafter_dashboard.state import request_scenario
 
 RESULT = "_trim_result"        # (the scenario's JSON it was made from, TrimResult)
 COMPARE = "_trim_compare"      # (the same JSON, every strategy's result): the frontier chart reads it
@@ -131,7 +130,7 @@ def _every_strategy(compare: dict, unit: str) -> None:
         st.caption("Each row's expected acceptance length lies inside every other row's band (low-high): the "
                    "estimate does not tell them apart. Choose by storage, cost and what each changes beyond rows "
                    "or gives up.")
-    for col, k in zip(st.columns(max(1, len(done))), done):
+    for col, k in zip(st.columns(max(1, len(done))), done, strict=False):
         if col.button(f"Apply {k}", key=f"w_b_apply_{k}", width="stretch", help=f"replace the mix with the {k} "
                       "strategy's proposal (one undo step)"):
             st.session_state.pop(RESULT, None)
@@ -169,7 +168,8 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
     proposed = plan(result.scenario, catalog if result.scenario.uniform is None else None)
     by_id = {c.id: c for c in proposed.components}
     st.markdown(f"**Proposed mix ({md_text(result.strategy)})** {md_text(result.note)}")
-    for w in result.warnings:         # what the proposal gives up: components left empty, protected rows cut, a slowdown
+    # what the proposal gives up: components left empty, protected rows cut, a slowdown
+    for w in result.warnings:
         st.warning(md_text(w))
     rows = []
     for ch in result.changes:
@@ -191,7 +191,8 @@ def _proposal(s: Scenario, made_for: str, result, catalog, unit: str) -> None:
         st.write(md_text(f"Maximum sequence length: {result.max_seq_len_before} -> {result.max_seq_len_after}"))
     st.write(md_text(
         f"Totals: {proposed.storage_bytes_compressed / div:,.2f} {unit}, {proposed.extraction.gpu_hours / 24:,.2f} "
-        f"extraction GPU-days, ${proposed.cost_usd.total_offline:,.0f} offline, {proposed.wall_days_offline:,.2f} days; "
+        f"extraction GPU-days, ${proposed.cost_usd.total_offline:,.0f} offline, "
+        f"{proposed.wall_days_offline:,.2f} days; "
         f"expected acceptance length {result.quality_after:.2f} ({result.quality_low_after:.2f}-"
         f"{result.quality_high_after:.2f}, an estimate; {result.quality_before:.2f} before), "
         f"{_speed(result.speedup_after)}. "

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from drafter_dashboard.safe_text import md_text
 from planner.errors import PlannerInputError
 from planner.planning import Plan, plan
 from planner.runs.calibration import MAX_CALIBRATION_BYTES, Measured, RunCalibration, parse
 from planner.units import bytes_to, fmt_bytes
-from drafter_dashboard.safe_text import md_text
 
 # label, getter, moved by the measured figures
 FIGURES = [

@@ -5,8 +5,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from drafter_dashboard import figures
-from planner.planning import Plan
 from planner.decisions.sensitivity import METRICS, sensitivity
+from planner.planning import Plan
 
 MORE = ["Rows vs bytes", "Timeline", "Sensitivity", "Storage vs rows", "Quality frontier"]
 
@@ -57,7 +57,7 @@ def readable_sensitivity(fig: go.Figure) -> go.Figure:
     for tr in fig.data:     # "no effect" and short bars keep their label outside; an end that moves nothing
         # while the other end does says nothing (its "+0.0%" would sit on the other end's bar)
         tr.update(textposition=["auto" if abs(x) > 0.4 * span else "outside" for x in tr.x], insidetextanchor="middle",
-                  text=["" if abs(x) < 0.05 and t != "no effect" else t for x, t in zip(tr.x, tr.text)])
+                  text=["" if abs(x) < 0.05 and t != "no effect" else t for x, t in zip(tr.x, tr.text, strict=True)])
     fig.update_xaxes(range=[-2.2 * span, 2.2 * span])
     fig.update_layout(title=dict(font=dict(size=13)))
     return fig
@@ -115,13 +115,13 @@ def waterfall(steps: list[tuple[str, float, str]], unit: str, title: str) -> go.
     names = [name for name, _, _ in steps] + ["this plan"]
     values = [v for _, v, _ in steps]
     measure = ["absolute"] + ["relative"] * (len(steps) - 1) + ["total"]
-    y = [values[0]] + [b - a for a, b in zip(values, values[1:])] + [values[-1]]
+    y = [values[0]] + [b - a for a, b in zip(values, values[1:], strict=False)] + [values[-1]]
     labels = [f"{v:,.1f}" for v in values] + [f"{values[-1]:,.1f}"]
     # a flat step's label would sit on its neighbour's: it says nothing (its hover still does)
     shown = [t if i in (0, len(values)) or abs(y[i]) >= 0.005 * max(values) else "" for i, t in enumerate(labels)]
     why = [w for _, _, w in steps] + [f"this plan's figure: {labels[-1]} {unit}"]
     fig = go.Figure(go.Waterfall(x=names, y=y, measure=measure, text=shown, textposition="outside",
-                                 cliponaxis=False, customdata=list(zip(labels, why)),
+                                 cliponaxis=False, customdata=list(zip(labels, why, strict=True)),
                                  hovertemplate="%{x}: %{customdata[0]} " + unit + "<br>%{customdata[1]}<extra></extra>",
                                  increasing=dict(marker_color="#e6550d"), decreasing=dict(marker_color="#31a354"),
                                  totals=dict(marker_color="#3182bd")))

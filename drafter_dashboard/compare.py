@@ -7,12 +7,26 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
-from planner.decisions.headlines import DECIMALS as HEADLINE_DECIMALS, HEADLINES
+from drafter_dashboard.safe_text import md_text
+from drafter_dashboard.state import (
+    DELTA,
+    DELTA_MODES,
+    MAX_SAVED,
+    PINNED,
+    REDO,
+    SAVED,
+    UNDO,
+    forget,
+    pin,
+    redo,
+    save,
+    undo,
+)
+from planner.decisions.headlines import DECIMALS as HEADLINE_DECIMALS
+from planner.decisions.headlines import HEADLINES
 from planner.planning import Plan, plan
 from planner.scenario import Scenario, input_name
 from planner.units import bytes_to
-from drafter_dashboard.safe_text import md_text
-from drafter_dashboard.state import (DELTA, DELTA_MODES, MAX_SAVED, PINNED, REDO, SAVED, UNDO, forget, pin, redo, save, undo)
 
 # the figures compared: a headline of planner/decisions/headlines.py (its getter, unit and which way is better)
 # and the name this table gives it (the report's names, which users' saved tables carry)
@@ -138,7 +152,7 @@ def view(current: Plan, catalog, unit: str) -> None:
         row = {"figure": label}
         for name, p in plans.items():
             row[name] = round(get(p), d)
-        for name, p in plans.items():
+        for name in plans:
             if name != ref:
                 row[f"{name} - {ref}"] = round(row[name] - row[ref], d)   # the shown figures' difference
         rows.append(row)
@@ -156,12 +170,13 @@ def view(current: Plan, catalog, unit: str) -> None:
     if len(plans) > 1:
         st.markdown("**Inputs that differ**" if diffs else "No input differs between these scenarios.")
     if diffs:
-        st.dataframe(pd.DataFrame([{"input": input_name(k), **dict(zip(plans, v))} for k, v in diffs.items()]),
+        st.dataframe(pd.DataFrame([{"input": input_name(k), **dict(zip(plans, v, strict=True))} for k,
+                                   v in diffs.items()]),
                      hide_index=True, width="stretch")
     if saved:
         pick = st.selectbox("Remove a saved scenario", ["(keep all)"] + list(saved), key="w_forget")
         if pick != "(keep all)" and st.button("Remove", key="w_forget_go"):
             forget(pick)
             st.rerun()
-    from drafter_dashboard import figures      # plotly's subplots: loaded when the Compare tab is drawn
+    from drafter_dashboard import figures  # plotly's subplots: loaded when the Compare tab is drawn
     st.plotly_chart(figures.cost_breakdown(plans), width="stretch", key="fig_compare")

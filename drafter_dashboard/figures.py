@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from planner.planning import Plan
 from planner.decisions.sensitivity import METRICS, Swing
+from planner.planning import Plan
 
 FAMILY_COLOURS = {"general": "#4C78A8", "code": "#F58518", "agentic": "#E45756", "tool": "#54A24B",
                   "math": "#B279A2", "custom": "#9D755D", "uniform": "#888888"}
@@ -82,13 +81,14 @@ def sensitivity_chart(swings: list[Swing], metric: str = "wall_days") -> go.Figu
         return 100 * (v - base) / base if base else 0.0
     lo = [pct(s.low[metric]) for s in swings]
     hi = [pct(s.high[metric]) for s in swings]
-    none = [abs(a) < 0.05 and abs(b) < 0.05 for a, b in zip(lo, hi)]
+    none = [abs(a) < 0.05 and abs(b) < 0.05 for a, b in zip(lo, hi, strict=True)]
     fig = go.Figure()
     fig.add_bar(y=names, x=lo, orientation="h", name="low end", marker_color="#6baed6",
-                text=[("no effect" if n else f"{s.low_label}: {v:+.1f}%") for s, v, n in zip(swings, lo, none)],
+                text=[("no effect" if n else f"{s.low_label}: {v:+.1f}%") for s, v, n in zip(swings, lo, none,
+                                                                                             strict=True)],
                 textposition="outside", cliponaxis=False, hovertemplate="%{y}: %{text}<extra></extra>")
     fig.add_bar(y=names, x=hi, orientation="h", name="high end", marker_color="#fd8d3c",
-                text=[("" if n else f"{s.high_label}: {v:+.1f}%") for s, v, n in zip(swings, hi, none)],
+                text=[("" if n else f"{s.high_label}: {v:+.1f}%") for s, v, n in zip(swings, hi, none, strict=True)],
                 textposition="outside", cliponaxis=False, hovertemplate="%{y}: %{text}<extra></extra>")
     span = max([abs(x) for x in lo + hi] + [1.0])
     fig.update_layout(title=f"Sensitivity of {title.lower()}: change from this plan (%)", barmode="overlay",
@@ -130,7 +130,8 @@ def quality_frontier(points: list[tuple[str, float, float, float, float]], binar
         fig.add_scatter(x=[nbytes / div], y=[tau], mode="markers+text", name=label, text=[label],
                         textposition="top center", marker=dict(size=11),
                         error_y=dict(type="data", symmetric=False, array=[high - tau], arrayminus=[tau - low]),
-                        hovertemplate=f"{label}: %{{x:,.2f}} {unit}, tau %{{y:.2f}} ({low:.2f}-{high:.2f})<extra></extra>")
+                        hovertemplate=f"{label}: %{{x:,.2f}} {unit}, tau %{{y:.2f}} "
+                                      f"({low:.2f}-{high:.2f})<extra></extra>")
     fig.update_layout(title=f"Storage ({unit}) against expected acceptance length (an estimate)",
                       xaxis_title=unit, yaxis_title="acceptance length", showlegend=False, **LAYOUT)
     return fig
@@ -150,7 +151,7 @@ def quality_curves(marks: list[tuple[str, float]] | None = None) -> go.Figure:
         lo, hi = pts[0][0] / 30, pts[-1][0] * 30
         xs = [lo * (hi / lo) ** (i / 80) for i in range(81)]
         colour = colours.get(kind, "#888")
-        for label, (x1, t1, e1), (x2, t2, e2), dash in (
+        for label, (x1, t1, _e1), (x2, t2, _e2), dash in (
                 ("fit", pts[0][:3], pts[-1][:3], "solid"),
                 ("steep", (pts[0][0], pts[0][1] - pts[0][2], 0), (pts[-1][0], pts[-1][1] + pts[-1][2], 0), "dot"),
                 ("flat", (pts[0][0], pts[0][1] + pts[0][2], 0), (pts[-1][0], pts[-1][1] - pts[-1][2], 0), "dot")):

@@ -91,7 +91,7 @@ def shared(s: Scenario, other: Scenario | None) -> Scenario:
         return s
     mine, theirs = _encode(s), _encode(other)
     out = s
-    for (path, _), a, b in zip(PARTS, mine[1:], theirs[1:]):
+    for (path, _), a, b in zip(PARTS, mine[1:], theirs[1:], strict=False):
         if a and a == b and _get(s, path) is not _get(other, path):
             out = _with(out, path, _get(other, path))
     if out is not s:
@@ -192,7 +192,7 @@ def _decode(step: Step, blobs: dict[bytes, bytes], parts: dict[bytes, list]) -> 
     """A step as a Scenario; each part is decoded once per load and its objects shared by the steps that
     use it (pydantic keeps a model instance it is given as it is)."""
     data = json.loads(zlib.decompress(blobs[step[0]]))
-    for (path, adapter), key in zip(PARTS, step[1:]):
+    for (path, adapter), key in zip(PARTS, step[1:], strict=False):
         if not key:
             continue
         if key not in parts:

@@ -8,25 +8,30 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
-from pydantic import ValidationError
 import streamlit as st
+from pydantic import ValidationError
 
-from planner.ids import FAMILIES
+from drafter_dashboard import exports, notices, session
+from drafter_dashboard.safe_text import md_text
+from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
+from planner.catalog.profile import ProfileError, target_tokenizer
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.export import sharding
-from planner.export.manifest import (MAX_MANIFEST_BYTES, Manifest, ManifestError, build_manifest, dump_manifest,
-                                     parse_manifest, source_notes)
+from planner.export.manifest import (
+    MAX_MANIFEST_BYTES,
+    Manifest,
+    ManifestError,
+    build_manifest,
+    dump_manifest,
+    parse_manifest,
+    source_notes,
+)
+from planner.ids import FAMILIES
 from planner.planning import Plan, plan
-from planner.scenario.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
 from planner.safe_io import LIMITS
 from planner.scenario import Scenario, input_name
+from planner.scenario.quality_csv import QUALITY_POINT_COLUMNS, QualityPointsError, parse_quality_points
 from planner.text import shown
-from planner.catalog.profile import ProfileError, target_tokenizer
-from drafter_dashboard import notices
-from drafter_dashboard.safe_text import md_text
-
-from drafter_dashboard import exports, session
-from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
 
 MAX_PROFILE_UPLOAD_MB = 200
 CSV_DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
@@ -118,7 +123,8 @@ def export_panel(p: Plan, table: pd.DataFrame, catalog, report_html: str, link_p
             a.error(md_text(str(exc)))
             ranks = script = None
         if script is not None:
-            b.download_button(f"Per-rank commands ({nodes:,} node{'s' * (nodes > 1)})", ranks, file_name=f"{fmt}-ranks.sh",
+            b.download_button(f"Per-rank commands ({nodes:,} node{'s' * (nodes > 1)})", ranks,
+                              file_name=f"{fmt}-ranks.sh",
                               mime="text/x-shellscript", key="dl_ranks", width="stretch")
             c.download_button("Slurm script", script, file_name=f"{fmt}-slurm.sh", mime="text/x-shellscript",
                               key="dl_slurm", width="stretch", help="planner export --scheduler slurm: one array "

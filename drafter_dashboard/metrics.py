@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from drafter_dashboard.safe_text import md_text
 from planner.decisions.headlines import HEADLINES, Headline, shown_difference
-from planner.presets.drafter_kinds import DRAFTER_KINDS
 from planner.phases.nodes import nodes_text
 from planner.planning import Plan
-from drafter_dashboard.safe_text import md_text
+from planner.presets.drafter_kinds import DRAFTER_KINDS
 from planner.units import TB, TiB, fmt_hours
-
 
 METRIC_WIDTH = 172     # px: the grid wraps (5 a row at 1280 px, 3 at 1024) and no value or label is cut
 # a label longer than its metric wraps onto a second line instead of ending in "..."; every label takes
@@ -210,7 +209,8 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
          + (" - outside the published points: wide band" if q.extrapolated else ""),
          f"{q.eval_engine} K={q.num_speculative_tokens} T={q.temperature:g}"),
         ("speedup", lambda v: f"{v:,.2f}x",
-         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch {q.serving_batch:g} (below 1: the drafter slows decoding down); "
+         f"expected decoding speedup {q.speedup_low:.2f}x-{q.speedup_high:.2f}x at batch {q.serving_batch:g} "
+         "(below 1: the drafter slows decoding down); "
          + (f"{q.payback_speedup:.2f}x at the fleet's batch {q.fleet_batch:g}, which the payback uses"
             if q.payback_speedup is not None else "")
          + (f"; pays back in {q.payback_days:,.1f} days of serving on {q.serving_gpu}"
@@ -219,7 +219,8 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     ]
     # the figures only some scenarios have come last: the grid above them never moves
     if n.placement == "local" and n.extraction_nodes > 1:
-        rows.append(("storage_per_node", two, f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
+        rows.append(("storage_per_node", two,
+                     f"each of the {n.extraction_nodes} extraction nodes' disks holds its shard",
                      None))
     if p.gather_hours:
         rows.append(("gather_hours", one,
@@ -232,7 +233,7 @@ def headline(p: Plan, base: Plan | None, unit: str, against: str = "") -> None:
     st.html(GRID_CSS)
     grid = st.container(horizontal=True, wrap=True, gap="small", key="headline")
     unlike = not_like_for_like(p, base)
-    for (label, fmt, help_text, getter, colour), r in zip(items, rows):
+    for (label, fmt, help_text, getter, colour), r in zip(items, rows, strict=True):
         value = getter(p)
         unit_of = HEADLINES[r[0]].unit        # the difference of the two figures as shown, as Compare takes it
         delta = _signed(fmt, shown_difference(unit_of, value, getter(base))) if base is not None else None
@@ -272,7 +273,8 @@ def basis(p: Plan, base: Plan | None, against: str = "") -> None:
 
 
 def article_panel(p: Plan) -> None:
-    import pandas as pd          # the first metrics do not wait for pandas (nor the article's comparison)
+    import pandas as pd  # the first metrics do not wait for pandas (nor the article's comparison)
+
     from planner.export.report import article_comparison
     st.markdown("**The seed article's estimate beside this plan**")
     st.table(pd.DataFrame(article_comparison(p)).set_index("metric"))   # a table wraps the long "why"

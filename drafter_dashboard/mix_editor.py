@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from drafter_dashboard.registry import bounds
+from drafter_dashboard.safe_text import md_text
+from drafter_dashboard.state import MIX, MIX_VERSION
 from planner.planning import Plan
 from planner.scenario import MixItem, Scenario
 from planner.text import printable, shown
-from drafter_dashboard.safe_text import md_text
-
-from drafter_dashboard.registry import bounds
-from drafter_dashboard.state import MIX, MIX_VERSION
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,14 +88,14 @@ def columns(p: Plan, catalog, unit: str) -> dict[str, list]:
                 round(100 * pc.share_of_rows, 1) if pc else 0.0, round(100 * pc.share_of_bytes, 1) if pc else 0.0,
                 round(pc.storage_bytes / p.scenario.compression / div, 3) if pc else 0.0,
                 f"{c.origin}: tokens {c.value_tag('mean_tokens')}, rows {c.value_tag('rows_in_mix')}",
-                "; ".join(pc.notes) if pc else "")):
+                "; ".join(pc.notes) if pc else ""), strict=False):
             cols[name].append(value)
     return cols
 
 
 def table(p: Plan, catalog, unit: str) -> pd.DataFrame:
     """The component table as the CSV export writes it (the editor shows it without the notes)."""
-    import pandas as pd      # loaded with the editor, after the first metrics (apply_edits needs none)
+    import pandas as pd  # loaded with the editor, after the first metrics (apply_edits needs none)
     return pd.DataFrame(columns(p, catalog, unit))
 
 
@@ -107,7 +106,7 @@ def render(p: Plan, catalog, unit: str) -> None:
     if error:
         st.error(md_text(error))
     cols = columns(p, catalog, unit)
-    notes = [(cid, text) for cid, text in zip(cols["id"], cols.pop("notes")) if text]
+    notes = [(cid, text) for cid, text in zip(cols["id"], cols.pop("notes"), strict=True) if text]
     turn = p.unit == "turn"
     if st.toggle("Spreadsheet view", key=SPREADSHEET,
                  help="Streamlit's data editor: paste many cells at once, search, full screen. Its cells answer "

@@ -14,15 +14,33 @@ import sys
 import streamlit as st
 from pydantic import ValidationError
 
+from drafter_dashboard import metrics, notices, session
+from drafter_dashboard.safe_text import md_text
+from drafter_dashboard.state import (
+    DELTA,
+    DELTA_MODES,
+    EXTERNAL,
+    LAST,
+    NOTICE,
+    PENDING,
+    PINNED,
+    REDO,
+    SAVED,
+    UNDO,
+    apply_pending,
+    ensure_initialised,
+    history_id,
+    hold,
+    initialised,
+    remember,
+    restore_hidden_widgets,
+    restore_history,
+    scenario_from_widgets,
+)
 from planner import PlannerInputError, Scenario, plan
 from planner.errors import describe_validation_error
 from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, decode_set, encode, encode_set
 from planner.scenario import default_scenario, input_name
-from drafter_dashboard.safe_text import md_text
-from drafter_dashboard import metrics, notices, session
-from drafter_dashboard.state import (DELTA, DELTA_MODES, EXTERNAL, LAST, NOTICE, PENDING, PINNED, REDO, SAVED, UNDO,
-                                     apply_pending, ensure_initialised, history_id, hold, initialised, remember,
-                                     restore_hidden_widgets, restore_history, scenario_from_widgets)
 
 log = logging.getLogger("drafter_dashboard")
 
@@ -328,7 +346,8 @@ def _road(p, catalog):
 
 @st.cache_resource(max_entries=64, show_spinner=False)   # (cache_data would unpickle a copy every run)
 def _verdict_cached(scenario_json: str, catalog_key: str, _p, _catalog):
-    """planner.decisions.verdict for this scenario: its break-evens re-plan the scenario many times, so once per scenario."""
+    """planner.decisions.verdict for this scenario: its break-evens re-plan the scenario many times, so once per
+    scenario."""
     from planner.decisions.verdict import verdict
     return verdict(_p, _catalog if _p.scenario.uniform is None else None)
 

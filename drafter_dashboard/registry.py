@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -19,9 +18,9 @@ from pydantic import BaseModel
 
 from planner.errors import PlannerInputError
 from planner.ids import FAMILIES
-from planner.scenario.inputs import BY_PLACEMENT, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SORTED, Declared, declared
-from planner.scenario import Scenario, WorkloadShares
 from planner.presets.specs import GPUSpec, ModelSpec
+from planner.scenario import Scenario, WorkloadShares
+from planner.scenario.inputs import BY_PLACEMENT, EXTRACTION_GPU, FILE_ORDER, LAYOUT, SORTED, Declared, declared
 
 __all__ = ["BY_PLACEMENT", "EXTRACTION_GPU", "FILE_ORDER", "LAYOUT", "SORTED"]   # read from here by the page
 
@@ -138,7 +137,7 @@ class Control:
             try:
                 return [int(x) for x in text.replace(" ", "").split(",") if x]
             except ValueError:
-                raise PlannerInputError("layers", text, "give comma-separated whole numbers, e.g. 1,16,31")
+                raise PlannerInputError("layers", text, "give comma-separated whole numbers, e.g. 1,16,31") from None
         return w
 
 

@@ -10,18 +10,18 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from drafter_dashboard.compare import compared, fmt_figure, input_differences
 from planner import __version__
-from planner.planning import Plan
 from planner.export.report import article_comparison
+from planner.planning import Plan
 from planner.scenario import input_name
 from planner.text import printable
-
-from drafter_dashboard.compare import compared, fmt_figure, input_differences
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111; margin: 2em auto;
        max-width: 60em; padding: 0 1em; }
-h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #999; }
+h1 { font-size: 1.5em; margin-bottom: .2em; }
+h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #999; }
 table { border-collapse: collapse; width: 100%; margin: .5em 0; }
 th, td { border: 1px solid #bbb; padding: .25em .5em; text-align: left; vertical-align: top; }
 td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
@@ -47,7 +47,7 @@ BREAKEVEN_NAMES = {"storage_usd_per_tb_month": "storage price ($ per TB-month)",
 
 @functools.cache
 def _template():
-    import jinja2       # loaded when the first report is made, not with the page
+    import jinja2  # loaded when the first report is made, not with the page
     # finalize: every value printed is printable() first (no newline, bidi or other control character
     # reaches the reader), then autoescaped; the page's own CSS, passed as Markup, goes through as it is
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent), autoescape=True,

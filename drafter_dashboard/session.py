@@ -52,5 +52,5 @@ def catalog():
 
 def profile(path: Path, name: str, replace: bool, **kw):
     """profile_file into this session's user catalog; `replace` confirms overwriting an existing id."""
-    from planner.catalog.profile import profile_file   # the profiler's readers: loaded by a profile only
+    from planner.catalog.profile import profile_file  # the profiler's readers: loaded by a profile only
     return profile_file(path, name, user_catalog=user_catalog(create=True), replace=replace, **kw)

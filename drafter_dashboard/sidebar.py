@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import streamlit as st
 
-from planner.scenario.inputs import SECTIONS as ALL_SECTIONS, Declared, in_section, literal_choices
-from planner.presets.drafter_kinds import DRAFTER_KINDS
-from planner.scenario.model import PRESETS
-from planner.scenario import Scenario, gpus_on_nodes
-from planner.presets.specs import ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, storage_price_presets
-
-from drafter_dashboard.safe_text import md_text
-
-from planner.ids import FAMILIES
 from drafter_dashboard.registry import BY_PLACEMENT, CAP_MODE, CAP_MODES, CONTROLS, SET, WL_MODE, WL_MODES, widget_range
+from drafter_dashboard.safe_text import md_text
 from drafter_dashboard.state import keep, request_scenario, restore, value_of
+from planner.ids import FAMILIES
+from planner.presets.drafter_kinds import DRAFTER_KINDS
+from planner.presets.specs import (
+    ModelSpec,
+    disk_presets,
+    gpu_presets,
+    layout_presets,
+    model_presets,
+    storage_price_presets,
+)
+from planner.scenario import Scenario, gpus_on_nodes
+from planner.scenario.inputs import SECTIONS as ALL_SECTIONS
+from planner.scenario.inputs import Declared, in_section, literal_choices
+from planner.scenario.model import PRESETS
 
 
 def _k(key: str) -> str:
@@ -191,7 +197,8 @@ def _custom_model(c, d: Declared) -> bool:
     _num(b, "KV latent dim (0 = none)", "w_cm_latent", help="MLA-style compressed KV cache width")
     _num(a, "params (B)", "w_cm_params_b")
     _num(b, "active params (B)", "w_cm_active_b")
-    _num(a, "MLP width (0 = 8/3 x hidden)", "w_cm_ffn", help="config.json intermediate_size: sizes the drafter's layers")
+    _num(a, "MLP width (0 = 8/3 x hidden)", "w_cm_ffn",
+         help="config.json intermediate_size: sizes the drafter's layers")
     _num(b, "vision params (B)", "w_cm_vision_b", help="a text forward does not run the vision tower")
     _num(a, "MTP params (B)", "w_cm_mtp_b", help="nor the multi-token-prediction head")
     b.checkbox("tied embeddings", key=_k("w_cm_tied"), help="untied: the input embedding is a lookup, no FLOPs")
@@ -306,7 +313,7 @@ def _recipe(c, d: Declared) -> bool:
 def _workload(c, d: Declared) -> bool:
     c.radio(d.input.label, list(WL_MODES), key=_k(WL_MODE), horizontal=True, help=d.input.help)
     if value_of(WL_MODE) == SET:
-        for col, f in zip(c.columns(len(FAMILIES)), FAMILIES):
+        for col, f in zip(c.columns(len(FAMILIES)), FAMILIES, strict=True):
             _num(col, f, f"w_wl_{f}", step=0.05)
     return True
 

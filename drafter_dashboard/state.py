@@ -6,11 +6,10 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
+from drafter_dashboard import history, registry
 from planner.export.share import MAX_SAVED, saved_name_problem  # one rule for the session and the link
 from planner.planning import resolved_mix
 from planner.scenario import Scenario, default_scenario
-
-from drafter_dashboard import history, registry
 
 PENDING = "_pending_scenario"
 MIX = "mix_rows"

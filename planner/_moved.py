@@ -16,6 +16,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 import warnings
 from pathlib import Path
 
@@ -69,8 +70,9 @@ def stacklevel() -> int:
     warn(): the import machinery's frames are skipped by warnings itself, this file's and
     planner/phases/__init__.py's are counted here."""
     own = {__file__, str(Path(__file__).with_name("phases") / "__init__.py")}
-    frame, level = sys._getframe(1), 1
-    while (frame := frame.f_back) is not None:
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and (frame := frame.f_back) is not None:
         name = frame.f_code.co_filename
         if "importlib" in name and "_bootstrap" in name:
             continue

@@ -59,5 +59,6 @@ def all_finite(*models: BaseModel) -> bool:
 
 def is_finite_plan(p: Plan) -> bool:
     nums = [p.storage_bytes, p.tokens, p.output_tokens, p.extraction.gpu_hours, p.transfer_hours,
-            p.training.offline_gpu_hours, p.training.online_gpu_hours, p.cost_usd.total_offline, p.cost_usd.total_online]
+            p.training.offline_gpu_hours, p.training.online_gpu_hours, p.cost_usd.total_offline,
+            p.cost_usd.total_online]
     return all(math.isfinite(x) and x >= 0 for x in nums)

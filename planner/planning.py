@@ -23,24 +23,24 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from planner._version import __version__
-from planner.phases.assumptions import Assumption, AssumptionContext, assumptions
 from planner.catalog.stats import StatsCatalog, get_catalog
+from planner.decisions.unblock import STORAGE_BLOCKERS, fixes_text, lossy_text, storage_fixes
+from planner.findings import Finding, finding
+from planner.finite import is_finite_plan, refuse_non_finite
+from planner.phases.assumptions import Assumption, AssumptionContext, assumptions
+from planner.phases.compose import Figures, Resolved, capture, figures, in_force, resolve, resolve_gpu, stored
 from planner.phases.costs import CostPlan
 from planner.phases.extraction import TP_DEGREES, ExtractionPlan, serving_decode_rate
-from planner.finite import is_finite_plan, refuse_non_finite
-from planner.findings import Finding, finding
-from planner.presets.layouts import Effective, LayoutSpec
+from planner.phases.mix_storage import ComponentPlan, StoragePhase, default_family_tokens, included_mix, resolved_mix
+from planner.phases.mix_storage import components as component_plans
 from planner.phases.nodes import NodePlan
-from planner.phases.compose import Figures, Resolved, capture, figures, in_force, resolve, resolve_gpu, stored
 from planner.phases.quality import QualityPlan, payback, quality, reference_tokens
 from planner.phases.reuse import Reuse, reused
-from planner.scenario import Scenario
-from planner.presets.specs import GPUSpec, ModelSpec
 from planner.phases.stored_bytes import CaptureLayout, workload
-from planner.phases.mix_storage import (ComponentPlan, StoragePhase, components as component_plans, default_family_tokens,
-                                   included_mix, resolved_mix)
 from planner.phases.training import TrainingPlan
-from planner.decisions.unblock import STORAGE_BLOCKERS, fixes_text, lossy_text, storage_fixes
+from planner.presets.layouts import Effective, LayoutSpec
+from planner.presets.specs import GPUSpec, ModelSpec
+from planner.scenario import Scenario
 from planner.variants import registries_version
 
 __all__ = ["ComponentPlan", "Figures", "Plan", "counted_reference_tokens", "figures", "included_mix", "is_finite_plan",
@@ -307,7 +307,8 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     rate = serving_decode_rate(model, gpu, s.throughput, weight_dtype=s.weight_dtype, kv_dtype=s.kv_dtype,
                                components=components, calibration=ex.decode_calibration)
     if rate is None:
-        qp.warnings.append(finding("payback", f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve"))
+        qp.warnings.append(finding("payback",
+                                   f"payback: {model.id} does not fit on {TP_DEGREES[-1]} x {gpu.id} to serve"))
         return qp
     price = gpu.default_price() if q.serving_gpu or s.costs.extraction_usd_per_gpu_hour is None \
         else s.costs.extraction_usd_per_gpu_hour
@@ -320,15 +321,16 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     draft's steps (EAGLE: K over topk tokens a sequence; DFlash: one over its block), the verify step's
     n tokens a sequence, the draft's parameters (the training phase's) plus the head it reads (the
     target's width x its vocabulary: an estimate of the head's size) on `quality.serving_tp` GPUs of `gpu`."""
-    from planner.presets.drafter_kinds import DRAFTER_KINDS
     from planner.phases.harness import resolve as resolve_harness
     from planner.phases.quality import check_tree, pairs_target
     from planner.phases.serving import served_cost
+    from planner.presets.drafter_kinds import DRAFTER_KINDS
     q = s.quality
     check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
-    kw = dict(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k, draft_tokens=h.n if block else h.topk,
+    kw = dict(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k,
+              draft_tokens=h.n if block else h.topk,
               draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 
@@ -386,7 +388,8 @@ def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout,
         warn.add("many-files", f"{files:,.0f} files, one per training row: plan for the inode count and "
                  f"per-file overhead of millions of small files")
     if s.compression > 1.2 and layout.hidden_dtype != "fp8":
-        warn.add("compression", f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
+        warn.add("compression",
+                 f"compression {s.compression:g}x is optimistic: bf16 activations compress about 1.0-1.2x")
     if s.throughput.mode == "fixed" and s.throughput.batching <= 8:
         warn.add("fixed-rate", f"fixed throughput: {s.throughput.batching:g}x batching understates batched serving "
                  f"engines by about an order of magnitude (use the roofline mode)")
@@ -399,7 +402,7 @@ def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout,
 
 def overlap_warnings(cat: StatsCatalog, rows: dict[str, int]) -> list[tuple[tuple[str, ...], str]]:
     """Expected duplicate rows under independent uniform subsampling: n_A n_B |A and B| / (|A| |B|)."""
-    out = []
+    out: list[tuple[tuple[str, ...], str]] = []
     for o in cat.overlaps:
         na, nb = rows.get(o.a, 0), rows.get(o.b, 0)
         if na and nb:

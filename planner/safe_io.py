@@ -53,13 +53,13 @@ def open_regular(path: str | os.PathLike, field: str, nofollow: bool = False) ->
     try:
         fd = os.open(text, os.O_RDONLY | _O_NONBLOCK | _O_BINARY | (_O_NOFOLLOW if nofollow else 0))
     except FileNotFoundError:
-        raise PlannerInputError(field, text, "it cannot be read: no such file")
+        raise PlannerInputError(field, text, "it cannot be read: no such file") from None
     except IsADirectoryError:
-        raise PlannerInputError(field, text, "it is a directory; give a regular file")
+        raise PlannerInputError(field, text, "it is a directory; give a regular file") from None
     except OSError as exc:
         if nofollow and exc.errno == errno.ELOOP:
-            raise PlannerInputError(field, text, "it is a symbolic link (not followed)")
-        raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}")
+            raise PlannerInputError(field, text, "it is a symbolic link (not followed)") from exc
+        raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -118,7 +118,7 @@ def check_output(path: str | os.PathLike, field: str, inputs: Iterable[str | os.
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise PlannerInputError(field, text, f"it cannot be checked: {exc.strerror or exc}")
+        raise PlannerInputError(field, text, f"it cannot be checked: {exc.strerror or exc}") from exc
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise PlannerInputError(field, text, f"it is {_kind(st.st_mode)}; the planner only replaces regular files")
     parent = target.parent if str(target.parent) else Path(".")

@@ -45,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def quality_png(browser, tmp: Path, out: Path) -> None:
     """The quality curves as docs/model.md shows them, with the default mix marked."""
-    from planner import default_scenario, plan
     from drafter_dashboard import figures
+    from planner import default_scenario, plan
     p = plan(default_scenario())
     q = p.quality
     fig = figures.quality_curves([(f"default mix, DFlash 3 epochs: {q.effective_tokens / 1e6:,.0f}M tokens "

@@ -123,7 +123,7 @@ def _from(m: re.Match) -> str:
         return m.group(0).replace(module, next(iter(groups)), 1)
     at_line_start = m.start() == 0 or m.string[m.start() - 1] == "\n"
     sep = "\n" if at_line_start else "; "          # inline, e.g. in `python -c "..."`
-    comment = m["comment"] or ""                    # `# noqa: E402` goes with every line
+    comment = m["comment"] or ""                    # a trailing noqa comment goes with every line
     return sep.join(_clause(mod, ns, indent, paren) + comment for mod, ns in groups.items())
 
 

@@ -67,7 +67,8 @@ CUT_JS = """() => {
   for (const el of document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, '
                                              + '[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *'))
     if (visible(el) && el.scrollWidth > el.clientWidth + 1)
-      cut.push(`metric "${el.closest('[data-testid="stMetric"]').innerText.split('\\n')[0]}": ${el.scrollWidth} > ${el.clientWidth}`);
+      cut.push(`metric "${el.closest('[data-testid="stMetric"]').innerText.split('\\n')[0]}": `
+               + `${el.scrollWidth} > ${el.clientWidth}`);
   for (const el of document.querySelectorAll('[data-testid="stSelectbox"] input'))
     if (visible(el) && el.scrollWidth > el.clientWidth + 1) cut.push(`select "${el.value}"`);
   return cut;
@@ -90,10 +91,10 @@ def table_input(page, cid: str, column: str):
 
 
 def edit_rows(page, row: int, value: str, attempts: int = 4, commit: bool = True, x: int = 120, right: int = 2):
-    """Select the id cell of `row` in a data editor (the mix's spreadsheet view, or bench's trivial page), move to the rows column, open its editor, type,
-    commit (`commit=False`: returns the editor with the value typed, for the caller to press Enter). The
-    grid is a canvas: on a loaded machine a click can land before it takes the focus, so a try whose
-    editor does not open is escaped and made again. `x`: the id column's offset in the grid; `right`:
+    """Select the id cell of `row` in a data editor (the mix's spreadsheet view, or bench's trivial page), move to the
+    rows column, open its editor, type, commit (`commit=False`: returns the editor with the value typed, for the caller
+    to press Enter). The grid is a canvas: on a loaded machine a click can land before it takes the focus, so a try
+    whose editor does not open is escaped and made again. `x`: the id column's offset in the grid; `right`:
     the columns from it to the rows column (bench/trivial_editor_page.py's grid has others)."""
     wait_idle(page)
     grid = page.locator('[data-testid="stDataFrame"]').first

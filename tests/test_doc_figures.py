@@ -49,7 +49,8 @@ def default_output():
 
 
 def test_the_scan_finds_the_guides_quotes():
-    assert any(q.startswith("lossless first: a capture batch of 1 on 2 extraction nodes") for q in quotes("docs/guide.md"))
+    assert any(q.startswith("lossless first: a capture batch of 1 on 2 extraction nodes")
+               for q in quotes("docs/guide.md"))
 
 
 @pytest.mark.parametrize("doc", TOOL_DOCS)

@@ -5,8 +5,9 @@ temporary directory (a copy of tests/fixtures/runs beside them, for the paths th
 
 A command is one line of a ```bash block, or a `$ ` line of any other block; there the lines after
 it are its output as the doc shows it, and each must be a line of the real output (up to a `...`;
-MACHINE says which parts of a line are this machine's). The commands of a synopsis (a block with a placeholder such as RUN_DIR) are parsed by
-the CLI's parser, not run; elsewhere optional parts in [brackets] are left out. A command that cannot run here is listed in SKIPPED with the reason and
+MACHINE says which parts of a line are this machine's). The commands of a synopsis (a block with a placeholder such as
+RUN_DIR) are parsed by the CLI's parser, not run; elsewhere optional parts in [brackets] are left out. A command that
+cannot run here is listed in SKIPPED with the reason and
 the test that runs it instead; a command that is none of these fails the scan.
 
 The "Trim to a budget, export, run" example is also checked for what it says (its 10 TB budget was
@@ -51,7 +52,8 @@ def _same(line: str) -> str:
         line = pattern.sub(repl, line)
     return line.strip()
 
-_CLUSTER = "needs a Slurm or Ray cluster: tests/cluster/test_slurm.py and tests/cluster/test_ray.py run these steps on real ones"
+_CLUSTER = ("needs a Slurm or Ray cluster: tests/cluster/test_slurm.py and tests/cluster/test_ray.py run these steps "
+            "on real ones")
 SKIPPED = {   # a command's start -> why it is not run here, and what runs it instead
     "python3 scripts/run.py": "starts the dashboard and stays up: tests/browser start it the same way "
                               "(tests/browser_util.py) and tests/integration/test_run_script.py checks --port",
@@ -150,11 +152,13 @@ def test_the_scan_reads_the_commands_the_docs_show():
     # a few commands known by reading the docs, so a broken reader cannot pass the test below
     texts = [c.text for c in ALL]
     assert "python3 scripts/run.py" in texts and "python3 scripts/test.py" in texts
-    assert any(c.doc == "docs/guide.md" and c.text.startswith(".venv/bin/python -m planner calibrate "
-                                                             "tests/fixtures/runs/specforge") and "--out calibration.json"
-               in c.text for c in ALL)                                        # a `$ ` line and its continuation
+    # a `$ ` line and its continuation
+    assert any(c.doc == "docs/guide.md"
+               and c.text.startswith(".venv/bin/python -m planner calibrate tests/fixtures/runs/specforge")
+               and "--out calibration.json" in c.text for c in ALL)
     assert ".venv/bin/python -m planner components --json" in texts          # its comment dropped
-    assert planner_argv(".venv/bin/python -m planner watch RUN_DIR [--every 60] --once") == ["watch", "RUN_DIR", "--once"]
+    assert planner_argv(".venv/bin/python -m planner watch RUN_DIR [--every 60] --once") == ["watch", "RUN_DIR",
+                                                                                             "--once"]
     assert planner_argv(".venv/bin/python -m planner profile x [--sample N [--seed S]] --strict  # c") == \
         ["profile", "x", "--strict"]
     assert planner_argv("python -m planner estimate") is None      # not the setup's interpreter: not run, so it fails
@@ -243,13 +247,15 @@ def test_the_readme_headline_numbers_are_the_plans():
     from planner import default_scenario, plan
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     m = re.search(r"It comes to \*\*([\d.]+) TB, ([\d.]+) h of extraction \(([\d,]+) GPU-hours\), ([\d.]+) days and "
-                  r"\$([\d,]+) offline\*\*.*?network volume, \$([\d,]+)\); with `--capture-batch-size 1` \(no padding\) "
+                  r"\$([\d,]+) offline\*\*.*?network volume, \$([\d,]+)\); "
+                  r"with `--capture-batch-size 1` \(no padding\) "
                   r"it is ([\d.]+) TB, ([\d.]+) h, ([\d.]+) days and \$([\d,]+)\.", text)
     assert m, "the headline sentence changed shape: update this test with it"
     s = default_scenario()
 
     def said(p) -> tuple[str, ...]:
-        return (f"{p.storage_bytes_compressed / 1e12:.1f}", f"{p.extraction.wall_hours:.1f}", f"{p.wall_days_offline:.2f}",
+        return (f"{p.storage_bytes_compressed / 1e12:.1f}", f"{p.extraction.wall_hours:.1f}",
+                f"{p.wall_days_offline:.2f}",
                 f"{p.cost_usd.total_offline:,.0f}")
     p = plan(s)
     assert (m[1], m[2], m[4], m[5]) == said(p) and m[3] == f"{p.extraction.gpu_hours:,.0f}"

@@ -214,12 +214,12 @@ def _openai_messages(obj: dict) -> list:
         try:
             msgs = json.loads(obj["messages_json"])
         except ValueError as exc:
-            raise RecordError(f"messages_json is not valid JSON: {exc.msg}")
+            raise RecordError(f"messages_json is not valid JSON: {exc.msg}") from exc
     if isinstance(msgs, str):
         try:
             msgs = json.loads(msgs)
         except ValueError as exc:
-            raise RecordError(f"messages is a string but not JSON: {exc.msg}")
+            raise RecordError(f"messages is a string but not JSON: {exc.msg}") from exc
     if not isinstance(msgs, list):
         raise RecordError("missing field 'messages' (a list)")
     return msgs
@@ -439,7 +439,7 @@ def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> It
     order; progress is the fraction of the dataset's bytes read."""
     sizes = [max(os.stat(f).st_size, 1) for f in ds.files]
     total, before, offset = sum(sizes), 0, 0
-    for f, size in zip(ds.files, sizes):
+    for f, size in zip(ds.files, sizes, strict=True):
         def part(fraction, before=before, size=size):
             progress(min((before + fraction * size) / total, 1.0))
         name = f.name if ds.several else None
@@ -813,7 +813,7 @@ def _size_sql(expr: str, t, depth: int = 0) -> str:
 def _check_expansion(con, reader: str, arg, files: list[Path], field: str) -> None:
     """Refuse files whose text would pass the expansion cap, before any row is materialized."""
     rel = con.sql(f"SELECT * FROM {reader} LIMIT 0", params=[arg])
-    expr = " + ".join(_size_sql(_quoted(name), t) for name, t in zip(rel.columns, rel.types)) or "0"
+    expr = " + ".join(_size_sql(_quoted(name), t) for name, t in zip(rel.columns, rel.types, strict=True)) or "0"
     size = sum(os.stat(f).st_size for f in files)
     cap = max(MIN_EXPANDED_BYTES, EXPANSION_RATIO * size)
     shown = str(files[0]) if len(files) == 1 else f"{files[0].parent}/..."
@@ -821,7 +821,7 @@ def _check_expansion(con, reader: str, arg, files: list[Path], field: str) -> No
         total = con.execute(f"SELECT coalesce(sum({expr}), 0) FROM {reader}", [arg]).fetchall()[0][0]
     except duckdb.OutOfMemoryException:
         raise PlannerInputError(field, shown, f"reading it needs more memory than the {DUCKDB_MEMORY} it may use "
-                                              "(a compression bomb?)")
+                                              "(a compression bomb?)") from None
     if total > cap:
         raise PlannerInputError(field, shown, f"its {size:,} bytes expand to {int(total):,} bytes of text (a "
                                               f"compression bomb?); at most {EXPANSION_RATIO}x its size or "
@@ -851,7 +851,7 @@ def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterat
             _check_expansion(con, reader, str(path), [path], field)
             rows = _stream(con, f"SELECT * FROM {reader}", str(path))
         except duckdb.Error as exc:
-            raise RecordError(f"{path.name}: cannot be read as {kind}: {str(exc).splitlines()[0]}")
+            raise RecordError(f"{path.name}: cannot be read as {kind}: {str(exc).splitlines()[0]}") from exc
         n = 0
         try:
             for row, error in rows:
@@ -860,7 +860,7 @@ def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterat
                 if progress and n % 5000 == 0:
                     progress(n / max(total, 1))
         except (duckdb.Error, OSError, MemoryError) as exc:   # Arrow's stream reports DuckDB's errors as OSError
-            raise RecordError(f"{path.name}: cannot be read as {kind}: {_first_line(exc)}")
+            raise RecordError(f"{path.name}: cannot be read as {kind}: {_first_line(exc)}") from exc
         if progress:
             progress(1.0)
     finally:
@@ -910,7 +910,7 @@ def _sample_rows(ds: Dataset, k: int, seed: int, field: str = "PATH") -> tuple[l
                                      f"REPEATABLE ({int(seed)})", files))
         except (duckdb.Error, OSError, MemoryError) as exc:
             raise RecordError(f"{ds.files[0].name if not ds.several else ds.path}: cannot be read as {ds.kind}: "
-                              f"{_first_line(exc)}")
+                              f"{_first_line(exc)}") from exc
         out = [Raw(i, row, error, None, i) for i, (row, error) in enumerate(rows, start=1)]
     finally:
         con.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 _REPO = _HERE.parent.parent
@@ -29,7 +30,7 @@ SHIPPED_CATALOG = _shipped_catalog()
 IN_SOURCE_TREE = SHIPPED_CATALOG == _REPO / "datasets_meta" / "components.yaml" and (_REPO / "pyproject.toml").is_file()
 
 
-def load_shipped_yaml(path: Path) -> object:
+def load_shipped_yaml(path: Path) -> Any:   # parsed YAML, as the file is
     """A YAML file that ships with the package (planner/presets/*.yaml, the shipped catalog, the
     pipelines' flags), never a user's: parsed by libyaml's C parser when PyYAML has it, with the safe
     loader's own constructors and resolver (the same values; tests/unit/planner/presets/test_presets_yaml.py

@@ -27,20 +27,29 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
+from planner.catalog import sampling
+from planner.catalog import user_catalog as uc
+from planner.catalog.formats import (
+    FORMATS,
+    GLOB_CHARS,
+    Dataset,
+    RecordError,
+    dataset_files,
+    iter_raw,
+    parse_payload,
+    sample_duckdb,
+)
+from planner.catalog.paths import SHIPPED_CATALOG, user_catalog_path
+from planner.catalog.stats import shipped_ids
 from planner.distributions import Atoms, bin_index
 from planner.errors import PlannerInputError
 from planner.ids import FAMILIES, has_control, is_id
 from planner.safe_io import read_capped
 from planner.text import printable
-from planner.catalog import sampling
-from planner.catalog import user_catalog as uc
-from planner.catalog.formats import FORMATS, GLOB_CHARS, Dataset, RecordError, dataset_files, iter_raw, parse_payload, \
-    sample_duckdb
-from planner.catalog.paths import SHIPPED_CATALOG, user_catalog_path
-from planner.catalog.stats import shipped_ids
 
 CHAT_TEMPLATE_TOKENS_PER_MESSAGE = 4    # <|im_start|>role\n ... <|im_end|>\n, an estimate
 APPROX_BYTES_PER_TOKEN = 4.0            # ~4 bytes of UTF-8 per BPE token for English and code, an estimate
@@ -101,7 +110,8 @@ class Counter:
                 self.tok = Tokenizer.from_str(raw.decode("utf-8"))
             except Exception as exc:  # tokenizers raises its own Exception type; UnicodeDecodeError
                 reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-                raise PlannerInputError("--tokenizer", str(tokenizer_path), f"not a readable tokenizer.json ({reason})")
+                raise PlannerInputError("--tokenizer", str(tokenizer_path),
+                                        f"not a readable tokenizer.json ({reason})") from exc
             self.label = f"tokenizer {printable(Path(tokenizer_path).name)}"
         else:
             self.tok = None
@@ -145,7 +155,7 @@ def _count_bounded(texts: list[str], encode, limit: int | None = None) -> list[i
     def flush():
         nonlocal batch, size
         if batch:
-            for (k, _), n in zip(batch, encode([t for _, t in batch])):
+            for (k, _), n in zip(batch, encode([t for _, t in batch]), strict=True):
                 counts[k] += n
         batch, size = [], 0
 
@@ -190,7 +200,7 @@ class FlatTemplate:
     def texts(self, turns: list[tuple[str, str]]) -> list[str]:
         return [t for _, t in turns]
 
-    def overhead(self, turns: list[tuple[str, str]]) -> tuple[list[int], str | bool]:
+    def overhead(self, turns: list[tuple[str, str]]) -> tuple[list[int], str | Literal[False]]:
         """Template tokens each message adds, and False, or why the estimate stood in for the template."""
         return [CHAT_TEMPLATE_TOKENS_PER_MESSAGE] * len(turns), False
 
@@ -259,7 +269,7 @@ class JinjaTemplate(FlatTemplate):
             if [int(x) for x in MARK_RE.findall(text)] != list(range(i + 1)):
                 return "the chat template leaves out or repeats a message's content"
             through.append(sum(self.counter.count([p for p in MARK_RE.split(text)[::2] if p])))
-        added = [through[0]] + [b - a for a, b in zip(through, through[1:])]
+        added = [through[0]] + [b - a for a, b in zip(through, through[1:], strict=False)]
         if max(added) > MAX_TEMPLATE_TOKENS_PER_MESSAGE:
             return (f"the chat template adds {max(added):,} tokens of its own to one message (over "
                     f"{MAX_TEMPLATE_TOKENS_PER_MESSAGE:,}: its output is not counted as the data's)")
@@ -273,7 +283,7 @@ def _template_config(config: Path) -> tuple[dict, object]:
     try:
         cfg = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise PlannerInputError("--tokenizer", str(config), "its tokenizer_config.json is not valid JSON")
+        raise PlannerInputError("--tokenizer", str(config), "its tokenizer_config.json is not valid JSON") from None
     source = cfg.get("chat_template") if isinstance(cfg, dict) else None
     if isinstance(source, list):   # named templates: [{"name": "default", "template": ...}, ...]
         source = next((t.get("template") for t in source if isinstance(t, dict) and t.get("name") == "default"), None)
@@ -285,6 +295,7 @@ def chat_template(tokenizer: str | None, counter: Counter) -> FlatTemplate:
     chat_template beside a tokenizer.json (read through safe_io like every input); else the flat
     estimate, its label saying why."""
     if counter.tiktoken is not None:
+        assert tokenizer is not None      # the built-in tokenizers are named
         return ChatMLTemplate(counter, tokenizer.lower())
     if not tokenizer:
         return FlatTemplate()
@@ -343,7 +354,9 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
         else:
             convs.append(turns)
     counts = counter.count([t for turns in convs for t in template.texts(turns)])
-    conv, per_turn, turn_sum = ([], [], []), ([], [], []), []
+    conv: tuple[list, list, list] = ([], [], [])
+    per_turn: tuple[list, list, list] = ([], [], [])
+    turn_sum: list = []
     i = fallbacks = 0
     reasons: dict[str, int] = {}
     for turns in convs:
@@ -352,7 +365,7 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
             fallbacks += 1
             reasons[fell_back] = reasons.get(fell_back, 0) + 1
         total = resp = k = through = 0
-        for (role, _), add in zip(turns, extra):
+        for (role, _), add in zip(turns, extra, strict=False):
             c = counts[i] + add
             i += 1
             total += c
@@ -360,9 +373,10 @@ def measure(payloads: list, fmt: str, counter: Counter, template: FlatTemplate) 
                 resp += c
                 k += 1
                 through += total
-                for col, v in zip(per_turn, (total, resp, 1)):   # the row holding the prefix through this turn
+                # the row holding the prefix through this turn
+                for col, v in zip(per_turn, (total, resp, 1), strict=True):
                     col.append(v)
-        for col, v in zip(conv, (total, resp, k)):
+        for col, v in zip(conv, (total, resp, k), strict=True):
             col.append(v)
         turn_sum.append(through)
     return Batch(conv, per_turn, tuple(turn_sum), bad, blank, fallbacks, reasons)
@@ -413,7 +427,8 @@ class Tally:
         self.fallback_reasons: dict[str, int] = {}
         self.bad: list[tuple[int, str]] = []
         self.shown, self.strict, self.row_word = shown, strict, row_word
-        self.values = ([], [], []) if keep_values else None   # tokens, turn-row tokens, turns
+        # tokens, turn-row tokens, turns
+        self.values: tuple[list, list, list] | None = ([], [], []) if keep_values else None
 
     def absorb(self, raws: list, b: Batch) -> None:
         errors = sorted([(i, r.error) for i, r in enumerate(raws) if r.error is not None] + b.bad)
@@ -433,7 +448,7 @@ class Tally:
         for why, k in b.fallback_reasons.items():
             self.fallback_reasons[why] = self.fallback_reasons.get(why, 0) + k
         if self.values is not None:
-            for col, v in zip(self.values, (b.conv[0], b.turn_sum, b.conv[2])):
+            for col, v in zip(self.values, (b.conv[0], b.turn_sum, b.conv[2]), strict=True):
                 col.extend(v)
 
 
@@ -460,7 +475,7 @@ def run(raws, fmt: str, counter: Counter, template: FlatTemplate, tally: Tally, 
             done, future = inflight.popleft()
             tally.absorb(done, future.result())
     except BrokenProcessPool as exc:
-        raise ProfileError(f"a tokenizing process died ({exc}); try again with --workers 1")
+        raise ProfileError(f"a tokenizing process died ({exc}); try again with --workers 1") from exc
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return workers
@@ -541,7 +556,7 @@ def profile_file(path: str | Path, name: str, fmt: str = "auto", tokenizer: str 
     try:
         ds = dataset_files(path_text, "PATH")
     except RecordError as exc:
-        raise ProfileError(str(exc))
+        raise ProfileError(str(exc)) from exc
     counter = Counter(tokenizer)
     template = chat_template(tokenizer, counter)
     shown = printable(Path(path_text).name if ds.several else ds.files[0].name)
@@ -590,7 +605,7 @@ def _stored_path(given: str) -> str:
     try:
         stored_path = os.path.abspath(given) if _is_pattern(given) else str(Path(given).resolve())
     except (RuntimeError, OSError) as e:     # a symlink loop (RuntimeError before Python 3.13)
-        raise PlannerInputError("PATH", given, f"cannot be resolved: {e}")
+        raise PlannerInputError("PATH", given, f"cannot be resolved: {e}") from e
     if has_control(stored_path) or len(stored_path) > 4096:
         raise PlannerInputError("PATH", stored_path, "a path without control characters, at most 4,096 characters")
     return stored_path
@@ -609,7 +624,7 @@ def _measure_dataset(ds, shown: str, fmt: str, counter, template, strict: bool, 
         tally = Tally(shown, strict, sample is not None, word)
         used = run(raws, fmt, counter, template, tally, pool)
     except RecordError as exc:
-        raise ProfileError(str(exc))
+        raise ProfileError(str(exc)) from exc
     return tally, total, used
 
 
@@ -649,6 +664,7 @@ def _sampled(tally: Tally, total: int, seed: int) -> dict:
     line); the intervals use that count for the finite-population correction."""
     seen = tally.n + tally.bad_count + tally.blank
     rows = tally.n if seen >= total else max(tally.n, round(total * tally.n / seen))
+    assert tally.values is not None     # a sampled profile keeps its values
     tokens, turn_tokens, turns = (np.asarray(v, float) for v in tally.values)
     conv = sampling.mean_ci(tokens, rows)
     turn = sampling.ratio_ci(turn_tokens, turns, rows)

@@ -19,7 +19,7 @@ import os
 import queue
 import random
 import threading
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, TypeVar
 
 import numpy as np
 
@@ -54,7 +54,10 @@ def _skip(rng: random.Random, w: float) -> int:
     return int(s) if s < MAX_SKIP else MAX_SKIP
 
 
-def reservoir(items: Iterable, k: int, seed: int) -> list[tuple[int, object]]:
+_Item = TypeVar("_Item")
+
+
+def reservoir(items: Iterable[_Item], k: int, seed: int) -> list[tuple[int, _Item]]:
     """A uniform sample of k items of any iterable, as (position, item) in stream order."""
     gen = picks(k, seed)
     target, slot = next(gen)
@@ -150,7 +153,7 @@ def sample_json_array(ds: Dataset, k: int, seed: int, hasher=None, progress=None
     Every element is scanned (at most MAX_LINE_BYTES of one held); only the kept are parsed."""
     total = 0
 
-    def counted():
+    def counted() -> Iterator[Raw]:
         nonlocal total
         for raw in iter_raw(ds, progress, hasher, field):
             total += 1

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 import filelock
 import numpy as np
 
-from planner.distributions import Atoms, fan_out, fit_component
 from planner.catalog import user_catalog as uc
 from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml, planner_home, user_catalog_path
+from planner.distributions import Atoms, fan_out, fit_component
 
 if TYPE_CHECKING:
     import duckdb
@@ -167,7 +167,7 @@ def _insert(con, table: str, rows: list[tuple]) -> None:
     types = [t for (t,) in con.execute("SELECT data_type FROM information_schema.columns WHERE table_name = ? "
                                        "ORDER BY ordinal_position", [table]).fetchall()]
     con.execute(f"INSERT INTO {table} SELECT " + ", ".join(f"unnest(?::{t}[])" for t in types),
-                [list(column) for column in zip(*rows)])
+                [list(column) for column in zip(*rows, strict=True)])
 
 
 def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
@@ -181,7 +181,8 @@ def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
             origin VARCHAR, provenance JSON, local_path VARCHAR, source_format VARCHAR, sampled JSON)""")
         con.execute("""CREATE TABLE length_bins (component_id VARCHAR, unit VARCHAR, bin INTEGER,
             rows DOUBLE, tokens DOUBLE, response_tokens DOUBLE, turns DOUBLE)""")
-        con.execute("CREATE TABLE component_overlaps (a VARCHAR, b VARCHAR, shared_rows BIGINT, tag VARCHAR, source VARCHAR)")
+        con.execute("CREATE TABLE component_overlaps "
+                    "(a VARCHAR, b VARCHAR, shared_rows BIGINT, tag VARCHAR, source VARCHAR)")
         con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
         entries = _shipped_rows(shipped)
         shipped_ids = {m["id"] for m, _ in entries}
@@ -211,7 +212,8 @@ def _build_into(tmp: Path, shipped: dict, user: dict) -> None:
         _insert(con, "components", comp_rows)
         _insert(con, "length_bins", bin_rows)
         con.executemany("INSERT INTO component_overlaps VALUES (?,?,?,?,?)",
-                        [(o["a"], o["b"], int(o["shared_rows"]), o["tag"], o["source"]) for o in shipped.get("overlaps", [])])
+                        [(o["a"], o["b"], int(o["shared_rows"]), o["tag"], o["source"]) for o in shipped.get("overlaps",
+                                                                                                             [])])
         con.executemany("INSERT INTO meta VALUES (?,?)", [("build_version", BUILD_VERSION),
                                                           ("default_mix_total", str(shipped["default_mix_total"])),
                                                           ("user_catalog_error", user.get("error") or "")])
@@ -244,7 +246,7 @@ def _remove_unused(current: Path) -> None:
 def open_catalog(user_path: Path) -> StatsCatalog:
     """The catalog for the shipped one plus the user catalog at `user_path`: built when its inputs
     changed, opened under the lock (and marked as in use), old unused builds removed."""
-    import duckdb     # here, not at import: the first catalog opened loads it (import planner stays light)
+    import duckdb  # here, not at import: the first catalog opened loads it (import planner stays light)
     shipped, user = _read_inputs(user_path)
     path = planner_home() / f"catalog-{_input_hash(shipped, user)}.duckdb"
     cached = _OPEN_BY_PATH.get(str(path))
@@ -265,7 +267,7 @@ def open_catalog(user_path: Path) -> StatsCatalog:
                 cat = StatsCatalog(path)
     except filelock.Timeout:
         raise RuntimeError(f"the catalog lock {planner_home() / 'catalog.lock'} was held for over "
-                           f"{LOCK_TIMEOUT_S:.0f} s by another process")
+                           f"{LOCK_TIMEOUT_S:.0f} s by another process") from None
     _OPEN_BY_PATH[str(path)] = cat
     return cat
 
@@ -286,7 +288,7 @@ class StatsCatalog:
         cols = [d[0] for d in cur.execute("SELECT * FROM components ORDER BY rowid").description]
         comps = {}
         for row in cur.fetchall():
-            r = dict(zip(cols, row))
+            r = dict(zip(cols, row, strict=True))
             r["provenance"] = json.loads(r["provenance"]) if r["provenance"] else {}
             r["sampled"] = json.loads(r["sampled"]) if r["sampled"] else None
             comps[r["id"]] = ComponentStats(**r)
@@ -297,7 +299,8 @@ class StatsCatalog:
             atoms = Atoms(np.array(rows), np.array(tokens), np.array(resp), np.array(turns))
             setattr(comps[cid], unit, atoms)
         self.components: dict[str, ComponentStats] = comps
-        self.overlaps = [Overlap(*r) for r in cur.execute("SELECT a, b, shared_rows, tag, source FROM component_overlaps").fetchall()]
+        self.overlaps = [Overlap(*r) for r in
+                         cur.execute("SELECT a, b, shared_rows, tag, source FROM component_overlaps").fetchall()]
         meta = dict(cur.execute("SELECT key, value FROM meta").fetchall())
         self.default_mix_total = int(meta["default_mix_total"])
         self.user_catalog_error = meta.get("user_catalog_error") or None

@@ -60,6 +60,8 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.kill()
     proc.wait()
     for f in (proc.stdin, proc.stdout):
+        if f is None:       # not a pipe (never here: both are)
+            continue
         try:
             f.close()
         except OSError:
@@ -94,13 +96,15 @@ class Renderer:
         self._finalizer()
 
     def _ask(self, obj: dict) -> dict:
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None        # both pipes (Popen above)
         try:
-            self.proc.stdin.write((json.dumps(obj) + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
+            stdin.write((json.dumps(obj) + "\n").encode("utf-8"))
+            stdin.flush()
         except (BrokenPipeError, OSError):
-            raise self._died()
+            raise self._died() from None
         deadline = time.monotonic() + self.limits["seconds"]
-        fd = self.proc.stdout.fileno()
+        fd = stdout.fileno()
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:

@@ -146,19 +146,19 @@ def parse(raw: bytes, path: Path) -> UserCatalog:
     try:
         obj = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
-        raise UserCatalogError(f"not UTF-8 text (byte {exc.start})")
+        raise UserCatalogError(f"not UTF-8 text (byte {exc.start})") from exc
     except RecursionError:
-        raise UserCatalogError("nested too deeply")
+        raise UserCatalogError("nested too deeply") from None
     except ValueError as exc:
-        raise UserCatalogError(f"not valid JSON ({getattr(exc, 'msg', exc)})")
+        raise UserCatalogError(f"not valid JSON ({getattr(exc, 'msg', exc)})") from exc
     if not isinstance(obj, dict):
         raise UserCatalogError(f"a user catalog is an object with 'components', got {type(obj).__name__}")
     try:
         return UserCatalog.model_validate(obj)
     except ValidationError as exc:
-        raise UserCatalogError(describe_validation_error(exc))
+        raise UserCatalogError(describe_validation_error(exc)) from exc
     except RecursionError:
-        raise UserCatalogError("nested too deeply")
+        raise UserCatalogError("nested too deeply") from None
 
 
 def _read(path: Path) -> tuple[bytes | None, UserCatalog | None, str | None]:
@@ -237,7 +237,8 @@ def write_component(path: Path, component: dict, replace: bool = False) -> UserC
         first = exc.errors()[0]
         loc = ".".join(str(x) for x in first["loc"]) or "id"
         raise PlannerInputError(f"profiled component {component.get('id')!r}: {loc}",
-                                "(missing)" if first["type"] == "missing" else first.get("input"), first["msg"])
+                                "(missing)" if first["type"] == "missing" else first.get("input"),
+                                first["msg"]) from exc
     try:
         with lock(path):
             raw, cat, problem = _read(path)
@@ -255,7 +256,7 @@ def write_component(path: Path, component: dict, replace: bool = False) -> UserC
             atomic_write(path, new.model_dump_json(), field="user catalog file")
     except filelock.Timeout:
         raise PlannerInputError("user catalog file", str(path), f"is locked by another process for over "
-                                                               f"{LOCK_TIMEOUT_S:.0f} s; try again")
+                                                               f"{LOCK_TIMEOUT_S:.0f} s; try again") from None
     return entry
 
 

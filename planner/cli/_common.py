@@ -16,7 +16,7 @@ import sys
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -43,7 +43,7 @@ def whole(flag: str, text: str) -> int:
     try:
         return int(_short(flag, text, "a whole number").replace("_", ""))
     except ValueError:
-        raise CliError(f"{flag}: {shown(text)} is not a whole number")
+        raise CliError(f"{flag}: {shown(text)} is not a whole number") from None
 
 
 def _positive(name: str, convert, shown_as):
@@ -64,7 +64,7 @@ def number(flag: str, text: str) -> float:
     try:
         value = float(_short(flag, text, "a number"))
     except ValueError:
-        raise CliError(f"{flag}: {shown(text)} is not a number")
+        raise CliError(f"{flag}: {shown(text)} is not a number") from None
     if not math.isfinite(value):
         raise CliError(f"{flag}: {shown(text)} must be a finite number")
     return value
@@ -84,7 +84,7 @@ def layer_list(flag: str, text: str) -> list[int]:
     try:
         return [int(_short(flag, x, "a layer id")) for x in parts]
     except ValueError:
-        raise CliError(f"{flag}: {shown(text)} must be comma-separated whole numbers")
+        raise CliError(f"{flag}: {shown(text)} must be comma-separated whole numbers") from None
 
 
 def seq_cap(flag: str, text: str) -> int | str:
@@ -111,7 +111,7 @@ def storage_price(flag: str, text: str) -> tuple[str, str | float]:
         value = float(_short(flag, name, "a preset id or a price"))
     except ValueError:
         raise CliError(f"{flag}: {shown(text)} is neither a storage preset ({', '.join(presets)}) nor a price "
-                       "in USD per TB-month")
+                       "in USD per TB-month") from None
     if not math.isfinite(value) or value < 0:
         raise CliError(f"{flag}: {shown(text)} must be a finite price of at least 0 USD per TB-month")
     return "costs.storage_usd_per_tb_month", value
@@ -125,11 +125,11 @@ def quality_points(flag: str, text: str) -> list[dict]:
     try:
         raw = read_capped(text_value(flag, text), flag, "quality points file")
     except PlannerInputError as exc:
-        raise CliError(str(exc))
+        raise CliError(str(exc)) from exc
     try:
         return parse_quality_points(raw, shown(text))
     except QualityPointsError as exc:
-        raise CliError(f"{flag}: {exc}")
+        raise CliError(f"{flag}: {exc}") from exc
 
 
 def key_values(flag: str, text: str, shape: str, empty: str, value: Callable[[str, str, str], Any], *,
@@ -192,7 +192,7 @@ def components(flag: str, text: str) -> list[dict]:
         try:
             n = int(_short(flag, value, "a row count").replace("_", ""))
         except ValueError:
-            raise CliError(f"{flag}: {shown(part)} has rows {shown(value)}, not a whole number")
+            raise CliError(f"{flag}: {shown(part)} has rows {shown(value)}, not a whole number") from None
         if n < 0:
             raise CliError(f"{flag}: {shown(part)} has a negative row count")
         return n
@@ -214,7 +214,7 @@ class Flag:
 
     flag: str
     path: str
-    convert: Callable[[str, str], Any] | None
+    convert: Callable[[str, str], Any] | type[str] | None     # str: the text as it is
     help: str
     choices: tuple[str, ...] | None = None
     const: Any = None
@@ -249,7 +249,7 @@ def json_object(flag: str, text: str) -> dict:
     return value
 
 
-PARSERS: dict[str, Callable[[str, str], Any]] = {
+PARSERS: dict[str, Callable[[str, str], Any] | type[str]] = {
     "int": positive_int, "number": number, "text": text_value, "choice": str, "layers": layer_list,
     "seq_cap": seq_cap, "shares": family_shares, "points": quality_points, "json": json_object}
 
@@ -376,9 +376,9 @@ def flag_for(field_path: str, flags: tuple[Flag, ...] = SCENARIO_FLAGS, typed: t
         by_path.setdefault(f.path, f.flag)
     parts = field_path.replace("[", ".").replace("]", "").split(".")
     for n in range(len(parts), 0, -1):
-        flag = by_path.get(".".join(parts[:n]))
-        if flag:
-            return flag
+        named = by_path.get(".".join(parts[:n]))
+        if named:
+            return named
     return None
 
 
@@ -396,8 +396,11 @@ def add_flags(p: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
                                                default=argparse.SUPPRESS, help=_help(f))
         else:
             convert = functools.partial(f.convert, f.flag) if f.convert not in (None, str) else None
-            p.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
-                           help=_help(f))
+            if convert is None:     # the text as it is: argparse's default
+                p.add_argument(f.flag, dest=f.dest, choices=f.choices, default=argparse.SUPPRESS, help=_help(f))
+            else:
+                p.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
+                               help=_help(f))
 
 
 def _help(f: Flag) -> str:
@@ -468,7 +471,7 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
     _refuse_conflicts(g.values)
     base = g.values.get
     if "manifest" in g.values:
-        data = read_manifest(base("manifest")[1], "--manifest").scenario.model_dump()
+        data = read_manifest(g.values["manifest"][1], "--manifest").scenario.model_dump()
     else:
         data = PRESETS[base("preset", (None, None))[1] or "default"]().model_dump()
     _uniform(data, g)
@@ -493,7 +496,7 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise CliError(validation_message(exc, typed=tuple(f for f, _ in g.values.values())))
+        raise CliError(validation_message(exc, typed=tuple(f for f, _ in g.values.values()))) from exc
 
 
 def _uniform(data: dict, g: _Given) -> None:
@@ -519,7 +522,7 @@ def _uniform(data: dict, g: _Given) -> None:
     data["mix"] = None
 
 
-def _nodes(data: dict, g: _Given, phase: str, paths: tuple[str, str, str]) -> None:
+def _nodes(data: dict, g: _Given, phase: Literal["extraction", "training"], paths: tuple[str, str, str]) -> None:
     """GPUs as nodes x GPUs per node (planner.scenario.model.gpus_on_nodes): --nodes without --gpus sets the
     total; both must match; --gpus alone (on a base that named its nodes) lets the nodes follow from it."""
     from planner.scenario.inputs import value_at
@@ -532,7 +535,7 @@ def _nodes(data: dict, g: _Given, phase: str, paths: tuple[str, str, str]) -> No
     try:
         total = gpus_on_nodes(phase, value_at(data, nodes), value_at(data, per))
     except ValueError as exc:
-        raise CliError(f"{g.flag(nodes) if nodes in g else g.flag(per)}: {exc}")
+        raise CliError(f"{g.flag(nodes) if nodes in g else g.flag(per)}: {exc}") from exc
     if gpus in g and value_at(data, gpus) != total:
         raise CliError(f"{g.flag(gpus)}: {value_at(data, gpus):,} does not match {g.flag(nodes)} "
                        f"{value_at(data, nodes):,} x {g.flag(per)} {value_at(data, per):,} = {total:,} GPUs; give "
@@ -575,7 +578,7 @@ def _dropped(data: dict, names: list[str]) -> list[dict]:
     if data.get("uniform"):
         raise CliError("--drop: the mix is uniform samples, there are no components to drop")
     mix = data["mix"] if data["mix"] is not None else [{"id": i, "rows": r} for i, r in get_catalog().default_mix()]
-    ids = [m["id"] for m in mix]
+    ids = [str(m["id"]) for m in mix]
     for name in names:
         if name not in ids:
             raise CliError(f"--drop: {shown(name)} is not in the mix ({', '.join(ids)})")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from planner.catalog.stats import get_catalog
 from planner.cli._parser import add_command
@@ -11,7 +12,7 @@ from planner.text import printable
 
 def run(a: argparse.Namespace) -> int:
     cat = get_catalog()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c in cat.components.values():
         rows.append({"id": c.id, "name": c.name, "family": c.family, "hf_repo": c.hf_repo, "subset": c.subset,
                      "split": c.split, "licence": c.licence, "licence_note": c.licence_note,

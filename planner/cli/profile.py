@@ -44,7 +44,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
                          family=a.family, progress=None if a.quiet else _progress_bar(), replace=a.replace,
                          sample=sample, seed=seed, workers=workers)
     except ProfileError as exc:
-        raise CliError(printable(exc))
+        raise CliError(printable(exc)) from exc
     c = r.component
     summary = {"id": c["id"], "conversations": r.conversations, "bad_lines": r.bad_lines,
                "bad_examples": [{"line": ln, "error": e} for ln, e in r.bad_examples],

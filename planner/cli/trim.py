@@ -55,7 +55,7 @@ def run(a: argparse.Namespace) -> int:
     try:
         limits = Budget(**budget)
     except ValidationError as exc:
-        raise CliError(validation_message(exc, BUDGET_FLAGS, prefix="budget"))
+        raise CliError(validation_message(exc, BUDGET_FLAGS, prefix="budget")) from exc
     r = trim(s, limits, opts.get("strategy", "proportional"), protect=opts.get("protect", []),
              weights=opts.get("weights", {}), min_cap=opts.get("min_cap"),
              min_family_share=opts.get("min_family_share"))

@@ -9,7 +9,7 @@ display divides by units.TB or units.TiB).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Headline:
     name: str
     label: str
     unit: str                        # what get() returns: bytes, GPU-days, days, h, $, rows, tokens, tau, x
-    get: Callable[[object], float]
+    get: Callable[[Any], float]      # a Plan or a Figures: the same names on both (duck-typed)
     better: str                      # "lower" or "higher"
 
     def delta_color(self) -> str:

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from planner.planning import Plan, plan
-from planner.scenario import Scenario
 from planner.catalog.stats import StatsCatalog
 from planner.phases.costs import DAYS_PER_MONTH
+from planner.planning import Plan, plan
 from planner.presets.specs import efficiency_range, link_efficiency, storage_price_presets
+from planner.scenario import Scenario
 
 METRICS = {
     "storage_tb": ("Storage (TB)", lambda p: p.storage_bytes_compressed / 1e12),

@@ -14,15 +14,15 @@ from typing import Callable, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from planner.errors import PlannerInputError
+from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.decisions.headlines import HEADLINES
+from planner.decisions.unblock import storage_limit_tb
+from planner.errors import PlannerInputError
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
 from planner.phases.compose import in_force, resolve, stored
-from planner.planning import Figures, Plan, counted_reference_tokens, plan, resolved_mix
 from planner.phases.reuse import Reuse
+from planner.planning import Figures, Plan, counted_reference_tokens, plan, resolved_mix
 from planner.scenario import MixItem, Scenario
-from planner.catalog.stats import StatsCatalog, get_catalog
-from planner.decisions.unblock import storage_limit_tb
 from planner.units import TB, TiB
 
 QUALITY_STEPS = 64
@@ -505,7 +505,7 @@ def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None, reu
     from planner.phases.quality import quality
     st, fq, step = p.storage, full.quality, p.scenario
     tokens: dict[str, float] = {}
-    for m, w in zip(st.mix, st.works):
+    for m, w in zip(st.mix, st.works, strict=True):
         tokens[m.family] = tokens.get(m.family, 0.0) + w.conversation_tokens
     context = {**fq.context(), "reference": counted_reference_tokens(step, cat, st.eff, fq.drafter, reuse)}
     return quality(fq.drafter, tokens, epochs=step.training.epochs, regenerated=step.regenerate,
@@ -596,7 +596,7 @@ def _value(upper, floor, weights, limits, full: Plan, run, fits):
     for _ in range(40):
         changed = False
         for k in range(len(limits)):
-            new = _smallest_price(lambda lk: load(k, x_of([*lam[:k], lk, *lam[k + 1:]])) <= budget[k])
+            new = _smallest_price(lambda lk, k=k: load(k, x_of([*lam[:k], lk, *lam[k + 1:]])) <= budget[k])
             if abs(new - lam[k]) > 1e-12 * max(1.0, abs(lam[k])):
                 changed = True
             lam[k] = new
@@ -668,10 +668,10 @@ def _best_step(costs, x: dict[str, int], room: list[float], lims: list[float], g
             continue
         n = min(step_i, u_i - x[i])
         use = [c * n for c in a_i]
-        if any(u > r for u, r in zip(use, fits_in)):
+        if any(u > r for u, r in zip(use, fits_in, strict=True)):
             continue
         gain = gain_of(i, n)
-        cost = max(u / lim for u, lim in zip(use, lims))
+        cost = max(u / lim for u, lim in zip(use, lims, strict=True))
         score = gain / cost if cost > 0 else math.inf
         if best is None or score > best_gain:
             best, best_gain = (i, n, use), score
@@ -721,12 +721,13 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     lims = [lim for _, lim, _ in limits]
     costs = [(i, a[i], upper[i], step[i]) for i in upper]
     while True:
-        best = _best_step(costs, x, room, lims, lambda i, n: tau(tokens_with(now, i, n)) - current)
+        best = _best_step(costs, x, room, lims,
+                          lambda i, n, now=now, current=current: tau(tokens_with(now, i, n)) - current)
         if best is None:
             break
         i, n, use = best
         x[i] += n
-        room = [r - u for r, u in zip(room, use)]
+        room = [r - u for r, u in zip(room, use, strict=True)]
         now = tokens(x)
         current = tau(now)
     return _fit_down(x, floor, run, fits)

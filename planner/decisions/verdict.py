@@ -28,17 +28,27 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from planner.decisions.bracket import flip
 from planner.catalog.stats import StatsCatalog
-from planner.errors import PlannerInputError
-from planner.phases.costs import DAYS_PER_MONTH
-from planner.phases.compose import figures
-from planner.planning import Plan, plan
-from planner.phases.reuse import Reuse
-from planner.scenario import Costs, Scenario, Training, Transfer
+from planner.decisions.bracket import flip
 from planner.decisions.sensitivity import _sub, field_bounds
-from planner.decisions.unblock import STORAGE_BLOCKERS, Band, Fix, band, blocked_ways, padding_levers, plan_fixes, remaining, \
-    tied, way_days
+from planner.decisions.unblock import (
+    STORAGE_BLOCKERS,
+    Band,
+    Fix,
+    band,
+    blocked_ways,
+    padding_levers,
+    plan_fixes,
+    remaining,
+    tied,
+    way_days,
+)
+from planner.errors import PlannerInputError
+from planner.phases.compose import figures
+from planner.phases.costs import DAYS_PER_MONTH
+from planner.phases.reuse import Reuse
+from planner.planning import Plan, plan  # noqa: F401 (plan: tests/unit/planner/decisions/test_verdict.py patches verdict.plan)
+from planner.scenario import Costs, Scenario, Training, Transfer
 from planner.units import fmt_usd
 
 MODES = ("offline", "online", "disaggregated")

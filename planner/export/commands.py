@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
-
 from planner.catalog.paths import load_shipped_yaml
 from planner.export.manifest import Manifest, dump_manifest
-from planner.presets.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.ids import has_unshown
+from planner.presets.layouts import Effective, LayoutSpec, effective, layout_presets
 from planner.presets.specs import ModelSpec, model_presets, num_layers
 from planner.variants import Registry
 
@@ -32,7 +31,7 @@ def quote(value: object) -> str:
     text = str(value)
     if not has_unshown(text):
         return shlex.quote(text)
-    out = []
+    out: list[str] = []
     for ch in text:
         if ch in "\\'" or has_unshown(ch):
             out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
@@ -170,7 +169,8 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
         f"# target {quote(model)}; capture layers {m.layers}"
         + (" (launch_vllm.py appends the last layer)" if last else " (no last layer: --no-include-last-layer)"),
         "# one training row per assistant turn holding the prefix (preprocessing.py _render_boundary_rows)"
-        + (f", --seq-length {eff.max_seq_len}" if eff.max_seq_len else ", no cap given: the speculators default of 8192 applies"),
+        + (f", --seq-length {eff.max_seq_len}" if eff.max_seq_len
+           else ", no cap given: the speculators default of 8192 applies"),
         *_layout_note(m, "speculators"),
         *(["# note: the plan counts one row per conversation; speculators always writes one per assistant turn"]
           if eff.unit != "turn" else []),

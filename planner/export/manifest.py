@@ -15,12 +15,11 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from planner._version import __version__
-from planner.errors import describe_validation_error
-from planner.scenario import Scenario
-from planner.errors import PlannerInputError
+from planner.errors import PlannerInputError, describe_validation_error
 from planner.export.versions import CURRENT, VersionError, migrate_manifest
 from planner.ids import FORMATS, HUB_NAME_PATTERN, HUB_PART_PATTERN, ID_PATTERN, check_no_control
 from planner.safe_io import LIMITS, read_capped
+from planner.scenario import Scenario
 
 if TYPE_CHECKING:
     from planner.catalog.stats import StatsCatalog
@@ -103,7 +102,7 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
                    local_paths: bool = True) -> Manifest:
     """The manifest of scenario `s`. local_paths=False (the dashboard) names measured components by
     id and content hash only, never by a path on the server."""
-    from planner.catalog.stats import get_catalog    # the model and the catalog load when a manifest is built
+    from planner.catalog.stats import get_catalog  # the model and the catalog load when a manifest is built
     from planner.planning import included_mix, plan
     cat = catalog or (get_catalog() if s.uniform is None else None)
     p = p or plan(s, cat)
@@ -210,13 +209,13 @@ def parse_manifest(data: bytes | str, name: str = "manifest", catalog: StatsCata
     try:
         obj = migrate_manifest(obj)
     except VersionError as exc:
-        raise ManifestError(str(exc))
+        raise ManifestError(str(exc)) from exc
     try:
         m = Manifest.model_validate(obj)
     except ValidationError as exc:
-        raise ManifestError(describe_validation_error(exc))
+        raise ManifestError(describe_validation_error(exc)) from exc
     except RecursionError:
-        raise ManifestError(f"{name}: nested too deeply")
+        raise ManifestError(f"{name}: nested too deeply") from None
     return _check_against_catalog(m, catalog)
 
 
@@ -228,7 +227,7 @@ def _manifest_text(data: bytes | str, name: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ManifestError(f"{name}: not UTF-8 text (byte {exc.start})")
+        raise ManifestError(f"{name}: not UTF-8 text (byte {exc.start})") from exc
 
 
 def _manifest_object(data: bytes | str, name: str) -> dict:
@@ -240,17 +239,17 @@ def _manifest_object(data: bytes | str, name: str) -> dict:
         else:
             obj = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - _StrictLoader is a SafeLoader
     except ManifestError as exc:
-        raise ManifestError(f"{name}: {exc}")
+        raise ManifestError(f"{name}: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise ManifestError(f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+        raise ManifestError(f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise ManifestError(f"{name}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}")
+        raise ManifestError(f"{name}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from exc
     except RecursionError:
-        raise ManifestError(f"{name}: nested too deeply")
+        raise ManifestError(f"{name}: nested too deeply") from None
     except ValueError as exc:   # int() of more than 4,300 digits, and the like
-        raise ManifestError(f"{name}: a value cannot be read ({str(exc)[:120]})")
+        raise ManifestError(f"{name}: a value cannot be read ({str(exc)[:120]})") from exc
     if not isinstance(obj, dict):
         raise ManifestError(f"{name}: a manifest is a mapping with schema_version, scenario, components ...; "
                             f"got {type(obj).__name__}")
@@ -275,7 +274,7 @@ def _check_against_catalog(m: Manifest, cat: StatsCatalog | None = None) -> Mani
         if source is not None and (c.hf_repo, c.subset, c.split) != source:
             notes.append(f"{SOURCE_NOTE}components.{c.id} named {c.hf_repo} ({c.subset}, {c.split}); the "
                          f"catalog's {source[0]} ({source[1]}, {source[2]}) is used")
-            c = c.model_copy(update=dict(zip(("hf_repo", "subset", "split"), source)))
+            c = c.model_copy(update=dict(zip(("hf_repo", "subset", "split"), source, strict=True)))
         comps.append(c)
     return m.model_copy(update={"components": comps, "notes": [*m.notes, *notes]}) if notes else m
 
@@ -301,7 +300,7 @@ def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:
     try:
         data = read_capped(path, field, "manifest")
     except PlannerInputError as exc:
-        raise ManifestError(str(exc))
+        raise ManifestError(str(exc)) from exc
     return parse_manifest(data, Path(path).name)
 
 

@@ -53,7 +53,7 @@ def is_ours(head: bytes) -> bool:
 def input_files(sources: dict) -> list[str]:
     """Every file the local components read: each file of a directory or a glob, not the
     directory (an output compared with a directory's inode would pass over its shards)."""
-    out = []
+    out: list[str] = []
     for field, file, _ in sources.values():
         out.extend(str(f) for f in formats.dataset_files(file, field).files)
     return out
@@ -84,7 +84,7 @@ def local_sources(m: Manifest, local: dict[str, str] | None = None,
             raise PlannerInputError("--local", f"{cid}={file}", f"{cid!r} is not a component of the manifest "
                                                                f"({', '.join(sorted(ids)) or 'none'})")
     registered = None
-    out = {}
+    out: dict[str, tuple[str, str, str | None]] = {}
     for c in m.components:
         if c.rows_selected == 0:
             continue
@@ -100,7 +100,7 @@ def local_sources(m: Manifest, local: dict[str, str] | None = None,
     return out
 
 
-def _profiled_source(c, registered: dict) -> tuple[str, str, str | None]:
+def _profiled_source(c, registered: uc.UserCatalog) -> tuple[str, str, str | None]:
     """(field, file, sha256) of a manifest component's local_path: the file this user profiled under
     its id (`registered`: the user catalog), never the path the manifest names."""
     entry = registered.get(c.id)
@@ -161,7 +161,7 @@ def materialize_local(m: Manifest, out: str | Path, local: dict[str, str] | None
     Returns {component id: rows written} and the hub components left for the script."""
     sources = local_sources(m, local, user_catalog)
     hub = [c.id for c in m.components if c.rows_selected and c.id not in sources]
-    written = {}
+    written: dict[str, int] = {}
     files = input_files(sources)
     if shards is None:
         with atomic_writer(out, field="--out", inputs=[*inputs, *files]) as fh:

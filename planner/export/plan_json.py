@@ -15,18 +15,19 @@ from typing import Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from planner.decisions.verdict import INPUTS as VERDICT_INPUTS
+from planner.decisions.verdict import Verdict, verdict
+from planner.export.report import HoursStep, Step, article_hours_steps, article_steps
+from planner.findings import Finding
 from planner.phases.assumptions import Assumption
-from planner.phases.throughput_calibration import Calibration
 from planner.phases.costs import CostPlan
 from planner.phases.extraction import ExtractionPlan
-from planner.findings import Finding
-from planner.phases.nodes import NodePlan
-from planner.planning import Plan
-from planner.phases.quality import QualityPlan
-from planner.export.report import HoursStep, Step, article_hours_steps, article_steps
 from planner.phases.mix_storage import ComponentPlan
+from planner.phases.nodes import NodePlan
+from planner.phases.quality import QualityPlan
+from planner.phases.throughput_calibration import Calibration
 from planner.phases.training import TrainingPlan
-from planner.decisions.verdict import INPUTS as VERDICT_INPUTS, Verdict, verdict
+from planner.planning import Plan
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "plan.schema.json"
 
@@ -158,9 +159,11 @@ BreakevenOutput = create_model(
     __doc__="Each input's value at which the cheapest mode changes (None: no value inside its bounds does).",
     **{i.key: (float | None, ...) for i in VERDICT_INPUTS})
 
-VerdictOutput = _projection("VerdictOutput", Verdict, "cheapest sentence breakeven flips_to totals_usd states_ready_days "
+VerdictOutput = _projection("VerdictOutput", Verdict,
+                            "cheapest sentence breakeven flips_to totals_usd states_ready_days "
                             "feasible blocked_by tie tied_with decided_by wall_days lever",
-                            "The answer for this scenario (planner/decisions/verdict.py).", types={"breakeven": BreakevenOutput})
+                            "The answer for this scenario (planner/decisions/verdict.py).",
+                            types={"breakeven": BreakevenOutput})
 
 # steps: the bytes once each cause is applied (planner/export/report.py article_steps); extraction_hours_steps:
 # the extraction wall-clock once each is applied (article_hours_steps)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import secrets
+from typing import Any
 
 from planner.export import sharding
-from planner.export.slurm import Sharded, _bytes, quote
+from planner.export.slurm import Sharded, quote
 
 RAY_MARK = "#!/usr/bin/env python3\n# drafter planner: a Ray driver"
 MAX_RETRIES = 2
@@ -235,7 +236,7 @@ def ray_driver(m, fmt: str, world: int, manifest_path: str = "manifest.yaml", ra
     x = Sharded(m, fmt, world, manifest_path)
     order = list(range(world)) if ranks is None else sorted(ranks)
     data_token, out_token = f"\0data-{secrets.token_hex(8)}", f"\0out-{secrets.token_hex(8)}"
-    plan = {"world": world, "margin": sharding.DISK_MARGIN, "gpus": x.gpus, "max_retries": MAX_RETRIES,
+    plan: dict[str, Any] = {"world": world, "margin": sharding.DISK_MARGIN, "gpus": x.gpus, "max_retries": MAX_RETRIES,
             "data_token": data_token, "out_token": out_token, "server": fmt == "speculators",
             "order": order, "nodes": [[r] for r in order],   # one rank per node (as the Slurm array)
             "ranks": {}}

@@ -5,10 +5,10 @@ import textwrap
 
 from pydantic import BaseModel
 
-from planner.presets.drafter_kinds import DRAFTER_KINDS
+from planner.decisions.verdict import verdict
 from planner.phases.nodes import nodes_text
 from planner.planning import Plan
-from planner.decisions.verdict import verdict
+from planner.presets.drafter_kinds import DRAFTER_KINDS
 from planner.units import bytes_to, fmt_bytes, fmt_hours, fmt_usd
 
 # The seed article's figures (binary GiB as printed there).
@@ -188,7 +188,8 @@ def _node_lines(p, unit: str) -> list[str]:
     lines = [f"  nodes                  extraction {ex}, training {tr}; {n.placement} placement: {per}; capture writes "
              f"{n.capture_write_bytes_per_s / 1e9:,.1f} GB/s ({n.capture_write_bound})"]
     if n.gather_hours:
-        lines.append(f"  gather                 {fmt_hours(n.gather_hours)}: {bytes_to(n.gather_bytes, unit):,.2f} {unit} at "
+        lines.append(f"  gather                 {fmt_hours(n.gather_hours)}: "
+                     f"{bytes_to(n.gather_bytes, unit):,.2f} {unit} at "
                      f"{n.gather_bytes_per_s / 1e9:,.1f} GB/s (limited by the {n.gather_bound}); "
                      f"{bytes_to(n.training_storage_per_node_bytes, unit):,.2f} {unit} per training node")
     else:
@@ -281,8 +282,8 @@ def _table_lines(p: Plan, unit: str) -> list[str]:
     for st in article_steps(p):
         lines.append(f"  {st.step:<20}{bytes_to(st.storage_bytes, unit):>12,.2f} {unit}   {st.why}")
     lines += ["", "From the article's extraction hours to this plan's:"]
-    for st in article_hours_steps(p):
-        lines.append(f"  {st.step:<20}{st.hours:>12,.1f} h    {st.why}")
+    for hs in article_hours_steps(p):
+        lines.append(f"  {hs.step:<20}{hs.hours:>12,.1f} h    {hs.why}")
     lines += ["", "Against the seed article:"]
     for row in article_comparison(p):
         lines.append(f"  {row['metric']}: article {row['article']}; this plan {row['plan']}")

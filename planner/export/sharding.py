@@ -37,6 +37,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from planner.errors import PlannerInputError
 
@@ -155,7 +156,7 @@ def bytes_per_row(m, layout: str, catalog=None) -> list[float]:
         raise ManifestError(f"components: {_short(missing[0])} has rows but no place in the plan of the manifest's "
                             f"scenario; a sharded export needs the scenario that made these components")
     out = [per.get(c.id, 0.0) for c in m.components]
-    if any(not 0 <= b * c.rows_selected <= MAX_RANK_BYTES for b, c in zip(out, m.components)):
+    if any(not 0 <= b * c.rows_selected <= MAX_RANK_BYTES for b, c in zip(out, m.components, strict=True)):
         raise ManifestError(f"components: predicted bytes outside 0 to {MAX_RANK_BYTES:,}")
     return out
 
@@ -171,11 +172,11 @@ def rank_bytes(m, world: int, layout: str, *, expected: bool = False, catalog=No
     shuffled rows): each rank's share of the whole, by the size of its block."""
     per = bytes_per_row(m, layout, catalog)
     by_id: dict[str, float] = {}
-    for c, b in zip(m.components, per):
+    for c, b in zip(m.components, per, strict=True):
         by_id.setdefault(c.id, b)
     if expected:
         total_rows = sum(c.rows_selected for c in m.components)
-        total = sum(c.rows_selected * b for c, b in zip(m.components, per))
+        total = sum(c.rows_selected * b for c, b in zip(m.components, per, strict=True))
         if not total_rows:
             return [0.0] * world
         sizes = [hi - lo for lo, hi in (block(total_rows, world, r) for r in range(world))]
@@ -194,7 +195,7 @@ class ShardWriter:
         from planner.safe_io import check_output
         self.targets = [check_output(p, field, inputs) for p in paths]
         self.tmps: dict[int, str] = {}
-        self.open: dict[int, object] = {}        # rank -> handle, oldest first
+        self.open: dict[int, TextIO] = {}        # rank -> handle, oldest first
 
     def _handle(self, rank: int):
         fh = self.open.pop(rank, None)

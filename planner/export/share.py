@@ -49,7 +49,7 @@ def _unpack(text, what: str, verb: str) -> tuple[int, object]:
     try:
         version = link_version(text)
     except VersionError as exc:
-        raise ShareError(str(exc))
+        raise ShareError(str(exc)) from exc
     body = text.partition(".")[2]
     try:
         packed = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
@@ -60,15 +60,15 @@ def _unpack(text, what: str, verb: str) -> tuple[int, object]:
     except ShareError:
         raise
     except (ValueError, zlib.error):
-        raise ShareError(f"{subject} damaged (not base64url + zlib)")
+        raise ShareError(f"{subject} damaged (not base64url + zlib)") from None
     try:
         return version, json.loads(raw.decode("utf-8"), parse_constant=_reject)
     except ShareError:
         raise
     except RecursionError:
-        raise ShareError(f"{subject} nested too deeply")
+        raise ShareError(f"{subject} nested too deeply") from None
     except (ValueError, UnicodeDecodeError):
-        raise ShareError(f"{subject} not valid JSON (or holds a number too long to read)")
+        raise ShareError(f"{subject} not valid JSON (or holds a number too long to read)") from None
 
 
 def decode(text: str) -> Scenario:
@@ -78,11 +78,11 @@ def decode(text: str) -> Scenario:
     try:
         return Scenario.model_validate(migrate_link(obj, version))
     except ValidationError as exc:
-        raise ShareError(describe_validation_error(exc, prefix="scenario"))
+        raise ShareError(describe_validation_error(exc, prefix="scenario")) from exc
     except VersionError as exc:   # a field an old version's migration reads, refused before it computes
-        raise ShareError(str(exc))
+        raise ShareError(str(exc)) from exc
     except RecursionError:
-        raise ShareError("the link's scenario is nested too deeply")
+        raise ShareError("the link's scenario is nested too deeply") from None
 
 
 MAX_NAME = 40
@@ -93,6 +93,7 @@ RESERVED_NAMES = ("current", "pinned")   # the Compare view's own columns
 def saved_name_problem(name) -> str | None:
     """Why `name` cannot name a saved scenario (the session's and a link's rule), or None."""
     import unicodedata
+
     from planner.ids import has_control
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME or has_control(name) \
             or any(unicodedata.category(ch) == "Cf" for ch in name):
@@ -125,11 +126,11 @@ def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
         try:
             return Scenario.model_validate(migrate_link(d, version))
         except ValidationError as exc:
-            raise ShareError(f"{where}: " + describe_validation_error(exc, prefix="scenario"))
+            raise ShareError(f"{where}: " + describe_validation_error(exc, prefix="scenario")) from exc
         except VersionError as exc:
-            raise ShareError(f"{where}: {exc}")
+            raise ShareError(f"{where}: {exc}") from exc
         except RecursionError:
-            raise ShareError(f"{where} is nested too deeply")
+            raise ShareError(f"{where} is nested too deeply") from None
     saved = {}
     for name, d in obj.get("saved", {}).items():
         problem = saved_name_problem(name)

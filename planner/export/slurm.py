@@ -31,8 +31,19 @@ Each pipeline's own way of splitting the data, read in its code (pipeline_flags.
 from __future__ import annotations
 
 from planner.export import sharding
-from planner.export.commands import (DRAFT_CONFIG, _model_path, _plan_values, _split_last, _target, draft_config_lines,
-                                     node_gpus, pipeline_flags, quote, specforge_layout, specforge_strategy)
+from planner.export.commands import (
+    DRAFT_CONFIG,
+    _model_path,
+    _plan_values,
+    _split_last,
+    _target,
+    draft_config_lines,
+    node_gpus,
+    pipeline_flags,
+    quote,
+    specforge_layout,
+    specforge_strategy,
+)
 from planner.export.manifest import Manifest
 from planner.text import count, dealt_note
 from planner.units import fmt_bytes
@@ -192,7 +203,8 @@ def _in(directory, name: str):
 
 def _command(argv: list[object]) -> str:
     """One command over several lines, a flag and its value on each (as commands.py writes them)."""
-    parts, cur = [], []
+    parts: list[list] = []
+    cur: list = []
     for a in argv:
         if isinstance(a, str) and a.startswith("--") and cur:
             parts.append(cur)
@@ -270,7 +282,7 @@ check_input() {
     return 1
   fi
 }
-'''
+'''  # noqa: E501 (the script's own lines, as a user receives them)
 
 SCRIPT_TAIL = r'''
 if [ -n "${SLURM_ARRAY_TASK_ID-}" ]; then
@@ -288,7 +300,7 @@ else
   echo "not a Slurm array task (SLURM_ARRAY_TASK_ID is unset): submit it with sbatch, run one rank with SLURM_ARRAY_TASK_ID=R bash THIS_SCRIPT, or add --dry-run" >&2
   exit 2
 fi
-'''
+'''  # noqa: E501 (the script's own lines, as a user receives them)
 
 
 def _slurm_head(x: "Sharded", fmt: str, world: int, array: str, resuming: bool) -> list[str]:
@@ -307,7 +319,8 @@ def _slurm_head(x: "Sharded", fmt: str, world: int, array: str, resuming: bool) 
              *("#   " + sh(c) for c in x.prepare()),
              "#",
              "# sbatch THIS_SCRIPT [--dry-run]; bash THIS_SCRIPT --dry-run prints every rank's commands here.",
-             "# PLANNER_OUT_DIR (default ./hidden_states) is where the hidden states go; PLANNER_DRY_RUN=1 (true, yes) is",
+             "# PLANNER_OUT_DIR (default ./hidden_states) is where the hidden states go; PLANNER_DRY_RUN=1 (true, yes) "
+             "is",
              f"# --dry-run. Each rank first checks df on it: predicted bytes x {sharding.DISK_MARGIN} (the plan is "
              "an estimate;",
              "# files, folders and staging take room it does not count).",

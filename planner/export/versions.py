@@ -23,8 +23,8 @@ Version history
   `kv_dtype`, the trainer's recipe `training.ttt_steps/num_anchors/block_size` (None: the layout's),
   the disaggregated mode and the node network, and the quality estimate's serving inputs
   (`quality`: workload, domain transfer, served tokens a day, serving GPU); the custom model gains
-  its MLP width, the parameters a text forward skips and the Gated DeltaNet shape. A version-3 scenario meant: its throughput mode
-  as written, decode at the prefill MFU (its own or the GPU preset's, which version 3 used for
+  its MLP width, the parameters a text forward skips and the Gated DeltaNet shape. A version-3 scenario meant: its
+  throughput mode as written, decode at the prefill MFU (its own or the GPU preset's, which version 3 used for
   decode), no token cap on the decode batch, a bf16 KV cache. It had no recipe inputs: they take
   the layout's pipeline defaults, which is what a run of that pipeline does (version 3 counted one
   forward-backward per token instead, a model it no longer keeps).
@@ -115,10 +115,11 @@ def _manifest_1_to_2(m: dict) -> dict:
 # ---------------------------------------------------------------- what a migration reads, checked first
 def _bounds(model: str, name: str) -> tuple[float | None, float | None]:
     """The ge/gt and le/lt bounds of a pydantic field (the model's own, not a copy)."""
-    if model == "Scenario":
-        from planner.scenario import Scenario as cls
-    else:
-        from planner.presets.specs import ModelSpec as cls
+    from pydantic import BaseModel
+
+    from planner.presets.specs import ModelSpec
+    from planner.scenario import Scenario
+    cls: type[BaseModel] = Scenario if model == "Scenario" else ModelSpec
     lo = hi = None
     for meta in cls.model_fields[name].metadata:
         if getattr(meta, "ge", None) is not None:
@@ -185,7 +186,7 @@ def _migrating(version: int, step: Callable, obj: dict) -> dict:
         raise
     except Exception as exc:   # noqa: BLE001 - a migration of hostile JSON: any failure is a refusal
         raise VersionError(f"the version-{version} scenario cannot be read ({type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0][:100] if str(exc) else 'no detail'})")
+                           f"{str(exc).splitlines()[0][:100] if str(exc) else 'no detail'})") from exc
 
 
 @_checked
@@ -310,7 +311,8 @@ def link_version(text: str) -> int:
         if OLDEST <= v <= CURRENT:
             return v
         if v > CURRENT:
-            raise VersionError(f"the link was made by a newer planner (format v{v}; this one reads v{OLDEST}-v{CURRENT})")
+            raise VersionError(f"the link was made by a newer planner (format v{v}; "
+                               f"this one reads v{OLDEST}-v{CURRENT})")
     raise VersionError(f"the link's scenario is not in a format this planner knows (expected 'v{CURRENT}.')")
 
 

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import functools
 import math
-
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from planner.scenario.inputs import declared, preset_of, shown_value, value_at
-from planner.scenario import Scenario
-from planner.presets.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
-from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterKnobs
-from planner.presets.layouts import Effective
 from planner.phases.nodes import nodes_text
 from planner.phases.stored_bytes import CaptureLayout
+from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterKnobs
+from planner.presets.layouts import Effective
+from planner.presets.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, link_efficiency
+from planner.scenario import Scenario
+from planner.scenario.inputs import declared, preset_of, shown_value, value_at
+
+if TYPE_CHECKING:   # the plans this context carries (their phases import this module)
+    from planner.phases.extraction import ExtractionPlan
+    from planner.phases.quality import QualityPlan
+    from planner.phases.training import TrainingPlan
 
 
 class Assumption(BaseModel):
@@ -41,9 +46,9 @@ class AssumptionContext:
     catalog_mix: bool           # per-component statistics from the catalog (not a uniform mix)
     effective: Effective | None = None   # the pipeline values in force (scenario's or layout's)
     recipe: DrafterKnobs | None = None    # the trainer's recipe in force
-    extraction: object | None = None      # the ExtractionPlan (scheduler caps and calibration in force)
-    quality: object | None = None         # the QualityPlan
-    training: object | None = None        # the TrainingPlan (its bounds and band)
+    extraction: ExtractionPlan | None = None   # the ExtractionPlan (scheduler caps and calibration in force)
+    quality: QualityPlan | None = None
+    training: TrainingPlan | None = None     # its bounds and band
 
 
 def _recipe_row(c: AssumptionContext, name: str, key: str, value: str, default) -> Assumption:
@@ -70,7 +75,8 @@ def _recipe(c: AssumptionContext) -> list[Assumption]:
     if not DRAFTER_KINDS.lookup(r.kind).drafts_blocks:
         shown.append(("training-time-test steps", "ttt_steps", f"{r.ttt_steps}", t.ttt_steps))
     else:
-        shown.append(("DFlash anchors", "num_anchors", f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
+        shown.append(("DFlash anchors", "num_anchors",
+                      f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
                       t.num_anchors))
         shown.append(("DFlash block size", "block_size", f"{r.block_size}", t.block_size))
     out = [_recipe_row(c, *row) for row in shown]
@@ -85,12 +91,14 @@ def _recipe(c: AssumptionContext) -> list[Assumption]:
     return out
 
 
-def _paired(name: str, value: float, preset: float, source: str, tag: str = "estimate", shown: str | None = None) -> Assumption:
+def _paired(name: str, value: float, preset: float, source: str, tag: str = "estimate",
+            shown: str | None = None) -> Assumption:
     """The value in use (`shown` as text) with its own source: the preset's, or the user's when it differs."""
     shown = f"{value:g}" if shown is None else shown
     if value == preset:
         return Assumption(name=name, value=shown, tag=tag, source=source)
-    return Assumption(name=name, value=shown, tag="yours", source=f"set in the scenario; the preset's {preset:g}: {source}")
+    return Assumption(name=name, value=shown, tag="yours",
+                      source=f"set in the scenario; the preset's {preset:g}: {source}")
 
 
 def declared_rows(s: Scenario) -> dict[str, Assumption]:
@@ -254,7 +262,8 @@ def _training_basis(c: AssumptionContext) -> list[Assumption]:
                 f"({t.optimizer_steps_per_epoch:,.0f} steps{passes} an epoch on {t.gpus} x {t.gpu}: at most "
                 f"{t.stage_rates.get('offline', {}).get('overhead', 0.0):,.0f} tok/s)")
     value = (f"{head}; bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
-             f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} (offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
+             f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} "
+             f"(offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
     if t.bounds.get("offline") != "compute":
         value += "; the training MFU does not set the offline hours"
     extra = floor_extrapolation(t.gpu) if t.overhead_term in ("", "per token") else ""
@@ -321,7 +330,8 @@ def _hardware_rows(c: AssumptionContext, plain: dict[str, Assumption]) -> list[A
     return [
         *_take(plain, "compression"),
         A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
-          f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published", source=ex_gpu.source),
+          f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published",
+          source=ex_gpu.source),
         A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
         A(name="nodes", value=f"extraction {nodes_text(s.extraction_node_count, s.gpus_per_node, s.extraction_gpus)}, "
           f"training {nodes_text(s.training_node_count, s.training.gpus_per_node, s.training.gpus)}",
@@ -330,12 +340,19 @@ def _hardware_rows(c: AssumptionContext, plain: dict[str, Assumption]) -> list[A
           source="as given; unset, as many nodes of the GPUs per node (8, a typical GPU server) as the GPUs need"),
         A(name="placement", value=("each node's local disk, a fixed per-node split gathered to the training nodes"
                                    if s.placement == "local" else "a shared filesystem"), tag=mine,
-          source="planner/phases/nodes.py: a global shuffle every epoch would need each training node to hold every byte"),
+          source="planner/phases/nodes.py: a global shuffle every epoch would need each training node to hold "
+                 "every byte"),
         *_take(plain, "shared_fs_gb_s"),
         A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
         A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
           source=c.disk["source"]),
     ]
+
+
+def _price(s: Scenario, c: AssumptionContext) -> float:
+    """The storage price in use: the scenario's, else its store preset's."""
+    price = s.costs.storage_usd_per_tb_month
+    return price if price is not None else c.store["usd_per_tb_month"]
 
 
 def _storage_rows(c: AssumptionContext) -> list[Assumption]:
@@ -344,10 +361,11 @@ def _storage_rows(c: AssumptionContext) -> list[Assumption]:
     A = Assumption
     return [
         A(name="storage price", value=f"{c.store['name']} ({c.store['id']}): "
-          f"${s.costs.storage_usd_per_tb_month if s.costs.storage_usd_per_tb_month is not None else c.store['usd_per_tb_month']:g}/TB-month",
+          f"${_price(s, c):g}/TB-month",
           tag=mine if s.costs.storage_usd_per_tb_month is not None or s.costs.storage else "estimate",
           source=c.store["source"] + ("" if s.costs.storage else "; unset: where the placement puts the states "
-                                      "(local disks, a shared filesystem's network volume, the transfer's object store)")),
+                                      "(local disks, a shared filesystem's network volume, "
+                                      "the transfer's object store)")),
         A(name="storage time held", value=f"{s.costs.storage_months:g} months" if s.costs.storage_months is not None
           else f"the plan's timeline + {s.costs.keep_days:g} days kept", tag=mine,
           source="as given" if s.costs.storage_months is not None else "from the capture pass's first write to the "
@@ -392,7 +410,8 @@ def _throughput_rows(c: AssumptionContext, plain: dict[str, Assumption]) -> list
         *_take(plain, "throughput.decode_bandwidth_efficiency"),
         *_take(plain, "throughput.tensor_parallel_efficiency"),
         A(name="usable GPU memory", value=f"{efficiency('memory_usable_fraction'):g} x memory - "
-          f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate", source=efficiency_source("memory_usable_fraction")),
+          f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate",
+          source=efficiency_source("memory_usable_fraction")),
         _engine_caps(c),
         _paired("decode compute efficiency", t.decode_mfu or efficiency("decode_mfu"), efficiency("decode_mfu"),
                 efficiency_source("decode_mfu")),
@@ -413,7 +432,8 @@ def _calibration_rows(c: AssumptionContext) -> list[Assumption]:
         value = (f"{cal.row}: measured {cal.measured:,.0f} / roofline {cal.roofline:,.0f} {cal.metric} tok/s "
                  f"per GPU = x{cal.factor:.2f}") if cal.row else cal.note
         if cal.extrapolated and cal.band[1]:   # a transfer, or the roofline alone: its band too
-            value += f"{'; ' + cal.note if cal.row else ''}, the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}"
+            value += (f"{'; ' + cal.note if cal.row else ''}, "
+                      f"the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}")
         out.append(Assumption(name=name, value=value, tag="third-party" if cal.row and not cal.extrapolated
                               else "estimate", source=f"{cal.source} ({cal.date}); planner/presets/throughput.yaml"
                               if cal.row else "planner/presets/throughput.yaml"))
@@ -431,9 +451,11 @@ def _model_rows(c: AssumptionContext) -> list[Assumption]:
                      source="conv (kernel-1) x (2 key + value dims) in bf16 + value heads x value dim x key dim in "
                             f"{model.linear_state_dtype} (vLLM gated_delta_net_state_shape; {model.source})"))
     if model.vision_params or model.mtp_params or not model.tied_embeddings:
-        out.append(A(name="forward parameters", value=f"{model.forward_params() / 1e9:,.2f}B of {model.params / 1e9:,.2f}B "
+        out.append(A(name="forward parameters",
+                     value=f"{model.forward_params() / 1e9:,.2f}B of {model.params / 1e9:,.2f}B "
                      f"(without vision {model.vision_params / 1e9:,.2f}B, MTP {model.mtp_params / 1e9:,.2f}B, input "
-                     f"embedding {model.embedding_params() / 1e9:,.2f}B)", tag="estimate" if model.estimates else model.tag,
+                     f"embedding {model.embedding_params() / 1e9:,.2f}B)",
+                     tag="estimate" if model.estimates else model.tag,
                      source="a text forward runs neither the vision tower nor the MTP head; an untied embedding is a "
                             "lookup" + (f"; {model.estimates}" if model.estimates else "")))
     if model.active_params < model.params:

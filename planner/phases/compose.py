@@ -7,29 +7,37 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from planner.presets.capture_paths import CapturePath, held_bytes_per_token, resolve_path
 from planner.catalog.stats import StatsCatalog, get_catalog
-from planner.phases.costs import CostPlan, costs, storage_preset_id
-from planner.presets.drafter_kinds import (NO_ROWS, drafter_params as estimated_drafter_params, drafter_shape, epoch_flops, knobs,
-                             padded_row_sums, row_base)
 from planner.errors import PlannerInputError
+from planner.phases.costs import CostPlan, costs, storage_preset_id
 from planner.phases.extraction import ExtractionPlan, extraction, replicas_on_nodes, sequence, tensor_parallel_needed
-from planner.presets.layouts import Effective, LayoutSpec, effective, layout_presets
-from planner.phases.reuse import Reuse, reused
-from planner.phases.nodes import NodePlan, node_plan, writing_nodes
-from planner.scenario import Scenario
-from planner.presets.specs import (GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, network_efficiency,
-                           storage_price_presets)
-from planner.phases.stored_bytes import CaptureLayout, Workload, resolve_layout
 from planner.phases.mix_storage import StoragePhase, storage_phase
+from planner.phases.nodes import NodePlan, node_plan, writing_nodes
+from planner.phases.reuse import Reuse, reused
+from planner.phases.stored_bytes import CaptureLayout, Workload, resolve_layout
 from planner.phases.training import TrainingPlan, disaggregated, training
 from planner.phases.transfer import TransferPlan, transfer
+from planner.presets.capture_paths import CapturePath, held_bytes_per_token, resolve_path
+from planner.presets.drafter_kinds import NO_ROWS, drafter_shape, epoch_flops, knobs, padded_row_sums, row_base
+from planner.presets.drafter_kinds import drafter_params as estimated_drafter_params
+from planner.presets.layouts import Effective, LayoutSpec, effective, layout_presets
+from planner.presets.specs import (
+    GPUSpec,
+    ModelSpec,
+    disk_presets,
+    gpu_presets,
+    model_presets,
+    network_efficiency,
+    storage_price_presets,
+)
+from planner.scenario import Scenario
 
 
 def resolve_model(s: Scenario) -> ModelSpec:
     if s.model == "custom":
         if s.custom_model is None:
-            raise PlannerInputError("model", "custom", "a custom model needs custom_model (hidden size, layers, heads ...)")
+            raise PlannerInputError("model", "custom",
+                                    "a custom model needs custom_model (hidden size, layers, heads ...)")
         # a snapshot: a scenario's own sub-model may be edited in place after a plan (the presets'
         # specs never are), and the plan holds what it was planned with
         return s.custom_model.model_copy()
@@ -234,7 +242,7 @@ def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None,
         return reused(reuse, "row_sums", (rl,), (u.conversations, w.tokens, num_anchors, window), compute)
 
     rows = NO_ROWS
-    for w, u, rl in zip(st.works, st.unpadded, st.row_lengths):
+    for w, u, rl in zip(st.works, st.unpadded, st.row_lengths, strict=True):
         if u.tokens:
             rows = rows + per_component(w, u, rl)
     return rows
@@ -265,8 +273,10 @@ def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes:
     layout = r.layout
     trn = disaggregated(trn, d, st.total, capture_gpus=d.capture_gpus or ex.gpus_used,
                         train_gpus=d.train_gpus or s.training.gpus,
-                        tensor_parallel=ex.tensor_parallel, capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
-                        regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=r.tr_gpu, train_mfu=s.training.mfu,
+                        tensor_parallel=ex.tensor_parallel,
+                        capture_tokens_per_s_per_gpu=ex.prefill_tokens_per_s_per_gpu,
+                        regeneration_gpu_hours=ex.decode_hours * ex.gpus_used, train_gpu=r.tr_gpu,
+                        train_mfu=s.training.mfu,
                         stream_bytes_per_token=layout.hidden_state_bytes_per_token + layout.scale_bytes_per_token,
                         node_network_gbps=s.node_network_gbps, network_efficiency=network_efficiency(s.node_network),
                         capture_gpus_per_node=s.gpus_per_node,

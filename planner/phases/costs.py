@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from planner.phases.extraction import ExtractionPlan
 from planner.findings import Finding, finding
-from planner.scenario import Costs, Scenario
-from planner.presets.specs import GPUSpec
+from planner.phases.extraction import ExtractionPlan
 from planner.phases.training import TrainingPlan
 from planner.phases.transfer import TransferPlan
+from planner.presets.specs import GPUSpec
+from planner.scenario import Costs, Scenario
 
 
 class CostPlan(BaseModel):

@@ -21,16 +21,24 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from planner.phases.throughput_calibration import (Calibration, architecture, generation, kept, measurements, nearest, nearest_preset,
-                                 preset_rows)
-from planner.presets.capture_paths import CapturePath, CaptureTime, capture_time
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.phases.reuse import Reuse
-from planner.scenario import Throughput
-from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
 from planner.phases.stored_bytes import Workload
+from planner.phases.throughput_calibration import (
+    Calibration,
+    architecture,
+    generation,
+    kept,
+    measurements,
+    nearest,
+    nearest_preset,
+    preset_rows,
+)
+from planner.presets.capture_paths import CapturePath, CaptureTime, capture_time
+from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
+from planner.scenario import Throughput
 from planner.units import hours_at
 
 TP_DEGREES = (1, 2, 4, 8, 16, 32, 64)
@@ -172,7 +180,8 @@ def engine_for(gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
                usage: str = "llm_class") -> Engine:
     seqs, tokens, _ = engine_defaults(gpu, usage)
     return Engine(weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu,
-                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"), bandwidth_efficiency=t.decode_bandwidth_efficiency,
+                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"),
+                  bandwidth_efficiency=t.decode_bandwidth_efficiency,
                   tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=t.max_batch or seqs,
                   max_batched_tokens=t.max_batched_tokens or tokens)
 
@@ -519,7 +528,8 @@ def _replicas(model: ModelSpec, gpu: GPUSpec, tp: int, gpus: int, gpus_per_node:
     replicas = replicas_on_nodes(gpus, gpus_per_node, tp)
     if replicas == 0:
         weights = model.weight_bytes(weight_dtype)
-        warnings.append(finding("tp-raised", f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
+        warnings.append(finding("tp-raised",
+                                f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
                                              f"of weights); you gave {gpus} GPU(s), so the plan uses {tp}"))
         replicas = 1
     elif gpus - replicas * tp:
@@ -697,7 +707,8 @@ def _plan_of(ph: _Phases, c: _Capture, gpu: GPUSpec, e: Engine, gpus: int, nodes
     return ExtractionPlan(
         gpu=gpu.id, mode=c.t.mode, gpus=gpus, gpus_used=gpus_used, nodes=nodes, gpus_per_node=gpus_per_node,
         tensor_parallel=c.tp, tensor_parallel_efficiency=c.tp_eff,
-        replicas=c.replicas, decode_batch=ph.batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
+        replicas=c.replicas, decode_batch=ph.batch, max_num_seqs=e.max_num_seqs,
+        max_batched_tokens=e.max_batched_tokens,
         kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=ph.decode_hours,
         capture_hours=ph.capture_hours, prefill_tokens_per_s_per_gpu=ph.prefill_tps,
         decode_tokens_per_s_per_gpu=ph.decode_tps,

@@ -242,7 +242,7 @@ def tau_residuals() -> list[dict]:
     engine pairs within their engine/group, the temperature pairs (per unit of temperature)."""
     h = harness_presets()
     out, seen = [], set()
-    for key, pairs in engine_groups(h.engine_pairs).items():
+    for _key, pairs in engine_groups(h.engine_pairs).items():
         for src, id_, r in loso_residuals(pairs, fit_engine, _engine_predict):
             if id_ not in seen:     # a pooled group repeats its engine's pairs
                 seen.add(id_)
@@ -385,6 +385,7 @@ def held_out_tau() -> list[dict]:
     for r in res:
         lo, hi = _band([o["residual"] for o in res if o["source"] != r["source"]])
         p = pairs.get(r["id"]) if r["kind"] == "engine" else tps[r["id"]]
+        assert p is not None          # every residual is of a pair of the preset
         t = p.t if r["kind"] == "temperature" else 1.0
         predicted = p.tau / math.exp(r["residual"] * t)
         out.append(_row(r["id"], r["source"], r["kind"], p.tau, predicted, lo * t, hi * t))

@@ -17,11 +17,11 @@ from planner.catalog.stats import StatsCatalog, length_band_settings
 from planner.distributions import Atoms, fan_out, point_mass, shortest
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
-from planner.presets.layouts import Effective, LayoutSpec, files_and_overhead
 from planner.phases.padding import captured_rows, padded
-from planner.scenario import MixItem, Scenario
 from planner.phases.reuse import Reuse, reused
 from planner.phases.stored_bytes import CaptureLayout, RowLengths, Workload, total_of, workload
+from planner.presets.layouts import Effective, LayoutSpec, files_and_overhead
+from planner.scenario import MixItem, Scenario
 
 
 class ComponentPlan(BaseModel):
@@ -242,7 +242,7 @@ def components(st: StoragePhase) -> list[ComponentPlan]:
         storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
         share_of_bytes=nbytes / st.storage_bytes if st.storage_bytes else 0.0,
         mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag)
-        for m, w, u, nbytes in zip(st.mix, st.works, st.unpadded, st.sizes)]
+        for m, w, u, nbytes in zip(st.mix, st.works, st.unpadded, st.sizes, strict=True)]
 
 
 EMPTY_SHARE = 0.05     # a component the cap leaves fewer than 5% of its rows is flagged as adding (almost) nothing
@@ -252,7 +252,7 @@ def _component_findings(eff: Effective, cat: StatsCatalog | None, mix: list[MixR
                         unpadded: list[Workload]) -> list[Finding]:
     """The warnings about a component's rows and the cap."""
     out = []
-    for m, u in zip(mix, unpadded):
+    for m, u in zip(mix, unpadded, strict=True):
         truncated = _truncated(u)
         if cat is not None and m.id in cat.components and m.rows > cat.components[m.id].rows_available:
             out.append(finding("rows-over-available", f"{m.id}: {m.rows:,} rows selected but only "
@@ -289,7 +289,7 @@ def padded_works(works: list[Workload], lengths: list[RowLengths], eff: Effectiv
     all_rows = sum(w.rows for w in works)
     kept = captured_rows(all_rows, n, eff.drop_last) / all_rows if all_rows else 1.0
     out = []
-    for r, w in zip(lengths, works):
+    for r, w in zip(lengths, works, strict=True):
         per = _padded_per_row(r, w.rows, n, eff.sort_by_length, reuse) if w.rows else None
         if per is None:     # no rows, or a distribution with no weight
             out.append(w)

@@ -25,8 +25,8 @@ from typing import NamedTuple
 from pydantic import BaseModel, Field
 
 from planner.findings import Finding, finding
-from planner.scenario import Scenario, gpus_on_nodes
 from planner.presets.specs import network_efficiency
+from planner.scenario import Scenario, gpus_on_nodes
 from planner.units import hours_at
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 
-
 @dataclass(frozen=True)
 class Padded:
     rows_captured: float        # rows actually written (drop_last drops the last partial batch)

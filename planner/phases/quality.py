@@ -47,13 +47,12 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml
-from planner.presets.specs import ModelSpec, load_preset, model_presets
-from planner.findings import Finding, finding
 from planner.errors import PlannerInputError
+from planner.findings import Finding, finding
+from planner.ids import FAMILIES
 from planner.phases.harness import fitted, max_tree_tokens, resolve, speedup_at
 from planner.phases.serving import ServedCost
-from planner.ids import FAMILIES
-
+from planner.presets.specs import ModelSpec, load_preset, model_presets
 
 
 class _Strict(BaseModel):
@@ -108,6 +107,10 @@ class Valued(_Strict):
     source: str
 
 
+class Ranged(Valued):
+    range: list[float]          # a value whose range the planner reads (its band)
+
+
 class DrafterQuality(_Strict):
     name: str
     scaling: Scaling
@@ -143,7 +146,7 @@ class DrafterSpread(_Strict):
 class QualityPresets(_Strict):
     families: list[str]
     transfer: Valued
-    regeneration: Valued
+    regeneration: Ranged
     target_size: TargetSize
     drafter_spread: DrafterSpread
     drafters: dict[str, DrafterQuality]
@@ -171,7 +174,8 @@ def check_size_series(q: QualityPresets) -> None:
     """Each target-size series names a drafter kind, positive sizes (two at least, distinct) and tau >= 1."""
     for s in q.target_size.series:
         if s.drafter not in q.drafters:
-            raise ValueError(f"quality.yaml target_size {s.id}: drafter {s.drafter!r} is not one of {sorted(q.drafters)}")
+            raise ValueError(f"quality.yaml target_size {s.id}: drafter {s.drafter!r} is not one of "
+                             f"{sorted(q.drafters)}")
         if any(not (p > 0 and t >= 1) for _, p, t in s.points) or len({p for _, p, _ in s.points}) < 2:
             raise ValueError(f"quality.yaml target_size {s.id}: points need two or more distinct sizes > 0 "
                              f"and tau >= 1, got {s.points}")
@@ -199,7 +203,7 @@ def reference_tokens(kind: str, mean_of=None) -> dict[str, float]:
         names = r.component if isinstance(r.component, list) else [r.component]
         counts = r.samples if isinstance(r.samples, list) else [r.samples]
         shipped = _shipped_components()
-        for n, c in zip(counts, names):
+        for n, c in zip(counts, names, strict=True):
             mean = mean_of(c) if mean_of is not None else None
             out[family_of(shipped[c][1])] += n * (shipped[c][0] if mean is None else mean)
         return out
@@ -227,7 +231,7 @@ def tokens_of(samples: int | list[int], component: str | list[str] | None, token
     if component is not None:
         names = component if isinstance(component, list) else [component]
         means = _catalog_mean_tokens()
-        return float(sum(n * means[c] for n, c in zip(counts, names)))
+        return float(sum(n * means[c] for n, c in zip(counts, names, strict=True)))
     return float(sum(counts) * tokens_per_sample)
 
 
@@ -265,7 +269,7 @@ def series_beta(points: list[tuple[str, float, float]]) -> float:
     xs = [math.log(p) for _, p, _ in points]
     ys = [math.log(t) for _, _, t in points]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
 
 
 class TargetTerm(BaseModel):
@@ -368,8 +372,10 @@ class QualityPlan(BaseModel):
     fleet_batch: float = 1.0                   # the batch the payback uses
     payback_speedup: float | None = None       # the speedup at the fleet's batch
     reference_tokens: dict[str, float] = Field(default_factory=dict, exclude=True)
-    target: str | None = None                  # the target model (another than the reference's: quality.yaml target_size)
-    target_params: float | None = Field(None, exclude=True)   # its size (the plan passes the model's own; None: the models.yaml preset's)
+    # the target model (another than the reference's: quality.yaml target_size)
+    target: str | None = None
+    # its size (the plan passes the model's own; None: the models.yaml preset's)
+    target_params: float | None = Field(None, exclude=True)
     target_factor: float = 1.0                 # the tau multiplier of the target's size (target_term)
     target_factor_low: float = 1.0             # its band (target_term's low and high)
     target_factor_high: float = 1.0
@@ -383,7 +389,8 @@ class QualityPlan(BaseModel):
     topk: int = 1                              # SGLang's tree (1: a chain)
     num_draft_tokens: int | None = None        # tokens a sequence the verify step carries (K + 1 on a chain)
     serving_tp: int = 1
-    served_cost: float = 1.0                   # the cycle's cost against the dense TP-1 pairs' (planner/phases/serving.py)
+    # the cycle's cost against the dense TP-1 pairs' (planner/phases/serving.py)
+    served_cost: float = 1.0
     served_cost_basis: str = ""
     payback_speedup_low: float | None = None   # the low end of the speedup at the fleet's batch
     served: object = Field(None, exclude=True)        # planner.phases.serving.ServedCost at the serving batch
@@ -423,8 +430,8 @@ def to_paper(kind: str, tau: float, engine: str) -> float:
 def user_model(kind: str, points: list, saturation: float):
     """(points as (tokens, paper tau, error), levels per family, reference tokens) from a user's own
     runs of `kind` (Scenario quality.points; None when there are none): the curve through one
-    family's runs when two or more sizes rise and saturate, else the preset's shape; each measured family's level is its runs'
-    tau carried to the largest run, the others the preset's levels moved by the measured families'
+    family's runs when two or more sizes rise and saturate, else the preset's shape; each measured family's level is its
+    runs' tau carried to the largest run, the others the preset's levels moved by the measured families'
     mean ratio. Tokens count in epoch equivalents, D x g(E)."""
     mine = [p for p in points or [] if p.drafter == kind]
     if not mine:
@@ -488,7 +495,8 @@ def _curves(pts: list[tuple[float, float, float]]) -> tuple[float, float, float,
     lo_pts = sorted(pts)
     # the curve through the points moved by their errors either way: steeper (lower on the small
     # side) and flatter
-    _, h_steep = fit_curve([(lo_pts[0][0], lo_pts[0][1] - lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] + lo_pts[-1][2])])
+    _, h_steep = fit_curve([(lo_pts[0][0], lo_pts[0][1] - lo_pts[0][2]), (lo_pts[-1][0],
+                                                                          lo_pts[-1][1] + lo_pts[-1][2])])
     _, h_flat = fit_curve([(lo_pts[0][0], lo_pts[0][1] + lo_pts[0][2]), (lo_pts[-1][0], lo_pts[-1][1] - lo_pts[-1][2])])
     return h, h_steep, h_flat, lo_pts[0][0], lo_pts[-1][0]
 
@@ -537,8 +545,8 @@ def acceptance_rate(engine: str, tau: float, k: int, n: int) -> float:
 def check_tree(kind: str, engine: str, k: int | None, topk: int, n: int | None) -> None:
     """A tree needs an EAGLE drafter (DFlash drafts a block) and at most the tokens SGLang's tree holds
     at the K in force (planner/phases/harness.py max_tree_tokens)."""
-    from planner.presets.drafter_kinds import DRAFTER_KINDS
     from planner.phases.harness import default_k
+    from planner.presets.drafter_kinds import DRAFTER_KINDS
     if topk > 1 and DRAFTER_KINDS.lookup(kind).drafts_blocks:
         raise PlannerInputError("--topk", topk, f"{kind} drafts a block, not a tree: give topk 1")
     if topk > 1 and n is not None:
@@ -843,7 +851,7 @@ def _tau_bounded(terms, d_ref: dict[str, float], h_, h: float, cap: float, scale
     def tau_bounded(tokens: dict[str, float]) -> float:
         total = sum(tokens.values()) * scale
         out = 0.0
-        for f, w, level, s_ref in terms:
+        for f, w, level, _s_ref in terms:
             own = tokens.get(f, 0.0) * scale
             eff = own + t * (total - own)
             out += w * (served(_tau_domain(level, eff, refs[f], h, cap) * gain) if eff > 0 else 1.0)
@@ -868,7 +876,8 @@ def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tok
     update.update(saved_usd_per_day=saved, payback_days=one_off_usd / saved if saved > 0 else None)
     if saved <= 0:
         update["warnings"] = [*qp.warnings, finding("payback", f"payback: the expected speedup at the fleet's batch "
-                                                    f"({qp.fleet_batch:g}) is not above 1, the drafter never pays back")]
+                                                    f"({qp.fleet_batch:g}) is not above 1, the drafter never pays "
+                                                    "back")]
     elif qp.payback_speedup_low is not None and qp.payback_speedup_low <= 1:
         update["warnings"] = [*qp.warnings, finding("payback", f"payback: the speedup's band at the fleet's batch "
                                                     f"({qp.fleet_batch:g}) reaches {qp.payback_speedup_low:.2f}x: "

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -155,17 +156,19 @@ class ServedCost(BaseModel):
 
 
 def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batch: float, n_verify: int,
-                draft_steps: int, draft_tokens: int, draft_layer_params: float, tp: int, weight_dtype: str = "bf16") -> ServedCost:
+                draft_steps: int, draft_tokens: int, draft_layer_params: float, tp: int,
+                weight_dtype: str = "bf16") -> ServedCost:
     """cycle(as served) / cycle(the pairs' dense target at TP 1 on the same GPU, its draft as wide as it):
     the draft's decoder layers scale with the width squared, its head is width x vocabulary. 1 for the
     pairs' own target at TP 1; never below 1 (see below). `pairs_target`: the dense target the drafter
     kind's (tau, speedup) pairs were measured on (planner.phases.quality.pairs_target)."""
     ref_model = pairs_target
-    kw = dict(batch=batch, n_verify=n_verify, draft_steps=draft_steps, draft_tokens=draft_tokens)
+    kw: dict[str, Any] = dict(batch=batch, n_verify=n_verify, draft_steps=draft_steps, draft_tokens=draft_tokens)
     ref_draft = draft_layer_params * (ref_model.hidden_size / model.hidden_size) ** 2 \
         + ref_model.hidden_size * ref_model.vocab_size
     ref = cycle(ref_model, gpu, tp=1, dense=True, draft_params=ref_draft, **kw).cost
-    mine = dict(draft_params=draft_layer_params + model.hidden_size * model.vocab_size, weight_dtype=weight_dtype)
+    mine: dict[str, Any] = dict(draft_params=draft_layer_params + model.hidden_size * model.vocab_size,
+                                weight_dtype=weight_dtype)
     served = cycle(model, gpu, tp=tp, **kw, **mine)
     low = cycle(model, gpu, tp=tp, overlap=float(serving_presets()["routing_overlap"]["range"][0]), **kw, **mine)
     # the target as a dense model of its active size on the same layout: never below 1 against the pairs'

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.distributions import Atoms
-from planner.presets.layouts import Bytes, LayoutSpec, bytes_per_token, capture_layers
 from planner.phases.reuse import Reuse, reused
+from planner.presets.layouts import Bytes, LayoutSpec, bytes_per_token, capture_layers
 from planner.presets.specs import ModelSpec
 
 
@@ -30,7 +30,8 @@ class CaptureLayout:
     file_pattern: str
     source: str
     spec: LayoutSpec
-    measured_file_bytes_per_token: int | None = None   # a run's own files (planner calibrate): in place of the fields above
+    # a run's own files (planner calibrate): in place of the fields above
+    measured_file_bytes_per_token: int | None = None
 
     @property
     def bytes_per_token(self) -> int:

@@ -134,7 +134,8 @@ def preset_rows() -> tuple[tuple[Measurement, ...], tuple[str, ...], tuple[_RowF
     from planner.presets.specs import model_presets
     models = model_presets()
     rows = tuple(r for r in measurements().rows if r.model in models)
-    return rows, tuple(architecture(models[r.model]) for r in rows), tuple(_RowFacts.of(r, models[r.model]) for r in rows)
+    return rows, tuple(architecture(models[r.model]) for r in rows), tuple(_RowFacts.of(r,
+                                                                                        models[r.model]) for r in rows)
 
 
 def kept(values, dtype) -> np.ndarray:

@@ -16,22 +16,22 @@ fast as the slowest of the trainers' compute, the capture supply (disaggregated)
 (offline: the stored states; disaggregated: the stream's network) and the floor (`pace`, the bound
 named compute|supply|io|overhead in TrainingPlan.bounds); co-located, the target's forward and the
 drafter take turns (`online_pace`). Every rate carries a band: the 90% prediction interval of the
-published runs' residuals (`planner.distributions.band_from_residuals`, training_throughput.yaml `band`; bench/fidelity.py
-scores it leaving each publication out).
+published runs' residuals (`planner.distributions.band_from_residuals`, training_throughput.yaml `band`;
+bench/fidelity.py scores it leaving each publication out).
 """
 from __future__ import annotations
 
 import functools
 import math
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import Field, computed_field
 
-from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterFlops, DrafterKnobs
 from planner.findings import Finding, finding
 from planner.phases.extraction import OnNodes, prefill_flops_per_token, usable_memory_bytes
-from planner.scenario import Disaggregated, Training
-from planner.presets.specs import GPUSpec, ModelSpec, load_preset
 from planner.phases.stored_bytes import Workload
+from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterFlops, DrafterKnobs
+from planner.presets.specs import GPUSpec, ModelSpec, load_preset
+from planner.scenario import Disaggregated, Training
 from planner.units import hours_at
 
 
@@ -305,7 +305,8 @@ class TrainingPlan(OnNodes):
     rate_high: float = 1.0           # prediction interval of published runs' residuals (training_throughput.yaml band)
     samples_per_s_low: float = 0.0   # offline samples/s, the band's ends
     samples_per_s_high: float = 0.0
-    stage_rates: dict[str, dict[str, float]] = {}   # mode -> bound -> tokens/s (the finite ones; online's supply: the target's forward)
+    # mode -> bound -> tokens/s (the finite ones; online's supply: the target's forward)
+    stage_rates: dict[str, dict[str, float]] = {}
     # which term binds the offline training and why (issue 33): `bound` is bounds["offline"]
     bound: str = ""
     bound_reason: str = ""
@@ -422,7 +423,8 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     epoch_off = hours_at(work.tokens, rate)
     bound = {"io": "disk read", "overhead": "per-sample overhead", "compute": "compute"}[kind]
     if bound == "disk read":
-        warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
+        warnings.append(finding("training-io-bound",
+                                f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
     steps = optimizer_steps(recipe, work, gpus)
     floor_text = _floor_text(overhead_term, steps, recipe)
@@ -439,17 +441,20 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     seconds = epoch_off * 3600
     low, high = rate_band()
     return TrainingPlan(
-        gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=t.gpus_per_node, epochs=t.epochs, drafter=recipe.kind, drafter_layers=recipe.layers,
+        gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=t.gpus_per_node, epochs=t.epochs, drafter=recipe.kind,
+        drafter_layers=recipe.layers,
         drafter_params=drafter_params, ttt_steps=recipe.ttt_steps, num_anchors=recipe.num_anchors,
         block_size=recipe.block_size, recipe_from_layout=recipe.from_layout, flops_per_token=flops.per_token,
         flops_per_sample=flops.per_row, flops_per_epoch=flops.total, flops_parts=flops.parts,
         tokens_per_s=work.tokens / seconds if seconds else 0.0, samples_per_s=work.rows / seconds if seconds else 0.0,
         offline_gpu_hours=t.epochs * epoch_off * gpus, offline_wall_hours=t.epochs * epoch_off, offline_bound=bound,
         online_gpu_hours=t.epochs * epoch_on * gpus, online_wall_hours=t.epochs * epoch_on, breakeven_epochs=None,
-        compute_hours_per_epoch=compute_h, overhead_hours_per_epoch=overhead_h, read_hours_per_epoch=read_h, target_forward_hours_per_epoch=target_h,
+        compute_hours_per_epoch=compute_h, overhead_hours_per_epoch=overhead_h, read_hours_per_epoch=read_h,
+        target_forward_hours_per_epoch=target_h,
         online_fits=online_fits, warnings=warnings,
         bounds={"offline": kind, "online": on_kind},
-        stage_rates={"offline": _finite(per_s), "online": _finite({"compute": per_s["compute"], "overhead": per_s["overhead"],
+        stage_rates={"offline": _finite(per_s), "online": _finite({"compute": per_s["compute"],
+                                                                   "overhead": per_s["overhead"],
                                                                   "supply": target_rate})},
         rate_low=low, rate_high=high, samples_per_s_low=work.rows / seconds * low if seconds else 0.0,
         samples_per_s_high=work.rows / seconds * high if seconds else 0.0,
@@ -464,8 +469,8 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
                   tensor_parallel: int, capture_tokens_per_s_per_gpu: float, regeneration_gpu_hours: float,
                   train_gpu: GPUSpec, train_mfu: float, stream_bytes_per_token: float, node_network_gbps: float,
                   network_efficiency: float, max_row_tokens: float, capture_gpus_per_node: int = 8) -> TrainingPlan:
-    """`tp` with the third mode added (a new plan; `tp` is left as it was): every epoch the capture GPUs prefill the rows and
-    stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
+    """`tp` with the third mode added (a new plan; `tp` is left as it was): every epoch the capture GPUs prefill the
+    rows and stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
     nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
     `node_network_gbps` x efficiency; the slowest of the three rates sets the pace. The responses
     are regenerated once beforehand on the capture GPUs (as online)."""

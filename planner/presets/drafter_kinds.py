@@ -198,7 +198,8 @@ def _block_epoch(kind: "DrafterKind", shape: DrafterShape, k: DrafterKnobs, r: R
     """DFlash (module docstring): the parts of one epoch, and its draft positions (anchors x block)."""
     H = shape.hidden
     parts: dict[str, float] = {}
-    packs = r.tokens / k.pack_tokens if k.scope == "pack" and k.pack_tokens else 0.0  # each pack computes pack_tokens positions
+    # each pack computes pack_tokens positions
+    packs = r.tokens / k.pack_tokens if k.scope == "pack" and k.pack_tokens else 0.0
     tokens = r.tokens
     B, L = k.block_size, k.layers
     if packs:
@@ -211,7 +212,8 @@ def _block_epoch(kind: "DrafterKind", shape: DrafterShape, k: DrafterKnobs, r: R
         anchor_ctx = r.anchor_context * B
     parts["fc (weight gradient)"] = 2 * 2 * tokens * k.n_aux * H * H
     parts["context K/V in every draft layer"] = 3 * L * tokens * 4 * H * shape.kv
-    parts["draft layers at the draft positions"] = 3 * L * Q * shape.layer_flops(kind.widths(H, k.n_aux)[0]) * params_scale
+    parts["draft layers at the draft positions"] = 3 * L * Q * shape.layer_flops(kind.widths(H,
+                                                                                             k.n_aux)[0]) * params_scale
     parts["attention of the draft positions"] = 3 * L * 4 * shape.q * (anchor_ctx + Q * B)
     parts["head at the draft positions"] = k.head_passes * 2 * Q * H * k.head_vocab
     if k.teacher_vocab:
@@ -262,9 +264,12 @@ class DrafterKind:
 
 
 DRAFTER_KINDS: Registry[DrafterKind] = Registry("drafter kind", "layout")
-for _kind in (DrafterKind("eagle3", drafts_blocks=False, layer_input=2, fc_input=None, head_trainable=True, epoch=_steps_epoch),
-              DrafterKind("dflash", drafts_blocks=True, layer_input=1, fc_input=None, head_trainable=False, epoch=_block_epoch),
-              DrafterKind("eagle1", drafts_blocks=False, layer_input=1, fc_input=2, head_trainable=True, epoch=_steps_epoch)):
+for _kind in (DrafterKind("eagle3", drafts_blocks=False, layer_input=2, fc_input=None, head_trainable=True,
+                          epoch=_steps_epoch),
+              DrafterKind("dflash", drafts_blocks=True, layer_input=1, fc_input=None, head_trainable=False,
+                          epoch=_block_epoch),
+              DrafterKind("eagle1", drafts_blocks=False, layer_input=1, fc_input=2, head_trainable=True,
+                          epoch=_steps_epoch)):
     DRAFTER_KINDS.register(_kind.name, _kind)
 
 

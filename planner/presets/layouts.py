@@ -106,7 +106,8 @@ class LayoutSpec(_Strict):
     id: Text
     name: Text
     pipeline: Text
-    drafter: Text                   # a drafter kind of planner.presets.drafter_kinds.DRAFTER_KINDS (checked by layout_presets)
+    # a drafter kind of planner.presets.drafter_kinds.DRAFTER_KINDS (checked by layout_presets)
+    drafter: Text
     layer_rule: Annotated[str, _registered(LAYER_RULES)]
     default_layer_count: int = Field(ge=1, le=256)
     append_last_layer: bool
@@ -139,8 +140,8 @@ class LayoutSpec(_Strict):
 @functools.cache
 def layout_presets() -> dict[str, LayoutSpec]:
     # read here, not through specs.load_preset: specs imports this module (its layouts re-export)
-    from planner.presets.drafter_kinds import DRAFTER_KINDS    # numpy: not at import (planner --help)
     from planner.catalog.paths import load_shipped_yaml
+    from planner.presets.drafter_kinds import DRAFTER_KINDS  # numpy: not at import (planner --help)
     specs = {d["id"]: LayoutSpec(**d) for d in load_shipped_yaml(PRESETS / "layouts.yaml")}
     for spec in specs.values():     # every layout's drafter is a registered kind, checked once here
         DRAFTER_KINDS.lookup(spec.drafter)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import functools
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -121,7 +121,8 @@ class ModelSpec(BaseModel):
 
     def linear_conv_state_bytes_per_layer(self) -> int:
         """(kernel - 1) rows of the conv channels (2 x key dim + value dim) in the model dtype (bf16)."""
-        conv_dim = 2 * self.linear_key_heads * self.linear_key_head_dim + self.linear_value_heads * self.linear_value_head_dim
+        conv_dim = (2 * self.linear_key_heads * self.linear_key_head_dim
+                    + self.linear_value_heads * self.linear_value_head_dim)
         return (self.linear_conv_kernel - 1) * conv_dim * 2
 
     def linear_ssm_state_bytes_per_layer(self) -> int:
@@ -168,7 +169,7 @@ class GPUSpec(BaseModel):
         return self.bf16_tflops * 1e12
 
 
-def load_preset(name: str) -> object:
+def load_preset(name: str) -> Any:   # parsed YAML: a mapping or a list, as each file is; its reader shapes it
     """One preset file of planner/presets/, parsed: the one reader of the presets. Parsed once per
     process (the presets ship with the package; a YAML parse is ~5-15 ms and a plan reads some
     several times); each call gets its own copy, so a caller may change what it gets."""
@@ -176,7 +177,7 @@ def load_preset(name: str) -> object:
 
 
 @functools.cache
-def _parsed(name: str) -> object:
+def _parsed(name: str) -> Any:
     from planner.catalog.paths import load_shipped_yaml
     return load_shipped_yaml(PRESETS / name)
 
@@ -251,7 +252,7 @@ def num_layers(model: str | None, custom: "ModelSpec | dict | None" = None) -> i
     """The layer count of a preset model, or of the custom model (a spec or its dump); None if unknown."""
     if model == "custom":
         return custom.get("num_layers") if isinstance(custom, dict) else getattr(custom, "num_layers", None)
-    spec = model_presets().get(model)
+    spec = model_presets().get(model) if model is not None else None
     return spec.num_layers if spec else None
 
 

@@ -42,11 +42,11 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from planner._version import __version__
-from planner.runs import rundir
 from planner.errors import PlannerInputError
-from planner.runs import formats as run_formats
-from planner.ids import check_no_control
 from planner.export.sharding import MAX_SHARDS
+from planner.ids import check_no_control
+from planner.runs import formats as run_formats
+from planner.runs import rundir
 from planner.runs.formats import FormatError, OutOfTime, read_file
 
 KIND = "drafter-planner-calibration"
@@ -317,14 +317,16 @@ def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration
     """A calibration file's bytes, read strictly (JSON without NaN, this kind and version, every field
     checked); PlannerInputError names the field and the first problem in one line."""
     import json
+
     from pydantic import ValidationError
+
     from planner.errors import describe_validation_error
     if len(raw) > MAX_CALIBRATION_BYTES:
         raise PlannerInputError(field, name, f"it is over the {MAX_CALIBRATION_BYTES:,}-byte limit for a calibration")
     try:
         obj = json.loads(raw.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise PlannerInputError(field, name, f"it is not a calibration file (JSON): {str(exc)[:80]}")
+        raise PlannerInputError(field, name, f"it is not a calibration file (JSON): {str(exc)[:80]}") from exc
     if not isinstance(obj, dict) or obj.get("kind") != KIND:
         raise PlannerInputError(field, name, f"it is not a calibration file (kind {KIND!r})")
     if obj.get("version") != VERSION:
@@ -333,7 +335,7 @@ def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration
     try:
         return RunCalibration.model_validate(obj)
     except ValidationError as exc:
-        raise PlannerInputError(field, name, describe_validation_error(exc))
+        raise PlannerInputError(field, name, describe_validation_error(exc)) from exc
 
 
 def load(path: str | os.PathLike, field: str = "--calibration") -> RunCalibration:
@@ -438,7 +440,9 @@ def _units_of(scan: rundir.Scan, names: rundir.Naming, max_read: int,
     datafiles = [f for f in found if f.expected.kind in ("row", "shard")]
     step = max(1, math.ceil(len(datafiles) / max_read)) if datafiles else 1
     to_read = {f.path for f in datafiles[::step]}
-    units, bad, read, unread = [], {}, 0, 0
+    units: list[Unit] = []
+    bad: dict[str, str] = {}
+    read = unread = 0
     deadline = _clock() + seconds
     shard_bytes: dict[str, float] = {}      # DeepSpec: a folder's shard bytes, which its index's rows share
     for f in found:
@@ -537,7 +541,7 @@ def ratio_band(measured: list[float], planned: list[float], population: float) -
     r = sm / sp
     if n < 2:
         return r, r, r
-    resid = sum((m - r * p) ** 2 for m, p in zip(measured, planned)) / (n - 1)
+    resid = sum((m - r * p) ** 2 for m, p in zip(measured, planned, strict=True)) / (n - 1)
     fpc = max(0.0, 1 - n / population) if population > 0 else 1.0
     se = math.sqrt(resid / n) / (sp / n) * math.sqrt(fpc)
     return r, max(0.0, r - BAND_SE * se), r + BAND_SE * se
@@ -571,7 +575,7 @@ def _rate_by_times(units: list[Unit], rows: int) -> tuple[float | None, float | 
     if len(files) < 2 or files[-1].mtime <= files[0].mtime:
         return None, None, None, "unknown: fewer than two files with different times; give --elapsed-hours"
     span = (files[-1].mtime - files[0].mtime) / 3600
-    first = {}
+    first: dict[int, Unit] = {}
     for u in files:
         first.setdefault(u.writer, u)
     starts = {id(u) for u in first.values()}

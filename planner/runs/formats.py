@@ -182,7 +182,7 @@ def _safetensors_header(fh, size: int) -> tuple[int, dict]:
     except FormatError:
         raise
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise FormatError("its safetensors header is not valid JSON")
+        raise FormatError("its safetensors header is not valid JSON") from None
     if not isinstance(header, dict):
         raise FormatError("its safetensors header is not a mapping")
     return n, header
@@ -197,7 +197,7 @@ def _safetensors_tensor(name, t) -> tuple[Tensor, int]:
         if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_NUMEL for x in (a, b)):
             raise ValueError
     except (KeyError, TypeError, ValueError):
-        raise FormatError(f"{where} has no valid dtype, shape and offsets")
+        raise FormatError(f"{where} has no valid dtype, shape and offsets") from None
     count = numel(shape, where)
     if b < a or count * width != b - a:
         raise FormatError(f"{where}: {dtype} {list(shape)} does not fill offsets {a}..{b}")
@@ -311,7 +311,7 @@ class _OpReader:
         for k in items[::2]:
             if not isinstance(k, _KEYS):
                 raise FormatError("its data.pkl has a mapping key that is not a plain value")
-        target.update(zip(items[::2], items[1::2]))
+        target.update(zip(items[::2], items[1::2], strict=True))
         _grow(target, items)
 
     def append(self, items: list) -> None:
@@ -336,13 +336,13 @@ class _OpReader:
             except StopIteration:
                 break
             except Exception as exc:     # genops raises ValueError and others on a bad stream
-                raise FormatError(f"its data.pkl is not a readable pickle ({str(exc)[:80]})")
+                raise FormatError(f"its data.pkl is not a readable pickle ({str(exc)[:80]})") from exc
             if op.name == "STOP":
                 return self.stack.pop() if self.stack else None
             try:
                 self.step(op.name, arg)
             except (IndexError, KeyError, TypeError, AttributeError):
-                raise FormatError(f"its data.pkl is malformed (at {op.name})")
+                raise FormatError(f"its data.pkl is malformed (at {op.name})") from None
         raise FormatError("its data.pkl is malformed (no STOP)")
 
     def step(self, name: str, arg) -> None:
@@ -440,7 +440,7 @@ def _pickle_tensors(data: bytes, deadline: float | None = None) -> list[tuple[st
     try:
         result = _OpReader(deadline).run(data)
     except (RecursionError, MemoryError):       # the bounds above keep these away; never a traceback
-        raise FormatError("its data.pkl is malformed (too deep or too large)")
+        raise FormatError("its data.pkl is malformed (too deep or too large)") from None
     if not isinstance(result, dict):
         raise FormatError("its data.pkl is not a mapping of named tensors")
     out = []
@@ -487,9 +487,9 @@ def _open_zip(fh, size: int) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(fh)
     except zipfile.BadZipFile:
-        raise FormatError(_NO_ZIP)
+        raise FormatError(_NO_ZIP) from None
     except ZIP_ERRORS as exc:
-        raise FormatError(f"a malformed zip archive ({_zip_errors(exc)})")
+        raise FormatError(f"a malformed zip archive ({_zip_errors(exc)})") from exc
 
 
 def _read_pickle_entry(zf: zipfile.ZipFile, infos) -> tuple[str, bytes]:
@@ -503,7 +503,7 @@ def _read_pickle_entry(zf: zipfile.ZipFile, infos) -> tuple[str, bytes]:
         with zf.open(pkl[0]) as p:
             data = p.read(MAX_PICKLE_BYTES + 1)
     except ZIP_ERRORS as exc:
-        raise FormatError(f"its data.pkl cannot be read ({_zip_errors(exc)})")
+        raise FormatError(f"its data.pkl cannot be read ({_zip_errors(exc)})") from exc
     if len(data) > MAX_PICKLE_BYTES:
         raise FormatError(f"its data.pkl is over {MAX_PICKLE_BYTES:,} bytes")
     return prefix, data
@@ -612,8 +612,8 @@ def read_file(path: str | os.PathLike, expect_size: int | None = None, *,
     except OutOfTime:
         if deadline is not None and _clock() >= deadline:
             raise
-        raise TooSlow(f"its metadata took over {MAX_FILE_SECONDS:g} s to read (not read)")
+        raise TooSlow(f"its metadata took over {MAX_FILE_SECONDS:g} s to read (not read)") from None
     except PlannerInputError as exc:
-        raise FormatError(exc.allowed)
+        raise FormatError(exc.allowed) from exc
     except OSError as exc:
-        raise FormatError(f"cannot be read: {exc.strerror or exc}")
+        raise FormatError(f"cannot be read: {exc.strerror or exc}") from exc

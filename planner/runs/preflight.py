@@ -41,9 +41,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from planner.runs import rundir
-from planner.runs import calibration as rc
 from planner.errors import PlannerInputError
+from planner.runs import calibration as rc
+from planner.runs import rundir
 from planner.text import printable
 
 MAX_MINUTES = 24 * 60
@@ -223,7 +223,8 @@ def disk_test(folder: str, total: int, file_bytes: int, clock: _Clock, budget_s:
     `budget_s` seconds, then read back cold. Random bytes: nothing compresses them."""
     file_bytes = max(MIN_TEST_FILE, min(int(file_bytes), total))
     piece = os.urandom(min(CHUNK, file_bytes))
-    written, files, t0 = 0, [], time.monotonic()
+    files: list[str] = []
+    written, t0 = 0, time.monotonic()
     while written + file_bytes <= total and time.monotonic() - t0 < budget_s:
         path = os.path.join(folder, f"disk-{len(files):06d}.bin")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -341,9 +342,10 @@ def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tup
     """k of the layout's files (a seeded reservoir over its names) and a length for each, drawn from
     its component's length distribution (the plan's atoms, in the unit and under the cap in force)."""
     import numpy as np
+
     from planner.catalog.stats import get_catalog
-    from planner.presets.layouts import effective
     from planner.phases.mix_storage import mix_rows
+    from planner.presets.layouts import effective
     s, spec = figs["scenario"], figs["spec"]
     eff = effective(spec, unit=s.unit, max_seq_len=s.max_seq_len, capture_batch_size=s.capture_batch_size,
                     sort_by_length=s.sort_by_length)
@@ -352,7 +354,7 @@ def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tup
     rng = random.Random(seed)
     chosen = _reservoir(names, k, rng)
     plan = names.plan
-    weights = [n * f for n, f in zip(plan.rows, plan.files_per_row)]
+    weights = [n * f for n, f in zip(plan.rows, plan.files_per_row, strict=True)]
     gen = np.random.default_rng(seed)
     out = []
     for e in chosen:

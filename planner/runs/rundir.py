@@ -103,15 +103,15 @@ class RowPlan:
 
     @property
     def training_rows(self) -> float:
-        return sum(n * f for n, f in zip(self.rows, self.files_per_row))
+        return sum(n * f for n, f in zip(self.rows, self.files_per_row, strict=True))
 
     @property
     def bytes(self) -> float:
-        return sum(n * f * b for n, f, b in zip(self.rows, self.files_per_row, self.bytes_per_file))
+        return sum(n * f * b for n, f, b in zip(self.rows, self.files_per_row, self.bytes_per_file, strict=True))
 
     @property
     def tokens(self) -> float:
-        return sum(n * f * t for n, f, t in zip(self.rows, self.files_per_row, self.tokens_per_file))
+        return sum(n * f * t for n, f, t in zip(self.rows, self.files_per_row, self.tokens_per_file, strict=True))
 
     def mean_file(self) -> tuple[float, float]:
         """(bytes, tokens) of an average training row of the whole mix."""
@@ -240,7 +240,9 @@ class SpecForgeNaming(Naming):
         if self.dp == 1:
             return e.rank
         n = len(self._shard(e.rank))
-        return e.rank * self.dp + sharding.Ranks(n, self.dp).of(int(self._re.match(e.path).group(4)))
+        m = self._re.match(e.path)
+        assert m is not None          # the scan took the file by this pattern
+        return e.rank * self.dp + sharding.Ranks(n, self.dp).of(int(m.group(4)))
 
     def path(self, rank: int, idx: int) -> str:
         g = idx // SPECFORGE_GROUP * SPECFORGE_GROUP
@@ -508,7 +510,7 @@ def check_run_dir(run_dir: str | os.PathLike, field: str = "RUN_DIR") -> str:
     try:
         st = os.stat(text)
     except OSError as exc:
-        raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}")
+        raise PlannerInputError(field, text, f"it cannot be read: {exc.strerror or exc}") from exc
     if not stat.S_ISDIR(st.st_mode):
         raise PlannerInputError(field, text, "it is not a directory; give the folder the pipeline writes to")
     return text
@@ -537,7 +539,7 @@ def scan(run_dir: str | os.PathLike, names: Naming, *, now: float | None = None,
             out.skip(prefix or ".", UNREADABLE)
             continue
         with it:
-            subdirs = []
+            subdirs: list[tuple[str, str, int]] = []
             for entry in it:
                 if out.entries >= max_entries or time.monotonic() - t0 > max_seconds:
                     out.complete = False

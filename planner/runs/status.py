@@ -35,10 +35,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from planner.runs import rundir, formats as run_formats
 from planner.errors import PlannerInputError
 from planner.export import sharding
 from planner.export.slurm import Sharded
+from planner.runs import formats as run_formats
+from planner.runs import rundir
 from planner.text import count
 
 MAX_MIX_LINE_PREFIX = 4096      # bytes of a mix line read for its id (the rest of the line is skipped)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import types
 import typing
-
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal
 

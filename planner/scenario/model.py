@@ -14,11 +14,27 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic_core import PydanticCustomError
 
 from planner.ids import FAMILIES
-from planner.scenario.inputs import (BY_PLACEMENT, DISKS, EXTRACTION_GPU, FILE_ORDER, HARDWARE, LAYOUT, MODEL, NODES, PRICES,
-                            SAMPLES, SERVING, SORTED, THROUGHPUT, TRAINING, TRANSFER, Preset)
-from planner.scenario.inputs import Input as In
-from planner.scenario.inputs import declared
 from planner.presets.specs import GPUSpec, Id, ModelSpec, link_efficiency
+from planner.scenario.inputs import (
+    BY_PLACEMENT,
+    DISKS,
+    EXTRACTION_GPU,
+    FILE_ORDER,
+    HARDWARE,
+    LAYOUT,
+    MODEL,
+    NODES,
+    PRICES,
+    SAMPLES,
+    SERVING,
+    SORTED,
+    THROUGHPUT,
+    TRAINING,
+    TRANSFER,
+    Preset,
+    declared,
+)
+from planner.scenario.inputs import Input as In
 
 Family = Literal[FAMILIES]  # type: ignore[valid-type]
 
@@ -605,11 +621,12 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _nodes_match(self) -> "Scenario":
-        for where, nodes, per, gpus, names in (
-                ("extraction", self.extraction_nodes, self.gpus_per_node, self.extraction_gpus,
-                 ("extraction_nodes", "gpus_per_node", "extraction_gpus")),
-                ("training", self.training.nodes, self.training.gpus_per_node, self.training.gpus,
-                 ("training.nodes", "training.gpus_per_node", "training.gpus"))):
+        checks: tuple[tuple[Literal["extraction", "training"], int | None, int, int, tuple[str, str, str]], ...] = (
+            ("extraction", self.extraction_nodes, self.gpus_per_node, self.extraction_gpus,
+             ("extraction_nodes", "gpus_per_node", "extraction_gpus")),
+            ("training", self.training.nodes, self.training.gpus_per_node, self.training.gpus,
+             ("training.nodes", "training.gpus_per_node", "training.gpus")))
+        for where, nodes, per, gpus, names in checks:
             if nodes is not None and (total := gpus_on_nodes(where, nodes, per)) != gpus:
                 raise ValueError(f"{where}: {names[0]} {nodes} x {names[1]} {per} = {total:,} GPUs, but "
                                  f"{names[2]} is {gpus:,}; give matching values (or leave {names[0]} unset)")

@@ -28,14 +28,14 @@ def parse_quality_points(raw: bytes, shown_name: str) -> list[dict]:
     try:
         body = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise QualityPointsError(f"{shown_name} is not UTF-8 text")
+        raise QualityPointsError(f"{shown_name} is not UTF-8 text") from None
     rows = csv.reader(io.StringIO(body, newline=""))
     try:
         header = [h.strip().lower() for h in next(rows, [])]
         if tuple(header) != QUALITY_POINT_COLUMNS:
             raise QualityPointsError(f"the header must be {','.join(QUALITY_POINT_COLUMNS)}, not "
                                      f"{shown(','.join(header))}")
-        out = []
+        out: list[dict] = []
         for n, row in enumerate(rows, start=2):
             if not any(c.strip() for c in row):
                 continue
@@ -43,13 +43,13 @@ def parse_quality_points(raw: bytes, shown_name: str) -> list[dict]:
                 raise QualityPointsError(f"more than {MAX_QUALITY_POINTS} rows")
             if len(row) != len(header):
                 raise QualityPointsError(f"line {n} has {len(row)} columns, the header {len(header)}")
-            values = dict(zip(header, (c.strip() for c in row)))
+            values = dict(zip(header, (c.strip() for c in row), strict=True))
             try:
                 out.append(QualityPoint(**values).model_dump(mode="json"))
             except ValidationError as exc:
-                raise QualityPointsError(f"line {n}: {describe_validation_error(exc)}")
+                raise QualityPointsError(f"line {n}: {describe_validation_error(exc)}") from exc
     except csv.Error as exc:
-        raise QualityPointsError(f"{shown_name} is not a CSV file ({exc})")
+        raise QualityPointsError(f"{shown_name} is not a CSV file ({exc})") from exc
     if not out:
         raise QualityPointsError(f"{shown_name} holds no rows after its header")
     return out

@@ -9,6 +9,7 @@ import json
 
 from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
+
 def table(at):
     """The table's element (AppTest's UnknownElement for the v2 component), or None when not drawn."""
     found = [e for e in at._tree if getattr(e, "type", None) == "bidi_component"
@@ -53,7 +54,7 @@ def mix_frame(at):
     keys = [c["key"] for c in data["columns"]]
     out = []
     for r in data["rows"]:
-        row = {k: cell for k, cell in zip(keys, r["cells"]) if cell is not None}
+        row = {k: cell for k, cell in zip(keys, r["cells"], strict=False) if cell is not None}
         row.update({k: r[k] for k in ("id", "include", "rows", "pct", "selection")})
         out.append(row)
     return pd.DataFrame(out)

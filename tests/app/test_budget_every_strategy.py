@@ -3,7 +3,6 @@ says what it changes beyond rows (the cap strategy's sequence cap and what it cu
 cell is a raw None or a note starting "; ", and rows the acceptance band cannot tell apart are marked."""
 from planner import default_scenario
 from planner.decisions.trim import Budget, trim
-
 from tests.app.test_wiring import at, open_tab, plain  # noqa: F401 (the fixture)
 
 

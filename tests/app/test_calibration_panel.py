@@ -10,10 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner import default_scenario, plan
-from planner.runs import calibration as rc
 from planner.cli.calibrate import text
 from planner.export.manifest import load_manifest
-
+from planner.runs import calibration as rc
 from tests.helpers import ROOT
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"

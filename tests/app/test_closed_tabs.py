@@ -6,8 +6,8 @@ import sys
 
 from drafter_dashboard.budget import HELD as BUDGET_HELD
 from drafter_dashboard.io_panel import HELD as IO_HELD
-from drafter_dashboard.mix_editor import HELD as MIX_HELD, SPREADSHEET
-
+from drafter_dashboard.mix_editor import HELD as MIX_HELD
+from drafter_dashboard.mix_editor import SPREADSHEET
 from tests.app.test_wiring import at, open_tab  # noqa: F401 (the fixture)
 
 BUDGET, IO = "Budget", "Export / import / profile"

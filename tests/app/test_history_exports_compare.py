@@ -5,9 +5,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from planner import default_scenario, plan
-from planner.export.manifest import build_manifest, dump_manifest
 from planner.decisions.verdict import verdict
-
+from planner.export.manifest import build_manifest, dump_manifest
 from tests.app.test_wiring import APP, at, metric, open_tab, plain  # noqa: F401 (the fixture)
 
 
@@ -216,7 +215,7 @@ def _nodes_table(app) -> dict:
     text = next(m.value for m in app.markdown if m.value.startswith("| where |"))
     lines = [[c.strip().replace("\\", "") for c in line.strip("|").split("|")] for line in text.splitlines()]
     head, body = lines[0], lines[2:]
-    return {r[0]: dict(zip(head, r)) for r in body}
+    return {r[0]: dict(zip(head, r, strict=False)) for r in body}
 
 
 def test_nodes_show_each_training_nodes_share_against_its_disk_whatever_the_transfer(at):
@@ -228,7 +227,8 @@ def test_nodes_show_each_training_nodes_share_against_its_disk_whatever_the_tran
     at.selectbox(key="w_transfer").set_value("link").run()
     at.number_input(key="w_tr_disk_cap").set_value(30.0).run()
     label = next(e.label for e in at.expander if e.label.startswith("Nodes:"))
-    assert label.startswith("Nodes: 4 extraction, 1 training; no gather") and "over the disk: each training node" in label
+    assert label.startswith("Nodes: 4 extraction, 1 training; no gather")
+    assert "over the disk: each training node" in label
     rows = _nodes_table(at)
     assert rows["each extraction node"]["holds"] == "20.53 of 30.72 TB"
     assert rows["each extraction node"]["disk"] == "fits"
@@ -305,7 +305,8 @@ def test_frontier_points_on_one_spot_are_told_apart_and_sensitivity_labels_stay_
     from drafter_dashboard import figures
     from drafter_dashboard.charts import readable_frontier, readable_sensitivity
     # three strategies that all meet a 10 TB budget: one spot, three labels written over each other before
-    pts = [("proportional", 10e12, 2.2, 1.1, 3.3), ("quality", 10e12, 2.6, 1.5, 3.5), ("full mix", 82e12, 3.9, 3.2, 4.1)]
+    pts = [("proportional", 10e12, 2.2, 1.1, 3.3), ("quality", 10e12, 2.6, 1.5, 3.5), ("full mix", 82e12, 3.9, 3.2,
+                                                                                       4.1)]
     fig = readable_frontier(figures.quality_frontier(pts))
     assert all(tr.mode == "markers" and tr.showlegend for tr in fig.data)
     assert len({tr.marker.symbol for tr in fig.data}) == 3
@@ -350,8 +351,8 @@ def test_a_budget_that_gives_a_slowdown_calls_it_one(at):
 
 
 def test_the_reports_headline_table_carries_the_tau_band():
-    from planner import plan
     from drafter_dashboard import report
+    from planner import plan
     p = plan(default_scenario())
     q = p.quality
     html = report.build(p, {})
@@ -366,9 +367,10 @@ def test_the_report_carries_the_mix_the_blockers_readable_labels_and_the_assumpt
     """Issue 35: the report had no component, no row count and no blocking finding, labelled its
     break-evens with code keys and put 6,100 px of assumptions in the middle."""
     import re
+
+    from drafter_dashboard import report
     from planner import plan
     from planner.decisions.verdict import verdict
-    from drafter_dashboard import report
     p = plan(default_scenario())
     html = report.build(p, {}, verdict(p))
     # the mix: a row per component with its rows selected and its training rows, then the total, whose

@@ -13,12 +13,11 @@ from streamlit.testing.v1 import AppTest
 
 from planner.catalog.stats import get_catalog
 from planner.export.share import encode
-from planner.scenario import Scenario
 from planner.presets.specs import GPUSpec, ModelSpec
-
-from tests.helpers import ROOT, page_errors
-from tests.app.test_wiring import open_tab
+from planner.scenario import Scenario
 from tests.app.mix_table_util import edit_rows, mix_frame
+from tests.app.test_wiring import open_tab
+from tests.helpers import ROOT, page_errors
 
 APP = str(ROOT / "app.py")
 
@@ -236,5 +235,6 @@ def test_a_link_that_breaks_the_page_falls_back_to_the_defaults(tmp_path, monkey
     app = _app(tmp_path, monkeypatch, encode(Scenario(extraction_gpus=3)))
     assert any("could not be shown" in w.value and "KeyError" in w.value for w in app.warning)
     assert app.number_input(key="w_ex_gpus").value == 8                   # the defaults
-    assert next(m.value for m in app.metric if m.label.startswith("Samples")) == "913,760"   # 913,786 in batches of 32 (drop_last)
+    # 913,786 in batches of 32 (drop_last)
+    assert next(m.value for m in app.metric if m.label.startswith("Samples")) == "913,760"
     assert not page_errors(app) and "/srv/app" not in " ".join(_messages(app))

@@ -9,8 +9,7 @@ from streamlit.testing.v1 import AppTest
 from drafter_dashboard.sidebar import SECTIONS
 from planner import default_scenario
 from planner.export.share import decode, encode
-from planner.scenario import Costs, Training, Transfer
-
+from planner.scenario import Costs, Transfer
 from tests.app.test_wiring import APP, metric, open_tab
 
 
@@ -84,7 +83,8 @@ def test_the_first_screen_builds_only_the_models_and_the_gpus_controls(tmp_path,
     # radio, number and text input drawn): a closed section's control, or a preset model's custom fields,
     # keep their values outside it (state.KEPT)
     from drafter_dashboard.registry import KEYS
-    assert {k for k in KEYS if k in app.session_state} == drawn - {"w_preset_pick", "w_units", "w_save_name", "w_delta_mode"}
+    assert {k for k in KEYS if k in app.session_state} == drawn - {"w_preset_pick", "w_units", "w_save_name",
+                                                                   "w_delta_mode"}
     # a closed section's control still holds its value: Tokens per sample x (Samples) is in the plan
     app.session_state[SECTIONS["Samples"]] = True
     app.run()

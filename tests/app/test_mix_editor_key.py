@@ -1,5 +1,5 @@
-"""Issue 23: the mix editor's spreadsheet view keeps its key while the mix is edited in it, so the browser updates the grid
-in place instead of building a new one for every edit. Its state then holds every edit made in it (as a
+"""Issue 23: the mix editor's spreadsheet view keeps its key while the mix is edited in it, so the browser updates the
+grid in place instead of building a new one for every edit. Its state then holds every edit made in it (as a
 browser sends them: all of them, each time); each run applies what is new. The editor is replaced by a
 fresh one whenever its edits would not show the mix as it is: a refused value, or a % the table rounds.
 

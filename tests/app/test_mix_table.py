@@ -107,7 +107,8 @@ def test_a_refused_value_changes_nothing_and_names_the_cell(at):
 
 def test_one_refused_edit_does_not_stop_the_others(at):
     ack = table_data(at)["ack"]
-    send(at, {"seq": ack + 1, "edits": [_e("openorca", "rows", "abc", ack + 1), _e("agentic", "include", False, ack + 1),
+    send(at, {"seq": ack + 1, "edits": [_e("openorca", "rows", "abc", ack + 1), _e("agentic", "include", False,
+                                                                                   ack + 1),
                                         _e("nope", "rows", 1, ack + 1)]})
     found = errors(at)
     assert len(found) == 1 and "rows for openorca" in found[0] and "(and 1 more refused)" in found[0]

@@ -9,9 +9,8 @@ from streamlit.testing.v1 import AppTest
 from planner import default_scenario, plan
 from planner.export.manifest import build_manifest, dump_manifest
 from planner.export.share import encode
-
-from tests.helpers import ROOT, page_errors
 from tests.app.mix_table_util import edit_rows, mix_frame, table
+from tests.helpers import ROOT, page_errors
 
 APP = str(ROOT / "app.py")
 
@@ -99,7 +98,8 @@ CONTROLS = [
     ("number_input", "w_max_batch", 8, "Extraction (days)", +1),
     ("number_input", "w_max_tokens", 16, "Extraction (days)", +1),
     ("radio", "w_kv_dtype", "fp8", "Extraction (days)", -1),
-    ("number_input", "w_anchors", 128, "Train offline (GPU-days)", -1),    # fewer DFlash draft positions (on A100s: BASE)
+    # fewer DFlash draft positions (on A100s: BASE)
+    ("number_input", "w_anchors", 128, "Train offline (GPU-days)", -1),
     ("number_input", "w_node_gbps", 1.0, "Disaggregated ($)", +1),     # the stream becomes network-bound
     ("selectbox", "w_link", 100.0, "Transfer (h)", 0.1),
     ("number_input", "w_link_eff", 0.25, "Transfer (h)", 2.0),
@@ -292,7 +292,8 @@ def test_shared_link_restores_the_scenario(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("link", ["garbage", "v1.!!!!", "v1." + "A" * 9000,
-                                  "{0}.x{2}".format(*encode(default_scenario()).partition("."))])   # damaged body, any version
+                                  # damaged body, any version
+                                  "{0}.x{2}".format(*encode(default_scenario()).partition("."))])
 def test_invalid_link_falls_back_to_defaults_with_a_warning(tmp_path, monkeypatch, link):
     monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
     app = AppTest.from_file(APP, default_timeout=90)
@@ -544,7 +545,7 @@ def test_quality_metrics_workload_and_every_strategy(at):
     at.button(key="w_b_trim").click().run()
     assert not at.exception
     table = next(df.value for df in at.dataframe if "acceptance length" in df.value.columns)
-    scores = dict(zip(table["strategy"], table["acceptance length"]))
+    scores = dict(zip(table["strategy"], table["acceptance length"], strict=False))
     assert set(scores) >= {"proportional", "quality", "cap", "value"}
     assert scores["quality"] >= scores["proportional"] - 1e-12
     # the frontier chart draws this mix, the full mix and the proposals

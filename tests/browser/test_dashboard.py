@@ -6,8 +6,19 @@ import os
 import pytest
 import yaml
 
-from tests.browser_util import (open_tab, ROOT, browser, download, metric_text, require_chromium,  # noqa: F401
-                                screenshot, server, table_input, wait_for_change, wait_idle)
+from tests.browser_util import (  # noqa: F401
+    ROOT,
+    browser,
+    download,
+    metric_text,
+    open_tab,
+    require_chromium,
+    screenshot,
+    server,
+    table_input,
+    wait_for_change,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 require_chromium()

@@ -105,10 +105,10 @@ def test_tabs_on_the_first_screen_nothing_cut_and_charts_drawn_where_their_numbe
             values = expected["Storage" if "Storage" in chart["title"] else "Extraction"]
             # the first bar from 0 to the article's figure; step i from the figure before it to its own;
             # the closing total ("this plan") from 0 to the plan's (issue 35: drawn at 9.96 h, labelled 31.9)
-            spans = [(0, values[0])] + list(zip(values, values[1:])) + [(0, values[-1])]
+            spans = [(0, values[0])] + list(zip(values, values[1:], strict=False)) + [(0, values[-1])]
             assert len(chart["bars"]) == len(spans), chart["title"]
             pixel = (chart["range"][1] - chart["range"][0]) / 200      # about a pixel of this axis
-            for (low, high), (drawn_low, drawn_high) in zip(spans, chart["bars"]):
+            for (low, high), (drawn_low, drawn_high) in zip(spans, chart["bars"], strict=False):
                 assert sorted([drawn_low, drawn_high]) == pytest.approx(sorted([low, high]), abs=pixel), chart["title"]
             labels = chart["labels"]
             assert not [(a[0], b[0]) for i, a in enumerate(labels) for b in labels[i + 1:] if _overlap(a, b)], width

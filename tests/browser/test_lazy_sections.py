@@ -8,7 +8,6 @@ import pytest
 from planner import default_scenario
 from planner.export.share import decode, encode
 from planner.scenario import Costs, Transfer
-
 from tests.browser_util import browser, metric_text, require_chromium, server, wait_for_change, wait_idle  # noqa: F401
 
 pytestmark = pytest.mark.browser

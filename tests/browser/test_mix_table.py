@@ -7,8 +7,17 @@ Default mix: openorca 250,430 rows, sharegpt 120,000, agentic 15,000; 913,786 ro
 captures batches of 32 and drops the last partial one: Samples = floor(rows / 32) x 32."""
 import pytest
 
-from tests.browser_util import (browser, edit_rows, metric_text, open_tab, require_chromium, server,  # noqa: F401
-                                table_input, wait_for_change, wait_idle)
+from tests.browser_util import (  # noqa: F401
+    browser,
+    edit_rows,
+    metric_text,
+    open_tab,
+    require_chromium,
+    server,
+    table_input,
+    wait_for_change,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 require_chromium()

@@ -11,9 +11,17 @@ from planner import default_scenario
 from planner.export.manifest import parse_manifest
 from planner.export.share import decode, encode
 from planner.scenario import Costs, Transfer
-
-from tests.browser_util import (browser, download, launch, metric_text, open_tab, require_chromium,  # noqa: F401
-                                streamlit_server, wait_for_change, wait_idle)
+from tests.browser_util import (  # noqa: F401
+    browser,
+    download,
+    launch,
+    metric_text,
+    open_tab,
+    require_chromium,
+    streamlit_server,
+    wait_for_change,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 require_chromium()

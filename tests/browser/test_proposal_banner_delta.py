@@ -6,8 +6,19 @@ select is cut at 1280x800 or 1600x1000."""
 import pytest
 import yaml
 
-from tests.browser_util import (CUT_JS, open_tab, browser, download, metric_text, require_chromium, server, wait_idle,  # noqa: F401
-                                open_section, table_input, wait_for_change)
+from tests.browser_util import (  # noqa: F401
+    CUT_JS,
+    browser,
+    download,
+    metric_text,
+    open_section,
+    open_tab,
+    require_chromium,
+    server,
+    table_input,
+    wait_for_change,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 require_chromium()

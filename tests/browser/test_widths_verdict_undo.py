@@ -3,8 +3,16 @@ nothing cut at 1024, 1280 and 1600 px; the verdict changes where the storage pri
 break-even; Undo after Apply in a fresh session restores the mix, and again after a reload."""
 import pytest
 
-from tests.browser_util import (CUT_JS, browser, metric_text, open_tab, require_chromium, server, wait_for_change,  # noqa: F401
-                                wait_idle)
+from tests.browser_util import (  # noqa: F401
+    CUT_JS,
+    browser,
+    metric_text,
+    open_tab,
+    require_chromium,
+    server,
+    wait_for_change,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 require_chromium()

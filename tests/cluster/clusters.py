@@ -259,7 +259,8 @@ def ray_cluster_fixture(tmp_path_factory):
 # One program for every script of the checkout: it parses exactly the flags pipeline_flags.yaml
 # lists for its own path (flags.json beside it), reads its input as the pipeline would, and writes
 # the pipeline's files for its rows, each of its row's predicted size (a sparse file), skipping a
-# row whose file exists as the real script does. STANDIN_FAIL makes ranks fail (see write_all). Each run appends {"script", "rank", "wrote", "skipped"}
+# row whose file exists as the real script does. STANDIN_FAIL makes ranks fail (see write_all). Each run appends
+# {"script", "rank", "wrote", "skipped"}
 # to STANDIN_LOG.
 STANDIN = r'''#!/usr/bin/env python3
 import argparse, json, os, sys, time
@@ -333,7 +334,8 @@ elif SCRIPT == "scripts/prepare_hidden_states.py":  # SpecForge: its data file, 
     bs = int(one("--batch-size") or 32)
     data = data[:len(data) // bs * bs]              # DataLoader(drop_last=True)
     g = 2000
-    items = [(os.path.join(out, f"rows_{i // g * g}-{i // g * g + g}", f"data_{i}.ckpt"), r) for i, r in enumerate(data)]
+    items = [(os.path.join(out, f"rows_{i // g * g}-{i // g * g + g}", f"data_{i}.ckpt"), r)
+             for i, r in enumerate(data)]
     base = os.path.basename(os.path.normpath(out))   # the export's rank-0000R folder
     write_all(items, int(base[5:]) if base.startswith("rank-") else 0)
 elif SCRIPT.endswith("compute_hidden_states_hf.py"):  # Model-Optimizer: dataset.shard, {conversation_id}.pt

@@ -17,7 +17,8 @@ from planner.cli.main import main as cli_main
 from tests.cluster.clusters import standin_log
 from tests.cluster.test_slurm import age, expected_files, job_env, make_run, written
 
-pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]   # one cluster per run (scripts/test.py: --dist loadgroup)
+# one cluster per run (scripts/test.py: --dist loadgroup)
+pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
 FORWARD = "PATH,STANDIN_ROOT,STANDIN_SIZES,STANDIN_LOG,STANDIN_FAIL"      # the stand-ins' variables, for the tasks
 
 

@@ -28,7 +28,8 @@ from planner.export.manifest import build_manifest, dump_manifest, load_manifest
 from planner.scenario import Scenario
 from tests.cluster.clusters import checkout, standin_log
 
-pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]   # one cluster per run (scripts/test.py: --dist loadgroup)
+# one cluster per run (scripts/test.py: --dist loadgroup)
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 N = 4
 # (materialize names a local row by its line in the file, from 1: mine-1..mine-7, other-1..other-3)
 SHARDS = [["mine-1", "mine-5", "other-2"], ["mine-2", "mine-6", "other-3"], ["mine-3", "mine-7"],
@@ -47,7 +48,8 @@ def make_run(tmp_path: Path, monkeypatch, **scenario) -> dict:
         f.write_text("".join(json.dumps({"instruction": f"{name} q{i} " + "word " * (20 * (i + 1)), "output": "a"})
                              + "\n" for i in range(n)))
         profile_file(f, name)
-    s = Scenario(mix=[{"id": "mine", "rows": 7, "selection": "first"}, {"id": "other", "rows": 3, "selection": "first"}],
+    s = Scenario(mix=[{"id": "mine", "rows": 7, "selection": "first"}, {"id": "other", "rows": 3,
+                                                                        "selection": "first"}],
                  extraction_gpus=8, gpus_per_node=2, extraction_nodes=4, capture_batch_size=1, **scenario)
     manifest = tmp_path / "m.yaml"
     manifest.write_text(dump_manifest(build_manifest(s)))
@@ -62,7 +64,7 @@ def make_run(tmp_path: Path, monkeypatch, **scenario) -> dict:
     sizes = {}
     for fmt, layout in LAYOUT.items():
         per = sharding.bytes_per_row(m, layout)
-        sizes[fmt] = {c.id: int(b) for c, b in zip(m.components, per)}
+        sizes[fmt] = {c.id: int(b) for c, b in zip(m.components, per, strict=False)}
     return {"manifest": manifest, "m": m, "work": work, "data": data, "out": work / "out", "sizes": sizes}
 
 
@@ -171,7 +173,8 @@ def test_hostile_manifest_values_never_execute(slurm_cluster, tmp_path, monkeypa
     m = run["m"]
     spec = next(iter(model_presets().values()))
     env = job_env(run, "specforge")
-    assert cli_main(["materialize", str(run["manifest"]), "--shards", "2", "--out", str(run["data"] / "mix.jsonl")]) == 0
+    assert cli_main(["materialize", str(run["manifest"]), "--shards", "2", "--out",
+                     str(run["data"] / "mix.jsonl")]) == 0
     for k, value in enumerate(HOSTILE_MODELS):
         hostile = m.model_copy(update={
             "scenario": m.scenario.model_copy(update={"model": "custom", "custom_model": spec.model_copy(

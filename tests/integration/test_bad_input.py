@@ -9,12 +9,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from planner import PlannerInputError, Scenario, plan
-from planner.planning import is_finite_plan
-from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, encode
-from planner.presets.specs import gpu_presets, layout_presets, model_presets
-
-from tests.helpers import run_cli
 from planner.export.plan_json import to_json_dict
+from planner.export.share import MAX_PARAM_CHARS, ShareError, decode, encode
+from planner.planning import is_finite_plan
+from planner.presets.specs import gpu_presets, layout_presets, model_presets
+from tests.helpers import run_cli
 
 
 # ---------------------------------------------------------------- URL state
@@ -166,8 +165,10 @@ def test_a_link_with_more_saved_scenarios_than_a_session_holds_is_refused():
     with pytest.raises(ShareError, match="the link's saved scenarios are damaged"):
         decode_set("v5.!!!")
     with pytest.raises(ShareError, match="the link's scenario is not valid JSON"):
+        import base64
+        import zlib
+
         from planner.export.share import PREFIX, decode
-        import base64, zlib
         decode(PREFIX + base64.urlsafe_b64encode(zlib.compress(b"{nope")).decode().rstrip("="))
 
 
@@ -185,8 +186,8 @@ def test_saved_names_follow_one_rule_in_links_and_the_session(name, needle):
 
 
 def test_scenario_names_reach_the_compare_chart_escaped():
-    from planner import plan
     from drafter_dashboard.figures import cost_breakdown
+    from planner import plan
     from planner.scenario import Scenario
     p = plan(Scenario())
     fig = cost_breakdown({"current": p, "<a href='https://evil.example'>x</a>": p})

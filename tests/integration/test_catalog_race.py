@@ -7,7 +7,6 @@ import sys
 import time
 
 from planner.catalog import stats
-
 from tests.helpers import ROOT
 
 
@@ -45,9 +44,9 @@ def test_parallel_profiles_and_readers_lose_nothing(tmp_path):
     results = [(p.args[-4:], *p.communicate(timeout=60), p.returncode) for p in profiles]
     stop.touch()
     results += [(p.args[-2:], *p.communicate(timeout=60), p.returncode) for p in readers]
-    for args, out, err, rc in results:
+    for args, _out, err, rc in results:
         assert rc == 0 and "Traceback" not in err and "Error" not in err, (args, err[-2000:])
-    for args, out, err, rc in results[-2:]:
+    for _args, out, _err, _rc in results[-2:]:
         ids = [c["id"] for c in json.loads(out)]   # a reader sees a whole catalog (some profiles or none)
         assert "openorca" in ids
     final = _spawn(["components", "--json"], home)

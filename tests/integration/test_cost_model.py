@@ -7,9 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner import PlannerInputError, Scenario, default_scenario, plan, seed_article_scenario
-from planner.scenario import Throughput, Transfer, UniformMix
 from planner.presets.specs import dflash_layers
-
+from planner.scenario import Throughput, Transfer, UniformMix
 from tests.helpers import run_cli
 
 GiB = 2**30

@@ -14,7 +14,6 @@ import pytest
 from planner import default_scenario, plan
 from planner.catalog.paths import SHIPPED_CATALOG
 from planner.catalog.stats import get_catalog
-
 from tests.helpers import ROOT
 
 

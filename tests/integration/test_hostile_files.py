@@ -14,9 +14,8 @@ from planner.catalog.profile import profile_file
 from planner.cli.main import main
 from planner.export.manifest import build_manifest, dump_manifest
 from planner.scenario import Scenario
-
-from tests.helpers import ROOT
 from tests.app.mix_table_util import mix_frame
+from tests.helpers import ROOT
 
 resource = pytest.importorskip("resource")
 LIMIT = 2**30
@@ -191,6 +190,7 @@ def test_an_old_manifest_with_a_bad_field_is_one_line(mixdir, capsys):
 # ---------------------------------------------------------------- argument injection into exported commands
 def _custom_manifest(folder, hf_id):
     import yaml
+
     from planner.presets.specs import model_presets
     spec = next(iter(model_presets().values()))
     custom = spec.model_dump(mode="json") | {"id": "custom", "name": "mine", "hf_id": "org/model"}
@@ -344,6 +344,7 @@ def test_a_parquet_file_within_the_cap_still_profiles(tmp_path):
 def test_a_link_pinning_an_unplannable_scenario_warns_once_and_does_not_pin(tmp_path, monkeypatch):
     # someone pinned a scenario with their own upload and shared the link: here that id is unknown
     from streamlit.testing.v1 import AppTest
+
     from planner.export.share import encode, encode_set
     monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
     theirs = Scenario(mix=[{"id": "their-upload", "rows": 10}])
@@ -451,6 +452,7 @@ def test_a_manifest_is_checked_against_the_sessions_catalog(tmp_path, monkeypatc
 # ---------------------------------------------------------------- a shared custom model keeps its hub id and name
 def test_a_shared_custom_model_keeps_its_hf_id_and_name(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
+
     from planner.export.share import decode, encode
     from tests.app.test_hostile_input import CUSTOM
     monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
@@ -508,6 +510,7 @@ def test_a_replace_tick_confirms_one_id_only(tmp_path, monkeypatch):
 
 def test_a_sessions_uploads_go_when_its_state_goes(tmp_path, monkeypatch):
     import gc
+
     from tests.app.test_hostile_input import _app, _profile
     app = _app(tmp_path, monkeypatch)
     _profile(app, "mine", GOOD)

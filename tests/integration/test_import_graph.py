@@ -272,4 +272,5 @@ def test_an_injected_circle_or_upward_import_is_caught():
     # and a phase module reaching the CLI, even from inside a function
     bad = {m: set(t) for m, t in ALL_EDGES.items()}
     bad["planner.phases.stored_bytes"].add("planner.cli._common")
-    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {"planner.phases.stored_bytes (phases) -> planner.cli._common (cli)"}
+    assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {
+        "planner.phases.stored_bytes (phases) -> planner.cli._common (cli)"}

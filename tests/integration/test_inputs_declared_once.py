@@ -1,28 +1,26 @@
 """Issue 19, inputs declared once: each Scenario field carries its Input (planner/scenario/inputs.py), and the
 CLI's flag, the dashboard's control and widget and the Assumptions row come from it alone.
 
-The first tests add a field the way docs/architecture.md "How to add an input" says (a Scenario subclass here, so the real
-tables stay as they are) and find its flag, control, widget and row without writing any of them.
+The first tests add a field the way docs/architecture.md "How to add an input" says (a Scenario subclass here, so the
+real tables stay as they are) and find its flag, control, widget and row without writing any of them.
 The others check the real tables against the declarations: every user input is declared, the flags,
 controls and enum choices agree, and no default is written twice (the registry's training MFU once
 said 0.35 while the Scenario said 0.3)."""
 from __future__ import annotations
 
 import typing
-
 from typing import Annotated
 
 import pytest
 from pydantic import Field, ValidationError
 
+from drafter_dashboard import registry
 from planner.cli import _common
 from planner.cli._common import CliError, Parser, add_flags, declared_flags, validation_message
+from planner.presets.specs import efficiency
+from planner.scenario import Scenario
 from planner.scenario.inputs import SECTIONS, TRAINING, Declared, Preset, declared, in_section
 from planner.scenario.inputs import Input as In
-from planner.scenario import Scenario
-from planner.presets.specs import efficiency
-
-from drafter_dashboard import registry
 
 
 class Extended(Scenario):

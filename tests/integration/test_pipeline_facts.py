@@ -4,18 +4,20 @@ modelopt/torch/speculative/plugins/hf_eagle.py:373-375: draft_vocab_size default
 the NeMo Automodel citations point at the lines that hold the defaults."""
 import pytest
 
+from planner.export.plan_json import to_json_dict
 from planner.presets.drafter_kinds import knobs
 from planner.presets.layouts import layout_presets
 from planner.presets.specs import model_presets
-from planner.export.plan_json import to_json_dict
 
 
 def test_modelopt_trains_a_full_vocabulary_head():
     model = model_presets()["qwen3.6-27b"]
-    k = knobs(layout_presets()["modelopt-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None, num_anchors=None, block_size=None)
+    k = knobs(layout_presets()["modelopt-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None,
+              num_anchors=None, block_size=None)
     # Qwen3.6-27B's vocabulary is 248,320 (models.yaml): 7.76x SpecForge's 32,000-token head
     assert k.head_vocab == model.vocab_size == 248_320
-    assert knobs(layout_presets()["specforge-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None, num_anchors=None, block_size=None).head_vocab == 32_000
+    assert knobs(layout_presets()["specforge-eagle3"], model, captured_layers=4, draft_layers=1, ttt_steps=None,
+                 num_anchors=None, block_size=None).head_vocab == 32_000
 
 
 def test_nemo_citations_name_the_default_lines():
@@ -48,8 +50,8 @@ def test_the_default_hybrid_extraction_is_calibrated_per_phase_with_a_band():
 
 
 def test_the_overhead_floor_is_the_fit_of_its_runs():
-    from planner.presets.specs import load_preset
     from planner.phases.training import overhead_s_per_token
+    from planner.presets.specs import load_preset
     data = load_preset("training_throughput.yaml")
     rows = {r["id"]: r for r in data["rows"]}
     # TorchSpec C2: 6 trainers / 23.5 samples/s / 1,000 tokens = 2.55319e-4 s; SpecForge Domino:
@@ -60,8 +62,8 @@ def test_the_overhead_floor_is_the_fit_of_its_runs():
 
 
 def test_the_eagle_step_overhead_is_the_fit_of_its_runs():
-    from planner.presets.specs import load_preset
     from planner.phases.training import fit_step_overhead, step_overhead_s_per_pass
+    from planner.presets.specs import load_preset
     data = load_preset("training_throughput.yaml")
     rows = {r["id"]: r for r in data["rows"]}
     runs = [rows[i] for i in data["step_overhead"]["rows"]]

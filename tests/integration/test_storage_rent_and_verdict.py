@@ -12,11 +12,10 @@ import pytest
 import yaml
 
 from planner import Scenario, plan
-from planner.phases.costs import DAYS_PER_MONTH
 from planner.export.share import decode
 from planner.export.versions import frozen_defaults
+from planner.phases.costs import DAYS_PER_MONTH
 from planner.scenario import Costs, Throughput, Training, Transfer, UniformMix
-
 from tests.helpers import ROOT
 
 
@@ -81,7 +80,7 @@ def test_a_price_overrides_the_preset():
 
 
 def test_cli_storage_price_by_id_or_usd():
-    from planner.cli._common import CliError, SCENARIO_FLAGS, Parser, add_scenario_flags, scenario_from_args
+    from planner.cli._common import CliError, Parser, add_scenario_flags, scenario_from_args
     p = Parser()
     add_scenario_flags(p)
     s = scenario_from_args(p.parse_args(["--storage-price", "r2", "--keep-days", "7"]))

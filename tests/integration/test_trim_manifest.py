@@ -11,16 +11,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner import default_scenario, plan
-from planner.export.commands import speculators_commands
-from planner.export.materialize import hub_script, materialize_local, selected_indices
-from planner.export.manifest import (SCHEMA_PATH, SCHEMA_VERSION, ManifestError, build_manifest, dump_manifest,
-                                     json_schema, parse_manifest)
 from planner.catalog.profile import profile_file
-from planner.scenario import Scenario
 from planner.decisions.trim import Budget, TrimInfeasible, trim, utility
-
-from tests.helpers import run_cli
+from planner.export.commands import speculators_commands
+from planner.export.manifest import (
+    SCHEMA_PATH,
+    SCHEMA_VERSION,
+    ManifestError,
+    build_manifest,
+    dump_manifest,
+    json_schema,
+    parse_manifest,
+)
+from planner.export.materialize import hub_script, materialize_local, selected_indices
 from planner.export.plan_json import to_json_dict
+from planner.scenario import Scenario
+from tests.helpers import run_cli
 
 TB = 1e12
 
@@ -149,7 +155,8 @@ def test_no_row_left_though_one_would_fit_says_so():
 
 def test_trim_cli_writes_a_manifest_and_prints_estimate_json(tmp_path):
     out = tmp_path / "m.yaml"
-    r = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "10", "--strategy", "protect", "--protect", "tool", "--out", str(out),
+    r = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "10", "--strategy", "protect", "--protect",
+                "tool", "--out", str(out),
                 "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
@@ -331,7 +338,8 @@ def test_hub_script_runs_offline_on_local_files(tmp_path):
     env = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     import os
     r = subprocess.run([sys.executable, str(script), "--out", str(out), "--local", f"code_alpaca={src}",
-                        "--local", f"openorca={orca}", "--local", f"gsm8k={gsm}"], capture_output=True, text=True, cwd=tmp_path,
+                        "--local", f"openorca={orca}", "--local", f"gsm8k={gsm}"], capture_output=True, text=True,
+                        cwd=tmp_path,
                        env={**os.environ, **env}, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [json.loads(x) for x in out.read_text().splitlines()]
@@ -353,7 +361,7 @@ def test_shortest_selection_plans_and_materializes_the_shortest_rows(tmp_path, l
     order = atoms.tokens.argsort()
     rows, tokens = atoms.rows[order] * 207_865, atoms.tokens[order]
     need, total = 100_000.0, 0.0
-    for r, t in zip(rows, tokens):
+    for r, t in zip(rows, tokens, strict=False):
         take = min(r, need)
         total += take * t
         need -= take

@@ -1,6 +1,6 @@
 """drafter_dashboard.exports.blocked_warning: a blocked plan's exports carry a warning (issue 35 item 11)."""
-from planner.findings import finding
 from drafter_dashboard.exports import blocked_warning
+from planner.findings import finding
 
 
 def test_no_warning_without_a_blocker():

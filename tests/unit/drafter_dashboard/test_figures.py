@@ -1,8 +1,14 @@
 """Figure builders are pure functions of a Plan: their data is checked without a browser."""
 import pytest
 
+from drafter_dashboard.figures import (
+    phase_timeline,
+    rows_vs_bytes,
+    sensitivity_chart,
+    storage_by_component,
+    storage_vs_rows,
+)
 from planner import default_scenario, plan
-from drafter_dashboard.figures import phase_timeline, rows_vs_bytes, sensitivity_chart, storage_by_component, storage_vs_rows
 from planner.decisions.sensitivity import sensitivity
 
 
@@ -54,7 +60,7 @@ def test_sensitivity_swings(p):
         fig = sensitivity_chart(list(swings.values()), metric)
         assert len(fig.data) == 2 and list(fig.data[0].y) == list(swings)   # one panel: low and high bars
     # compression does not move the wall-clock days when capture is compute-bound: "no effect", not an empty row
-    texts = dict(zip(fig.data[0].y, fig.data[0].text))
+    texts = dict(zip(fig.data[0].y, fig.data[0].text, strict=False))
     assert all(t for t in texts.values())
 
 

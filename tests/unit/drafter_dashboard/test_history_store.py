@@ -122,7 +122,7 @@ def test_the_store_over_its_bound_drops_the_least_recently_used_histories(monkey
     monkeypatch.setattr(history, "MAX_BYTES", max(size[0] + size[2], size[0] + size[3]))   # two fit, not three
     assert min(size) * 3 > history.MAX_BYTES
     ids = [history.new_id() for _ in range(4)]
-    for hid, st in zip(ids, stacks):
+    for hid, st in zip(ids, stacks, strict=False):
         history.save(hid, st[:1], st[1:])
         history.load(ids[0])                              # the first one is used again and again
     assert history.load(ids[0]) == ([stacks[0][0]], [stacks[0][1]])

@@ -11,9 +11,16 @@ from pydantic import BaseModel, Field, ValidationError
 from drafter_dashboard import registry
 from drafter_dashboard.registry import bounds, from_widgets, hidden_keys, to_widgets, widget_range
 from planner.ids import FAMILIES
+from planner.presets.specs import (
+    GPUSpec,
+    ModelSpec,
+    disk_presets,
+    gpu_presets,
+    layout_presets,
+    model_presets,
+    storage_price_presets,
+)
 from planner.scenario import Costs, Disaggregated, Quality, Scenario, Throughput, Training, Transfer
-from planner.presets.specs import GPUSpec, ModelSpec, disk_presets, gpu_presets, layout_presets, model_presets, \
-    storage_price_presets
 
 
 class _Toy(BaseModel):

@@ -1,9 +1,8 @@
 """Names a person gives (a pinned or linked scenario's) reach HTML in the printable report and in the
 cost chart's labels (plotly draws them as HTML): escaped for HTML and, as everywhere third-party text is
 shown, with newlines and bidi controls written out (planner.text.html_escape; issue 36, item 6)."""
-from planner import default_scenario, plan
-
 from drafter_dashboard import figures, report
+from planner import default_scenario, plan
 
 NAME = "mine\u202e<b>x</b>\n\u2066y"
 SHOWN = "mine\\u202e&lt;b&gt;x&lt;/b&gt;\\x0a\\u2066y"

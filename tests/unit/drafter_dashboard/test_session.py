@@ -19,9 +19,10 @@ def test_catalog_and_profile_always_name_the_sessions_own_user_catalog(monkeypat
     assert calls == []
     monkeypatch.setattr(session, "get_catalog", lambda user_catalog: calls.append(user_catalog))
     # a profiler whose signature names no user_catalog (the fallback's test): it still gets this session's
-    import planner.catalog.profile      # session.profile imports it when it profiles (not with the page)
+    import planner.catalog.profile  # session.profile imports it when it profiles (not with the page)
     monkeypatch.setattr(planner.catalog.profile, "profile_file",
-                        lambda path, name, **kw: calls.append((kw.get("user_catalog"), kw.get("replace"), kw.get("fmt"))))
+                        lambda path, name, **kw: calls.append((kw.get("user_catalog"), kw.get("replace"),
+                                                               kw.get("fmt"))))
     session.catalog()
     session.profile(Path("x.jsonl"), "x", True, fmt="sharegpt")
     own = tmp_path / "sessions" / session.folder(create=False).name / "user_catalog.json"

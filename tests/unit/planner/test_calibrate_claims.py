@@ -12,10 +12,10 @@ import shutil
 
 import pytest
 
-from planner.runs import calibration as rc
-from planner.cli.calibrate import bar, snapshot, text
 from drafter_dashboard.calibration_panel import forecast_lines
+from planner.cli.calibrate import bar, snapshot, text
 from planner.cli.main import main
+from planner.runs import calibration as rc
 from planner.units import fmt_bytes, fmt_hours
 from tests.unit.planner.runs.test_calibration import CKPT, RUNS, T0, hand_plan, manifest, partial_run  # noqa: F401
 
@@ -26,7 +26,7 @@ def run_folder(root, idx, times, rank=None):
     """Files data_i (i in idx) of the hand plan's run, data_i a copy of fixture data_{i % 3}, modified at times."""
     group = root / (f"rank-{rank:05d}" if rank is not None else "") / "rows_0-2000"
     group.mkdir(parents=True, exist_ok=True)
-    for i, t in zip(idx, times):
+    for i, t in zip(idx, times, strict=False):
         dst = group / f"data_{i}.ckpt"
         shutil.copyfile(RUNS / "specforge" / "rows_0-2000" / CKPT[i % 3][0], dst)
         os.utime(dst, (t, t))

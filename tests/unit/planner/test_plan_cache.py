@@ -15,12 +15,12 @@ import pytest
 from pydantic import BaseModel, TypeAdapter
 
 from planner.catalog.stats import get_catalog
-from planner.presets.drafter_kinds import DRAFTER_KINDS
 from planner.errors import PlannerInputError
-from planner.presets.layouts import LAYER_RULES, layout_presets
 from planner.planning import Plan, plan, plan_cache_clear, plan_key
-from planner.scenario import Scenario, default_scenario
+from planner.presets.drafter_kinds import DRAFTER_KINDS
+from planner.presets.layouts import LAYER_RULES, layout_presets
 from planner.presets.specs import disk_presets, gpu_presets, model_presets, storage_price_presets
+from planner.scenario import Scenario, default_scenario
 from planner.variants import registries_version
 
 # Fields plan() does not read, each with why: the test fails when one of them moves the plan (then

@@ -5,10 +5,9 @@ import json
 import pytest
 
 from planner import PlannerInputError, Scenario, plan
-from planner.scenario import Throughput, Transfer, UniformMix
-
-from tests.helpers import run_cli
 from planner.export.plan_json import to_json_dict
+from planner.scenario import Throughput, Transfer, UniformMix
+from tests.helpers import run_cli
 
 
 def small(**kw):

@@ -15,7 +15,8 @@ def test_dealt_note_matches_the_split():
     tail = "about 1/4 of every component and so of the bytes"
     # 1,000 rows over 4 shards: 250 each, no remainder -> no "one row more" clause
     assert [shard_rows(1000, 4, r) for r in range(4)] == [250] * 4
-    assert dealt_note(1000, 4) == f"dealt in turn (row p of the materialized order to shard p mod 4), 250 rows each, {tail}"
+    assert dealt_note(1000,
+                      4) == f"dealt in turn (row p of the materialized order to shard p mod 4), 250 rows each, {tail}"
     # 10 rows over 4: positions 0,4,8 | 1,5,9 | 2,6 | 3,7 -> 3, 3, 2, 2: divmod(10, 4) = (2, 2)
     assert [shard_rows(10, 4, r) for r in range(4)] == [3, 3, 2, 2]
     assert dealt_note(10, 4).endswith(f"2 or 3 rows each (shards 0 to 1 one row more), {tail}")

@@ -5,18 +5,18 @@ import pytest
 from pydantic import ValidationError
 
 from planner.cli.main import main
-from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterKind
 from planner.errors import PlannerInputError
 from planner.export.commands import EXPORT_FORMATS, ExportFormat, quote
 from planner.export.manifest import build_manifest, dump_manifest
 from planner.phases.harness import harness_presets
-from planner.presets.layouts import LAYER_RULES, LayoutSpec, capture_layers, layout_presets
-from planner.planning import plan
 from planner.phases.quality import payback, quality_presets
-from planner.scenario import Disaggregated, QualityPoint, Scenario
-from planner.presets.specs import gpu_presets
 from planner.phases.stored_bytes import Workload
 from planner.phases.training import disaggregated
+from planner.planning import plan
+from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterKind
+from planner.presets.layouts import LAYER_RULES, LayoutSpec, capture_layers, layout_presets
+from planner.presets.specs import gpu_presets
+from planner.scenario import Disaggregated, QualityPoint, Scenario
 
 
 def test_the_registered_names_are_the_choices_everywhere():

@@ -23,6 +23,7 @@ def test_a_profiled_components_empty_fields_are_nulls(tmp_path, monkeypatch):
     """A measured component carries None where it has no figure (median, hub repo, local path): the
     column-by-column insert writes NULL there, as the frame did."""
     import duckdb
+
     from planner.catalog.stats import _insert
     con = duckdb.connect(str(tmp_path / "t.duckdb"))
     con.execute("CREATE TABLE t (id VARCHAR, n BIGINT, x DOUBLE, j JSON, b BOOLEAN)")

@@ -8,7 +8,6 @@ import pytest
 
 from planner import default_scenario, plan
 from planner.catalog.stats import get_catalog
-
 from tests.helpers import run_cli
 
 TAGS = {"published", "third-party", "estimate", "measured", "yours"}

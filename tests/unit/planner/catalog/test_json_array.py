@@ -13,7 +13,6 @@ import pytest
 from planner.catalog import formats
 from planner.catalog.formats import RecordError, _array_elements
 from planner.catalog.profile import ProfileError, profile_file
-
 from tests.helpers import ROOT, run_cli
 
 # Three conversations and two bad records. The approximate counter: ceil(UTF-8 bytes / 4) tokens a
@@ -130,7 +129,8 @@ def test_a_top_level_object_says_how_a_json_file_is_read(home):
     r = run_cli("profile", str(f), "--name", "obj")
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
         "planner: error: obj.json: no valid conversations (first: line 1: invalid JSON: Expecting property name "
-        "enclosed in double quotes); a .json file that does not start with '[' is read as JSON Lines, one record a line")
+        "enclosed in double quotes); a .json file that does not start with '[' is read as JSON Lines, "
+        "one record a line")
     f.write_text(json.dumps(A))
     assert profile_file(f, "obj").conversations == 1
 
@@ -171,7 +171,7 @@ def test_profiling_a_large_array_holds_a_bounded_part_of_it(home):
     block = ",".join([rec] * 1000)
     with open(f, "w") as fh:
         fh.write("[")
-        for i in range(30):   # 30,000 records of ~4 KB: ~120 MB, then one element over 16 MiB
+        for _i in range(30):   # 30,000 records of ~4 KB: ~120 MB, then one element over 16 MiB
             fh.write(block + ",")
         # and a record with a key none of the first 20,480 has (DuckDB's inferred schema refused the file)
         fh.write(rec.replace('{"conversations"', '{"model": "gpt-4", "conversations"', 1) + ",")
@@ -201,7 +201,8 @@ def _bracket_heavy(rng, size: int) -> list[str]:
             e = "[" * k + '"]]}\\\\' + '\\"[{"' + "]" * k
         elif kind == 3:
             e = "[" + ",".join(rng.choice(['[]', '{}', '[[],{}]', '{"a":[]}', '"]["', '1', 'null', '[[]]',
-                                                    '"a\\\\"', '"\\"]"', '{"\\\\\\"": [[{}]]}']) for _ in range(k)) + "]"
+                                                    '"a\\\\"', '"\\"]"',
+                                                    '{"\\\\\\"": [[{}]]}']) for _ in range(k)) + "]"
         else:
             e = rng.choice(['""', '"[[["', '0', 'true', '{"k":{"k":{}}}'])
         out.append(e)

@@ -8,10 +8,9 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from planner import plan
 from planner.catalog.profile import ProfileError, profile_file
-from planner.scenario import Scenario
 from planner.catalog.stats import get_catalog
 from planner.errors import PlannerInputError
-
+from planner.scenario import Scenario
 from tests.helpers import run_cli
 
 
@@ -68,7 +67,8 @@ def test_sharegpt_jsonl_with_real_tokenizer(home, tokenizer_json):
     assert comp.origin == "measured"
     p = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len="none", capture_batch_size=1, regenerate=False))
     assert p.tokens == pytest.approx(40)
-    pt = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len="none", capture_batch_size=1, regenerate=False, unit="turn"))
+    pt = plan(Scenario(mix=[{"id": "mine", "rows": 2}], max_seq_len="none", capture_batch_size=1, regenerate=False,
+                       unit="turn"))
     assert pt.tokens == pytest.approx(16 + 11 + 24) and pt.samples == pytest.approx(3)
 
 

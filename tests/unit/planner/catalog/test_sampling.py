@@ -13,7 +13,6 @@ from planner.catalog import user_catalog as uc
 from planner.catalog.formats import dataset_files, to_turns
 from planner.catalog.profile import ProfileError, profile_file
 from planner.errors import PlannerInputError
-
 from tests.helpers import run_cli
 from tests.unit.planner.catalog.test_profile import _refused, write_jsonl
 
@@ -43,7 +42,7 @@ def known_corpus(path, rows: int, seed: int = 1):
 
 def turn_mean(component: dict) -> float:
     t = component["turn"]
-    return sum(r * k for r, k in zip(t["rows"], t["tokens"])) / sum(t["rows"])
+    return sum(r * k for r, k in zip(t["rows"], t["tokens"], strict=False)) / sum(t["rows"])
 
 
 # ---------------------------------------------------------------- reservoir sampling
@@ -420,7 +419,8 @@ def test_the_rendered_chat_template_is_counted(home):
     assert r.component["assistant_share"] == pytest.approx(10 / 19)
     assert uc.load(home / "home" / "user_catalog.json")[0].get("rendered").template == r.template
     # a template with a default system prompt: the first message carries it (2 words more)
-    sysdefault = "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nalpha beta<|im_end|>\n{% endif %}" + CHATML
+    sysdefault = ("{% if messages[0]['role'] != 'system' %}<|im_start|>system\nalpha beta<|im_end|>\n{% endif %}"
+                  + CHATML)
     tok2 = _word_tokenizer(home / "tk2", {"chat_template": [{"name": "default", "template": sysdefault}]})
     r2 = profile_file(f, "rendered2", tokenizer=tok2)
     assert r2.component["mean_tokens"] == pytest.approx(19 + 5)      # <|im_start|> system alpha beta <|im_end|>

@@ -16,6 +16,7 @@ def test_targets_without_one_keep_the_approximation():
 
 def _cli_profile(tmp_path, monkeypatch, capsys, name, *flags):
     import json
+
     from planner.cli.main import main
     monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
     f = tmp_path / "d.jsonl"

@@ -11,7 +11,6 @@ from planner.catalog import user_catalog as uc
 from planner.catalog.profile import profile_file
 from planner.catalog.stats import get_catalog
 from planner.errors import PlannerInputError
-
 from tests.helpers import ROOT, run_cli
 
 ROW = {"instruction": "abcd" * 10, "output": "abcd" * 20}   # 10 + 4 and 20 + 4 tokens: 38 per conversation

@@ -36,7 +36,8 @@ def test_calibrate_json_and_out(capsys, run, tmp_path):
     d = json.loads(text)
     assert json.loads(out.read_text()) == d
     # 3 files of 7 + 12 + 20 tokens in 0.01 h: 3,900 tokens/h, 300 rows/h
-    assert (d["layout"], d["rows_measured"], d["tokens_measured"], d["rows_per_hour"]) == ("specforge-dflash", 3, 39, 300)
+    assert (d["layout"], d["rows_measured"], d["tokens_measured"], d["rows_per_hour"]) == ("specforge-dflash", 3, 39,
+                                                                                           300)
     assert d["bytes_measured"] == 3224 + 4120 + 5528 and d["forecast"]["disk_full_hours"] is None
     # estimate --calibration marks the figures it replaced
     code, text, err = cli(capsys, "estimate", "--manifest", MANIFEST, "--calibration", str(out))

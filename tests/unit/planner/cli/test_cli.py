@@ -15,7 +15,6 @@ from planner.cli import _common
 from planner.cli.main import CliError, build_parser, main
 from planner.planning import plan
 from planner.scenario import default_scenario
-
 from tests.helpers import ROOT, run_cli
 
 CLI_DIR = Path(planner.cli.__file__).parent

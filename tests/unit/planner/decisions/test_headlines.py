@@ -6,9 +6,9 @@ import pytest
 
 from planner import plan
 from planner.decisions.headlines import HEADLINES
+from planner.decisions.trim import BUDGET_HEADLINE, Budget, trim
 from planner.planning import figures
 from planner.scenario import default_scenario
-from planner.decisions.trim import BUDGET_HEADLINE, Budget, trim
 
 
 def test_each_budget_reads_its_headline_on_the_plan_and_on_the_figures():

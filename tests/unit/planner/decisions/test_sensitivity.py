@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from planner import Scenario
-from planner.scenario import Throughput, Transfer, UniformMix
 from planner.decisions.sensitivity import _variants, sensitivity
+from planner.scenario import Throughput, Transfer, UniformMix
 
 HW = yaml.safe_load((Path(__file__).resolve().parents[4] / "planner" / "presets" / "hardware.yaml").read_text())
 EFF = HW["efficiency"]
@@ -63,8 +63,8 @@ def test_swings_move_the_metrics_the_right_way():
 
 
 def test_the_node_figures_are_swept_where_they_matter():
-    from planner.scenario import Scenario, Training, Transfer
     from planner.decisions.sensitivity import sensitivity
+    from planner.scenario import Scenario, Training, Transfer
     gathered = Scenario(extraction_gpus=32, extraction_nodes=4, transfer=Transfer(method="none"),
                         training=Training(gpus=16, nodes=2))
     swings = {w.assumption: w for w in sensitivity(gathered)}

@@ -4,10 +4,10 @@
 import pytest
 
 from planner.catalog.stats import get_catalog
+from planner.decisions.trim import Budget, kept_quality_of, quality_of, trim
 from planner.phases.compose import figures
 from planner.planning import plan
 from planner.scenario import default_scenario
-from planner.decisions.trim import Budget, kept_quality_of, quality_of, trim
 
 SCENARIOS = {
     "default": {},
@@ -47,8 +47,8 @@ def test_the_quality_trim_keeps_the_candidate_with_the_most_acceptance():
 
 def test_every_strategys_answer_is_a_validated_scenario():
     # the search steps' scenarios hold unvalidated items (planner/decisions/trim.py _StepItem); the answer never does
-    from planner.scenario import MixItem, Scenario
     from planner.decisions.trim import STRATEGIES
+    from planner.scenario import MixItem, Scenario
     cat = get_catalog()
     s = default_scenario()
     for strategy in STRATEGIES:

@@ -48,7 +48,8 @@ def test_the_band_is_the_interval_scaled_through_the_plan(home):
     res = resolve(sc, None)
     ends = [capture(sc, res, stored(sc, get_catalog(), res, in_force(sc, res.spec), i), None)[1] for i in (0, 1)]
     assert (e.sampled_wall_hours_low, e.sampled_wall_hours_high) == (ends[0].wall_hours, ends[1].wall_hours)
-    assert (e.wall_hours_low, e.wall_hours_high) == (ends[0].calibrated_wall_hours_low, ends[1].calibrated_wall_hours_high)
+    assert (e.wall_hours_low, e.wall_hours_high) == (ends[0].calibrated_wall_hours_low,
+                                                     ends[1].calibrated_wall_hours_high)
     # in the turn unit the per-turn interval applies (its own, not the conversation's)
     t = plan(_scenario("smp", 4_000, unit="turn"), get_catalog())
     tlo, thi = r.sampled["mean_turn_tokens_ci"]
@@ -95,7 +96,8 @@ def test_the_dashboard_shows_the_band_as_a_plus_minus(home):
     assert not app.exception, app.exception
     storage = next(m for m in app.metric if m.label.startswith("Storage (TB)"))
     half = (p.storage_bytes_high - p.storage_bytes_low) / 2 / 1e12
-    assert storage.label == f"Storage (TB) ±{half:,.2f}" and storage.value == f"{p.storage_bytes_compressed / 1e12:,.2f}"
+    assert storage.label == f"Storage (TB) ±{half:,.2f}"
+    assert storage.value == f"{p.storage_bytes_compressed / 1e12:,.2f}"
     assert "95% band" in storage.help and "smp" in storage.help
     ex = next(m for m in app.metric if m.label.startswith("Extraction (days)"))
     e = p.extraction

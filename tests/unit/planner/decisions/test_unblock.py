@@ -1,15 +1,16 @@
 """Issue 35: the verdict compares only the ways that run as configured, names what stops a blocked way
 and what would let it run (each fix planned and checked), calls a difference inside the figures' bands
 a tie with what would decide it, weighs the days beside the dollars and offers the lossless lever where
-it changes the answer (planner/decisions/unblock.py, planner/decisions/verdict.py). The default plan's figures by hand."""
+it changes the answer (planner/decisions/unblock.py, planner/decisions/verdict.py). The default plan's figures by
+hand."""
 import pytest
 
 from planner import plan
-from planner.decisions import unblock as U
 from planner.catalog.stats import get_catalog
-from planner.scenario import default_scenario
+from planner.decisions import unblock as U
 from planner.decisions.trim import Budget, trim
 from planner.decisions.verdict import verdict
+from planner.scenario import default_scenario
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +146,8 @@ def test_the_lever_is_offered_only_where_it_changes_the_answer():
     assert v.cheapest == "online" and v.lever == "a capture batch of 1 on 2 extraction nodes (16 GPUs)"
     q = plan(s.with_changes(capture_batch_size=1, extraction_gpus=16), cat, band=False)
     assert not [f for f in q.findings if f.severity == "blocks"]
-    assert (f"lets offline run: then offline ${q.cost_usd.total_offline:,.0f} (ending on day {q.wall_days_offline:.1f}) "
+    assert (f"lets offline run: then offline ${q.cost_usd.total_offline:,.0f} "
+            f"(ending on day {q.wall_days_offline:.1f}) "
             f"is cheapest, against online ${q.cost_usd.total_online:,.0f}.") in v.sentence
     # 100 TB disks at $10 per TB-month: online and offline tie ($2,055 against $2,070); a capture batch of 1
     # lowers both ($939 offline, $961 online) and they still tie: the answer does not change, no lever

@@ -10,7 +10,6 @@ import pytest
 from planner import Scenario, plan
 from planner.decisions import verdict as V
 from planner.scenario import Costs, Training, Transfer
-
 from tests.integration.test_storage_rent_and_verdict import small
 
 

@@ -15,8 +15,8 @@ from planner.cli.main import build_parser
 from planner.export.commands import EXPORT_FORMATS, quote, speculators_commands
 from planner.export.commands import value as as_value
 from planner.export.manifest import Manifest, ManifestComponent, PredictedTotals, build_manifest
-from planner.scenario import Scenario
 from planner.presets.specs import ModelSpec
+from planner.scenario import Scenario
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash is needed to run the exported commands")

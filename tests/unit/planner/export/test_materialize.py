@@ -12,7 +12,6 @@ from planner.errors import PlannerInputError
 from planner.export.manifest import build_manifest, dump_manifest, parse_manifest
 from planner.export.materialize import materialize_local
 from planner.scenario import Scenario
-
 from tests.helpers import run_cli
 
 
@@ -109,7 +108,8 @@ def test_local_names_a_file_for_a_component(setup):
 def test_a_changed_profiled_file_is_refused(setup):
     folder, data, secret, manifest = setup
     out = folder / "mix.jsonl"
-    previous = '{"id": "mine-1", "conversations": [], "materialized_by": "drafter-planner"}\n'   # an earlier materialize
+    # an earlier materialize
+    previous = '{"id": "mine-1", "conversations": [], "materialized_by": "drafter-planner"}\n'
     out.write_text(previous)
     with open(data, "a") as fh:
         fh.write(json.dumps({"instruction": "added later", "output": "x"}) + "\n")

@@ -1,7 +1,8 @@
 """The CLI JSON is described once (planner/export/plan_json.py) and committed as a JSON Schema.
 
 Regenerate the committed schema after changing planner/export/plan_json.py:
-    python -c "from planner.export.plan_json import schema_text; print(schema_text(), end='')" > planner/schema/plan.schema.json
+    python -c "from planner.export.plan_json import schema_text; print(schema_text(), end='')" >
+    planner/schema/plan.schema.json
 """
 import json
 
@@ -9,9 +10,8 @@ import jsonschema
 import pytest
 
 from planner import Scenario, plan, seed_article_scenario
-from planner.export.plan_json import SCHEMA_PATH, PlanOutput, schema_text
+from planner.export.plan_json import SCHEMA_PATH, PlanOutput, schema_text, to_json_dict
 from planner.scenario import UniformMix
-from planner.export.plan_json import to_json_dict
 
 
 def test_committed_schema_is_the_generated_one():
@@ -132,8 +132,9 @@ def test_every_output_model_is_its_phase_models_projection_but_the_few_with_no_p
     # a plain string), AgainstArticleOutput (two lists of steps, no phase model) and BreakevenOutput
     # (its fields are planner/decisions/verdict.py INPUTS' keys, the phase's a dict)
     from pydantic import BaseModel
-    from planner.export import plan_json as output
+
     from planner.decisions.verdict import INPUTS
+    from planner.export import plan_json as output
     models = {v for v in vars(output).values() if isinstance(v, type) and issubclass(v, output._Out)
               and v is not output._Out}
     projected = {m for m in models if any(b in output.PROJECTIONS for b in m.__mro__)}
@@ -151,6 +152,7 @@ def test_every_output_model_is_its_phase_models_projection_but_the_few_with_no_p
 def test_a_projection_follows_its_phase_model():
     # a toy phase: a count, a defaulted field, a computed one and a nested phase model
     from pydantic import BaseModel, computed_field
+
     from planner.export.plan_json import _part, _projection
 
     class Inner(BaseModel):

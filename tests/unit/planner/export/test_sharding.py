@@ -35,9 +35,8 @@ import pytest
 from planner.catalog.profile import profile_file
 from planner.cli.main import main as cli_main
 from planner.export import sharding, slurm
-from planner.export.manifest import build_manifest, dump_manifest, load_manifest
-from planner.export.materialize import hub_script
 from planner.export.commands import value as as_value
+from planner.export.manifest import build_manifest, dump_manifest, load_manifest
 from planner.scenario import Scenario
 from tests.unit.planner.export.test_commands import HOSTILE, STUB, hostile_manifest, run_bash
 from tests.unit.planner.export.test_pipeline_flags import accepted, script_and_flags
@@ -117,7 +116,8 @@ def small(tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
     assert cli_main(["materialize", str(manifest), "--out", str(data / "mix.jsonl")]) == 0
-    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout, catalog=None: [PER_ROW[c.id] for c in m.components])
+    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout,
+                        catalog=None: [PER_ROW[c.id] for c in m.components])
     return tmp_path, manifest, data
 
 

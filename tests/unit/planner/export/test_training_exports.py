@@ -107,7 +107,7 @@ def test_the_default_mix_dealt_over_ranks_carries_equal_bytes():
     x = Sharded(m, "modelopt", 3, "m.yaml")
     per = sharding.bytes_per_row(m, "modelopt-eagle3")
     assert max(x.predicted) - min(x.predicted) <= sum(per)
-    assert abs(sum(x.predicted) - sum(b * c.rows_selected for b, c in zip(per, m.components))) < 1e3
+    assert abs(sum(x.predicted) - sum(b * c.rows_selected for b, c in zip(per, m.components, strict=True))) < 1e3
     assert max(x.predicted) < 1.001 * min(x.predicted)
     assert "# note: the ranks' bytes differ" not in rank_commands(m, "modelopt", 3)
     assert "# note: the ranks' bytes differ" not in rank_commands(m, "speculators", 3)

@@ -7,8 +7,7 @@ import pytest
 
 from planner.export.manifest import SCHEMA_VERSION, ManifestError, dump_manifest, load_manifest, parse_manifest
 from planner.export.share import ShareError, decode, encode
-from planner.export.versions import (CURRENT, LINK_STEPS, MANIFEST_STEPS, OLDEST, fill_scenario_defaults,
-                                     frozen_defaults)
+from planner.export.versions import CURRENT, LINK_STEPS, MANIFEST_STEPS, OLDEST, fill_scenario_defaults, frozen_defaults
 
 V1 = Path(__file__).resolve().parents[3] / "fixtures" / "v1"
 # the plans those fixtures gave under 0.1.0's code (samples, tokens, bytes), computed then
@@ -22,8 +21,8 @@ def _meant(expected: dict) -> dict:
     the scenario's, else the extraction GPU preset's) and the token cap on the decode batch (none
     before: 10^7, the bound). Fields added in version 4 that the older scenario had no say in take
     their defaults (the recipe None = the layout's, the custom model's new fields, the node network)."""
-    from planner.scenario import Scenario, Training
     from planner.presets.specs import ModelSpec, gpu_presets
+    from planner.scenario import Scenario, Training
     out = dict(expected, max_seq_len=expected["max_seq_len"] if expected["max_seq_len"] is not None else "none")
     out = dict(out, capture_batch_size=1, sort_by_length=False)
     t = dict(out["throughput"])

@@ -11,14 +11,15 @@ MFU 0.32; issue 22), the target's forward (online) 1.952762 s.
 import pytest
 
 from planner import Scenario, plan
-from planner.scenario import Costs, Throughput, Training, Transfer, UniformMix
 from planner.presets.specs import GPUSpec
+from planner.scenario import Costs, Throughput, Training, Transfer, UniformMix
 
 
 def priced(**kw):
     base = dict(uniform=UniformMix(samples=1000, tokens=1000, response_tokens=500), max_seq_len="none",
                 capture_batch_size=1, regenerate=True, model="qwen3-8b", layout="specforge-eagle3", compression=1.0,
-                extraction_gpu="h100-sxm", extraction_gpus=2, throughput=Throughput(mode="fixed", tokens_per_s=100, batching=5),
+                extraction_gpu="h100-sxm", extraction_gpus=2, throughput=Throughput(mode="fixed", tokens_per_s=100,
+                                                                                    batching=5),
                 transfer=Transfer(method="object_store", link_gbps=8, efficiency=0.5),
                 costs=Costs(extraction_usd_per_gpu_hour=3.0, training_usd_per_gpu_hour=2.0, storage="s3",
                             storage_months=2),

@@ -4,8 +4,8 @@ step time, decode rate, hours. No catalog: uniform mixes."""
 import pytest
 
 from planner import Scenario, plan
-from planner.scenario import Throughput, UniformMix
 from planner.presets.specs import GPUSpec
+from planner.scenario import Throughput, UniformMix
 
 # A small card with round numbers: 20 GB, 1 TB/s, 200 BF16 TFLOPS, prefill MFU 0.5.
 CARD = GPUSpec(id="test-card", name="test card", memory_gb=20, bandwidth_tb_s=1.0, bf16_tflops=200, prefill_mfu=0.5)

@@ -3,13 +3,28 @@ planner/presets/harness.yaml): the chain rule by hand, the fits recovering known
 harness returning the reference levels, the engine defaults, the batch rule by hand, and the plan,
 CLI and manifest wiring (issue 22)."""
 import json
+
 import pytest
 
 from planner import default_scenario, plan
-from planner.phases.harness import (ENGINES, EnginePair, Sweep, alpha_of, chain_tau, fit_batch, fit_engine, fitted,
-                             harness_presets, interpolator, kept, resolve, served_tau, speedup_at)
-from planner.phases.quality import quality, reference_tokens, tau_function
 from planner.export.plan_json import to_json_dict
+from planner.phases.harness import (
+    ENGINES,
+    EnginePair,
+    Sweep,
+    alpha_of,
+    chain_tau,
+    fit_batch,
+    fit_engine,
+    fitted,
+    harness_presets,
+    interpolator,
+    kept,
+    resolve,
+    served_tau,
+    speedup_at,
+)
+from planner.phases.quality import quality, reference_tokens, tau_function
 
 
 def test_the_chain_rule_by_hand():
@@ -51,6 +66,7 @@ def test_the_trims_interpolation_is_numpys_to_the_bit():
     knot, between them), without its array round trip."""
     import math
     import random
+
     import numpy as np
     xs = np.linspace(1.0, 7.3, 512)
     ys = np.array([1.7 * math.sqrt(x) + math.sin(3 * x) for x in xs])

@@ -200,6 +200,7 @@ def test_node_counts_over_the_gpu_bound_and_a_manifest_mismatch_read_in_one_line
 def test_gpus_on_nodes_is_the_one_rule_of_nodes_and_gpus():
     import ast
     from pathlib import Path
+
     from planner.scenario import gpus_on_nodes
     assert gpus_on_nodes("extraction", 3, 4) == 12 and gpus_on_nodes("training", 2, 8) == 16
     # 1,563 x 64 = 100,032 GPUs: over the 100,000 either count takes (Scenario / Training `le`)
@@ -237,8 +238,8 @@ def test_the_node_line_says_the_gpus_that_do_not_fill_a_node_and_a_raised_tp_gro
     """Issue 35: `--gpus 4` on nodes of 8 said "extraction 1 x 8 GPUs"; a tensor-parallel group larger than
     the GPUs given (DeepSeek-V3's 1,342 GB of bf16 weights need TP 32 on 80 GB H100s, extraction.py's
     'tp-raised': "so the plan uses 32") said 1 node where its 32 GPUs take 32 / 8 = 4."""
-    from planner.phases.nodes import nodes_text
     from planner.export.report import text_report
+    from planner.phases.nodes import nodes_text
     assert nodes_text(1, 8, 8) == "1 x 8 GPUs"
     assert nodes_text(1, 8, 4) == "1 node (4 of its 8 GPUs)"
     assert nodes_text(2, 8, 12) == "2 nodes of 8 (12 GPUs)"      # ceil(12 / 8) = 2 nodes, the second half full

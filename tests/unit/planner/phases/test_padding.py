@@ -65,6 +65,7 @@ def test_sorted_batch_tops_counted_per_atom_equal_the_listed_ones(monkeypatch):
     listed one batch each took 34.5 GiB, found by test_bad_input's hypothesis run). Both ways must
     agree: force each way on the same random mixes."""
     import numpy as np
+
     from planner.phases import padding
     rng = np.random.default_rng(7)
     for trial in range(100):
@@ -86,6 +87,7 @@ def test_a_billion_rows_in_pairs_is_counted_not_listed():
     # k <= 249,999,999.75: 249,999,999 batches top 1, the other 250,000,000 top 148. Mean top =
     # (249,999,999 + 250,000,000 x 148) / 499,999,999 = 74.5 + 73.5 / 499,999,999
     import numpy as np
+
     from planner.phases.padding import padded
     p = padded(np.array([1.0, 148.0]), np.array([1.0, 1.0]), 999_999_999.0, 2, sort_by_length=True)
     assert p.rows_captured == 999_999_998

@@ -6,13 +6,20 @@ import math
 import pytest
 
 from planner import Scenario, default_scenario, plan
-from planner.ids import FAMILIES
-from planner.presets.specs import load_preset
-from planner.phases.quality import (epoch_equivalent, fit_curve, fit_speedup, quality, quality_presets,
-                             reference_tokens, tokens_of)
-from planner.scenario import Throughput, UniformMix
 from planner.decisions.trim import Budget, quality_of, trim
 from planner.export.plan_json import to_json_dict
+from planner.ids import FAMILIES
+from planner.phases.quality import (
+    epoch_equivalent,
+    fit_curve,
+    fit_speedup,
+    quality,
+    quality_presets,
+    reference_tokens,
+    tokens_of,
+)
+from planner.presets.specs import load_preset
+from planner.scenario import Throughput, UniformMix
 
 Q = load_preset("quality.yaml")
 
@@ -52,8 +59,8 @@ def test_eagle3_curve_by_hand():
 def test_monotone_and_saturating_in_data():
     taus = [quality("dflash", {"general": d}, epochs=6, regenerated=True, workload={"general": 1}).acceptance_length
             for d in (1e7, 1e8, 1e9, 1e10, 1e11, 1e12)]
-    steps = [b - a for a, b in zip(taus, taus[1:])]
-    assert all(s > 0 for s in steps) and all(b < a for a, b in zip(steps, steps[1:]))
+    steps = [b - a for a, b in zip(taus, taus[1:], strict=False)]
+    assert all(s > 0 for s in steps) and all(b < a for a, b in zip(steps, steps[1:], strict=False))
     # the ceiling: 1 + (4.24 - 1) (D_ref + h) / D_ref with h = 69.113M and the general domain's reference
     # tokens D_ref: 800,000 x 1,500 = 1.2e9 over general, code and math, 0.4e9 own + 0.5 x 0.8e9 = 0.8e9
     assert taus[-1] < 1 + 3.24 * (0.8e9 + 69.113e6) / 0.8e9
@@ -141,7 +148,8 @@ def test_payback_by_hand():
     #   / (989e12 x 0.25) = 22.8997 ms; bytes (16.4e9 + 363 x 147,456 x 750) / 2.68e12 = 21.0989 ms
     #   -> compute-bound, 363 / 22.8997 ms = 15,851.7 tokens/s
     s = Scenario(uniform=UniformMix(samples=500_000, tokens=1000, response_tokens=500), max_seq_len="none",
-                 capture_batch_size=1, model="qwen3-8b", extraction_gpu="h100-sxm", extraction_gpus=1, throughput=Throughput(mode="roofline"),
+                 capture_batch_size=1, model="qwen3-8b", extraction_gpu="h100-sxm", extraction_gpus=1,
+                 throughput=Throughput(mode="roofline"),
                  quality={"serving_tokens_per_day": 1e9})
     p = plan(s)
     q = p.quality

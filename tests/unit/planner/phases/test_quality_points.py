@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from planner.presets.drafter_kinds import DrafterKind
 from planner.phases.quality import quality
+from planner.presets.drafter_kinds import DrafterKind
 from planner.scenario import QualityPoint
 
 
@@ -52,8 +52,8 @@ def test_the_cli_reads_the_file_and_the_manifest_keeps_it(capsys, tmp_path):
     assert code == base_code == 0
     assert json.loads(out)["quality"]["acceptance_length"] != json.loads(base)["quality"]["acceptance_length"]
     # the runs are part of the scenario, so a manifest or a link carries them
-    from planner.scenario import Scenario
     from planner.cli._common import quality_points
+    from planner.scenario import Scenario
     pts = quality_points("--quality-points", str(f))
     s = Scenario(quality={"points": pts})
     assert Scenario(**s.model_dump(mode="json")).quality.points[1].tau == 2.9
@@ -102,6 +102,7 @@ def test_the_dashboard_keeps_the_runs_a_manifest_or_link_brings():
 def test_a_drafter_kind_registered_once_is_a_valid_points_drafter():
     # QualityPoint.drafter takes its choices from planner.presets.drafter_kinds.DRAFTER_KINDS (no Literal to edit)
     from pydantic import ValidationError
+
     from planner.presets.drafter_kinds import DRAFTER_KINDS
     toy = DrafterKind("toy", drafts_blocks=False, layer_input=1, fc_input=None, head_trainable=False,
                       epoch=DRAFTER_KINDS["eagle1"].epoch)
@@ -204,7 +205,7 @@ def test_the_band_widens_with_the_distance_from_the_runs():
     assert widths[0] == pytest.approx(0.0, abs=1e-9)          # at the run itself: its own tau
     # measured from your runs, not from the published points' 150M-1,200M (which hold 1.2e9)
     assert qs[5].extrapolated and any("runs you measured for DFlash (2M-2M tokens)" in w.text for w in qs[5].warnings)
-    assert all(b > a for a, b in zip(widths[:4], widths[1:4]))
+    assert all(b > a for a, b in zip(widths[:4], widths[1:4], strict=False))
     assert qs[1].acceptance_high >= 1 + 1.1 * _s(4e6) / _s(2e6)
     assert qs[4].acceptance_high == qs[5].acceptance_high == pytest.approx(16.0)
     # and the trim's fast tau function gives the capped estimate too

@@ -9,9 +9,9 @@ from planner import Scenario, plan
 from planner.errors import PlannerInputError
 from planner.phases.harness import fitted, max_tree_tokens, resolve, tree_share
 from planner.phases.quality import acceptance_rate, pairs_target, payback, quality, reference_tokens, served_speedup
-from planner.scenario import Quality
 from planner.phases.serving import ServedCost, distinct_experts, served_cost, step_seconds, target_of
 from planner.presets.specs import gpu_presets, model_presets
+from planner.scenario import Quality
 
 A3B, H100 = model_presets()["qwen3-30b-a3b"], gpu_presets()["h100-sxm"]
 
@@ -51,7 +51,8 @@ def test_tensor_parallel_all_reduces_by_hand():
 
 
 def _cost(model, **kw):
-    args = dict(pairs_target=pairs_target("eagle3"), batch=1, n_verify=4, draft_steps=3, draft_tokens=1, draft_layer_params=0.3e9, tp=1)
+    args = dict(pairs_target=pairs_target("eagle3"), batch=1, n_verify=4, draft_steps=3, draft_tokens=1,
+                draft_layer_params=0.3e9, tp=1)
     return served_cost(model, H100, **{**args, **kw})
 
 
@@ -61,7 +62,8 @@ def test_dense_targets_keep_todays_figure():
     # below 1 (its draft is relatively cheaper, not counted as a gain)
     assert _cost(m["llama-3.1-8b"]).factor == 1.0
     assert _cost(m["llama-3.1-70b"]).factor == 1.0
-    assert _cost(m["qwen3.6-27b"], pairs_target=pairs_target("dflash"), n_verify=16, draft_steps=1, draft_tokens=16).factor == 1.0
+    assert _cost(m["qwen3.6-27b"], pairs_target=pairs_target("dflash"), n_verify=16, draft_steps=1,
+                 draft_tokens=16).factor == 1.0
 
 
 def test_moe_verify_costs_more_and_less_so_at_a_large_batch():

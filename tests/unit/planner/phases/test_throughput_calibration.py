@@ -7,8 +7,8 @@ import pytest
 
 from planner import Scenario, plan
 from planner.phases.throughput_calibration import measurements
-from planner.scenario import Throughput, UniformMix
 from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults, gpu_presets, model_presets
+from planner.scenario import Throughput, UniformMix
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -66,7 +66,8 @@ def test_the_scheduler_caps_and_the_kv_dtype_bound_the_decode_batch():
     assert plan(s).extraction.decode_batch == 1024
     assert plan(s.with_changes(throughput=Throughput(mode="roofline", max_batch=300))).extraction.decode_batch == 300
     # max_num_batched_tokens: one token per decoding sequence and step
-    assert plan(s.with_changes(throughput=Throughput(mode="roofline", max_batched_tokens=512))).extraction.decode_batch \
+    assert plan(s.with_changes(throughput=Throughput(mode="roofline",
+                                                     max_batched_tokens=512))).extraction.decode_batch \
         == 512
     # a memory-bound card: 20 GB, TP 2 (test_extraction.py): 15.6e9 // (147,456 x 1,000) = 105 sequences;
     # an fp8 KV cache halves the bytes per token: 15.6e9 // 73,728,000 = 211

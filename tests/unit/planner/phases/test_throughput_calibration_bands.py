@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from planner.phases.extraction import REACH, calibrate, decide, reach, row_phase, rules, source_key, transfers
 from planner.phases.throughput_calibration import measurements
-from planner.phases.extraction import (REACH, calibrate, decide, reach, row_phase, rules, source_key, transfers)
 from planner.presets.specs import gpu_presets, model_presets
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -71,7 +71,8 @@ def test_holding_a_source_out_removes_all_its_rows():
             # neither calibrated nor calibrating
             assert all(source_key(rows[t[0]]) != src and (not t[1] or source_key(rows[t[1]]) != src) for t in held)
             # and every other row of the phase is there, each calibrated by another publication's row
-            assert {t[0] for t in held} == {r.id for r in rows.values() if source_key(r) != src and row_phase(r.id) == phase}
+            assert {t[0] for t in held} == {r.id for r in rows.values()
+                                            if source_key(r) != src and row_phase(r.id) == phase}
             assert all(not t[1] or source_key(rows[t[1]]) != source_key(rows[t[0]]) for t in held)
             for r in rows.values():
                 if source_key(r) == src and row_phase(r.id) == phase:
@@ -97,6 +98,7 @@ def test_the_hybrid_rows_held_out_fall_back_to_the_roofline_and_its_spread():
 def test_fidelity_scores_the_plans_band_with_the_source_held_out(monkeypatch):
     sys.path.insert(0, str(ROOT / "bench"))
     import fidelity
+
     from planner.phases import extraction
     seen = []
     real = extraction.calibrate
@@ -165,14 +167,14 @@ def test_the_decode_mfu_is_fitted_in_one_place_and_refitted_without_a_held_out_s
     # refit is the grid's argmin of rms log(roofline / measured) over the other publications' rows, worked
     # here through measured_ratio directly at each grid value
     from planner.phases.extraction import DECODE_MFU_GRID, fit_decode_mfu, measured_ratio
-    from planner.scenario import Throughput
     from planner.presets.specs import efficiency
+    from planner.scenario import Throughput
     models, gpus = model_presets(), gpu_presets()
     assert fit_decode_mfu()[0] == efficiency("decode_mfu")
     for src in sorted({source_key(r) for r in measurements().rows}):
         left = [r for r in measurements().rows if source_key(r) != src]
 
-        def rms(m):
+        def rms(m, left=left):   # called in this iteration only; the default binds it all the same
             xs = [math.log(measured_ratio(r, models, gpus, Throughput(mode="roofline", decode_mfu=m))[0] / r.value)
                   for r in left]
             return math.sqrt(sum(x * x for x in xs) / len(xs))

@@ -12,11 +12,11 @@ import pytest
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from planner.runs import calibration as rc
 from planner.cli.main import main
 from planner.errors import PlannerInputError
 from planner.export.manifest import load_manifest
 from planner.planning import plan
+from planner.runs import calibration as rc
 from planner.scenario import Scenario
 
 RUNS = Path(__file__).resolve().parents[3] / "fixtures" / "runs"
@@ -154,4 +154,4 @@ def test_estimate_refuses_a_bad_file_in_one_line(good, tmp_path, capsys):
         code = main(["estimate", "--manifest", str(MANIFEST), "--calibration", str(p)])
         out, err = capsys.readouterr()
         assert code == 2 and out == "" and err.count("\n") == 1, (code, out, err)
-        assert f"{field}: {value!r} is too " in err, err          # "is too large; give at most ..." 
+        assert f"{field}: {value!r} is too " in err, err          # "is too large; give at most ..."

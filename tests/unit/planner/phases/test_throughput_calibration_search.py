@@ -7,8 +7,15 @@ import math
 
 import pytest
 
-from planner.phases.throughput_calibration import MAX_DISTANCE, _length_distance, architecture, distance, measurements, nearest
 from planner.phases.extraction import _pick, row_phase, source_key
+from planner.phases.throughput_calibration import (
+    MAX_DISTANCE,
+    _length_distance,
+    architecture,
+    distance,
+    measurements,
+    nearest,
+)
 from planner.presets.specs import ModelSpec, gpu_presets, model_presets
 
 
@@ -83,7 +90,7 @@ def test_the_per_phase_pick_is_the_scalar_scan_to_the_bit(phase):
         own = frozenset({source_key(r)})
         c = (model_presets()[r.model], r.gpu, r.weight_dtype, r.isl, r.osl)
         assert _as_pair(_pick(*c, phase, own, exclude_row=r.id)) == scalar_nearest(
-            *c, keep=lambda x: row_phase(x.id) == phase and source_key(x) not in own and x.id != r.id,
+            *c, keep=lambda x, own=own, r=r: row_phase(x.id) == phase and source_key(x) not in own and x.id != r.id,
             prefer_class=True)
 
 

@@ -172,7 +172,8 @@ def test_pace_is_the_slowest_stage():
     # supply (34,000 tokens/s) against trainers that compute 50 samples/s (50,000 tokens/s): the supply binds
     assert pace(compute=50_000, supply=2 * 17 * 1000) == (34_000, "supply")
     # six trainers at the floor 2.5468e-4 s per token: 6 / 2.5468e-4 = 23,558.97 tokens/s, below both
-    assert pace(compute=50_000, supply=34_000, overhead=6 / 2.5468e-4) == (pytest.approx(23_558.97, rel=1e-6), "overhead")
+    assert pace(compute=50_000, supply=34_000, overhead=6 / 2.5468e-4) == (pytest.approx(23_558.97, rel=1e-6),
+                                                                           "overhead")
     # offline: the reader at 20,000 tokens/s is the slowest; nothing given is no bound
     assert pace(compute=50_000, io=20_000) == (20_000, "io")
     assert pace(compute=50_000) == (50_000, "compute")
@@ -186,7 +187,8 @@ def test_online_adds_the_targets_forward_to_the_drafter():
     # a slower forward (40,000): 1 / (1/50,000 + 1/40,000) = 22,222.2, the supply the larger part
     assert online_pace(compute=50_000, supply=40_000) == (pytest.approx(22_222.222, rel=1e-6), "supply")
     # the floor (30,000) under the compute: 1 / (1/30,000 + 1/100,000) = 23,076.9, the overhead binds the drafter
-    assert online_pace(compute=50_000, supply=100_000, overhead=30_000) == (pytest.approx(23_076.923, rel=1e-6), "overhead")
+    assert online_pace(compute=50_000, supply=100_000, overhead=30_000) == (pytest.approx(23_076.923, rel=1e-6),
+                                                                            "overhead")
 
 
 def test_band_is_the_prediction_interval_of_the_residuals():
@@ -231,6 +233,7 @@ def test_the_training_band_is_the_fit_of_the_published_runs():
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "bench"))
     import fidelity
+
     from planner.phases.training import rate_band
     lo, hi = fidelity.training_band()
     # the residuals move with the extraction model (the capture supply) and the drafter FLOPs: after
@@ -264,6 +267,7 @@ def test_the_published_runs_bound_the_training_mfu_only_from_below():
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "bench"))
     import fidelity
+
     from planner.presets.specs import efficiency, efficiency_source
     mfu = efficiency("training_mfu")
     at, high, low = (fidelity.training_rows(mfu=m) for m in (mfu, 0.6, mfu - 0.07))

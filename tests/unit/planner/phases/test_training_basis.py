@@ -48,7 +48,8 @@ def test_the_hours_band_is_the_rate_band_inverted_by_hand(default):
 def test_the_json_carries_the_band_and_the_bounds(default):
     d = to_json_dict(default)["training"]
     t = default.training
-    assert d["bounds"] == {"offline": "overhead", "online": t.bounds["online"], "disaggregated": t.bounds["disaggregated"]}
+    assert d["bounds"] == {"offline": "overhead", "online": t.bounds["online"],
+                           "disaggregated": t.bounds["disaggregated"]}
     assert d["stage_rates"]["offline"]["overhead"] == pytest.approx(31_412, rel=1e-4)
     assert (d["rate_low"], d["rate_high"]) == (0.618, 1.449)
     for mode in ("offline", "online", "disaggregated"):
@@ -84,7 +85,8 @@ def test_a_finding_says_the_floor_binds_and_not_the_mfu(default):
     # 8 / 2.5468e-4 = 31,412 tokens/s; the compute: 8 x B200 bf16 peak x 0.32 / the drafter's FLOPs per token
     t = default.training
     assert "8 x b200 train at most 31,412 tokens/s" in f[0].text
-    assert f"against {t.stage_rates['offline']['compute']:,.0f} from their compute at the training MFU 0.32" in f[0].text
+    assert (f"against {t.stage_rates['offline']['compute']:,.0f} from their compute at the training MFU 0.32"
+            in f[0].text)
     assert t.stage_rates["offline"]["compute"] > 31_412
     assert "an extrapolation" in f[0].text
     # compute-bound (a slow GPU at a low MFU): no such finding
@@ -109,6 +111,7 @@ def test_the_runs_on_other_gpus_lie_inside_the_band_with_the_floor_as_fitted():
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "bench"))
     import fidelity
+
     from planner.phases.training import overhead_gpus
     from planner.presets.specs import load_preset
     gpu = {r["id"]: r["gpu"] for r in load_preset("training_throughput.yaml")["rows"]}

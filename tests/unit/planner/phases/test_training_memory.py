@@ -14,7 +14,6 @@ import pytest
 
 from planner import plan
 from planner.phases.training import memory_gib
-
 from tests.unit.planner.phases.test_training import rows
 
 GIB = 2 ** 30

@@ -5,10 +5,10 @@ import typing
 import pytest
 
 from planner import plan
-from planner.presets.capture_paths import capture_paths, capture_time, paths_of, resolve_path
 from planner.errors import PlannerInputError
-from planner.presets.layouts import layout_presets
 from planner.export.plan_json import to_json_dict
+from planner.presets.capture_paths import capture_paths, capture_time, paths_of, resolve_path
+from planner.presets.layouts import layout_presets
 from planner.scenario import Scenario, UniformMix
 
 

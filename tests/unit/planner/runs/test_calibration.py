@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from planner.runs import rundir
-from planner.runs import calibration as rc
 from planner.errors import PlannerInputError
 from planner.export.manifest import build_manifest
-from planner.scenario import Scenario
-from planner.presets.specs import ModelSpec
 from planner.export.plan_json import to_json_dict
+from planner.presets.specs import ModelSpec
+from planner.runs import calibration as rc
+from planner.runs import rundir
+from planner.scenario import Scenario
 
 RUNS = Path(__file__).resolve().parents[3] / "fixtures" / "runs"
 # the fixtures' SpecForge DFlash files (torch.save): sizes and tokens
@@ -276,8 +276,8 @@ def test_calibration_changes_exactly_the_figures_it_claims():
     # decode x exp(decode band) + capture x exp(prefill band) (the disk keeps up)
     dcal, pcal = e.decode_calibration, e.prefill_calibration
     for i, hours in enumerate((e.calibrated_wall_hours_low, e.calibrated_wall_hours_high)):
-        assert hours == pytest.approx(e.decode_hours * math.exp(dcal.band[i]) + e.capture_hours * math.exp(pcal.band[i]),
-                                      rel=1e-12)
+        assert hours == pytest.approx(
+            e.decode_hours * math.exp(dcal.band[i]) + e.capture_hours * math.exp(pcal.band[i]), rel=1e-12)
     # the verdict's totals are the cost totals
     d = to_json_dict(q)
     assert d["verdict"]["totals_usd"] == {"offline": q.cost_usd.total_offline, "online": q.cost_usd.total_online,
@@ -285,13 +285,15 @@ def test_calibration_changes_exactly_the_figures_it_claims():
     # the road from the article: the steps before the layout's bytes per token do not move, the rest
     # do and end at this plan's storage; of the hours, only the capture pass moves
     steps = [(x["step"], x["storage_bytes"], y["storage_bytes"])
-             for x, y in zip(to_json_dict(p)["against_article"]["steps"], d["against_article"]["steps"])]
+             for x, y in zip(to_json_dict(p)["against_article"]["steps"], d["against_article"]["steps"], strict=False)]
     first = [n for n, _, _ in steps].index("the layout's layers")
     assert all(before == after for _, before, after in steps[:first])
     assert all(before != after for _, before, after in steps[first:])
     assert steps[-1][2] == pytest.approx(q.storage_bytes, abs=1)
-    hours = [(x["step"], x["hours"] != y["hours"]) for x, y in zip(to_json_dict(p)["against_article"]["extraction_hours_steps"],
-                                                                  d["against_article"]["extraction_hours_steps"])]
+    hours = [(x["step"], x["hours"] != y["hours"]) for x,
+             y in zip(to_json_dict(p)["against_article"]["extraction_hours_steps"],
+                                                                  d["against_article"]["extraction_hours_steps"],
+                                                                  strict=False)]
     assert [n for n, changed in hours if changed] == ["capture pass"]
 
 

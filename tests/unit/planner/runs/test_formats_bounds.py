@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.runs import rundir
 from planner.runs import calibration as rc
 from planner.runs import formats as rf
+from planner.runs import rundir
 
 RUNS = Path(__file__).resolve().parents[3] / "fixtures" / "runs"
 ROOT = Path(__file__).resolve().parents[4]
@@ -292,8 +292,8 @@ def _run_with(tmp_path: Path, bad: bytes, name: str = "data_1.ckpt") -> Path:
 
 
 def test_calibrate_and_status_count_a_malformed_zip_with_its_reason(tmp_path):
-    from planner.runs import status as runstatus
     from planner.export.manifest import load_manifest
+    from planner.runs import status as runstatus
     m = load_manifest(str(RUNS / "manifest.yaml"))
     run = _run_with(tmp_path, _malformed_zips()["version"][0])
     c = rc.calibrate(m, str(run), layout="specforge-dflash", gpus=1, elapsed_hours=1.0)
@@ -324,8 +324,8 @@ def test_status_counts_a_file_too_slow_to_read_as_not_verified_not_suspect(tmp_p
     # run_formats' clock 4 s a look; data_1's data.pkl is 40,001 opcodes (a look every 4,096): its own
     # 10 s bound passes on its third look, so it is neither read nor called broken (a stalled
     # filesystem is as slow); data_0 and data_2 read (a look or two each, under 10 s)
-    from planner.runs import status as runstatus
     from planner.export.manifest import load_manifest
+    from planner.runs import status as runstatus
     run = _run_with(tmp_path, _ckpt(b"\x80\x02}" + b"N\x94" * 20_000 + b"."))
     ticks = iter(range(0, 100_000, 4))
     monkeypatch.setattr(rf, "_clock", lambda: float(next(ticks)))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import random
 import signal
-import struct
 import time
 import zipfile
 from pathlib import Path

@@ -18,13 +18,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from planner.runs import preflight as pf   # noqa: E402
-from planner.runs import calibration as rc   # noqa: E402
-from planner.errors import PlannerInputError   # noqa: E402
-from planner.export.manifest import build_manifest, dump_manifest   # noqa: E402
-from planner.runs.formats import read_file   # noqa: E402
-from planner.scenario import Scenario   # noqa: E402
-from planner.presets.specs import ModelSpec   # noqa: E402
+from planner.errors import PlannerInputError  # noqa: E402
+from planner.export.manifest import build_manifest, dump_manifest  # noqa: E402
+from planner.presets.specs import ModelSpec  # noqa: E402
+from planner.runs import calibration as rc  # noqa: E402
+from planner.runs import preflight as pf  # noqa: E402
+from planner.runs.formats import read_file  # noqa: E402
+from planner.scenario import Scenario  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[4]
 # a dense shape small enough for two shared cores: H = 64, 8 layers, vocab 512
@@ -67,7 +67,7 @@ def _capture(tmp_path, layout, model=SMALL, arch="llama", n_run=2):
     m = manifest(layout, model)
     figs = pf.plan_figures(m, None)
     names = pf.rundir.naming(m, layout)
-    rows = [(e, t) for (e, _), t in zip(pf.sample_rows(figs, names, 3, 1), LENGTHS)]
+    rows = [(e, t) for (e, _), t in zip(pf.sample_rows(figs, names, 3, 1), LENGTHS, strict=False)]
     cap = pf.capture(str(tmp_path), figs, rows, arch, n_run, "cpu", clock(), 60)
     return rows, cap
 
@@ -98,8 +98,8 @@ def test_a_file_name_that_would_leave_the_folder_is_refused(tmp_path):
 
 
 def test_the_planners_bytes_per_token_agree_with_the_hand_worked_ones():
-    from planner.presets.layouts import bytes_per_token, layout_presets
     from planner.phases.compose import resolve
+    from planner.presets.layouts import bytes_per_token, layout_presets
     for layout, (per_token, _) in PER_TOKEN.items():
         spec = layout_presets()[layout]
         r = resolve(manifest(layout).scenario)
@@ -113,6 +113,7 @@ def test_every_buildable_preset_builds_its_published_parameter_count():
     # 8.2e9 - 4,096 x 151,936 = 7.578e9 (built: 7.568e9); Qwen3.6-27B: 27.78e9 - 460,730,096 -
     # 424,699,392 - 5,120 x 248,320 = 25.623e9 (built: 25.625e9). The presets give 2 to 4 digits: 1%.
     import torch
+
     from planner.presets.specs import model_presets
     built = 0
     for mid, m in model_presets().items():

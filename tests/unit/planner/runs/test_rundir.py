@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from planner.runs import rundir
 from planner.errors import PlannerInputError
 from planner.export.manifest import build_manifest
 from planner.presets.layouts import layout_presets
+from planner.runs import rundir
 from planner.scenario import Scenario
 
 OLD = time.time() - 3600      # an mtime well past the one-minute guard

@@ -16,9 +16,8 @@ import pytest
 
 from planner.cli.main import main as cli_main
 from planner.export.ray_driver import ray_driver
-from tests.unit.planner.export.test_commands import HOSTILE
 from tests.cluster.test_slurm import age, make_run
-
+from tests.unit.planner.export.test_commands import HOSTILE
 
 # a real SpecForge file (torch.save of a 7-token row, tests/fixtures/runs: 3,224 bytes); a 10-byte
 # stand-in would now be suspect (under the 118 bytes of the smallest torch.save archive)
@@ -77,7 +76,8 @@ def test_a_run_of_another_manifest_is_named_in_one_sentence(tmp_path, monkeypatc
     _files(run["out"], ["rank-00000/rows_0-2000/data_7.ckpt", "rank-00009/rows_0-2000/data_0.ckpt"])
     rc, _, err = _status(run, capsys)
     assert rc == 2 and err.count("\n") == 1
-    assert err.startswith("planner: error: RUN_DIR: ") and "files name rows the manifest does not have over 4 ranks" in err
+    assert err.startswith("planner: error: RUN_DIR: ")
+    assert "files name rows the manifest does not have over 4 ranks" in err
 
 
 @pytest.mark.parametrize("make", ["missing", "file"])
@@ -93,7 +93,8 @@ def test_modelopt_status_needs_the_mix_and_resume_needs_a_scheduler(tmp_path, mo
     run = make_run(tmp_path, monkeypatch)
     run["out"].mkdir()
     assert cli_main(["status", str(run["out"]), "--manifest", str(run["manifest"]), "--format", "modelopt"]) == 2
-    assert capsys.readouterr().err.startswith("planner: error: --mix: None is not allowed; the mix.jsonl the ranks read")
+    assert capsys.readouterr().err.startswith(
+        "planner: error: --mix: None is not allowed; the mix.jsonl the ranks read")
     assert cli_main(["export", str(run["manifest"]), "--format", "modelopt", "--nodes", "4", "--resume",
                      str(run["out"])]) == 2
     assert "--resume: writes a --scheduler slurm|ray script" in capsys.readouterr().err
@@ -144,7 +145,8 @@ def test_a_huge_run_dir_is_read_within_its_bound(tmp_path, monkeypatch):
     st = status(run["m"], str(run["out"]), "specforge", 4, max_entries=400)
     assert not st.scan_complete and sum(r.done for r in st.ranks) <= 1
     st = status(run["m"], str(run["out"]), "specforge", 4)
-    assert st.scan_complete and [r.done for r in st.ranks] == [1, 0, 0, 0] and st.skipped["unknown name for this layout"] == 1200
+    assert st.scan_complete and [r.done for r in st.ranks] == [1, 0, 0,
+                                                               0] and st.skipped["unknown name for this layout"] == 1200
 
 
 def test_modelopt_status_places_local_rows_by_the_dealt_shards(tmp_path, monkeypatch, capsys):

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from planner.cli.main import main as cli_main
 from planner.runs import formats as rf
 from planner.runs import status as runstatus
-from planner.cli.main import main as cli_main
 from tests.cluster.test_slurm import age, make_run
 
 RUNS = Path(__file__).resolve().parents[3] / "fixtures" / "runs"
@@ -133,7 +133,8 @@ def test_an_empty_or_too_small_file_is_suspect_without_verify(tmp_path, monkeypa
     rc, text, err = _cli(capsys, "export", str(run["manifest"]), "--format", "specforge", "--scheduler", "slurm",
                          "--resume", str(out), "--out", str(job))
     assert rc == 0 and "#SBATCH --array=0,1,2\n" in job.read_text()
-    assert "remove the suspect files before resuming" in err and f"rm -- {out}/rank-00000/rows_0-2000/data_2.ckpt " in err
+    assert "remove the suspect files before resuming" in err
+    assert f"rm -- {out}/rank-00000/rows_0-2000/data_2.ckpt " in err
     assert _snapshot(out) == before                     # nothing written or deleted in RUN_DIR
 
 
@@ -272,7 +273,8 @@ def _safetensors(shape: list[int]) -> bytes:
 def test_a_whole_file_that_contradicts_the_plan_is_suspect(tmp_path, monkeypatch, shape, reason):
     # speculators' hs_7 (row 7, rank 2's block [6,8)) reads as safetensors but is not one row of tokens
     run = make_run(tmp_path, monkeypatch)
-    _write(run["out"], {**{f"hs_{i}.safetensors": HS[i % 3] for i in range(10)}, "hs_7.safetensors": _safetensors(shape)})
+    _write(run["out"], {**{f"hs_{i}.safetensors": HS[i % 3] for i in range(10)},
+                        "hs_7.safetensors": _safetensors(shape)})
     assert rf.read_file(run["out"] / "hs_7.safetensors").tokens == (0 if shape == [0] else 6)
     st = runstatus.status(run["m"], str(run["out"]), "speculators", 4, verify=True)
     assert (st.suspect, st.suspect_examples) == (1, [("hs_7.safetensors", reason)])

@@ -1,19 +1,18 @@
 """The Scenario and the specs refuse hostile strings and out-of-range numbers; its defaults come
 from the presets (hardware.yaml), read here straight from the YAML file."""
 import math
-from pathlib import Path
-
 import typing
+from pathlib import Path
 
 import pytest
 import yaml
 from pydantic import ValidationError
 
 from planner import Scenario, plan
-from planner.ids import is_id
-from planner.scenario import Costs, MixItem, Throughput, Training, Transfer, UniformMix
-from planner.presets.specs import GPUSpec, ModelSpec
 from planner.export.plan_json import to_json_dict
+from planner.ids import is_id
+from planner.presets.specs import GPUSpec, ModelSpec
+from planner.scenario import Costs, MixItem, Throughput, Training, Transfer, UniformMix
 
 ROOT = Path(__file__).resolve().parents[4]
 HARDWARE = yaml.safe_load((ROOT / "planner" / "presets" / "hardware.yaml").read_text())
