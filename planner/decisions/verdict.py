@@ -47,7 +47,7 @@ from planner.errors import PlannerInputError
 from planner.phases.compose import figures
 from planner.phases.costs import DAYS_PER_MONTH
 from planner.phases.reuse import Reuse
-from planner.planning import Plan, plan  # noqa: F401 (plan: tests/unit/planner/decisions/test_verdict.py patches verdict.plan)
+from planner.planning import Plan
 from planner.scenario import Costs, Scenario, Training, Transfer
 from planner.units import fmt_usd
 
