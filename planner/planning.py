@@ -97,7 +97,7 @@ class Plan(BaseModel):
     transfer_hours: float
     training: TrainingPlan
     cost_usd: CostPlan
-    quality: QualityPlan | None = None
+    quality: QualityPlan                     # plan() sets it always (_quality)
     wall_days_offline: float
     wall_days_online: float
     wall_days_disaggregated: float = 0.0

@@ -106,8 +106,9 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     from planner.planning import included_mix, plan
     cat = catalog or (get_catalog() if s.uniform is None else None)
     p = p or plan(s, cat)
-    comps = [] if s.uniform is not None else [_manifest_component(cat.components[m.id], m, local_paths)
-                                              for m in included_mix(s, cat)]
+    # a catalog is opened above unless the scenario is uniform
+    comps = [] if s.uniform is not None or cat is None else [_manifest_component(cat.components[m.id], m, local_paths)
+                                                             for m in included_mix(s, cat)]
     stats = ("uniform samples given by the user" if s.uniform is not None else
              "DuckDB catalog built from datasets_meta/components.yaml (reconstructed row counts, estimated and "
              "published length statistics, tags per number)" +

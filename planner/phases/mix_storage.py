@@ -64,7 +64,9 @@ def default_family_tokens(cat: StatsCatalog) -> dict[str, float]:
         shares: dict[str, float] = {}
         for cid, rows in cat.default_mix():
             comp = cat.components[cid]
-            shares[comp.family] = shares.get(comp.family, 0.0) + rows * comp.conversation.mean_tokens()
+            conv = comp.conversation
+            assert conv is not None     # StatsCatalog reads each component's lengths in both units (length_bins)
+            shares[comp.family] = shares.get(comp.family, 0.0) + rows * conv.mean_tokens()
         got["family_tokens"] = shares
     return dict(got["family_tokens"])
 
@@ -105,6 +107,7 @@ def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
         conv = point_mass(u.tokens, u.response_tokens, u.turns)
         return [MixRow("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
                        conv, fan_out(conv))]
+    assert cat is not None   # a mix is counted from a catalog: callers pass one unless the scenario is uniform
     out = []
     known = _of_catalog(cat)["rows"]
     for i, item in enumerate(s.mix if s.mix is not None else _of_catalog(cat)["default_mix"]):
