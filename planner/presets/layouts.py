@@ -41,6 +41,11 @@ class IntDefault(Default):
     value: int
 
 
+class VocabDefault(Default):
+    """A head's vocabulary: "full" (the target's) or a size."""
+    value: int | Literal["full"]
+
+
 class LayoutDefaults(_Strict):
     unit: Default
     max_seq_len: Default
@@ -69,17 +74,17 @@ class LayoutTraining(_Strict):
     - attention_window: the draft layers' sliding window, if any;
     - batch_size: rows per GPU per optimizer step (row scope; a pack scope steps one pack per GPU)."""
 
-    ttt_steps: Default | None = None
-    num_anchors: Default | None = None
-    block_size: Default | None = None
+    ttt_steps: IntDefault | None = None
+    num_anchors: IntDefault | None = None
+    block_size: IntDefault | None = None
     scope: Default = Default(value="row", source="one sample per training row")
-    pack_tokens: Default | None = None
-    head_vocab: Default = Default(value="full", source="the target's vocabulary")
-    head_passes: Default = Default(value=2, source="a frozen head: forward and input gradient")
+    pack_tokens: IntDefault | None = None
+    head_vocab: VocabDefault = VocabDefault(value="full", source="the target's vocabulary")
+    head_passes: IntDefault = IntDefault(value=2, source="a frozen head: forward and input gradient")
     teacher: Default = Default(value="none", source="hard labels: no teacher pass")
-    attention_window: Default | None = None
-    batch_size: Default = Default(value=1, source="estimate: one row per GPU per optimizer step (the trainer's "
-                                                   "batch was not read)")
+    attention_window: IntDefault | None = None
+    batch_size: IntDefault = IntDefault(value=1, source="estimate: one row per GPU per optimizer step (the "
+                                                         "trainer's batch was not read)")
 
 
 def dflash_layers(num_layers: int, n: int) -> list[int]:
