@@ -71,10 +71,13 @@ def default_family_tokens(cat: StatsCatalog) -> dict[str, float]:
     return dict(got["family_tokens"])
 
 
-def resolved_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
+def resolved_mix(s: Scenario, cat: StatsCatalog | None) -> list[MixItem]:
     """The scenario's components: its own list, or the catalog's default mix when it gives none
-    (unchecked ones included)."""
-    return list(s.mix) if s.mix is not None else [m.model_copy() for m in _of_catalog(cat)["default_mix"]]
+    (unchecked ones included; the catalog is needed only then)."""
+    if s.mix is not None:
+        return list(s.mix)
+    assert cat is not None   # callers open a catalog for a scenario without its own mix (unless uniform)
+    return [m.model_copy() for m in _of_catalog(cat)["default_mix"]]
 
 
 def included_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
