@@ -36,7 +36,7 @@ from planner.export.materialize import hub_script
 from planner.export.commands import value as as_value
 from planner.scenario import Scenario
 from tests.unit.planner.export.test_commands import HOSTILE, STUB, hostile_manifest, run_bash
-from tests.unit.planner.export.test_pipeline_flags import accepted, script_and_flags
+from tests.unit.planner.export.test_commands_pipeline_flags import accepted, script_and_flags
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash runs the generated scripts")
