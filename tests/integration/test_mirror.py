@@ -40,7 +40,6 @@ PENDING = {
     "planner/phases/stored_bytes.py",
     "planner/presets/drafter_kinds.py",
     "planner/scenario/inputs.py",
-    "planner/findings.py",
     "planner/safe_io.py",
 }
 
