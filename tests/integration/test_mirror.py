@@ -31,7 +31,6 @@ PENDING = {
     "planner/cli/preflight.py",
     "planner/cli/profile.py",
     "planner/cli/status.py",
-    "planner/cli/trim.py",
     "planner/export/manifest.py",
     "planner/export/ray_driver.py",
     "planner/export/share.py",

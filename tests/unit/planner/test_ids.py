@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from planner.ids import check_no_control, has_control, has_unshown, is_hub_name, is_hub_part, is_id, is_local_path
+from planner.ids import (
+    check_no_control,
+    has_control,
+    has_unshown,
+    is_hub_name,
+    is_hub_part,
+    is_id,
+    is_local_path,
+)
 
 
 def test_ids_lower_case_1_to_64_characters():

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from planner.scenario.quality_csv import MAX_QUALITY_POINTS, QualityPointsError, parse_quality_points
+from planner.scenario.quality_csv import (
+    MAX_QUALITY_POINTS,
+    QualityPointsError,
+    parse_quality_points,
+)
 
 HEADER = "drafter,target,family,training_tokens,epochs,eval_engine,tau\n"
 ROW = "eagle3,llama-3.1-8b,code,2e8,2,vllm,3.25\n"
