@@ -37,7 +37,6 @@ PENDING = {
     "planner/phases/stored_bytes.py",
     "planner/presets/drafter_kinds.py",
     "planner/scenario/inputs.py",
-    "planner/safe_io.py",
 }
 
 
