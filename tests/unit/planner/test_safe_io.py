@@ -50,8 +50,7 @@ def test_atomic_write_replaces_whole_with_the_umask_mode(tmp_path):
 def test_a_failing_block_leaves_the_old_file_and_no_temp(tmp_path):
     f = tmp_path / "m.yaml"
     f.write_text("old")
-    with pytest.raises(RuntimeError):
-        with atomic_writer(f, field="--out") as fh:
-            fh.write("half")
-            raise RuntimeError("stop")
+    with pytest.raises(RuntimeError), atomic_writer(f, field="--out") as fh:
+        fh.write("half")
+        raise RuntimeError("stop")
     assert f.read_text() == "old" and os.listdir(tmp_path) == ["m.yaml"]
