@@ -523,7 +523,7 @@ def capture_reports(data: dict | None = None) -> list[dict]:
     if set(cap["split"]["fit"]) & score or set(cap["split"]["fit"]) | score != set(cap["sources"]):
         raise ValueError("users_reports.yaml capture.split must part capture.sources")
     out = []
-    for r in (x for x in cap["reports"] if x["source"] in score):
+    for r in cap["reports"]:
         kw = dict(layout=r["layout"], model=r["model"], extraction_gpu=r["gpu"], extraction_gpus=r["gpus"],
                   regenerate=False)
         if "component" in r:
@@ -539,20 +539,25 @@ def capture_reports(data: dict | None = None) -> list[dict]:
                     "path": e.capture_path, "setup": f"{r['model']}, {r['gpus']} x {r['gpu']}, "
                     f"{e.replicas} x {e.tp_per_replica} ({e.capture_split})", "measured": r["hours"],
                     "predicted": e.capture_hours, "low": low, "high": high, "ratio": e.capture_hours / r["hours"],
-                    "inside": low is not None and low <= r["hours"] <= high, "assumed": r.get("assumed", "")})
+                    "inside": low is not None and low <= r["hours"] <= high, "assumed": r.get("assumed", ""),
+                    "scored": r["source"] in score})
     return out
 
 
 def capture_markdown(rows: list[dict]) -> str:
-    """The capture reports' table: each report, its hours, the plan's capture hours with its band, in or out."""
-    lines = [("| capture report (source, date) | path | setup (replicas x GPUs each) | hours reported | "
-              "planner (band) | in |"), "|---|---|---|---|---|---|"]
+    """The capture reports' table: each report, FIT (a source something in the planner is fitted on: shown, never
+    scored) or SCORED, its hours, the plan's capture hours with its band, in or out; the tally over the scored."""
+    lines = [("| capture report (source, date) | path | setup (replicas x GPUs each) | fit or scored | hours reported | "
+              "planner (band) | in |"), "|---|---|---|---|---|---|---|"]
     for r in rows:
         band = "no band" if r["low"] is None else f"{r['low']:.2f}-{r['high']:.2f}"
-        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['path']} | {r['setup']} | {r['measured']:.2f} | "
+        lines.append(f"| [{r['id']}]({r['url']}) {r['date']} | {r['path']} | {r['setup']} | "
+                     f"{'SCORED' if r['scored'] else 'FIT'} | {r['measured']:.2f} | "
                      f"{r['predicted']:.2f} ({band}) | {'in' if r['inside'] else 'out'} |")
-    lines.append(f"\ncapture reports (scored, none fitted): inside the band {sum(r['inside'] for r in rows)}/"
-                 f"{len(rows)}, rms log error {log_error([r['ratio'] for r in rows]):.2f}")
+    sc = [r for r in rows if r["scored"]]
+    lines.append(f"\ncapture reports: {sum(r['inside'] for r in sc)}/{len(sc)} scored inside the band, rms log error "
+                 f"{log_error([r['ratio'] for r in sc]):.2f}; the fit sources (not scored) "
+                 f"{sum(r['inside'] for r in rows if not r['scored'])}/{len(rows) - len(sc)}")
     return "\n".join(lines)
 
 

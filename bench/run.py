@@ -68,7 +68,7 @@ def bench_plan(n: int) -> dict:
     plan(s, cat)
     default_ms = median_ms(lambda: plan(s, cat), n)
     # a scenario that differs on every call (one more row of openorca): nothing of a plan is reused
-    # but what the catalog's own distributions give (planner/phases/stored_bytes.py ByIdentity)
+    # but the catalog's own data (planner/phases/mix_storage.py _BY_CATALOG); plan()'s cache misses every time
     mixes = iter([s.with_changes(mix=[{"id": i, "rows": r + k * (i == "openorca")} for i, r in cat.default_mix()])
                   for k in range(n + 1)])
     varied_ms = median_ms(lambda: plan(next(mixes), cat), n)

@@ -54,17 +54,10 @@ def run() -> None:
         _failed(exc)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)   # shared and never changed, as _plan_cached
-def _baseline(settings_json: str, catalog_key: str, _catalog):
-    """The full 913,786-sample mix with the same settings. Cached on the settings alone (the
-    scenario without its mix), so editing the mix never misses."""
-    return plan(Scenario.model_validate_json(settings_json), _catalog)
-
-
-def _settings_json(s: Scenario) -> str:
-    d = s.model_dump(mode="json")
-    d["mix"] = d["uniform"] = None
-    return json.dumps(d, sort_keys=True)
+def _baseline(s: Scenario, catalog):
+    """The full 913,786-sample mix with the same settings (plan() keeps it: editing the mix plans the
+    same full-mix scenario again, which is found there)."""
+    return plan(Scenario.model_validate({**s.model_dump(), "mix": None, "uniform": None}), catalog)
 
 
 def _load_link(catalog) -> None:
@@ -246,7 +239,7 @@ def _budget_tab(scenario: Scenario, catalog, unit: str) -> None:
 @_fragment
 def _charts_tab(scenario: Scenario, p, catalog, unit: str) -> None:
     from drafter_dashboard import budget, charts
-    full = _baseline(_settings_json(scenario), str(catalog.path), catalog) if scenario.uniform is None else None
+    full = _baseline(scenario, catalog) if scenario.uniform is None else None
     charts.render(p, unit, catalog, budget.storage_budget_bytes(unit), full, budget.current_compare(scenario))
 
 
@@ -273,15 +266,11 @@ def _io_tab(p, catalog, v, link: dict, unit: str) -> None:
 
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)    # shared and never changed: no copy on every run
-def _plan_cached(scenario_json: str, catalog_key: str, _s: Scenario, _catalog):
-    return plan(_s, _catalog if _s.uniform is None else None)
-
-
 def _plan_of(s: Scenario, catalog):
-    """The plan of `s`, made once per scenario (its canonical JSON) and catalog: a display-only change,
-    a control outside the scenario or the delta's other scenario never plans again."""
-    return _plan_cached(s.model_dump_json(), str(catalog.path), s, catalog)
+    """The plan of `s`: plan() keeps it by the scenario's canonical JSON and the catalog's version (its
+    one cache, planner/planning.py), so a display-only change, a control outside the scenario or the
+    delta's other scenario never plans again; the Plan it returns is frozen and shared."""
+    return plan(s, catalog if s.uniform is None else None)
 
 
 def _delta_base(scenario: Scenario, catalog):
@@ -308,7 +297,7 @@ def _delta_base(scenario: Scenario, catalog):
         except PlannerInputError:       # e.g. it named an upload this catalog no longer has
             why = f" ({other[1]} cannot be planned any more)"
     if scenario.uniform is None:
-        return _baseline(_settings_json(scenario), str(catalog.path), catalog), \
+        return _baseline(scenario, catalog), \
             "the full mix (913,786 conversations selected) with the same settings" + why
     return None, ""
 

@@ -63,13 +63,15 @@ def turns_for(tokens: np.ndarray, mean_turns: float, mean_tokens: float, max_tur
 
 def fit_component(mean_tokens: float, assistant_share: float, mean_turns: float, *,
                   median_tokens: float | None = None, default_sigma: float = 0.7,
-                  bins: dict | None = None, max_turns: int = 512) -> Atoms:
+                  bins: dict | None = None, max_turns: int = 512, max_tokens: float | None = None) -> Atoms:
     """Fit a conversation-length distribution to what is published.
 
     - bins (edges + shares): log-uniform within each bin, then scaled to the published mean;
     - mean and median: log-normal with sigma = sqrt(2 ln(mean / median));
     - mean only: log-normal with the documented default spread.
-    Lengths are then rescaled so the mean is exact.
+    Lengths are then rescaled so the mean is exact. max_tokens: no row is longer, by construction of the data
+    (a set cut into pieces of at most that many tokens): the lengths are min(s x length, max_tokens) with the
+    scale s that keeps the mean exact, so the longest rows sit at the bound and none runs past it.
     """
     q = (np.arange(QUANTILE_POINTS) + 0.5) / QUANTILE_POINTS
     if bins:
@@ -88,10 +90,26 @@ def fit_component(mean_tokens: float, assistant_share: float, mean_turns: float,
         z = np.array([NormalDist().inv_cdf(x) for x in q])
         tokens = np.exp(mu + sigma * z)
     tokens = tokens * (mean_tokens / tokens.mean())
+    if max_tokens is not None:
+        tokens = _bounded(tokens, mean_tokens, float(max_tokens))
     tokens = np.maximum(tokens, 1.0)
     rows = np.full(QUANTILE_POINTS, 1.0 / QUANTILE_POINTS)
     turns = turns_for(tokens, mean_turns, mean_tokens, max_turns)
     return aggregate(rows, tokens, tokens * assistant_share, turns)
+
+
+def _bounded(tokens: np.ndarray, mean_tokens: float, bound: float) -> np.ndarray:
+    """min(s x tokens, bound) with s >= 1 such that the mean stays `mean_tokens` (bisection: the mean of the
+    clipped lengths grows with s, from at most mean_tokens at s = 1 to the bound as s grows)."""
+    if not 0 < mean_tokens < bound:
+        raise ValueError(f"a bounded length distribution needs 0 < mean ({mean_tokens:g}) < bound ({bound:g})")
+    lo, hi = 1.0, 2.0
+    while np.minimum(tokens * hi, bound).mean() < mean_tokens:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if np.minimum(tokens * mid, bound).mean() < mean_tokens else (lo, mid)
+    return np.minimum(tokens * hi, bound)
 
 
 def point_mass(tokens: float, response_tokens: float, turns: int = 1) -> Atoms:

@@ -5,13 +5,22 @@ the nodes, transfer, training, costs) with quality, findings and assumptions. Fi
 phases (break-even, the sampled band, the lossless fixes) are worked out here, where the phases meet;
 no phase changes another's result. It attaches warnings to the components they concern and refuses a
 plan with a figure that is not finite (planner/finite.py).
+
+The phases keep nothing between calls. plan() holds the one cache: a plan is kept by the scenario's
+canonical JSON (sorted keys), the catalog's version (planner/catalog/stats.py StatsCatalog.version),
+the registries' version (planner/variants.py) and plan()'s other arguments, and returned frozen.
 """
 from __future__ import annotations
 
+import json
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from planner._version import __version__
 from planner.phases.assumptions import Assumption, AssumptionContext, assumptions
@@ -21,10 +30,10 @@ from planner.phases.extraction import TP_DEGREES, ExtractionPlan, serving_decode
 from planner.finite import is_finite_plan, refuse_non_finite
 from planner.findings import Finding, finding
 from planner.presets.layouts import Effective, LayoutSpec
-from planner.memo import ByIdentity
 from planner.phases.nodes import NodePlan
 from planner.phases.compose import Figures, Resolved, capture, figures, in_force, resolve, resolve_gpu, stored
 from planner.phases.quality import QualityPlan, payback, quality, reference_tokens
+from planner.phases.reuse import Reuse, reused
 from planner.scenario import Scenario
 from planner.presets.specs import GPUSpec, ModelSpec
 from planner.phases.stored_bytes import CaptureLayout, workload
@@ -32,11 +41,17 @@ from planner.phases.mix_storage import (ComponentPlan, StoragePhase, components 
                                    included_mix, resolved_mix)
 from planner.phases.training import TrainingPlan
 from planner.decisions.unblock import STORAGE_BLOCKERS, fixes_text, lossy_text, storage_fixes
+from planner.variants import registries_version
 
 __all__ = ["ComponentPlan", "Figures", "Plan", "counted_reference_tokens", "figures", "included_mix", "is_finite_plan",
-           "plan", "resolved_mix"]
+           "plan", "plan_cache_clear", "resolved_mix"]
+
 
 class Plan(BaseModel):
+    """A scenario's plan. Frozen: plan() keeps it and hands the same object to every caller of the same
+    scenario, so no caller can change a field under another (a changed copy: `model_copy(update=...)`)."""
+
+    model_config = ConfigDict(frozen=True)
     planner_version: str
     scenario: Scenario
     model: str
@@ -90,6 +105,16 @@ class Plan(BaseModel):
     warnings: list[str]                  # the findings' texts
     findings: list[Finding] = []
     assumptions: list[Assumption]
+    # figures worked out from this plan when first asked (the verdict's fixes and levers,
+    # planner/decisions/unblock.py), kept on the plan object: they live and die with it, no second cache
+    _worked_out: dict = PrivateAttr(default_factory=dict)
+
+    def worked_out(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """compute(), once per plan object and `key` (its objects held with the result)."""
+        hit = self._worked_out.get(key)
+        if hit is None:
+            hit = self._worked_out[key] = compute()
+        return hit
 
 
 @dataclass
@@ -110,35 +135,79 @@ class _Warnings:
         return [f.text for f in self.found]
 
 
+PLAN_CACHE_SIZE = 256      # plans kept (a page's scenarios, a verdict's re-plans, a trim's answers)
+_PLANS: OrderedDict[tuple, Plan] = OrderedDict()
+_PLANS_LOCK = threading.Lock()
+
+
+def plan_key(s: Scenario, cat: StatsCatalog | None, band: bool = True, measured=None) -> tuple:
+    """What a plan is kept by: everything plan() reads. The scenario's canonical JSON (every field, sorted
+    keys: a new input is in it with nothing written here), the catalog's version, the registries' version
+    (a kind, rule or format registered or removed, tests' `temporarily` included) and plan()'s other
+    arguments (`measured` is a frozen dataclass: its repr holds every field)."""
+    return (json.dumps(s.model_dump(mode="json"), sort_keys=True), None if cat is None else cat.version, band,
+            None if measured is None else repr(measured), registries_version())
+
+
+def plan_cache_clear() -> None:
+    """Forget every kept plan (the next plan() of any scenario is worked out cold)."""
+    with _PLANS_LOCK:
+        _PLANS.clear()
+
+
 def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
-    """The plan of `s`. When a component was profiled from a sample, storage and extraction are worked
+    """The plan of `s` (see planned()), kept by plan_key(): the same scenario, catalog and arguments
+    get the same frozen Plan back without planning again."""
+    cat = catalog or (get_catalog() if s.uniform is None else None)
+    key = plan_key(s, cat, band, measured)
+    with _PLANS_LOCK:
+        hit = _PLANS.get(key)
+        if hit is not None:
+            _PLANS.move_to_end(key)
+            return hit
+    # the plan holds a copy of the scenario: the caller's own may be changed in place afterwards
+    p = planned(s.model_copy(deep=True), cat, band=band, measured=measured)
+    with _PLANS_LOCK:
+        _PLANS[key] = p
+        while len(_PLANS) > PLAN_CACHE_SIZE:
+            _PLANS.popitem(last=False)
+    return p
+
+
+def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
+    """The plan of `s`, worked out (nothing kept: plan() keeps it). When a component was profiled from a sample, storage and extraction are worked
     out again at the low and the high end of every sampled component's 95% interval of mean tokens per
     row (all at the same end together: a conservative band) for `storage_bytes_low/high` and the
     extraction's `sampled_wall_hours_low/high` (its `wall_hours_low/high`, the calibration band, widened to
     them). `band=False` skips that band and the lossless fixes of a
-    blocking finding (trim's and the sensitivity's many inner plans, which read neither)."""
+    blocking finding (trim's and the sensitivity's many inner plans, which read neither).
+    The figures that the plan's band ends and its fixes share with it (each component's figures per
+    conversation, its padding and training rows, the reference run's tokens) are worked out once for
+    this call: its own Reuse (planner/phases/reuse.py), dropped when it returns."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     r = resolve(s, measured)
     eff = in_force(s, r.spec)
-    st = _stored(s, cat, r, eff)
-    run = Figures(s, r, st, eff, measured)
+    reuse = Reuse()
+    st = stored(s, cat, r, eff, reuse=reuse)
+    run = Figures(s, r, st, eff, measured, reuse=reuse)
     nodes, ex, tr, cost = run.nodes, run.extraction, run.transfer, run.cost_usd
     # break-even is a figure of the costs, shown beside the training it concerns
     trn = run.training.model_copy(update={"breakeven_epochs": cost.breakeven_epochs,
                                      "breakeven_epochs_disaggregated": cost.breakeven_epochs_disaggregated})
     comps = component_plans(st)
-    qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff, trn.drafter_params)
+    qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff, trn.drafter_params, reuse)
     warn = _Warnings()
     for f in st.findings() + nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
         warn.add(f)
     _plan_warnings(s, cat, r.layout, st.files, st.compressed, comps, warn)
     sampled = st.sampled(eff.unit) if band else []
     ends: list[StoragePhase] = []
+    fixes = None
     if band:
-        _lossless_fixes(s, cat, r, eff, st, cost, warn.found, measured)
+        fixes = _lossless_fixes(s, cat, r, eff, st, cost, warn.found, reuse)
         if sampled:   # the band: storage and extraction again at each end of the sampled intervals
-            ends = [stored(s, cat, r, eff, end) for end in (0, 1)]
-            lo_ex, hi_ex = (capture(s, r, e, measured)[1] for e in ends)
+            ends = [stored(s, cat, r, eff, end, reuse=reuse) for end in (0, 1)]
+            lo_ex, hi_ex = (capture(s, r, e, measured, reuse)[1] for e in ends)
             # the sampled ends, and the band to bet on: the low end's calibration band low, the high
             # end's high (issue 22)
             ex = ex.model_copy(update={
@@ -154,6 +223,9 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
                                 effective=eff, recipe=run.recipe, extraction=ex, quality=qual,
                                 training=trn)
     total = st.total
+    low = high = None
+    if band:
+        low, high = (stored(s, cat, r, eff, end, lengths=True, reuse=reuse).storage_bytes for end in (0, 1))
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=r.model.id, layout=layout.id, layers=layout.layers,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
@@ -161,7 +233,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
         id_mask_bytes_per_token=layout.token_id_bytes + layout.loss_mask_bytes,
         file_overhead_bytes=layout.file_overhead_bytes, storage_bytes=st.storage_bytes,
-        storage_bytes_compressed=st.compressed, drafter=r.spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
+        storage_bytes_compressed=st.compressed, storage_bytes_low=low, storage_bytes_high=high,
+        sampled_components=sampled if ends else [], drafter=r.spec.drafter, unit=eff.unit, max_seq_len=eff.max_seq_len,
         overflow=eff.overflow, capture_batch_size=eff.capture_batch_size, padding=eff.padding,
         sort_by_length=eff.sort_by_length, drop_last=eff.drop_last, from_layout=list(eff.from_layout),
         rows_before_drop=sum(u.rows for u in st.unpadded),
@@ -175,32 +248,9 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
         assumptions=(measured.assumptions() if measured is not None else []) + assumptions(context),
     )
     refuse_non_finite(plan_)
-    if band:
-        plan_.storage_bytes_low, plan_.storage_bytes_high = (_stored(s, cat, r, eff, end).storage_bytes
-                                                             for end in (0, 1))
-    if ends:
-        plan_.sampled_components = sampled
+    if fixes is not None:
+        plan_.worked_out(("fixes", cat), lambda: fixes)
     return plan_
-
-
-# The storage phase of a scenario (a frozen result, read and never changed), kept per catalog and layout
-# spec (objects, kept for their lifetime) and every other input it reads: a scenario planned again
-# (a page's rerun) is not stored again.
-_STORED = ByIdentity(768)   # three per scenario: the storage and its band's two ends
-
-
-def _stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective,
-            end: int | None = None) -> StoragePhase:
-    """stored(s, cat, r, eff), kept (with `end`: at that end of the storage band): the key holds what
-    storage_phase reads of the scenario (the mix's items or the uniform mix, regeneration, lengths,
-    compression), of the layout (its bytes per token; the spec by identity), the model's hidden and
-    vocabulary sizes, and the values in force."""
-    u = s.uniform
-    key = (None if s.mix is None else tuple((m.id, m.rows, m.include, m.selection, m.seed) for m in s.mix),
-           None if u is None else (u.samples, u.tokens, u.response_tokens, u.turns), eff,
-           r.layout.bytes_per_token, r.model.hidden_size, r.model.vocab_size, s.regenerate, s.response_multiplier,
-           s.length_scale, s.compression, end)
-    return _STORED.get((cat, r.spec), key, lambda: stored(s, cat, r, eff, end, lengths=end is not None))
 
 
 def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:
@@ -220,7 +270,7 @@ def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] 
 
 def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GPUSpec, ex: ExtractionPlan,
              spec: LayoutSpec, components: list[ComponentPlan], cost: CostPlan, eff: Effective,
-             draft_params: float) -> QualityPlan:
+             draft_params: float, reuse: Reuse | None = None) -> QualityPlan:
     """The expected acceptance length and speedup of this mix (planner/phases/quality.py) with the cycle's
     cost as the target is served (planner/phases/serving.py), and the payback of the offline run against
     serving `quality.serving_tokens_per_day` on the serving GPU."""
@@ -233,7 +283,7 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
                  temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
-                 fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter),
+                 fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter, reuse),
                  target=model.id, target_params=model.params, points=q.points, topk=q.topk,
                  num_draft_tokens=q.num_draft_tokens, served=served, fleet_served=fleet)
     if isinstance(q.workload, dict) and abs(sum(q.workload.values()) - 1) > 1e-6:
@@ -268,16 +318,14 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 
 
-# A reference run's tokens per family, counted as a plan counts (_reference_mean): by the catalog
-# (read-only, kept for its lifetime) and what the count reads of the scenario and the layout.
-_REFERENCE = ByIdentity(256)
-
-
-def counted_reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str) -> dict[str, float]:
-    """reference_tokens(kind, _reference_mean(s, cat, eff)), worked out once per catalog, drafter kind,
-    cap, unit, overflow and length scale (everything the mean reads); a copy each time."""
-    key = (kind, eff.max_seq_len, eff.unit, eff.overflow, s.length_scale)
-    return dict(_REFERENCE.get((cat,), key, lambda: reference_tokens(kind, _reference_mean(s, cat, eff))))
+def counted_reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str,
+                             reuse: Reuse | None = None) -> dict[str, float]:
+    """reference_tokens(kind, _reference_mean(s, cat, eff)); a search's `reuse` (planner/phases/reuse.py)
+    counts it once per catalog, drafter kind, cap, unit, overflow and length scale (all the count
+    reads); a copy each time."""
+    return dict(reused(reuse, "reference_tokens", (cat,), (kind, eff.max_seq_len, eff.unit, eff.overflow,
+                                                          s.length_scale),
+                       lambda: reference_tokens(kind, _reference_mean(s, cat, eff))))
 
 
 def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
@@ -295,23 +343,25 @@ def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
 
 
 def _lossless_fixes(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, st: StoragePhase,
-                    cost: CostPlan, found: list[Finding], measured=None) -> None:
+                    cost: CostPlan, found: list[Finding], reuse: Reuse | None = None) -> tuple | None:
     """A blocking finding about where the bytes fit names the fixes that drop no row first, each
     planned again and checked (planner/decisions/unblock.py): no batch padding (a capture batch of 1, or
     length-sorted batches), the nodes that spread the bytes, both, a network volume; those that
     clear the blockers with their figures, those that do not with what remains; the finding's own
     fix (trim, fp8, fewer layers) follows. The tables' figures, not a run's measured ones. A blocking
-    finding in `found` is replaced by a copy with its fix: the phase's own finding stays as it was."""
+    finding in `found` is replaced by a copy with its fix: the phase's own finding stays as it was.
+    Returns the fixes planned (None: no blocker), which the plan keeps for the verdict."""
     blockers = [i for i, f in enumerate(found) if f.code in STORAGE_BLOCKERS]
     if not blockers:
-        return
-    fixes = storage_fixes(s, cat, st, found, st.compressed, eff.padding == "batch", bool(eff.sort_by_length))
+        return None
+    fixes = storage_fixes(s, cat, st, found, st.compressed, eff.padding == "batch", bool(eff.sort_by_length), reuse)
     text = fixes_text(fixes, st.compressed, cost.total_offline)
     for i in blockers:
         f = found[i]
         otherwise = lossy_text(s, f.code, fixes) or f.fix
         fix = ("lossless first: " + text + (f". Otherwise: {otherwise}" if otherwise else "")) if text else otherwise
         found[i] = f.model_copy(update={"fix": fix})
+    return fixes
 
 
 def _plan_warnings(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, files: float, compressed: float,

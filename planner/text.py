@@ -64,13 +64,17 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
 
 
-def blocks_note(total: int, world: int, noun: str = "row") -> str:
-    """How `total` rows split into `world` contiguous blocks (sharding.block), in words: 'one block of
-    10 rows', 'equal blocks of 250 rows', 'blocks of 3 or 4 rows, the first 2 one row longer'."""
+def dealt_note(total: int, world: int, noun: str = "row") -> str:
+    """How the planner deals `total` rows to `world` shards in turn (sharding.rank_of), in words:
+    'one shard of 10 rows'; 'dealt in turn (row p of the materialized order to shard p mod 4), 2 or 3
+    rows each (shards 0 to 1 one row more), about 1/4 of every component and so of the bytes'."""
     div, mod = divmod(total, world)
     if world == 1:
-        return f"one block of {count(total, noun)}"
+        return f"one shard of {count(total, noun)}"
     if mod == 0:
-        return f"equal blocks of {count(div, noun)}"
-    first = "the first one" if mod == 1 else f"the first {mod:,}"
-    return f"blocks of {div:,} or {count(div + 1, noun)}, {first} one {noun} longer"
+        each = f"{count(div, noun)} each"
+    else:
+        first = "shard 0" if mod == 1 else f"shards 0 to {mod - 1:,}"
+        each = f"{div:,} or {count(div + 1, noun)} each ({first} one {noun} more)"
+    return (f"dealt in turn ({noun} p of the materialized order to shard p mod {world:,}), {each}, "
+            f"about 1/{world:,} of every component and so of the bytes")

@@ -19,10 +19,27 @@ from planner.errors import PlannerInputError
 
 T = TypeVar("T")
 
+_CHANGES = [0]     # registrations and removals in every registry: a version plan()'s cache is keyed by
+
+
+def registries_version() -> int:
+    """How many times any registry has changed (a name registered or removed): a plan kept before a
+    change is never returned after it (planner/planning.py plan_key)."""
+    return _CHANGES[0]
+
 
 class Registry(dict[str, T], Generic[T]):
     """Objects by name, in registration order. `what` names the variant in messages and `field` the
-    input that names one (a lookup of an unknown name is a PlannerInputError on that field)."""
+    input that names one (a lookup of an unknown name is a PlannerInputError on that field). Every
+    change counts in registries_version()."""
+
+    def __setitem__(self, name: str, obj: T) -> None:
+        _CHANGES[0] += 1
+        super().__setitem__(name, obj)
+
+    def __delitem__(self, name: str) -> None:
+        _CHANGES[0] += 1
+        super().__delitem__(name)
 
     def __init__(self, what: str, field: str):
         super().__init__()

@@ -38,7 +38,8 @@ LOCK_TIMEOUT_S = 120.0
 COMPONENT_COLUMNS = ["id", "name", "family", "hf_repo", "subset", "split", "licence", "licence_note", "format",
                      "in_default_mix", "rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens",
                      "assistant_share", "origin", "provenance", "local_path", "source_format", "sampled"]
-PROVENANCE_FIELDS = ("rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens", "assistant_share")
+PROVENANCE_FIELDS = ("rows_in_mix", "rows_available", "turns", "mean_tokens", "median_tokens", "assistant_share",
+                     "max_tokens")
 
 
 @dataclass
@@ -117,7 +118,7 @@ def _shipped_rows(shipped: dict) -> list[tuple[dict, Atoms]]:
         atoms = fit_component(
             _val(c, "mean_tokens"), _val(c, "assistant_share"), _val(c, "turns"),
             median_tokens=_val(c, "median_tokens"), default_sigma=sigma, bins=c.get("bins"),
-            max_turns=int((c.get("turns") or {}).get("max", 512)))
+            max_turns=int((c.get("turns") or {}).get("max", 512)), max_tokens=_val(c, "max_tokens"))
         prov = {k: {"tag": c[k]["tag"], "source": c[k]["source"]} for k in PROVENANCE_FIELDS if c.get(k)}
         if c.get("bins"):
             prov["length_distribution"] = {"tag": c["bins"]["tag"], "source": c["bins"]["source"]}
@@ -276,6 +277,10 @@ class StatsCatalog:
         import duckdb
         self.path = path
         self._con = duckdb.connect(str(path), read_only=True)
+        # the version plan()'s cache keys a plan by: the file's identity (its name holds the hash of the
+        # catalog's inputs, open_catalog) and its inode, size and write time when opened; read-only after
+        st = Path(path).stat()
+        self.version = f"{Path(path).resolve()}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
         self._local = threading.local()
         cur = self.cursor()
         cols = [d[0] for d in cur.execute("SELECT * FROM components ORDER BY rowid").description]

@@ -103,7 +103,8 @@ def register(sub) -> None:
     e.add_argument("--scheduler", choices=list(SCHEDULERS),
                    help="write an sbatch array script (one array task per rank) or a Ray driver (one task per rank)")
     e.add_argument("--resume", metavar="RUN_DIR", help="only the ranks not complete in RUN_DIR (planner status)")
-    e.add_argument("--mix", metavar="FILE", help="with --resume for modelopt: the mix.jsonl the ranks read")
+    e.add_argument("--mix", metavar="FILE", help="with --resume for modelopt: the mix.jsonl the ranks' shards "
+                                                     "were made from (its mix-0000R-of-0000N.jsonl are read)")
     e.add_argument("--verify", action="store_true", help="with --resume: read each finished file's metadata "
                                                          "(planner status --verify) to rerun truncated ones' ranks")
     e.add_argument("--out", metavar="FILE", help="write the --scheduler script to FILE (default: stdout); a file "

@@ -20,7 +20,7 @@ from planner.export.materialize import (
 )
 from planner.ids import is_id
 from planner.safe_io import atomic_write
-from planner.text import blocks_note, count, printable
+from planner.text import count, dealt_note, printable
 
 
 def _is_hub_script(head: bytes) -> bool:
@@ -46,8 +46,7 @@ def _written(a: argparse.Namespace, m, written: dict[str, int], outs: list[str])
     for cid, n in written.items():
         print(f"{printable(cid)}: {n:,} rows -> {where}")
     if a.shards is not None:
-        print(f"{count(a.shards, 'shard')}: contiguous blocks of the materialized order, "
-              f"{blocks_note(sharding.placed(m.components)[1], a.shards)}")
+        print(f"{count(a.shards, 'shard')}: {dealt_note(sharding.placed(m.components)[1], a.shards)}")
 
 
 def cmd_materialize(a: argparse.Namespace) -> int:
@@ -93,8 +92,9 @@ def register(sub) -> None:
     mz.add_argument("--out", required=True)
     mz.add_argument("--hub-script", help="also write a `datasets` script for the hub components")
     mz.add_argument("--shards", type=int, metavar="N",
-                    help="write N files beside --out (mix-00000-of-0000N.jsonl ...): contiguous blocks of the "
-                         "materialized order, each row in exactly one (1 to 10,000)")
+                    help="write N files beside --out (mix-00000-of-0000N.jsonl ...): row p of the materialized "
+                         "order in file p mod N (about 1/N of every component in each), each row in exactly one "
+                         "(1 to 10,000)")
     mz.add_argument("--force", action="store_true",
                     help="replace existing --out / --hub-script files even when materialize did not write them")
     mz.add_argument("--local", action="append", default=[], metavar="ID=FILE",

@@ -116,8 +116,9 @@ def register(sub) -> None:
                    help="the pipeline the run uses (default: the manifest layout's)")
     s.add_argument("--nodes", type=int, metavar="N", help="the ranks the run was exported with (default: the "
                                                           "manifest's extraction nodes)")
-    s.add_argument("--mix", metavar="FILE", help="the mix.jsonl the ranks read (Model-Optimizer with local "
-                                                 "components: its rows are named by their line)")
+    s.add_argument("--mix", metavar="FILE", help="the mix.jsonl the ranks' shards were made from "
+                                                 "(Model-Optimizer with local components: its rows are named by their "
+                                                 "line; the shards mix-0000R-of-0000N.jsonl beside it are read)")
     s.add_argument("--verify", action="store_true", help="read each finished file's metadata (headers only, "
                                                            "bounded in time) to find truncated files")
     s.add_argument("--json", action="store_true")

@@ -1,16 +1,8 @@
 """Trim a mix to a budget: storage, extraction GPU-days, transfer hours, dollars, wall-clock days.
 
-Strategies return a new Scenario and a diff, deterministically:
-- proportional: one fraction for every unprotected component, the largest that fits;
-- protect: named components or families stay whole, the rest scale by one fraction;
-- value: maximise sum_j w_j log(1 + rows_j) under the budgets (concave objective, linear
-  constraints), solved through its dual, so expensive-per-row components give way first (the
-  heuristic of 0.1, kept for scripts; it is not tied to any measurement);
-- quality: maximise the workload-weighted expected acceptance length (planner/phases/quality.py) under
-  the budgets, greedily in steps of 1/64 of each component, the most tau per unit of budget first;
-  never below proportional on expected tau;
-- cap: the largest maximum sequence length that fits; with `min_cap`, the cap stops there and
-  the proportional fraction does the rest.
+Strategies return a new Scenario and a diff, deterministically. Each is one row of STRATEGY_TABLE:
+its name, the one function that searches for its answer over a _Search (the mix's rows, the budgets,
+a step's figures, the bisection on one fraction or on the cap) and what it does.
 Each step of a search is worked out by figures() (the phases from storage to costs, the same
 arithmetic as plan() without its quality, findings and assumptions); the answer is then checked
 against one full plan() before it is returned.
@@ -18,7 +10,7 @@ against one full plan() before it is returned.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -27,6 +19,7 @@ from planner.decisions.headlines import HEADLINES
 from planner.ids import TRIM_STRATEGIES as STRATEGIES
 from planner.phases.compose import in_force, resolve, stored
 from planner.planning import Figures, Plan, counted_reference_tokens, plan, resolved_mix
+from planner.phases.reuse import Reuse
 from planner.scenario import MixItem, Scenario
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.decisions.unblock import storage_limit_tb
@@ -182,26 +175,188 @@ def _step(s: Scenario, base: list[dict], rows: dict[str, int], cap=...) -> Scena
     return _with_rows(s, base, rows, cap)
 
 
+class _Answer(NamedTuple):
+    """A strategy's answer: the rows, the figures (or plan) they were found with, the cap, its note."""
+    rows: dict[str, int]
+    plan: "Plan | Figures"
+    cap: int | None
+    note: str
+
+
+class _Search:
+    """What every strategy searches over: the mix's rows (`upper`), the rows each keeps (`floor`), the
+    budgets, the full plan, and each step's figures() with the presets resolved once (a step changes row
+    counts and the cap, which resolve() does not read; the pipeline values in force are worked out per step)."""
+
+    def __init__(self, s: Scenario, cat: StatsCatalog | None, base: list[dict], upper: dict[str, int],
+                 limits: list[tuple[str, float, str]], full: Plan, floor: dict[str, int], protected: set[str],
+                 weights: dict[str, float], min_cap: int | None):
+        self.s, self.cat, self.base, self.upper, self.limits = s, cat, base, upper, limits
+        self.full, self.floor, self.protected, self.weights, self.min_cap = full, floor, protected, weights, min_cap
+        self.resolved = resolve(s)
+        # what does not depend on the row counts (each component's figures per conversation and padding,
+        # its training rows' sums, the reference run's tokens) is worked out once for this search: its own
+        # Reuse, passed to the phases and dropped when trim returns (planner/phases/reuse.py)
+        self.reuse = Reuse()
+        self.cap_before = full.max_seq_len     # in force: the scenario's or the layout's (None: no cap)
+
+    def run(self, rows: dict[str, int], cap=...) -> Figures:
+        step = _step(self.s, self.base, rows, cap)
+        eff = in_force(step, self.resolved.spec)
+        return Figures(step, self.resolved, stored(step, self.cat, self.resolved, eff, reuse=self.reuse), eff,
+                       reuse=self.reuse)
+
+    def fits(self, p: Plan | Figures) -> bool:
+        # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
+        captured = p.samples > 0 or p.conversations == 0
+        return captured and all(metric(p, n) <= lim * (1 + 1e-12) for n, lim, _ in self.limits)
+
+    def infeasible(self, p: Plan | Figures, what: str) -> TrimInfeasible:
+        for n, lim, label in self.limits:
+            used = metric(p, n)
+            if used > lim * (1 + 1e-12):
+                return TrimInfeasible(f"budget.{n}", label,
+                                      f"{what} alone need {_fmt(n, used)}, {_fmt(n, used - lim)} over the budget")
+        return TrimInfeasible("budget", "?", "cannot be met")
+
+    def scaled(self, f: float) -> dict[str, int]:
+        return {i: max(self.floor[i], int(math.floor(f * u))) for i, u in self.upper.items()}
+
+    def best_fraction(self, cap=...) -> tuple[dict[str, int], Plan | Figures]:
+        """The largest fraction of every unprotected component's rows that fits (bisection)."""
+        p1 = self.run(self.upper, cap)
+        if self.fits(p1):
+            return dict(self.upper), p1
+        p0 = self.run(self.scaled(0.0), cap)
+        if not self.fits(p0):
+            raise self.infeasible(p0, "the protected components" if self.protected else
+                                  "the family minimums" if any(self.floor.values()) else "the fixed costs")
+        lo, hi = 0.0, 1.0
+        for _ in range(_bisect_steps(self.upper)):
+            mid = (lo + hi) / 2
+            if self.fits(self.run(self.scaled(mid), cap)):
+                lo = mid
+            else:
+                hi = mid
+        rows = self.scaled(lo)
+        return rows, self.run(rows, cap)
+
+    def by_cap(self, floor: int | None) -> _Answer:
+        """The largest cap that fits (bisection on whole tokens); at `floor` the proportional fraction
+        does the rest."""
+        if self.fits(self.full):
+            return _Answer(dict(self.upper), self.full, self.cap_before, "")
+        hi = self.cap_before or int(max(2**21, 1))
+        lo = floor or 16
+        if not self.fits(self.run(self.upper, lo)):
+            if floor is None:
+                raise self.infeasible(self.run(self.upper, lo), f"sequences capped at {lo} tokens")
+            rows, p = self.best_fraction(cap=lo)
+            return _Answer(rows, p, lo, f"the cap stopped at its floor of {lo} tokens; the mix was scaled down "
+                                        "proportionally")
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.fits(self.run(self.upper, mid)):
+                lo = mid
+            else:
+                hi = mid
+        return _Answer(dict(self.upper), self.run(self.upper, lo), lo, "")
+
+    def kept_quality(self, p: Plan | Figures):
+        """The trimmed mix's expected quality for the full mix's serving workload: what is served does
+        not change because a family was trimmed (planner/phases/quality.py)."""
+        return kept_quality_of(p, self.full, self.cat, self.reuse)
+
+    def planned(self, rows: dict[str, int], cap) -> Plan:
+        """The full plan of a proposal (its scenario as trim returns it)."""
+        s = _with_rows(self.s, self.base, rows, cap) if cap != self.cap_before else _with_rows(self.s, self.base, rows)
+        return plan(s, self.cat, band=False)
+
+
+def _proportional(search: _Search) -> _Answer:
+    return _Answer(*search.best_fraction(), search.cap_before, "")
+
+
+def _by_value(search: _Search) -> _Answer:
+    prop_rows, prop_plan = search.best_fraction()
+    rows, p = _value(search.upper, search.floor, search.weights, search.limits, search.full, search.run, search.fits)
+    if utility(prop_rows, search.weights) > utility(rows, search.weights):
+        return _Answer(prop_rows, prop_plan, search.cap_before,
+                       "the proportional mix scored higher than the linearised optimum and was kept")
+    return _Answer(rows, p, search.cap_before, "")
+
+
+def _by_quality(search: _Search) -> _Answer:
+    """The greedy search over rows, against the proportional mix and the shortest cap that fits: the one
+    that keeps the most expected acceptance."""
+    greedy = _quality_greedy(search.upper, search.floor, search.limits, search.full, search.run, search.fits)
+    candidates = [_Answer(*greedy, search.cap_before, ""),
+                  _Answer(*search.best_fraction(), search.cap_before,
+                          "the proportional mix kept the most expected acceptance")]
+    if not any(search.floor.values()):
+        # the quality model counts the tokens a cap leaves but not what a drafter that never saw long
+        # rows loses on them: the cap goes no lower than min_cap, or half the cap
+        before = search.cap_before
+        try:
+            c = search.by_cap(search.min_cap or (before // 2 if before else None))
+            candidates.append(c._replace(note=f"a {c.cap:,}-token cap kept the most expected acceptance"
+                                         + (f" ({c.note})" if c.note else "")))
+        except TrimInfeasible:
+            pass
+    # the one that keeps the most, from each candidate's figures
+    return max(candidates, key=lambda c: search.kept_quality(c.plan).acceptance_length)
+
+
+def _by_cap(search: _Search) -> _Answer:
+    return search.by_cap(search.min_cap)
+
+
+class Strategy(NamedTuple):
+    """A way to fit a mix to a budget: its name (planner.ids.TRIM_STRATEGIES, the CLI's choices), the
+    one function that searches for its answer, and what it does."""
+    name: str
+    search: Callable[[_Search], _Answer]
+    description: str
+
+
+STRATEGY_TABLE: dict[str, Strategy] = {k.name: k for k in (
+    Strategy("proportional", _proportional, "one fraction for every unprotected component, the largest that fits"),
+    Strategy("protect", _proportional, "named components or families stay whole, the rest scale by one fraction"),
+    Strategy("value", _by_value, "maximise sum_j w_j log(1 + rows_j) under the budgets (concave objective, linear "
+             "constraints), solved through its dual, so expensive-per-row components give way first (the heuristic "
+             "of 0.1, kept for scripts; it is not tied to any measurement); never below proportional on it"),
+    Strategy("cap", _by_cap, "the largest maximum sequence length that fits; with `min_cap`, the cap stops there "
+             "and the proportional fraction does the rest"),
+    Strategy("quality", _by_quality, "maximise the workload-weighted expected acceptance length "
+             "(planner/phases/quality.py) under the budgets, greedily in steps of 1/64 of each component, the most tau "
+             "per unit of budget first; against the proportional mix and a cap no lower than half the cap in "
+             "force (or min_cap): the one that keeps the most expected acceptance"),
+)}
+assert sorted(STRATEGY_TABLE) == sorted(STRATEGIES), "every strategy planner.ids names has its one function here"
+
+
 def utility(rows: dict[str, int], weights: dict[str, float]) -> float:
     return sum(weights.get(i, 1.0) * math.log1p(max(r, 0)) for i, r in rows.items())
 
 
-def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: list[str] | None = None,
-         weights: dict[str, float] | None = None, min_cap: int | None = None,
-         min_family_share: dict[str, float] | None = None, catalog: StatsCatalog | None = None) -> TrimResult:
-    """`min_family_share` {family: F}: every component of that family keeps at least F of its rows
-    (a guardrail against a strategy that empties a family); protected components keep all."""
-    if strategy not in STRATEGIES:
-        raise PlannerInputError("strategy", strategy, f"one of {', '.join(STRATEGIES)}")
-    cat = catalog or (get_catalog() if s.uniform is None else None)
-    base = _rows_of(s, cat)
-    upper = {m["id"]: int(m["rows"]) for m in base if m.get("include", True)}
-    weights = weights or {}
+def _check_weights(weights: dict[str, float], upper: dict[str, int]) -> None:
     for k, v in weights.items():
         if k not in upper:
             raise PlannerInputError("weights", k, f"weights name components of the mix: {', '.join(upper)}")
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise PlannerInputError(f"weights.{k}", v, "a weight must be a positive number")
+
+
+def _search_of(s: Scenario, budget: Budget, strategy: str, protect: list[str] | None, weights: dict[str, float],
+               min_cap: int | None, min_family_share: dict[str, float] | None,
+               catalog: StatsCatalog | None) -> _Search:
+    """The search space of one trim, every argument checked (a one-line PlannerInputError otherwise)."""
+    if strategy not in STRATEGIES:
+        raise PlannerInputError("strategy", strategy, f"one of {', '.join(STRATEGIES)}")
+    cat = catalog or (get_catalog() if s.uniform is None else None)
+    base = _rows_of(s, cat)
+    upper = {m["id"]: int(m["rows"]) for m in base if m.get("include", True)}
+    _check_weights(weights, upper)
     protected = _protected_ids(protect or [], upper, cat) if strategy in ("protect", "value", "quality") or protect \
         else set()
     limits = budget.limits()
@@ -209,129 +364,43 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
     if strategy == "protect" and not protected:
         raise PlannerInputError("protect", protect, "name at least one component or family to protect")
     floor = _floors(upper, protected, min_family_share or {}, cat)
+    return _Search(s, cat, base, upper, limits, full, floor, protected, weights, min_cap)
 
-    # figures() of each step's scenario, with the presets resolved once: a step changes row counts (and
-    # the cap), which resolve() does not read; the pipeline values in force are worked out per step
-    resolved = resolve(s)
 
-    def run(rows: dict[str, int], cap=...) -> Figures:
-        step = _step(s, base, rows, cap)
-        eff = in_force(step, resolved.spec)
-        return Figures(step, resolved, stored(step, cat, resolved, eff), eff)
-
-    def fits(p: Plan | Figures) -> bool:
-        # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
-        captured = p.samples > 0 or p.conversations == 0
-        return captured and all(metric(p, n) <= lim * (1 + 1e-12) for n, lim, _ in limits)
-
-    def infeasible(p: Plan | Figures, what: str) -> TrimInfeasible:
-        for n, lim, label in limits:
-            used = metric(p, n)
-            if used > lim * (1 + 1e-12):
-                return TrimInfeasible(f"budget.{n}", label,
-                                      f"{what} alone need {_fmt(n, used)}, {_fmt(n, used - lim)} over the budget")
-        return TrimInfeasible("budget", "?", "cannot be met")
-
-    def scaled(f: float) -> dict[str, int]:
-        return {i: max(floor[i], int(math.floor(f * u))) for i, u in upper.items()}
-
-    def best_fraction(cap=...) -> tuple[dict[str, int], Plan | Figures]:
-        p1 = run(upper, cap)
-        if fits(p1):
-            return dict(upper), p1
-        p0 = run(scaled(0.0), cap)
-        if not fits(p0):
-            raise infeasible(p0, "the protected components" if protected else
-                             "the family minimums" if any(floor.values()) else "the fixed costs")
-        lo, hi = 0.0, 1.0
-        for _ in range(_bisect_steps(upper)):
-            mid = (lo + hi) / 2
-            if fits(run(scaled(mid), cap)):
-                lo = mid
-            else:
-                hi = mid
-        rows = scaled(lo)
-        return rows, run(rows, cap)
-
-    def kept_quality(p: Plan | Figures):
-        """The trimmed mix's expected quality for the full mix's serving workload: what is served does
-        not change because a family was trimmed (planner/phases/quality.py)."""
-        return kept_quality_of(p, full, cat)
-
-    def planned(rows: dict[str, int], cap) -> Plan:
-        """The full plan of a proposal (its scenario as trim returns it)."""
-        return plan(_with_rows(s, base, rows, cap) if cap != cap_before else _with_rows(s, base, rows), cat,
-                    band=False)
-
-    cap_before = full.max_seq_len          # in force: the scenario's or the layout's (None: no cap)
-
-    def by_cap(floor: int | None = min_cap):
-        """The largest cap that fits; at `floor` (min_cap) the proportional fraction does the rest."""
-        if fits(full):
-            return dict(upper), full, cap_before, ""
-        hi = cap_before or int(max(2**21, 1))
-        lo = floor or 16
-        if not fits(run(upper, lo)):
-            if floor is None:
-                raise infeasible(run(upper, lo), f"sequences capped at {lo} tokens")
-            rows_, p_ = best_fraction(cap=lo)
-            return rows_, p_, lo, f"the cap stopped at its floor of {lo} tokens; the mix was scaled down proportionally"
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fits(run(upper, mid)):
-                lo = mid
-            else:
-                hi = mid
-        return dict(upper), run(upper, lo), lo, ""
-    cap_after = cap_before
-    note = ""
-    if strategy in ("proportional", "protect"):
-        rows, p = best_fraction()
-    elif strategy == "value":
-        prop_rows, prop_plan = best_fraction()
-        rows, p = _value(upper, floor, weights, limits, full, run, fits)
-        if utility(prop_rows, weights) > utility(rows, weights):
-            rows, p = prop_rows, prop_plan
-            note = "the proportional mix scored higher than the linearised optimum and was kept"
-    elif strategy == "quality":
-        # the greedy search over rows, against the proportional mix and the shortest cap that fits:
-        # the one that keeps the most expected acceptance
-        candidates = [("greedy", *_quality_greedy(upper, floor, limits, full, run, fits), cap_before, ""),
-                      ("proportional", *best_fraction(), cap_before,
-                       "the proportional mix kept the most expected acceptance")]
-        if not any(floor.values()):
-            try:
-                # the quality model counts the tokens a cap leaves but not what a drafter that never
-                # saw long rows loses on them: the cap goes no lower than min_cap, or half the cap
-                c_rows, c_plan, c_cap, c_note = by_cap(min_cap or (cap_before // 2 if cap_before else None))
-                candidates.append(("cap", c_rows, c_plan, c_cap, f"a {c_cap:,}-token cap kept the most expected "
-                                   f"acceptance" + (f" ({c_note})" if c_note else "")))
-            except TrimInfeasible:
-                pass
-        # the one that keeps the most, from each candidate's figures; then its full plan alone
-        _, rows, _, cap_after, note = max(candidates, key=lambda c: kept_quality(c[2]).acceptance_length)
-        p = planned(rows, cap_after)
-    else:  # cap
-        rows, p, cap_after, note = by_cap()
+def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: list[str] | None = None,
+         weights: dict[str, float] | None = None, min_cap: int | None = None,
+         min_family_share: dict[str, float] | None = None, catalog: StatsCatalog | None = None) -> TrimResult:
+    """Fit the mix to the budget with one strategy (STRATEGY_TABLE). `min_family_share` {family: F}:
+    every component of that family keeps at least F of its rows (a guardrail against a strategy that
+    empties a family); protected components keep all."""
+    weights = weights or {}
+    search = _search_of(s, budget, strategy, protect, weights, min_cap, min_family_share, catalog)
+    rows, _, cap_after, note = STRATEGY_TABLE[strategy].search(search)
+    upper, full = search.upper, search.full
     if s.uniform is None and any(upper.values()) and not any(rows.values()):
-        raise _no_rows_left(upper, limits, run, strategy, full.capture_batch_size if full.drop_last else 1)
-    if not note and rows == upper and cap_after == cap_before:
+        raise _no_rows_left(upper, search.limits, search.run, strategy,
+                            full.capture_batch_size if full.drop_last else 1)
+    if not note and rows == upper and cap_after == search.cap_before:
         note = "the mix already fits every budget"
-    if strategy != "quality":
-        p = planned(rows, cap_after)       # the one full plan: the answer checked against it
-    new_s = p.scenario
-    assert fits(p), "trim returned a plan over budget"
-    after = kept_quality(p)
-    warnings = _proposal_warnings(strategy, upper, rows, protected, full, p, after.speedup)
+    p = search.planned(rows, cap_after)       # the one full plan: the answer checked against it
+    assert search.fits(p), "trim returned a plan over budget"
+    return _result(search, strategy, rows, p, cap_after, note)
+
+
+def _result(search: _Search, strategy: str, rows: dict[str, int], p: Plan, cap_after: int | None,
+            note: str) -> TrimResult:
+    upper, full, weights = search.upper, search.full, search.weights
+    after = search.kept_quality(p)
+    warnings = _proposal_warnings(strategy, upper, rows, search.protected, full, p, after.speedup)
     return TrimResult(
-        strategy=strategy, scenario=new_s, quality_before=full.quality.acceptance_length,
+        strategy=strategy, scenario=p.scenario, quality_before=full.quality.acceptance_length,
         quality_after=after.acceptance_length, quality_low_after=after.acceptance_low,
         quality_high_after=after.acceptance_high, storage_bytes_before=full.storage_bytes_compressed,
         storage_bytes_after=p.storage_bytes_compressed,
         changes=[RowChange(id=i, before=upper[i], after=rows[i]) for i in upper],
         budgets=[BudgetUse(name=n, label=label, limit=lim, used=metric(p, n), share=metric(p, n) / lim)
-                 for n, lim, label in limits],
-        max_seq_len_before=cap_before, max_seq_len_after=cap_after,
+                 for n, lim, label in search.limits],
+        max_seq_len_before=search.cap_before, max_seq_len_after=cap_after,
         utility_before=utility(upper, weights), utility_after=utility(rows, weights), note=note,
         speedup_after=after.speedup, warnings=warnings,
         blocked_by=[f.code for f in p.findings if f.severity == "blocks"],
@@ -341,24 +410,36 @@ def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: l
 def _proposal_warnings(strategy: str, upper: dict[str, int], rows: dict[str, int], protected: set[str],
                        full: Plan, p: Plan, speedup: float) -> list[str]:
     """What a proposal gives up that its budget does not show."""
+    out = _still_blocked(p)
+    zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
+    if zeroed:
+        out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "
+                   f"{', '.join(zeroed)}")
+    out += _protected_cut(protected, full, p)
+    if speedup < 1:
+        out.append(f"expected speedup {speedup:.2f}x: a slowdown: serving with this drafter is slower than without one")
+    return out
+
+
+def _still_blocked(p: Plan) -> list[str]:
+    """Each blocking finding the proposal's own plan still has, with the storage budget that clears it."""
     out = []
     for f in (f for f in p.findings if f.severity == "blocks"):
         limit = storage_limit_tb(p.scenario, f.code)
         out.append(f"the proposal still cannot run as configured: {f.text}" + (
             f"; a storage budget of at most {limit:,.2f} TB as well fits it" if limit else ""))
-    zeroed = [i for i, u in upper.items() if u > 0 and rows.get(i, 0) == 0]
-    if zeroed:
-        out.append(f"the {strategy} strategy leaves {len(zeroed)} component{'s' * (len(zeroed) > 1)} with no rows: "
-                   f"{', '.join(zeroed)}")
+    return out
+
+
+def _protected_cut(protected: set[str], full: Plan, p: Plan) -> list[str]:
+    """The protected components whose tokens the proposal's cap cuts more than the full mix's did."""
     before = {c.id: c.truncated_share for c in full.components}
     cut = [(c.id, c.truncated_share) for c in p.components
            if c.id in protected and c.rows and c.truncated_share > before.get(c.id, 0.0) + 1e-9]
-    if cut and p.max_seq_len is not None:
-        out.append(f"the {p.max_seq_len:,}-token cap cuts protected rows: " + ", ".join(
-            f"{i} loses {share:.0%} of its tokens" for i, share in cut))
-    if speedup < 1:
-        out.append(f"expected speedup {speedup:.2f}x: a slowdown: serving with this drafter is slower than without one")
-    return out
+    if not cut or p.max_seq_len is None:
+        return []
+    return [f"the {p.max_seq_len:,}-token cap cuts protected rows: " + ", ".join(
+        f"{i} loses {share:.0%} of its tokens" for i, share in cut)]
 
 
 def _family_cut(p: Plan) -> dict[str, float]:
@@ -414,7 +495,7 @@ def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = N
     return out
 
 
-def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None):
+def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None, reuse: Reuse | None = None):
     """quality_of(p, full's serving workload); of a step's Figures (a scenario of `full`'s with other
     rows or another cap), what quality_of gives the step's full plan, from the same figures without
     planning it: each component's training tokens in the mix's order, `full`'s harness and target,
@@ -426,7 +507,7 @@ def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None):
     tokens: dict[str, float] = {}
     for m, w in zip(st.mix, st.works):
         tokens[m.family] = tokens.get(m.family, 0.0) + w.conversation_tokens
-    context = {**fq.context(), "reference": counted_reference_tokens(step, cat, st.eff, fq.drafter)}
+    context = {**fq.context(), "reference": counted_reference_tokens(step, cat, st.eff, fq.drafter, reuse)}
     return quality(fq.drafter, tokens, epochs=step.training.epochs, regenerated=step.regenerate,
                    workload=fq.workload, transfer=step.quality.domain_transfer, **context)
 
@@ -515,27 +596,7 @@ def _value(upper, floor, weights, limits, full: Plan, run, fits):
     for _ in range(40):
         changed = False
         for k in range(len(limits)):
-            trial = lam.copy()
-            trial[k] = 0.0
-            if load(k, x_of(trial)) <= budget[k]:
-                new = 0.0
-            else:
-                lo, hi = 0.0, 1.0
-                while True:
-                    trial[k] = hi
-                    if load(k, x_of(trial)) <= budget[k]:
-                        break
-                    hi *= 4
-                    if hi > 1e300:
-                        break
-                for _ in range(100):
-                    mid = (lo + hi) / 2
-                    trial[k] = mid
-                    if load(k, x_of(trial)) <= budget[k]:
-                        hi = mid
-                    else:
-                        lo = mid
-                new = hi
+            new = _smallest_price(lambda lk: load(k, x_of([*lam[:k], lk, *lam[k + 1:]])) <= budget[k])
             if abs(new - lam[k]) > 1e-12 * max(1.0, abs(lam[k])):
                 changed = True
             lam[k] = new
@@ -544,6 +605,25 @@ def _value(upper, floor, weights, limits, full: Plan, run, fits):
     x = x_of(lam)
     target = {i: (upper[i] if i in fixed else max(floor[i], int(math.floor(x[i])))) for i in ids}
     return _fit_down(target, floor, run, fits)
+
+
+def _smallest_price(meets: Callable[[float], bool]) -> float:
+    """The smallest dual price lambda_k >= 0 at which its budget is met (`meets`, monotone): 0 where it is
+    met for free; else an upper end found by x4 steps (to 1e300), then 100 bisection steps."""
+    if meets(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while not meets(hi):
+        hi *= 4
+        if hi > 1e300:
+            break
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if meets(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _marginal_costs(upper, limits, full: Plan, run) -> dict[str, list[float]]:
@@ -577,6 +657,27 @@ def _fit_down(target: dict[str, int], floor: dict[str, int], run, fits):
     return final, run(final)
 
 
+def _best_step(costs, x: dict[str, int], room: list[float], lims: list[float], gain_of):
+    """The next step of the greedy search: of each component's next step (at most its `step` rows, up
+    to its upper rows) that fits the room left in every budget, the one with the most tau gained
+    (`gain_of(i, n)`) per share of the budget it uses most; None where no step fits."""
+    best, best_gain = None, 0.0
+    fits_in = [r * (1 + 1e-12) for r in room]
+    for i, a_i, u_i, step_i in costs:
+        if x[i] >= u_i:
+            continue
+        n = min(step_i, u_i - x[i])
+        use = [c * n for c in a_i]
+        if any(u > r for u, r in zip(use, fits_in)):
+            continue
+        gain = gain_of(i, n)
+        cost = max(u / lim for u, lim in zip(use, lims))
+        score = gain / cost if cost > 0 else math.inf
+        if best is None or score > best_gain:
+            best, best_gain = (i, n, use), score
+    return best
+
+
 def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     """max expected tau under linear budgets: from the rows every component keeps (floor), add the step
     (1/64 of a component's rows) with the most tau per unit of the budget it uses most, while it
@@ -585,8 +686,11 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     from planner.phases.quality import tau_function
     s = full.scenario
     q = full.quality
-    tau = tau_function(q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
-                       transfer=s.quality.domain_transfer, **q.context())
+    # tabulated once per plan object (Plan.worked_out): every argument is the full plan's, and plan()
+    # hands the same full plan to the next trim of the scenario
+    tau = full.worked_out(("tau_function",), lambda: tau_function(
+        q.drafter, epochs=s.training.epochs, regenerated=s.regenerate, workload=q.workload,
+        transfer=s.quality.domain_transfer, **q.context()))
     comp = {c.id: c for c in full.components}
     per_row = {i: (comp[i].training_tokens / upper[i] if upper[i] else 0.0) for i in upper}
     fam = {i: comp[i].family for i in upper}
@@ -617,20 +721,7 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
     lims = [lim for _, lim, _ in limits]
     costs = [(i, a[i], upper[i], step[i]) for i in upper]
     while True:
-        best, best_gain = None, 0.0
-        fits_in = [r * (1 + 1e-12) for r in room]
-        for i, a_i, u_i, step_i in costs:
-            if x[i] >= u_i:
-                continue
-            n = min(step_i, u_i - x[i])
-            use = [c * n for c in a_i]
-            if any(u > r for u, r in zip(use, fits_in)):
-                continue
-            gain = tau(tokens_with(now, i, n)) - current
-            cost = max(u / lim for u, lim in zip(use, lims))
-            score = gain / cost if cost > 0 else math.inf
-            if best is None or score > best_gain:
-                best, best_gain = (i, n, use), score
+        best = _best_step(costs, x, room, lims, lambda i, n: tau(tokens_with(now, i, n)) - current)
         if best is None:
             break
         i, n, use = best

@@ -26,8 +26,8 @@ from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.errors import PlannerInputError
 from planner.findings import Finding
 from planner.finite import all_finite
-from planner.memo import ByIdentity
 from planner.phases.compose import Figures, in_force, resolve, stored
+from planner.phases.reuse import Reuse
 from planner.scenario import Scenario
 
 WAYS = ("offline", "online", "disaggregated")
@@ -148,7 +148,8 @@ def _changed(s: Scenario, change: dict) -> Scenario:
     return Scenario.model_validate(d)
 
 
-def _planned(label: str, s: Scenario, cat: StatsCatalog | None, rows, change: dict) -> Fix | None:
+def _planned(label: str, s: Scenario, cat: StatsCatalog | None, rows, change: dict,
+             reuse: Reuse | None = None) -> Fix | None:
     """The fix `change` planned: its figures and what still blocks each way; None where no finite
     plan can be made of it. `rows`: the storage phase whose rows and lengths the change keeps (None:
     the change's own, planned afresh)."""
@@ -156,7 +157,7 @@ def _planned(label: str, s: Scenario, cat: StatsCatalog | None, rows, change: di
         changed = _changed(s, change)
         r = resolve(changed)
         eff = in_force(changed, r.spec)
-        q = Figures(changed, r, stored(changed, cat, r, eff, same_rows=rows), eff)
+        q = Figures(changed, r, stored(changed, cat, r, eff, same_rows=rows, reuse=reuse), eff, reuse=reuse)
         totals = way_totals(q)
         if not (all(math.isfinite(v) for v in totals.values()) and math.isfinite(q.storage_bytes_compressed)
                 and all_finite(q.extraction, q.nodes, q.training, q.cost_usd)):
@@ -186,8 +187,10 @@ def _nodes_change(s: Scenario, code: str, on_disk: float) -> tuple[str, dict] | 
     return None
 
 
-def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, padding: bool, sorted_already: bool):
-    """Each fix of the storage blockers `codes`, planned: no padding, nodes, both, a network volume."""
+def _lossless_fixes(s: Scenario, cat, rows, codes: list[str], padding: bool, sorted_already: bool,
+                    reuse: Reuse | None = None) -> list[Fix]:
+    """No padding (a capture batch of 1, length-sorted batches), each planned, and each with the nodes
+    the bytes it leaves need where it alone does not clear the blockers."""
     out: list[Fix] = []
     lossless = []
     if padding:
@@ -195,7 +198,7 @@ def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, paddin
         if not sorted_already:
             lossless.append(("length-sorted capture batches", {"sort_by_length": True}))
     for label, change in lossless:
-        fix = _planned(label, s, cat, rows, change)
+        fix = _planned(label, s, cat, rows, change, reuse)
         if fix is None:
             continue
         out.append(fix)
@@ -203,50 +206,49 @@ def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, paddin
             for code in codes:
                 more = _nodes_change(s, code, fix.stored_bytes)
                 if more:
-                    both = _planned(f"{label} on {more[0]}", s, cat, rows, {**change, **more[1]})
+                    both = _planned(f"{label} on {more[0]}", s, cat, rows, {**change, **more[1]}, reuse)
                     if both is not None:
                         out.append(both)
+    return out
+
+
+def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, padding: bool, sorted_already: bool,
+                reuse: Reuse | None = None):
+    """Each fix of the storage blockers `codes`, planned: no padding, nodes, both, a network volume."""
+    out = _lossless_fixes(s, cat, rows, codes, padding, sorted_already, reuse)
     for code in codes:
         more = _nodes_change(s, code, on_disk)
         if more:
-            fix = _planned(more[0], s, cat, rows, more[1])
+            fix = _planned(more[0], s, cat, rows, more[1], reuse)
             if fix is not None:
                 out.append(replace(fix, kind="nodes"))
     if resolve(s).layout.hidden_dtype != "fp8":     # lossy: precision (the storage phase planned afresh)
-        fix = _planned("fp8 hidden states", s, cat, None, {"hidden_dtype": "fp8"})
+        fix = _planned("fp8 hidden states", s, cat, None, {"hidden_dtype": "fp8"}, reuse)
         if fix is not None:
             out.append(replace(fix, kind="fp8"))
     if s.placement == "local" and "disk-capacity" in codes:
         fix = _planned("the states on a network volume", s, cat, rows,
-                       {"placement": "shared", "costs.storage": "network-volume"})
+                       {"placement": "shared", "costs.storage": "network-volume"}, reuse)
         if fix is not None:
             out.append(replace(fix, kind="volume", label=f"the states on a network volume at "
                                                         f"${fix.storage_usd_per_tb_month:,.2f} per TB-month"))
     return out
 
 
-# The fixes by the scenario's JSON (and the catalog): phases run again, the same for the same scenario,
-# so a plan asked again (a page's rerun, the verdict after the plan) does not run them again.
-_FIXES = ByIdentity(256)
-
-
 def storage_fixes(s: Scenario, cat: StatsCatalog | None, rows, findings: list[Finding], on_disk: float,
-                  padding: bool, sorted_already: bool) -> tuple[Fix, ...]:
+                  padding: bool, sorted_already: bool, reuse: Reuse | None = None) -> tuple[Fix, ...]:
     """Every planned fix of the plan's storage blockers (none: no such blocker). `rows`: the plan's
     storage phase, or a call that gives it (the fixes change the capture batches and the nodes, not the
-    rows; called only when the fixes are not kept already)."""
+    rows). `reuse`: the plan's own (planner/phases/reuse.py), for the figures its fixes share with it."""
     codes = sorted({f.code for f in findings if f.severity == "blocks" and f.code in STORAGE_BLOCKERS})
     if not codes:
         return ()
-
-    def compute():
-        phase = rows() if callable(rows) else rows
-        return tuple(_candidates(s, cat, phase, codes, on_disk, padding, sorted_already))
-    return _FIXES.get((cat,), (s.model_dump_json(), tuple(codes), padding, sorted_already), compute)
+    phase = rows() if callable(rows) else rows
+    return tuple(_candidates(s, cat, phase, codes, on_disk, padding, sorted_already, reuse))
 
 
 def _rows(s: Scenario, cat: StatsCatalog | None):
-    """A call giving the storage phase of `s` (planned again only when a fix is not kept)."""
+    """A call giving the storage phase of `s`."""
     def get():
         r = resolve(s)
         return stored(s, cat, r, in_force(s, r.spec))
@@ -254,13 +256,14 @@ def _rows(s: Scenario, cat: StatsCatalog | None):
 
 
 def plan_fixes(p, cat: StatsCatalog | None) -> tuple[Fix, ...]:
-    """storage_fixes of a Plan (kept per scenario: those plan() made are found again)."""
+    """storage_fixes of a Plan: those plan() planned (it keeps them on the plan it returns), else
+    worked out once for this plan object (Plan.worked_out)."""
     s = p.scenario
     if not any(f.severity == "blocks" and f.code in STORAGE_BLOCKERS for f in p.findings):
         return ()
     cat = _catalog(s, cat)
-    return storage_fixes(s, cat, _rows(s, cat), p.findings, p.storage_bytes_compressed, p.padding == "batch",
-                         bool(p.sort_by_length))
+    return p.worked_out(("fixes", cat), lambda: storage_fixes(
+        s, cat, _rows(s, cat), p.findings, p.storage_bytes_compressed, p.padding == "batch", bool(p.sort_by_length)))
 
 
 def padding_levers(p, cat: StatsCatalog | None) -> tuple[Fix, ...]:
@@ -276,7 +279,7 @@ def padding_levers(p, cat: StatsCatalog | None) -> tuple[Fix, ...]:
     def compute():
         rows = _rows(s, cat)()
         return tuple(f for f in (_planned(label, s, cat, rows, ch) for label, ch in options) if f is not None)
-    return _FIXES.get((cat,), (s.model_dump_json(), "levers"), compute)
+    return p.worked_out(("levers", cat), compute)
 
 
 def _catalog(s: Scenario, cat: StatsCatalog | None) -> StatsCatalog | None:

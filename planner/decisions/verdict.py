@@ -15,10 +15,10 @@ cheapest mode holds over one interval of the input. The storage price, the days 
 GPU price each multiply one term of costs.py, so every total is a + b x in them: the scenario's plan and
 one plan at a bound give the three lines, and where the cheapest one meets another is solved. The epochs
 and the link are searched between the scenario's value and a bound whose plan flips the answer, by
-interpolating where the two totals meet and planning either side of it (to PRECISION). The crossing
-nearest the scenario's value is reported, None when neither end flips it. Every input moves the dollars
-only through the plan's phases (planner.phases.compose.figures: plan() without quality, findings and assumptions),
-so no formula is written twice.
+interpolating where the two totals meet and planning either side of it (planner/decisions/bracket.py flip, to
+PRECISION). The crossing nearest the scenario's value is reported, None when neither end flips it. Every
+input moves the dollars only through the plan's phases (planner.phases.compose.figures: plan() without quality,
+findings and assumptions), so no formula is written twice.
 """
 from __future__ import annotations
 
@@ -28,11 +28,13 @@ from typing import Callable
 
 from pydantic import BaseModel
 
+from planner.decisions.bracket import flip
 from planner.catalog.stats import StatsCatalog
 from planner.errors import PlannerInputError
 from planner.phases.costs import DAYS_PER_MONTH
 from planner.phases.compose import figures
 from planner.planning import Plan, plan
+from planner.phases.reuse import Reuse
 from planner.scenario import Costs, Scenario, Training, Transfer
 from planner.decisions.sensitivity import _sub, field_bounds
 from planner.decisions.unblock import STORAGE_BLOCKERS, Band, Fix, band, blocked_ways, padding_levers, plan_fixes, remaining, \
@@ -103,10 +105,12 @@ INPUTS = (
 )
 
 
-def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None) -> dict[str, float] | None:
-    """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be finite)."""
+def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None,
+               reuse: Reuse | None = None) -> dict[str, float] | None:
+    """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be
+    finite). `reuse`: the verdict's (planner/phases/reuse.py): no input it moves changes the stored rows."""
     try:   # the budget figures alone (planner.phases.compose.figures): no quality, findings or assumptions to build
-        t = totals(figures(inp.set(s, x), catalog))
+        t = totals(figures(inp.set(s, x), catalog, reuse))
     except PlannerInputError:
         return None
     return t if all(math.isfinite(v) for v in t.values()) else None
@@ -140,44 +144,23 @@ def _linear_crossings(x0: float, t0: dict[str, float], x1: float, t1: dict[str, 
 
 def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x0: float, t0: dict[str, float],
                        end: float, t_end: dict[str, float] | None, here: str,
-                       ways: tuple[str, ...] = MODES) -> tuple[float, str | None]:
+                       ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float, str | None]:
     """The value between x0 (where `here` is cheapest) and `end` (where it is not) at which the answer
-    flips, within PRECISION. Each step interpolates where `here`'s total meets the flipped way's (in x,
-    or in 1/x for the link, whose hours go as 1/x), then plans just either side of that point: a total
-    that is linear there closes the bracket in one step; otherwise the bracket still shrinks, and after
-    a few steps plain bisection finishes the job."""
-    inverse = inp.key == "link_gbps"
-    a, ta, b, tb = x0, t0, end, t_end           # a keeps the answer, b flips it
+    flips, within PRECISION (planner/decisions/bracket.py flip): its regula falsi steps interpolate where `here`'s
+    total meets the flipped way's (in x, or in 1/x for the link, whose hours go as 1/x)."""
+    def probe(x: float) -> tuple[bool, dict[str, float] | None]:
+        tx = _totals_at(s, inp, x, catalog, reuse)
+        return _best(tx, ways) == here, tx
 
-    def split(a, ta, b, tb):
-        if ta is not None and tb is not None and a > 0 and b > 0:
-            m = _best(tb, ways)
-            ga, gb = ta[m] - ta[here], tb[m] - tb[here]     # >= 0 at a, <= 0 at b
-            if ga != gb:
-                ua, ub = (1 / a, 1 / b) if inverse else (a, b)
-                u = ua + (ub - ua) * ga / (ga - gb)
-                x = 1 / u if inverse else u
-                if min(a, b) < x < max(a, b):
-                    return x
-        return math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2
+    def gaps(ta: dict[str, float] | None, tb: dict[str, float] | None) -> tuple[float, float] | None:
+        if ta is None or tb is None:
+            return None
+        m = _best(tb, ways)                     # the way cheapest where the answer has flipped
+        return ta[m] - ta[here], tb[m] - tb[here]   # >= 0 at x0's side, <= 0 at end's
 
-    for step in range(BISECT):
-        if abs(b - a) <= PRECISION * max(abs(a), abs(b)):
-            break
-        guess = split(a, ta, b, tb) if step < 6 else (math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2)
-        probes = [guess]
-        if step < 6:
-            d = PRECISION / 4 * abs(guess) * math.copysign(1, b - a)
-            probes = [x for x in (guess - d, guess + d) if min(a, b) < x < max(a, b)] or [guess]
-        for x in probes:
-            if not min(a, b) < x < max(a, b):
-                continue
-            tx = _totals_at(s, inp, x, catalog)
-            if _best(tx, ways) == here:
-                a, ta = x, tx
-            else:
-                b, tb = x, tx
-    return (a + b) / 2, _best(tb, ways)
+    x, t_flipped = flip(probe, x0, t0, end, t_end, gaps=gaps, inverse=inp.key == "link_gbps", rtol=PRECISION,
+                        steps=BISECT)
+    return x, _best(t_flipped, ways)
 
 
 def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
@@ -189,27 +172,27 @@ def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
 
 
 def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None,
-              ways: tuple[str, ...] = MODES) -> tuple[float | None, str | None]:
+              ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float | None, str | None]:
     """The value of `inp` nearest the scenario's at which another of `ways` becomes the cheapest."""
     if not inp.applies(p) or len(ways) < 2:
         return None, None
     lo, hi, x0 = span(inp, p)
     here = cheapest(p, ways)
-    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog)
+    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog, reuse)
     found: list[tuple[float, str | None]] = []
     if inp.linear and t0 is not None:
         x1 = hi if x0 != hi else lo
-        t1 = _totals_at(s, inp, x1, catalog)
+        t1 = _totals_at(s, inp, x1, catalog, reuse)
         if t1 is not None:
             found = _linear_crossings(x0, t0, x1, t1, here, lo, hi, ways)
     else:
         for end in (lo, hi):
             if end == x0:
                 continue
-            t_end = _totals_at(s, inp, end, catalog)
+            t_end = _totals_at(s, inp, end, catalog, reuse)
             if _best(t_end, ways) in (here, None):
                 continue
-            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here, ways))
+            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here, ways, reuse))
     if not found:
         return None, None
     x, m = min(found, key=lambda f: abs(math.log((f[0] + 1e-12) / (x0 + 1e-12))))
@@ -343,6 +326,12 @@ def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], top: set[str], ways: tuple[
     if not offers:
         return None, ""
     _, x, x_ways, x_best = min(offers, key=lambda o: o[0])
+    return x.label, _lever_text(x, x_ways, x_best, ways)
+
+
+def _lever_text(x: Fix, x_ways: tuple[str, ...], x_best: str, ways: tuple[str, ...]) -> str:
+    """'Lossless lever: ..., dropping no row[, lets online run]: then offline $... (ending on day ...) is
+    cheapest[, against ...].' or the two that then tie inside the bands."""
     others = sorted((m for m in x_ways if m != x_best), key=lambda m: x.totals[m])
     why = tied(x.band, x_best, others[0]) if others else None
     runs = [w for w in x_ways if w not in ways]
@@ -350,12 +339,50 @@ def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], top: set[str], ways: tuple[
             + ": ")
     shown = f"{x_best} {fmt_usd(x.totals[x_best])} (ending on {_days(x.days[x_best])})"
     if why:
-        text += (f"then {shown} and {others[0]} {fmt_usd(x.totals[others[0]])} (ending on "
-                 f"{_days(x.days[others[0]])}) tie inside the bands.")
-    else:
-        text += f"then {shown} is cheapest" + (f", against {others[0]} {fmt_usd(x.totals[others[0]])}"
-                                                 if others else "") + "."
-    return x.label, text
+        return text + (f"then {shown} and {others[0]} {fmt_usd(x.totals[others[0]])} (ending on "
+                       f"{_days(x.days[others[0]])}) tie inside the bands.")
+    return text + f"then {shown} is cheapest" + (f", against {others[0]} {fmt_usd(x.totals[others[0]])}"
+                                                   if others else "") + "."
+
+
+def _breakeven_text(breakeven: dict[str, float | None], flips: dict[str, str | None],
+                    now: dict[str, float]) -> str:
+    """'Online would be cheapest with storage at ... or more (now ...); or ...' for each way a break-even
+    flips the answer to; a sentence saying none does where no input inside its bounds changes it."""
+    by_mode: dict[str, list[str]] = {}
+    for k, v in breakeven.items():
+        if v is not None:
+            by_mode.setdefault(flips[k], []).append(_fmt(k, v, now[k]))
+    if not by_mode:
+        return ("No storage price, time held, epoch count, link speed or extraction GPU price inside their bounds "
+                "changes that.")
+    return " ".join(f"{m.capitalize()} would be cheapest with " + "; or ".join(parts) + "."
+                    for m, parts in by_mode.items())
+
+
+def _among(answer: str, ways: tuple[str, ...], none_runs: bool) -> str:
+    """The answer, said of the ways that run where a blocking finding stops some (or all) of them."""
+    if none_runs:
+        return "No way runs as configured; were they unblocked: " + answer[0].lower() + answer[1:]
+    if len(ways) < len(MODES):
+        return "Of the ways that run, " + answer[0].lower() + answer[1:]
+    return answer
+
+
+def _breakevens(p: Plan, catalog: StatsCatalog | None, ways: tuple[str, ...]):
+    """Each input's break-even among `ways` (None: none inside its bounds), the way it flips to, its value now."""
+    breakeven, flips, now = {}, {}, {}
+    reuse = Reuse()    # the break-evens' plans share the scenario's stored rows (planner/phases/reuse.py)
+    for inp in INPUTS:
+        breakeven[inp.key], flips[inp.key] = _crossing(p.scenario, inp, p, catalog, ways, reuse)
+        now[inp.key] = inp.current(p)
+    return breakeven, flips, now
+
+
+def _feasible(blocked: dict[str, list]) -> dict[str, dict]:
+    """The Verdict's `feasible` (way -> it runs) and `blocked_by` (way -> the blocking findings' codes)."""
+    return {"feasible": {m: not blocked[m] for m in MODES},
+            "blocked_by": {m: [f.code for f in blocked[m]] for m in MODES}}
 
 
 def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
@@ -363,7 +390,6 @@ def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
     a tie where the figures' bands do not tell two ways apart, what stops a blocked way and what
     would let it run (each fix planned), the value of each input at which another way that runs
     becomes the cheapest, and the lossless lever where it changes the answer."""
-    s = p.scenario
     t = totals(p)
     blocked = blocked_ways(p.findings, p.training.online_fits)
     ways = tuple(m for m in MODES if not blocked[m]) or MODES
@@ -372,34 +398,19 @@ def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
     ties = {m: tied(b, best, m) for m in ways if m != best}
     days = way_days(p)
     ready = (p.extraction.wall_hours + p.gather_hours + p.transfer_hours) / 24
-    breakeven, flips, now = {}, {}, {}
-    for inp in INPUTS:
-        breakeven[inp.key], flips[inp.key] = _crossing(s, inp, p, catalog, ways)
-        now[inp.key] = inp.current(p)
+    breakeven, flips, now = _breakevens(p, catalog, ways)
     fixes = plan_fixes(p, catalog) if blocked["offline"] else ()
     none_runs = all(blocked.values())
-    answer = _answer(best, ways, t, days, ready, b, ties)
-    if none_runs:
-        answer = "No way runs as configured; were they unblocked: " + answer[0].lower() + answer[1:]
-    elif len(ways) < len(MODES):
-        answer = "Of the ways that run, " + answer[0].lower() + answer[1:]
-    sentence = (_blocked(blocked, fixes) + " " + answer).strip()
-    by_mode: dict[str, list[str]] = {}
-    for k, v in breakeven.items():
-        if v is not None:
-            by_mode.setdefault(flips[k], []).append(_fmt(k, v, now[k]))
+    sentence = (_blocked(blocked, fixes) + " " + _among(_answer(best, ways, t, days, ready, b, ties), ways,
+                                                        none_runs)).strip()
     if len(ways) > 1:
-        sentence += " " + (" ".join(f"{m.capitalize()} would be cheapest with " + "; or ".join(parts) + "."
-                                    for m, parts in by_mode.items()) if by_mode
-                           else "No storage price, time held, epoch count, link speed or extraction GPU price "
-                                "inside their bounds changes that.")
+        sentence += " " + _breakeven_text(breakeven, flips, now)
     top = {best, *(m for m in ways if ties.get(m))}
     lever, text = _lever(p, catalog, fixes, top, ways) if not none_runs else (None, "")
     if text:
         sentence += " " + text
     tied_with = [m for m in ways if ties.get(m)]
     return Verdict(cheapest=best, sentence=sentence.strip(), totals_usd=t, states_ready_days=ready,
-                   breakeven=breakeven, flips_to=flips, feasible={m: not blocked[m] for m in MODES},
-                   blocked_by={m: [f.code for f in blocked[m]] for m in MODES}, tie=bool(tied_with),
+                   breakeven=breakeven, flips_to=flips, **_feasible(blocked), tie=bool(tied_with),
                    tied_with=tied_with, decided_by=ties[tied_with[0]] if tied_with else None, wall_days=days,
                    lever=lever)

@@ -245,7 +245,7 @@ def ray_driver(m, fmt: str, world: int, manifest_path: str = "manifest.yaml", ra
             "commands": [[str(a) for a in c] for c in cmds],
             "input": str(_input(x, r, data_token)),
             "predicted": int(x.predicted[r]), "need": x.need[r],
-            "rows": (lambda a, b: b - a)(*sharding.block(x.total_rows(), world, r))}
+            "rows": sharding.shard_rows(x.total_rows(), world, r)}
     head = [RAY_MARK + f" for {fmt}, one task per rank (drafter planner {__version__})",
             *x.header(),
             "#",
@@ -277,6 +277,4 @@ def _quote_source() -> str:
 def _input(x: Sharded, rank: int, data_token: str) -> str:
     if x.fmt == "speculators":
         return f"{data_token}/prepared"
-    if x.fmt == "modelopt":
-        return f"{data_token}/mix.jsonl"
-    return f"{data_token}/{x.shard_file(rank)}"
+    return f"{data_token}/{x.shard_file(rank)}"       # SpecForge's and Model-Optimizer's ranks read their shard

@@ -3,12 +3,27 @@ bytes, per-rank pipeline commands and a Slurm array script.
 
 A rank is one node for all three pipelines (for vLLM speculators that is its own model:
 `--world-size` "is the number of nodes (not the number of gpus)", scripts/data_generation_offline.py
-at c05b95b3). The split is the contiguous-block rule the pipelines themselves use: over T rows and
-W ranks, rank r gets positions [r*(T//W) + min(r, T%W), ... + T//W + (1 if r < T%W)), the first
-T % W ranks one row more. It is, line for line, `datasets.Dataset.shard(W, r)` (contiguous=True,
-the default; what Model-Optimizer's `--dp-rank/--dp-world-size` call), speculators'
-`get_indices_to_process` (src/speculators/data_generation/offline.py:103-108) and SpecForge's
-`start_idx`/`samples_per_dp` (scripts/prepare_hidden_states.py:887-901).
+at c05b95b3).
+
+The planner's own shards (SpecForge's and Model-Optimizer's ranks each read theirs,
+mix-0000R-of-0000N.jsonl) deal the rows in turn (issue 35 item 11): row p of the materialized order
+goes to rank p % N (`rank_of`; rank r holds positions r, r+N, r+2N, ...: `positions`). Every rank
+so holds 1/N of every component, give or take one row, and its predicted bytes are 1/N of the whole
+give or take one row of each component: a split by contiguous blocks of rows gave the rank holding
+the long-row components twice the bytes of another (docs/guide.md's example, the mix trimmed to
+20 TB over 4 Model-Optimizer nodes: 1.1, 2.4, 2.0 and 1.1 TB; dealt, 1.6 TB each), and the slowest
+rank sets the capture's end. The dealing is
+stratified rather than a longest-processing-time packing on the plan's bytes per row: it needs
+nothing but the manifest's rows_selected (every rank computes the same split without
+communication, and a plan's bytes per row, an estimate, cannot move a row), and an error of the
+estimate falls on every rank alike. A rank still holds T // N rows, the first T % N ranks one more
+(the counts of contiguous blocks).
+
+The pipelines' own splits stay contiguous blocks (`block`): `datasets.Dataset.shard(W, r)`
+(contiguous=True, the default), speculators' `get_indices_to_process`
+(src/speculators/data_generation/offline.py:103-108) and SpecForge's `start_idx`/`samples_per_dp`
+(scripts/prepare_hidden_states.py:887-901); speculators' ranks split its own shuffled prepared
+rows so, a random draw of the mix (each rank's bytes are expected to be its share of the whole).
 
 The positions are those of the materialized order (planner materialize: the components with a local
 file first, then the hub components, each in manifest order; row k of a component at its start + k),
@@ -40,6 +55,21 @@ def block(total, world, rank):
     div, mod = divmod(total, world)
     start = div * rank + min(rank, mod)
     return start, start + div + (1 if rank < mod else 0)
+
+
+def rank_of(position: int, world: int) -> int:
+    """The planner shard (rank) of row `position` of the materialized order: dealt in turn."""
+    return position % world
+
+
+def positions(total: int, world: int, rank: int) -> range:
+    """The positions of rank `rank`'s shard, in order (its k-th row is position rank + k * world)."""
+    return range(rank, total, world)
+
+
+def shard_rows(total: int, world: int, rank: int) -> int:
+    """How many rows rank `rank` holds: total // world, the first total % world ranks one more."""
+    return len(positions(total, world, rank))
 
 
 def check_count(n: object, flag: str, what: str = "shards") -> int:
@@ -79,7 +109,8 @@ def placed(components, local_ids: set[str] | None = None) -> tuple[list[Placed],
 
 
 class Ranks:
-    """Which rank each position belongs to, for `world` ranks over `total` rows."""
+    """Which contiguous block (`block`) each position is in, for `world` blocks over `total` rows: the
+    pipelines' own splits (a rank's DP processes, speculators' ranks), not the planner's shards."""
 
     def __init__(self, total: int, world: int):
         self.total, self.world = total, world
@@ -90,12 +121,12 @@ class Ranks:
 
 
 def rows_by_rank(components, world: int, local_ids: set[str] | None = None) -> list[list[tuple[str, int]]]:
-    """[(component id, rows)] of every rank: each component's overlap with the rank's block."""
-    order, total = placed(components, local_ids)
+    """[(component id, rows)] of every planner shard: each component's positions dealt to the rank."""
+    order, _ = placed(components, local_ids)
     out = []
     for r in range(world):
-        a, b = block(total, world, r)
-        out.append([(p.id, n) for p in order if (n := min(b, p.start + p.rows) - max(a, p.start)) > 0])
+        out.append([(p.id, n) for p in order
+                    if (n := len(range(p.start + (r - p.start) % world, p.start + p.rows, world))) > 0])
     return out
 
 
@@ -153,56 +184,60 @@ def rank_bytes(m, world: int, layout: str, *, expected: bool = False, catalog=No
 
 
 class ShardWriter:
-    """Writes rows to N shard files in rank order; the files replace their paths only when every
-    row is written (commit), else nothing is left behind (abort). One file is open at a time."""
+    """Writes rows to N shard files in any order of ranks (the rows are dealt in turn); the files
+    replace their paths only when every row is written (commit), else nothing is left behind
+    (abort). At most OPEN files are open at a time (a shard's file is reopened to append to it)."""
+
+    OPEN = 256                                # well under the usual 1,024 descriptors
 
     def __init__(self, paths: list[str], *, field: str, inputs=()):
         from planner.safe_io import check_output
         self.targets = [check_output(p, field, inputs) for p in paths]
         self.tmps: dict[int, str] = {}
-        self.current, self.fh = -1, None
+        self.open: dict[int, object] = {}        # rank -> handle, oldest first
 
-    def _open(self, rank: int) -> None:
-        if self.fh is not None:
-            self.fh.flush()
-            os.fsync(self.fh.fileno())
-            self.fh.close()
-            self.fh = None
-        target = self.targets[rank]
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        self.tmps[rank] = tmp
-        self.fh = os.fdopen(fd, "w", encoding="utf-8")
-        self.current = rank
+    def _handle(self, rank: int):
+        fh = self.open.pop(rank, None)
+        if fh is None:
+            if len(self.open) >= self.OPEN:
+                self.open.pop(next(iter(self.open))).close()
+            if rank in self.tmps:
+                fh = open(self.tmps[rank], "a", encoding="utf-8")  # noqa: SIM115 (closed by commit/abort)
+            else:
+                target = self.targets[rank]
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+                self.tmps[rank] = tmp
+                fh = os.fdopen(fd, "w", encoding="utf-8")
+        self.open[rank] = fh                     # the most recent last
+        return fh
 
     def write(self, rank: int, text: str) -> None:
-        if rank != self.current:
-            if rank < self.current:
-                raise ValueError("rows must come in rank order")
-            for r in range(self.current + 1, rank + 1):
-                self._open(r)
-        self.fh.write(text)
+        if not 0 <= rank < len(self.targets):
+            raise ValueError(f"rank {rank} is not a shard of {len(self.targets)}")
+        self._handle(rank).write(text)
 
     def commit(self) -> None:
         from planner.safe_io import _umask
-        for r in range(self.current + 1, len(self.targets)):
-            self._open(r)
-        self._open_close()
-        for r, target in enumerate(self.targets):
+        for r in range(len(self.targets)):       # a shard with no rows is an empty file
+            if r not in self.tmps:
+                self._handle(r)
+        while self.open:
+            self.open.pop(next(iter(self.open))).close()
+        for r in range(len(self.targets)):
+            fd = os.open(self.tmps[r], os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.chmod(self.tmps[r], 0o666 & ~_umask())
         for r, target in enumerate(self.targets):
             os.replace(self.tmps.pop(r), target)
 
-    def _open_close(self) -> None:
-        if self.fh is not None:
-            self.fh.flush()
-            os.fsync(self.fh.fileno())
-            self.fh.close()
-            self.fh = None
-
     def abort(self) -> None:
-        with contextlib.suppress(OSError):
-            if self.fh is not None:
-                self.fh.close()
+        for fh in self.open.values():
+            with contextlib.suppress(OSError):
+                fh.close()
+        self.open.clear()
         for tmp in self.tmps.values():
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

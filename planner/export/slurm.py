@@ -11,9 +11,13 @@ Each pipeline's own way of splitting the data, read in its code (pipeline_flags.
   rows are a random draw of the mix: its bytes are predicted as its share of the whole.
 - Model-Optimizer (a2fbac7b): compute_hidden_states_hf.py `--dp-rank` / `--dp-world-size` (lines
   84-95, "TASK_ID on SLURM" / "Number of tasks on SLURM"; examples/.../slurm_dump.sh:47 passes
-  $SLURM_ARRAY_TASK_ID and $SLURM_ARRAY_TASK_COUNT), applied as dataset.shard(num_shards, index)
-  (line 123): a contiguous block of mix.jsonl, the very rows of the planner's shard, so each
-  rank's bytes are exact. One process per node (device_map="auto" spreads the model over its GPUs).
+  $SLURM_ARRAY_TASK_ID and $SLURM_ARRAY_TASK_COUNT) would take dataset.shard(num_shards, index)
+  (line 123), a contiguous block of mix.jsonl: the rank holding the long-row components got twice
+  the bytes of another (issue 35 item 11). So each rank reads its own planner shard instead
+  (--input-data mix-0000R-of-0000N.jsonl, rows dealt in turn: sharding.rank_of) and leaves
+  --dp-world-size at its default 1, with which the script shards nothing (lines 121-123). The
+  files are {conversation_id}.pt (lines 128-133), unique over the mix, so every rank writes into
+  one directory. One process per node (device_map="auto" spreads the model over its GPUs).
 - SpecForge (a6b6b023): prepare_hidden_states.py has no rank flag. Its multi-node form is one
   torchrun world over every node (`torchrun --nnodes N --node_rank R`, torchrun's own flags): the
   data go to its DP ranks by DistributedSampler(shuffle=False) (specforge/data/utils.py:224-228,
@@ -21,8 +25,8 @@ Each pipeline's own way of splitting the data, read in its code (pipeline_flags.
   per DP rank (prepare_hidden_states.py:887-901) into folders of --file-group-size (2,000) rows,
   rows_{a}-{b}/data_{idx} (lines 521-546, 592-594). That world needs every node at once, which a
   Slurm array does not promise (its tasks start when each gets a node), so here each node runs its
-  own single-node torchrun on its planner shard (mix-0000R-of-0000N.jsonl) into its own
-  directory (rank-0000R: the numbering restarts at 0 in every run).
+  own single-node torchrun on its planner shard (mix-0000R-of-0000N.jsonl, rows dealt in turn:
+  sharding.rank_of) into its own directory (rank-0000R: the numbering restarts at 0 in every run).
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ from planner.export import sharding
 from planner.export.commands import (DRAFT_CONFIG, _model_path, _plan_values, _split_last, _target, draft_config_lines,
                                      node_gpus, pipeline_flags, quote, specforge_layout, specforge_strategy)
 from planner.export.manifest import Manifest
-from planner.text import blocks_note, count
+from planner.text import count, dealt_note
 from planner.units import fmt_bytes
 
 SLURM_MARK = "#!/bin/bash\n# drafter planner: a Slurm array"
@@ -60,6 +64,7 @@ class Sharded:
         self.spec, self.eff = _plan_values(m, own)
         self.model = _model_path(m)
         self.expected = fmt == "speculators"
+        self.shards = fmt in ("specforge", "modelopt")     # each rank reads its planner shard
         self.predicted = sharding.rank_bytes(m, world, self.spec.id, expected=self.expected, catalog=catalog)
         self.need = [int(b * sharding.DISK_MARGIN) + 1 if b else 0 for b in self.predicted]
         self.rows = sharding.rows_by_rank(m.components, world)
@@ -86,12 +91,11 @@ class Sharded:
             ]
         if self.fmt == "modelopt":
             aux = _split_last(m)[0]
-            return [["python", MODELOPT_SCRIPT, "--model", self.model, "--input-data", _in(data, "mix.jsonl"),
+            return [["python", MODELOPT_SCRIPT, "--model", self.model, "--input-data", self.rank_input(rank, data),
                      "--output-dir", out, "--max-seq-len", eff.max_seq_len or 3072,
-                     "--aux-layers", ",".join(str(x) for x in aux), "--dp-rank", rank, "--dp-world-size", N]]
+                     "--aux-layers", ",".join(str(x) for x in aux)]]
         strategy = specforge_strategy(self.spec)
-        shard = (_in(data, self.shard_file(rank)) if isinstance(rank, int)
-                 else Raw(f'"{data[1:-1]}/mix-$SHARD-of-{N:05d}.jsonl"'))
+        shard = self.rank_input(rank, data)
         rank_out = _in(out, f"rank-{rank:05d}") if isinstance(rank, int) else Raw(f'"{out[1:-1]}/rank-$SHARD"')
         return [["torchrun", "--nnodes", 1, "--nproc_per_node", self.gpus, SPEC_SCRIPT,
                  "--target-model-path", self.model, "--strategy", strategy,
@@ -103,14 +107,14 @@ class Sharded:
         """The file a rank reads (checked before it starts)."""
         if self.fmt == "speculators":
             return _in(data, "prepared")
-        if self.fmt == "modelopt":
-            return _in(data, "mix.jsonl")
+        if isinstance(rank, int):
+            return _in(data, self.shard_file(rank))
         return Raw(f'"{data[1:-1]}/mix-$SHARD-of-{self.world:05d}.jsonl"')
 
     # ------------------------------------------------------------ once, before the ranks
     def prepare(self) -> list[list[object]]:
         mp, N = self.manifest_path, self.world
-        if self.fmt == "specforge":
+        if self.shards:
             cmds = [["python", "-m", "planner", "materialize", mp, "--shards", N, "--out", "mix.jsonl",
                      "--hub-script", "materialize_hub.py"]]
             for r in range(min(N, 16)):
@@ -127,9 +131,8 @@ class Sharded:
         return cmds
 
     def prepare_notes(self) -> list[str]:
-        if self.fmt == "specforge":
-            out = [f"# the planner's shards: contiguous blocks of the materialized order (sharding.block), "
-                   f"{blocks_note(self.total_rows(), self.world)}"]
+        if self.shards:
+            out = [f"# the planner's shards: {dealt_note(self.total_rows(), self.world)}"]
             if self.world > 16:
                 out.append(f"# ... and materialize_hub.py likewise for every rank up to {self.world - 1}")
             return out
@@ -155,8 +158,8 @@ class Sharded:
         how = {
             "speculators": "scripts/data_generation_offline.py --world-size N --rank R (lines 174-192): a contiguous "
                            "block of the shuffled prepared rows (offline.py:103-108)",
-            "modelopt": "compute_hidden_states_hf.py --dp-rank R --dp-world-size N (lines 84-95): "
-                        "dataset.shard(N, R) (line 123), a contiguous block of mix.jsonl",
+            "modelopt": "each rank reads its planner shard (--input-data mix-0000R-of-0000N.jsonl); "
+                        "compute_hidden_states_hf.py shards nothing at its default --dp-world-size 1 (lines 121-123)",
             "specforge": "no rank flag in prepare_hidden_states.py; its torchrun --nnodes/--node_rank world needs "
                          "every node at once, so each node runs its own torchrun on its planner shard",
         }[self.fmt]
@@ -170,14 +173,14 @@ class Sharded:
     IMBALANCE = 1.25
 
     def imbalance_note(self) -> list[str]:
-        """A split by rows whose ranks' predicted bytes differ (the mix's components differ in bytes per
-        row, and a contiguous block takes them in order): the slowest rank sets the capture's time."""
+        """Ranks whose predicted bytes still differ (a rank holds whole rows: with few rows per rank, a
+        long row or two tips it): the slowest rank sets the capture's time."""
         busy = [b for b in self.predicted if b > 0]
         if self.world < 2 or not busy or max(busy) <= self.IMBALANCE * min(busy):
             return []
         hi = max(range(self.world), key=self.predicted.__getitem__)
         lo = min(range(self.world), key=self.predicted.__getitem__)
-        return [f"# note: the split is by rows, so the ranks' bytes differ: rank {hi} {fmt_bytes(self.predicted[hi])}, "
+        return [f"# note: the ranks' bytes differ (each holds whole rows): rank {hi} {fmt_bytes(self.predicted[hi])}, "
                 f"rank {lo} {fmt_bytes(self.predicted[lo])}; the slowest rank sets the capture's end"]
 
 

@@ -15,7 +15,7 @@ from planner.presets.drafter_kinds import (NO_ROWS, drafter_params as estimated_
 from planner.errors import PlannerInputError
 from planner.phases.extraction import ExtractionPlan, extraction, replicas_on_nodes, sequence, tensor_parallel_needed
 from planner.presets.layouts import Effective, LayoutSpec, effective, layout_presets
-from planner.memo import ByIdentity
+from planner.phases.reuse import Reuse, reused
 from planner.phases.nodes import NodePlan, node_plan, writing_nodes
 from planner.scenario import Scenario
 from planner.presets.specs import (GPUSpec, ModelSpec, disk_presets, gpu_presets, model_presets, network_efficiency,
@@ -30,8 +30,8 @@ def resolve_model(s: Scenario) -> ModelSpec:
     if s.model == "custom":
         if s.custom_model is None:
             raise PlannerInputError("model", "custom", "a custom model needs custom_model (hidden size, layers, heads ...)")
-        # a snapshot: the plan's caches key a spec by identity (planner/memo.py), and a scenario's own
-        # sub-model may be edited in place after a plan (the presets' specs never are)
+        # a snapshot: a scenario's own sub-model may be edited in place after a plan (the presets'
+        # specs never are), and the plan holds what it was planned with
         return s.custom_model.model_copy()
     models = model_presets()
     if s.model not in models:
@@ -91,9 +91,9 @@ def in_force(s: Scenario, spec: LayoutSpec) -> Effective:
 
 
 def stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, end: int | None = None,
-            same_rows: StoragePhase | None = None, lengths: bool = False) -> StoragePhase:
+           same_rows: StoragePhase | None = None, lengths: bool = False, reuse: Reuse | None = None) -> StoragePhase:
     return storage_phase(s, cat, r.layout, r.spec, eff, r.model.hidden_size, r.model.vocab_size, end=end,
-                         same_rows=same_rows, lengths=lengths)
+                         same_rows=same_rows, lengths=lengths, reuse=reuse)
 
 
 def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
@@ -125,7 +125,8 @@ def held(r: Resolved, path: CapturePath) -> float:
                                 captured_bytes=r.layout.hidden_state_bytes_per_token)
 
 
-def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[NodePlan, ExtractionPlan, float]:
+def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None,
+            reuse: Reuse | None = None) -> tuple[NodePlan, ExtractionPlan, float]:
     """The nodes the states are written on and the extraction run that writes them (and its MFU)."""
     mfu = s.throughput.prefill_mfu or r.ex_gpu.prefill_mfu
     path = capture_path(s, r)
@@ -137,7 +138,7 @@ def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None) -> tuple[
                     write_bytes_per_s=nodes.capture_write_bytes_per_s, write_bound=nodes.capture_write_bound,
                     nodes=nodes.extraction_nodes, gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
                     measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None,
-                    path=path, held_bytes_per_token=held(r, path), stored_bytes=st.compressed)
+                    path=path, held_bytes_per_token=held(r, path), stored_bytes=st.compressed, reuse=reuse)
     return nodes, ex, mfu
 
 
@@ -149,10 +150,14 @@ def _item(cached: str, i: int, doc: str) -> property:
 class Figures:
     """A scenario's phases without the plan around them (no quality, findings or assumptions), each
     worked out when first read: what trim's inner steps compare against the budgets (a storage budget
-    reads the storage phase alone), under the names the Plan gives the same figures."""
+    reads the storage phase alone), under the names the Plan gives the same figures. Each figure is
+    worked out once for this object (a lazy attribute, not a cache: it lives and dies with the object);
+    `reuse`: a search's (planner/phases/reuse.py), for the training rows' sums."""
 
-    def __init__(self, s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, measured=None):
+    def __init__(self, s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, measured=None,
+                 reuse: Reuse | None = None):
         self.scenario, self.storage, self._r, self._eff, self._measured = s, st, r, eff, measured
+        self._reuse = reuse
 
     @property
     def storage_bytes_compressed(self) -> float:
@@ -168,7 +173,7 @@ class Figures:
 
     @functools.cached_property
     def _capture(self) -> tuple[NodePlan, ExtractionPlan, float]:
-        return capture(self.scenario, self._r, self.storage, self._measured)
+        return capture(self.scenario, self._r, self.storage, self._measured, self._reuse)
 
     nodes = _item("_capture", 0, "NodePlan: the nodes")
     extraction = _item("_capture", 1, "ExtractionPlan")
@@ -188,7 +193,7 @@ class Figures:
 
     @functools.cached_property
     def _training(self) -> tuple[TrainingPlan, object, float]:
-        return _training(self.scenario, self._r, self.storage, self._eff, self.nodes, self.extraction)
+        return _training(self.scenario, self._r, self.storage, self._eff, self.nodes, self.extraction, self._reuse)
 
     training = _item("_training", 0, "TrainingPlan")
     recipe = _item("_training", 1, "the drafter's recipe (planner.presets.drafter_kinds.knobs)")
@@ -209,42 +214,34 @@ class Figures:
                 + self.training.offline_wall_hours) / 24
 
 
-def figures(s: Scenario, catalog: StatsCatalog | None = None) -> Figures:
+def figures(s: Scenario, catalog: StatsCatalog | None = None, reuse: Reuse | None = None) -> Figures:
     """The phases of `s` from storage to costs: the figures of plan(s), without its quality, findings,
-    assumptions and band."""
+    assumptions and band; `reuse`: a search's (planner/phases/reuse.py)."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     r = resolve(s)
     eff = in_force(s, r.spec)
-    return Figures(s, r, stored(s, cat, r, eff), eff)
+    return Figures(s, r, stored(s, cat, r, eff, reuse=reuse), eff, reuse=reuse)
 
 
-_ROW_SUMS = ByIdentity(4096)     # a component's training rows, for the same rows, padding and recipe
-_ROW_BASES = ByIdentity(4096)    # their padding-free part, for the same rows and anchors
-_MIX_ROW_SUMS = ByIdentity(1024)   # the whole mix's, summed in the mix's order
-
-
-def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None):
-    """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order; its
-    padding-free part kept apart, for the same rows padded otherwise)."""
+def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None, reuse: Reuse | None = None):
+    """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order); a
+    search's `reuse` keeps each component's (and its padding-free part) for the same rows."""
     def per_component(w: Workload, u: Workload, rl):
         def compute():
-            base = _ROW_BASES.get((rl,), (u.conversations, num_anchors), lambda: row_base(
+            base = reused(reuse, "row_base", (rl,), (u.conversations, num_anchors), lambda: row_base(
                 rl.lengths, rl.weights, rl.supervised, u.conversations, num_anchors))
             return NO_ROWS if base is None else padded_row_sums(base, rl.lengths, w.tokens, window)
-        return _ROW_SUMS.get((rl,), (u.conversations, w.tokens, num_anchors, window), compute)
+        return reused(reuse, "row_sums", (rl,), (u.conversations, w.tokens, num_anchors, window), compute)
 
-    def compute():
-        rows = NO_ROWS
-        for w, u, rl in zip(st.works, st.unpadded, st.row_lengths):
-            if u.tokens:
-                rows = rows + per_component(w, u, rl)
-        return rows
-    key = (*(u.conversations for u in st.unpadded), *(w.tokens for w in st.works), num_anchors, window)
-    return _MIX_ROW_SUMS.get(tuple(st.row_lengths), key, compute)
+    rows = NO_ROWS
+    for w, u, rl in zip(st.works, st.unpadded, st.row_lengths):
+        if u.tokens:
+            rows = rows + per_component(w, u, rl)
+    return rows
 
 
 def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes: NodePlan,
-              ex: ExtractionPlan) -> tuple[TrainingPlan, object, float]:
+              ex: ExtractionPlan, reuse: Reuse | None = None) -> tuple[TrainingPlan, object, float]:
     """The drafter's training on the stored rows: (its plan, the recipe, the drafter's parameters)."""
     recipe = knobs(r.spec, r.model, captured_layers=len(r.layout.layers),
                    draft_layers=s.training.drafter_layers or eff.draft_layers, ttt_steps=s.training.ttt_steps,
@@ -252,7 +249,7 @@ def _training(s: Scenario, r: Resolved, st: StoragePhase, eff: Effective, nodes:
     shape = drafter_shape(r.model)
     estimate = estimated_drafter_params(shape, recipe)
     drafter_params = s.training.drafter_params or estimate
-    rows = _mix_row_sums(st, recipe.num_anchors, recipe.attention_window)
+    rows = _mix_row_sums(st, recipe.num_anchors, recipe.attention_window, reuse)
     flops = epoch_flops(shape, recipe, rows, params_scale=drafter_params / estimate)
     longest = max((float(x.lengths.max()) for x in st.row_lengths if len(x.lengths)), default=0.0)
     max_row = float(eff.max_seq_len or longest)

@@ -27,9 +27,9 @@ from planner.presets.capture_paths import CapturePath, CaptureTime, capture_time
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
+from planner.phases.reuse import Reuse
 from planner.scenario import Throughput
 from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
-from planner.memo import ByIdentity
 from planner.phases.stored_bytes import Workload
 from planner.units import hours_at
 
@@ -291,11 +291,12 @@ def reach(row, model: ModelSpec, gpu_id: str, engine: str, regime: str, phase: s
 
 
 def _pick(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float, phase: str,
-          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None):
+          exclude_sources: frozenset = frozenset(), exclude_row: str = "", decode_mfu: float | None = None,
+          reuse: Reuse | None = None):
     """The nearest row of `phase` within MAX_DISTANCE, of no excluded publication: of the model's
     architecture class when one is near, else of any class; (row, distance) or None."""
     return nearest_preset(model, gpu_id, weight_dtype, isl, osl, prefer_class=True,
-                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu))
+                          allowed=_phase_rows(phase, exclude_sources, exclude_row, decode_mfu), reuse=reuse)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -402,14 +403,16 @@ def decide(level: str, mine: list[tuple[float, float]], floor: float, roof_sprea
 
 def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, osl: float,
               phase: str | None = None, engine: str = PLAN_ENGINE, regime: str = "",
-              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None) -> Calibration:
+              exclude_sources: frozenset = frozenset(), decode_mfu: float | None = None,
+              reuse: Reuse | None = None) -> Calibration:
     """The nearest row's measured / roofline (planner/phases/throughput_calibration.py), or a note that none matched.
     The row's roofline takes the preset efficiencies, so the factor is a property of the table and
     the scenario's own efficiencies still move the user's roofline (and the plan) as they say.
     `phase`: the nearest row of that phase (same architecture class first), used or not and banded by
     the held-out transfers of its reach (rules()); `engine` the engine family and `regime` the decode
     bound of the case; `exclude_sources` the publications held out (bench/fidelity.py's leave one
-    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's)."""
+    source out runs this same function, with `decode_mfu` refitted without that source: None, the preset's).
+    `reuse`: a plan's or a search's (planner/phases/reuse.py), for the rows near the model whatever the lengths."""
     from planner.presets.specs import model_presets
     if phase is None:
         hit = nearest(model, gpu.id, weight_dtype, isl, osl, model_presets())
@@ -420,7 +423,7 @@ def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, 
         predicted, measured = _preset_roofline(row.id)
         return Calibration(row=row.id, source=row.source, date=row.date, metric=row.metric, measured=measured,
                            roofline=predicted, factor=measured / predicted, distance=dist)
-    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu)
+    hit = _pick(model, gpu.id, weight_dtype, isl, osl, phase, exclude_sources, decode_mfu=decode_mfu, reuse=reuse)
     level = "none" if hit is None else reach(hit[0], model, gpu.id, engine, regime, phase, decode_mfu)
     rule = rules(phase, exclude_sources, decode_mfu)[level]
     basis = rule.basis()
@@ -483,42 +486,39 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
     return full * (gpus_per_node // tp) + rest // tp
 
 
-# calibrate() per model and GPU (the objects), dtype, lengths and phase: the same plan, planned again, asks again
-_CALIBRATIONS = ByIdentity(1024)
-
-
-def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
-               prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
-               nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
-               measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
-               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None) -> ExtractionPlan:
-    """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
-    `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/phases/nodes.py).
-    measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
-    in place of the table's prefill rate; it already holds that run's disk writes.
-    path: the capture path (planner/presets/capture_paths.py), None the model before it (a prefill server); its
-    rows hold `held_bytes_per_token` beside their KV cache; `stored_bytes` the states without staging."""
-    warnings: list[Finding] = []
+def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str,
+                     held_bytes_per_token: float) -> tuple[int, float]:
+    """The tensor-parallel degree a replica needs for the weights and one sequence's KV cache (and what
+    the capture path holds beside it), with the sequence's tokens; a one-line PlannerInputError naming
+    the GPU where even the largest degree is too small."""
     weights = model.weight_bytes(weight_dtype)
     seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
     seq_bytes += held_bytes_per_token * seq_tokens
     tp = tensor_parallel_needed(weights, seq_bytes, gpu)
-    if tp is None:
-        room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
-        if weights <= room:   # the weights fit: one sequence's KV cache (and state) is what does not
-            raise PlannerInputError(
-                "extraction_gpu", gpu.id,
-                f"one sequence's KV cache does not fit beside {model.id}'s weights even on {TP_DEGREES[-1]} x "
-                f"{gpu.id} ({gpu.memory_gb:g} GB each): {seq_tokens:,.0f} tokens x "
-                f"{model.kv_bytes_per_token(kv_dtype):,.0f} bytes a token in {kv_dtype} is {seq_bytes / 1e9:,.0f} GB "
-                f"beside {weights / 1e9:,.0f} GB of weights in {weight_dtype}; cap the sequence length, use an fp8 KV "
-                f"cache, or a larger GPU")
+    if tp is not None:
+        return tp, seq_tokens
+    room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
+    if weights <= room:   # the weights fit: one sequence's KV cache (and state) is what does not
         raise PlannerInputError(
             "extraction_gpu", gpu.id,
-            f"{model.id} weights ({weights / 1e9:,.0f} GB in {weight_dtype}) do not fit even on {TP_DEGREES[-1]} "
-            f"x {gpu.id} ({gpu.memory_gb:g} GB each); choose a larger GPU or fp8 weights")
+            f"one sequence's KV cache does not fit beside {model.id}'s weights even on {TP_DEGREES[-1]} x "
+            f"{gpu.id} ({gpu.memory_gb:g} GB each): {seq_tokens:,.0f} tokens x "
+            f"{model.kv_bytes_per_token(kv_dtype):,.0f} bytes a token in {kv_dtype} is {seq_bytes / 1e9:,.0f} GB "
+            f"beside {weights / 1e9:,.0f} GB of weights in {weight_dtype}; cap the sequence length, use an fp8 KV "
+            f"cache, or a larger GPU")
+    raise PlannerInputError(
+        "extraction_gpu", gpu.id,
+        f"{model.id} weights ({weights / 1e9:,.0f} GB in {weight_dtype}) do not fit even on {TP_DEGREES[-1]} "
+        f"x {gpu.id} ({gpu.memory_gb:g} GB each); choose a larger GPU or fp8 weights")
+
+
+def _replicas(model: ModelSpec, gpu: GPUSpec, tp: int, gpus: int, gpus_per_node: int, weight_dtype: str,
+              path: CapturePath | None, warnings: list[Finding]) -> int:
+    """The replicas of `tp` GPUs the nodes hold (at least one: the plan raises the GPU count to `tp`),
+    with a finding for GPUs left idle, a group that spans nodes, or a path that splits the layers."""
     replicas = replicas_on_nodes(gpus, gpus_per_node, tp)
     if replicas == 0:
+        weights = model.weight_bytes(weight_dtype)
         warnings.append(finding("tp-raised", f"{model.id} needs tensor parallelism {tp} on {gpu.id} ({weights / 1e9:,.0f} GB "
                                              f"of weights); you gave {gpus} GPU(s), so the plan uses {tp}"))
         replicas = 1
@@ -530,106 +530,194 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     if tp > gpus_per_node:
         warnings.append(finding("tp-spans-nodes", f"tensor parallelism {tp} spans {-(-tp // gpus_per_node)} nodes of "
                                 f"{gpus_per_node} GPUs: every layer's all-reduce crosses the node network"))
-    gpus_used = replicas * tp
     if path is not None and path.split.value == "layers" and tp > 1:
         warnings.append(finding("capture-layer-split", f"{path.name} spreads {model.id}'s layers over {tp} {gpu.id} "
                                 f"per replica (device_map): one of them computes at a time, {replicas} replica(s) "
-                                f"on {gpus_used} GPUs"))
-    tp_eff = t.tensor_parallel_efficiency if tp > 1 else 1.0
-    disk_rate = write_bytes_per_s
+                                f"on {replicas * tp} GPUs"))
+    return replicas
+
+
+@dataclass(frozen=True)
+class _Phases:
+    """What one throughput mode gives: the regeneration (decode) and capture hours and rates."""
+    decode_hours: float
+    capture_hours: float
+    prefill_tps: float
+    decode_tps: float
+    table_prefill: float                # the table's prefill rate (the serving payback keeps it)
+    batch: int
+    decode_bound: str
+    capture_bound: str
+    prefill_calibration: Calibration | None = None
+    decode_calibration: Calibration | None = None
+    calibration: Calibration | None = None
+    band_hours: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class _Capture:
+    """One capture's inputs beside the model and GPU: what it writes, where, on how many GPUs, on which path."""
+    t: Throughput
+    work: Workload
+    tp: int
+    replicas: int
+    write_bytes: float
+    write_bytes_per_s: float
+    write_bound: str
+    measured_tokens_per_s: float | None
+    isl: float
+    osl: float
+    path: CapturePath | None
+    stored_bytes: float | None
+    reuse: Reuse | None = None
+
+    @property
+    def gpus_used(self) -> int:
+        return self.replicas * self.tp
+
+    @property
+    def tp_eff(self) -> float:
+        return self.t.tensor_parallel_efficiency if self.tp > 1 else 1.0
+
+    def on_path(self, prefill_per_gpu: float, efficiency: float | None = None,
+                startup_s: float | None = None) -> CaptureTime:
+        """The capture on its path (_path_capture) at this prefill rate per GPU."""
+        return _path_capture(self.path, self.work, prefill_per_gpu, self.tp, self.tp_eff, self.replicas,
+                             self.write_bytes, self.write_bytes_per_s, self.stored_bytes, efficiency,
+                             self.measured_tokens_per_s is not None, startup_s)
+
+
+def _fixed(c: _Capture) -> _Phases:
+    """throughput mode "fixed": the article's rate (tokens/s x batching) for every token."""
+    rate = c.t.tokens_per_s * c.t.batching
+    prefill_tps = c.measured_tokens_per_s if c.measured_tokens_per_s is not None else rate
+    # The article counts generation only: capture rides along with it. Without regeneration
+    # the same rate is applied to the tokens run through the model.
+    capture_hours = 0.0 if c.work.output_tokens else hours_at(c.work.tokens, prefill_tps * c.gpus_used)
+    return _Phases(decode_hours=hours_at(c.work.output_tokens, rate * c.gpus_used), capture_hours=capture_hours,
+                   prefill_tps=prefill_tps, decode_tps=rate, table_prefill=rate, batch=int(c.t.batching),
+                   decode_bound="fixed rate", capture_bound="fixed rate")
+
+
+def _calibrations(model: ModelSpec, gpu: GPUSpec, c: _Capture, weight_dtype: str, decode_bound: str,
+                  warnings: list[Finding]) -> tuple[Calibration, Calibration]:
+    """throughput mode "calibrated": the prefill and decode factors of the measured rows nearest this
+    model, GPU and lengths (planner/phases/throughput_calibration.py), with a finding for each extrapolated one."""
+    isl = max(c.isl, 1.0)
+    pcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl, phase="prefill", reuse=c.reuse)
+    dcal = calibrate(model, gpu, weight_dtype=weight_dtype, isl=isl, osl=c.osl, phase="decode", regime=decode_bound,
+                     reuse=c.reuse)
+    for cal in (pcal, dcal):
+        if cal.extrapolated:
+            warnings.append(finding("calibration", f"calibrated {cal.phase} throughput "
+                            f"{'is ' if cal.row else '- '}{cal.note}: the band is "
+                            f"{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}x the {cal.phase} hours"))
+    return pcal, dcal
+
+
+def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtype: str,
+              warnings: list[Finding]) -> _Phases:
+    """throughput modes "roofline" and "calibrated": the roofline's rates (times the calibration's
+    factors); capture bound by the GPUs or the disk writes, whichever is slower, or timed on its path."""
+    prefill_tps, decode_tps = r.prefill, r.decode
+    pcal = dcal = calibration = band_hours = None
+    if c.t.mode == "calibrated":
+        pcal, dcal = _calibrations(model, gpu, c, weight_dtype, r.decode_bound, warnings)
+        prefill_tps *= pcal.factor
+        decode_tps *= dcal.factor
+    table_prefill = prefill_tps
+    if c.measured_tokens_per_s is not None:
+        prefill_tps = c.measured_tokens_per_s
+    decode_hours = hours_at(c.work.output_tokens, decode_tps * c.gpus_used)
+    gpu_capture = hours_at(c.work.tokens, prefill_tps * c.gpus_used)
+    disk_capture = hours_at(c.write_bytes, c.write_bytes_per_s)
+    capture_hours = max(gpu_capture, disk_capture)
+    capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
+    if c.path is not None:
+        timed = c.on_path(prefill_tps)
+        capture_hours, capture_bound = timed.hours, timed.bound
+        gpu_capture = timed.compute_hours + timed.host_copy_hours + timed.request_hours
+    if dcal is not None:
+        # true hours = planned x calibrated / measured: each phase's held-out spread
+        band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
+                                                                        disk_capture) for i in (0, 1))
+        if c.path is not None:
+            band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + c.on_path(
+                prefill_tps * math.exp(-pcal.band[i]), (c.path.efficiency.high, c.path.efficiency.low)[i],
+                (c.path.startup_s.low, c.path.startup_s.high)[i]).hours for i in (0, 1))
+        calibration = dcal if decode_hours >= capture_hours else pcal
+    if capture_bound == "disk write":
+        warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {c.write_bound} "
+                                f"{'write' if c.write_bound.endswith('s') else 'takes'} "
+                                f"{c.write_bytes_per_s / 1e9:,.1f} GB/s, the GPUs could produce "
+                                f"{c.write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s"))
+    return _Phases(decode_hours, capture_hours, prefill_tps, decode_tps, table_prefill, r.batch, r.decode_bound,
+                   capture_bound, pcal, dcal, calibration, band_hours)
+
+
+def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
+               prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
+               nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
+               measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
+               held_bytes_per_token: float = 0.0, stored_bytes: float | None = None,
+               reuse: Reuse | None = None) -> ExtractionPlan:
+    """Regenerate `work.output_tokens` and capture `work.tokens` on `gpus` x `gpu` in `nodes` nodes of
+    `gpus_per_node`, writing `write_bytes` at `write_bytes_per_s` (all nodes together, planner/phases/nodes.py).
+    measured_tokens_per_s: the capture rate per GPU a run of the user's measured (planner calibrate),
+    in place of the table's prefill rate; it already holds that run's disk writes.
+    path: the capture path (planner/presets/capture_paths.py), None the model before it (a prefill server); its
+    rows hold `held_bytes_per_token` beside their KV cache; `stored_bytes` the states without staging.
+    One function per throughput mode: _fixed, _modelled (roofline and calibrated)."""
+    warnings: list[Finding] = []
+    tp, seq_tokens = _tensor_parallel(model, gpu, work, weight_dtype, kv_dtype, held_bytes_per_token)
+    replicas = _replicas(model, gpu, tp, gpus, gpus_per_node, weight_dtype, path, warnings)
     e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
     conversations = max(work.conversations, 1.0)
     isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
     osl = work.output_tokens / conversations
-    calibration = pcal = dcal = None
-    band_hours = None
-
+    c = _Capture(t, work, tp, replicas, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s, isl, osl,
+                 path, stored_bytes, reuse)
     if t.mode == "fixed":
-        rate = t.tokens_per_s * t.batching
-        decode_tps = prefill_tps = table_prefill = rate
-        if measured_tokens_per_s is not None:
-            prefill_tps = measured_tokens_per_s
-        decode_hours = hours_at(work.output_tokens, rate * gpus_used)
-        # The article counts generation only: capture rides along with it. Without regeneration
-        # the same rate is applied to the tokens run through the model.
-        capture_hours = 0.0 if work.output_tokens else hours_at(work.tokens, prefill_tps * gpus_used)
-        decode_bound = capture_bound = "fixed rate"
-        batch = int(t.batching)
+        ph = _fixed(c)
     else:
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
-        prefill_tps, decode_tps, batch, decode_bound = r.prefill, r.decode, r.batch, r.decode_bound
-        if t.mode == "calibrated":
-            # every argument of calibrate() is in the key (the model and GPU by identity)
-            pcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "prefill", None), lambda:
-                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
-                                               phase="prefill"))
-            dcal = _CALIBRATIONS.get((model, gpu), (weight_dtype, max(isl, 1.0), osl, "decode", decode_bound), lambda:
-                                     calibrate(model, gpu, weight_dtype=weight_dtype, isl=max(isl, 1.0), osl=osl,
-                                               phase="decode", regime=decode_bound))
-            prefill_tps *= pcal.factor
-            decode_tps *= dcal.factor
-            for c in (pcal, dcal):
-                if c.extrapolated:
-                    warnings.append(finding("calibration", f"calibrated {c.phase} throughput "
-                                    f"{'is ' if c.row else '- '}{c.note}: the band is "
-                                    f"{math.exp(c.band[0]):.2f}-{math.exp(c.band[1]):.2f}x the {c.phase} hours"))
-        table_prefill = prefill_tps
-        if measured_tokens_per_s is not None:
-            prefill_tps = measured_tokens_per_s
-        decode_hours = hours_at(work.output_tokens, decode_tps * gpus_used)
-        gpu_capture = hours_at(work.tokens, prefill_tps * gpus_used)
-        disk_capture = hours_at(write_bytes, disk_rate)
-        capture_hours = max(gpu_capture, disk_capture)
-        capture_bound = "disk write" if disk_capture > gpu_capture else "compute"
-        timed = None
-        if path is not None:
-            measured = measured_tokens_per_s is not None
-            timed = _path_capture(path, work, prefill_tps, tp, tp_eff, replicas, write_bytes, disk_rate, stored_bytes,
-                                  measured=measured)
-            capture_hours, capture_bound = timed.hours, timed.bound
-            gpu_capture = timed.compute_hours + timed.host_copy_hours + timed.request_hours
-        if dcal is not None:
-            # true hours = planned x calibrated / measured: each phase's held-out spread
-            band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
-                                                                            disk_capture) for i in (0, 1))
-            if timed is not None:
-                band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + _path_capture(
-                    path, work, prefill_tps * math.exp(-pcal.band[i]), tp, tp_eff, replicas, write_bytes, disk_rate,
-                    stored_bytes, (path.efficiency.high, path.efficiency.low)[i], measured).hours for i in (0, 1))
-            calibration = dcal if decode_hours >= capture_hours else pcal
-        if capture_bound == "disk write":
-            warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {write_bound} "
-                                    f"{'write' if write_bound.endswith('s') else 'takes'} "
-                                    f"{disk_rate / 1e9:,.1f} GB/s, the GPUs could produce "
-                                    f"{write_bytes / (gpu_capture * 3600) / 1e9:,.1f} GB/s"))
+        ph = _modelled(model, gpu, c, r, weight_dtype, warnings)
+    return _plan_of(ph, c, gpu, e, gpus, nodes, gpus_per_node, kv_dtype, warnings)
+
+
+def _plan_of(ph: _Phases, c: _Capture, gpu: GPUSpec, e: Engine, gpus: int, nodes: int, gpus_per_node: int,
+             kv_dtype: str, warnings: list[Finding]) -> ExtractionPlan:
     # serving the target (the payback's rate) keeps the table's prefill rate: a measured capture rate
     # holds the capture's own disk writes
-    serve_out, serve_total = serving(table_prefill, decode_tps, max(isl, 1.0), osl)
-    wall = decode_hours + capture_hours
-    bound = f"{decode_bound} (decode)" if decode_hours >= capture_hours else f"{capture_bound} (capture)"
+    serve_out, serve_total = serving(ph.table_prefill, ph.decode_tps, max(c.isl, 1.0), c.osl)
+    wall = ph.decode_hours + ph.capture_hours
+    bound = f"{ph.decode_bound} (decode)" if ph.decode_hours >= ph.capture_hours else f"{ph.capture_bound} (capture)"
+    low, high = ph.band_hours if ph.band_hours else (None, None)
+    gpus_used, path = c.gpus_used, c.path
     return ExtractionPlan(
-        gpu=gpu.id, mode=t.mode, gpus=gpus, gpus_used=gpus_used, nodes=nodes, gpus_per_node=gpus_per_node,
-        tensor_parallel=tp, tensor_parallel_efficiency=tp_eff,
-        replicas=replicas, decode_batch=batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
-        kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=decode_hours,
-        capture_hours=capture_hours, prefill_tokens_per_s_per_gpu=prefill_tps, decode_tokens_per_s_per_gpu=decode_tps,
+        gpu=gpu.id, mode=c.t.mode, gpus=gpus, gpus_used=gpus_used, nodes=nodes, gpus_per_node=gpus_per_node,
+        tensor_parallel=c.tp, tensor_parallel_efficiency=c.tp_eff,
+        replicas=c.replicas, decode_batch=ph.batch, max_num_seqs=e.max_num_seqs, max_batched_tokens=e.max_batched_tokens,
+        kv_dtype=kv_dtype, gpu_hours=wall * gpus_used, wall_hours=wall, decode_hours=ph.decode_hours,
+        capture_hours=ph.capture_hours, prefill_tokens_per_s_per_gpu=ph.prefill_tps,
+        decode_tokens_per_s_per_gpu=ph.decode_tps,
         serving_output_tokens_per_s_per_gpu=serve_out, serving_total_tokens_per_s_per_gpu=serve_total,
-        calibration=calibration, prefill_calibration=pcal, decode_calibration=dcal,
-        calibrated_wall_hours_low=band_hours[0] if band_hours else None,
-        calibrated_wall_hours_high=band_hours[1] if band_hours else None,
-        wall_hours_low=band_hours[0] if band_hours else None, wall_hours_high=band_hours[1] if band_hours else None, bound=bound, decode_bound=decode_bound, capture_bound=capture_bound,
-        capture_path=path.id if path is not None else "prefill-server",
-        capture_split=path.split.value if path is not None else "tensor", tp_per_replica=tp,
-        capture_tokens_per_s_per_gpu=work.tokens / (capture_hours * 3600 * gpus_used) if capture_hours else 0.0,
-        warnings=warnings)
+        calibration=ph.calibration, prefill_calibration=ph.prefill_calibration,
+        decode_calibration=ph.decode_calibration, calibrated_wall_hours_low=low, calibrated_wall_hours_high=high,
+        wall_hours_low=low, wall_hours_high=high, bound=bound, decode_bound=ph.decode_bound,
+        capture_bound=ph.capture_bound, capture_path=path.id if path is not None else "prefill-server",
+        capture_split=path.split.value if path is not None else "tensor", tp_per_replica=c.tp,
+        capture_tokens_per_s_per_gpu=c.work.tokens / (ph.capture_hours * 3600 * gpus_used) if ph.capture_hours
+        else 0.0, warnings=warnings)
 
 
 def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp: int, tp_eff: float, replicas: int,
                   write_bytes: float, disk_rate: float, stored_bytes: float | None,
-                  efficiency: float | None = None, measured: bool = False) -> CaptureTime:
+                  efficiency: float | None = None, measured: bool = False,
+                  startup_s: float | None = None) -> CaptureTime:
     """The capture of `work` on `path` (planner/presets/capture_paths.py capture_time) at this plan's prefill rate, or
     at a measured capture rate (`measured`)."""
     return capture_time(path, tokens=work.tokens, rows=work.rows,
                         stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
                         prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
-                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured)
+                        write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured, startup_s=startup_s)

@@ -121,7 +121,6 @@ def chain_tau(alpha: float, k: int) -> float:
     return (1 - alpha ** (k + 1)) / (1 - alpha)
 
 
-@functools.lru_cache(maxsize=4096)      # pure, and asked for the same (tau, depth) by every plan of a scenario
 def alpha_of(tau: float, depth: int) -> float:
     """The alpha whose chain of `depth` reaches tau (bisection; tau clipped to (1, depth + 1])."""
     if tau >= depth + 1:
@@ -354,7 +353,6 @@ def max_tree_tokens(topk: int, k: int) -> int:
     return 1 + topk + (k - 1) * topk * topk
 
 
-@functools.lru_cache(maxsize=256)    # the presets ship with the package: one Harness per setting (read, never changed)
 def resolve(drafter: str, engine: str, temperature: float, k: int | None, topk: int = 1,
             num_draft_tokens: int | None = None) -> Harness:
     """The setting as served. A tree (topk > 1, SGLang) accepts alpha x c_engine^(1 - share) where share

@@ -20,7 +20,7 @@ from planner.findings import Finding, finding
 from planner.presets.layouts import Effective, LayoutSpec, files_and_overhead
 from planner.phases.padding import captured_rows, padded
 from planner.scenario import MixItem, Scenario
-from planner.memo import ByIdentity
+from planner.phases.reuse import Reuse, reused
 from planner.phases.stored_bytes import CaptureLayout, RowLengths, Workload, total_of, workload
 
 
@@ -43,8 +43,9 @@ class ComponentPlan(BaseModel):
     notes: list[str] = []       # the warnings that concern this component (overlap, licence, cap, rows)
 
 
-# Per open catalog (read-only, kept for its lifetime): what the plan reads of it on every call,
-# worked out once: its default mix as items, and each component's identity, lengths and band.
+# Per open catalog (read-only, kept for its lifetime): the catalog's own data as the plan reads it,
+# worked out once and keyed by the catalog alone: its default mix as items, every component as a MixRow
+# (identity, lengths and bands; rows 0) and the default mix's family tokens.
 _BY_CATALOG: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -52,7 +53,7 @@ def _of_catalog(cat: StatsCatalog) -> dict:
     got = _BY_CATALOG.get(cat)
     if got is None:
         got = _BY_CATALOG[cat] = {"default_mix": tuple(MixItem(id=i, rows=r) for i, r in cat.default_mix()),
-                                  "rows": {}}
+                                  "rows": {cid: _catalog_row(cid, comp) for cid, comp in cat.components.items()}}
     return got
 
 
@@ -111,14 +112,7 @@ def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
             continue
         row = known.get(item.id)
         if row is None:
-            comp = cat.components.get(item.id)
-            if comp is None:
-                raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
-            sampled = band_of(comp.sampled, comp.conversation, comp.turn)
-            row = known[item.id] = MixRow(item.id, comp.name, comp.family, comp.origin, comp.value_tag("mean_tokens"),
-                                          0, comp.conversation, comp.turn, sampled,
-                                          sampled or length_band(comp.origin, comp.value_tag("mean_tokens"),
-                                                                 comp.conversation))
+            raise PlannerInputError(f"mix[{i}].id", item.id, f"known components: {', '.join(cat.components)}")
         conv, turn = row.conv, row.turn
         if item.selection == "shortest" and item.rows:
             # the n shortest rows of all that exist: a truncated distribution, fanned out again
@@ -127,6 +121,14 @@ def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
         out.append(MixRow(row.id, row.name, row.family, row.origin, row.tokens_tag, item.rows, conv, turn, row.band,
                           row.lengths_band))
     return out
+
+
+def _catalog_row(cid: str, comp) -> MixRow:
+    """A catalog component as a MixRow of no rows: its identity, lengths, sampled band and storage band."""
+    sampled = band_of(comp.sampled, comp.conversation, comp.turn)
+    tag = comp.value_tag("mean_tokens")
+    return MixRow(cid, comp.name, comp.family, comp.origin, tag, 0, comp.conversation, comp.turn, sampled,
+                  sampled or length_band(comp.origin, tag, comp.conversation))
 
 
 def length_band(origin: str, tag: str, conv: Atoms) -> dict[str, tuple[float, float]] | None:
@@ -189,22 +191,24 @@ class StoragePhase:
 
 def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, spec: LayoutSpec, eff: Effective,
                   hidden_size: int, vocab_size: int, *, end: int | None = None,
-                  same_rows: StoragePhase | None = None, lengths: bool = False) -> StoragePhase:
+                  same_rows: StoragePhase | None = None, lengths: bool = False,
+                  reuse: Reuse | None = None) -> StoragePhase:
     """The storage of `s`'s mix in `layout`; `end` (0 low, 1 high) scales each sampled component's
     lengths to that end of its 95% interval (all at the same end together: a conservative band), or
     with `lengths` every component's to that end of its storage band (MixRow.lengths_band).
     `same_rows`: a storage phase of the same mix, unit, cap and lengths (only the capture batches
-    differ), whose rows are taken as they are."""
+    differ), whose rows are taken as they are. `reuse`: a search's (planner/phases/reuse.py), for the figures
+    that do not depend on the row counts."""
     if same_rows is not None:
         mix, unpadded, row_lengths = same_rows.mix, same_rows.unpadded, same_rows.row_lengths
     else:
         mix = mix_rows(s, cat)
         pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
                           multiplier=s.response_multiplier, overflow=eff.overflow,
-                          scale=s.length_scale * _factor(m, eff.unit, end, lengths)) for m in mix]
+                          scale=s.length_scale * _factor(m, eff.unit, end, lengths), reuse=reuse) for m in mix]
         unpadded = [w for w, _ in pairs]
         row_lengths = [r for _, r in pairs]
-    works = padded_works(unpadded, row_lengths, eff)
+    works = padded_works(unpadded, row_lengths, eff, reuse)
     total = total_of(works)
     per_token = layout.bytes_per_token
     data = total.tokens * per_token           # sum(w.tokens for w in works): the same additions
@@ -266,7 +270,8 @@ def _component_findings(eff: Effective, cat: StatsCatalog | None, mix: list[MixR
     return out
 
 
-def padded_works(works: list[Workload], lengths: list[RowLengths], eff: Effective) -> list[Workload]:
+def padded_works(works: list[Workload], lengths: list[RowLengths], eff: Effective,
+                 reuse: Reuse | None = None) -> list[Workload]:
     """Each component's rows as captured: padded to the batch's longest row, or to the cap;
     drop_last leaves out the last partial batch. A batch holds rows of one component: SpecForge reads
     the file in order (DistributedSampler(shuffle=False), specforge/data/utils.py:199-243) and
@@ -285,7 +290,7 @@ def padded_works(works: list[Workload], lengths: list[RowLengths], eff: Effectiv
     kept = captured_rows(all_rows, n, eff.drop_last) / all_rows if all_rows else 1.0
     out = []
     for r, w in zip(lengths, works):
-        per = _padded_per_row(r, w.rows, n, eff.sort_by_length) if w.rows else None
+        per = _padded_per_row(r, w.rows, n, eff.sort_by_length, reuse) if w.rows else None
         if per is None:     # no rows, or a distribution with no weight
             out.append(w)
             continue
@@ -296,19 +301,16 @@ def padded_works(works: list[Workload], lengths: list[RowLengths], eff: Effectiv
     return out
 
 
-_PADDED = ByIdentity(4096)
-
-
-def _padded_per_row(r: RowLengths, rows: float, n: int, sort_by_length: bool) -> tuple[float, float] | None:
-    """padded()'s tokens per row and their square (None: the distribution has no weight), kept per
-    length distribution (the RowLengths that storage.workload keeps), batch size and, for sorted
-    batches, row count."""
+def _padded_per_row(r: RowLengths, rows: float, n: int, sort_by_length: bool,
+                    reuse: Reuse | None = None) -> tuple[float, float] | None:
+    """padded()'s tokens per row and their square (None: the distribution has no weight); a search's
+    `reuse` keeps it per length distribution, batch size and, for sorted batches, row count."""
     def compute():
         if not r.weights.sum():
             return None
         p = padded(r.lengths, r.weights, rows, n, sort_by_length=sort_by_length, drop_last=False)
         return p.tokens_per_row, p.tokens_sq_per_row
-    return _PADDED.get((r,), (n, sort_by_length, rows if sort_by_length else None), compute)
+    return reused(reuse, "padded_per_row", (r,), (n, sort_by_length, rows if sort_by_length else None), compute)
 
 
 def _padding_findings(spec: LayoutSpec, eff: Effective, tokens: float, unpadded_tokens: float, rows: float,

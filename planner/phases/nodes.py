@@ -20,6 +20,8 @@ capture writes and training reads.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import BaseModel, Field
 
 from planner.findings import Finding, finding
@@ -68,6 +70,87 @@ def nodes_text(nodes: int, per_node: int, gpus: int) -> str:
     return f"{nodes} nodes of {per_node} ({gpus} GPUs)"
 
 
+class _Placement(NamedTuple):
+    """Where the states sit, and the rates capture writes and training reads them at."""
+    per_node: float
+    per_training_node: float
+    write: float
+    write_bound: str
+    read: float
+    read_bound: str
+    note: str
+    gather_bytes: float = 0.0
+    gather_rate: float = 0.0
+    gather_hours: float = 0.0
+    gather_bound: str = ""
+
+
+def _shared(s: Scenario, stored_bytes: float, writers: int, tr_nodes: int, net: float, disk: dict,
+            warnings: list[Finding]) -> _Placement:
+    """A shared filesystem: capture writes to it and training reads from it, each at the slower of the
+    filesystem and the nodes' network; no gather."""
+    write, write_bound = _slowest(("shared filesystem", s.shared_fs_gb_s * 1e9), ("node network", writers * net))
+    read, read_bound = _slowest(("shared filesystem", s.shared_fs_gb_s * 1e9), ("node network", tr_nodes * net))
+    if s.shared_capacity_tb and stored_bytes > s.shared_capacity_tb * 1e12:
+        warnings.append(finding("shared-capacity", f"storage ({stored_bytes / 1e12:,.1f} TB) exceeds the shared "
+                                f"filesystem's {s.shared_capacity_tb:g} TB"))
+    if write_bound == "shared filesystem" and s.shared_fs_gb_s * 1e9 < writers * disk["write_gb_s"] * 1e9:
+        warnings.append(finding("shared-fs-bound", f"the shared filesystem's {s.shared_fs_gb_s:g} GB/s is slower "
+                                f"than the {writers} capture nodes' own disks "
+                                f"({writers * disk['write_gb_s']:,.1f} GB/s together)"))
+    return _Placement(0.0, 0.0, write, write_bound, read, read_bound,
+                      "shared filesystem: capture writes to it and training reads from it; no gather")
+
+
+def _disk_findings(s: Scenario, stored_bytes: float, writers: int, tr_nodes: int, per_node: float,
+                   per_training_node: float, in_place: bool, warnings: list[Finding]) -> None:
+    """Each capture node's disk against its shard, and each training node's against what it receives."""
+    if s.disk_capacity_tb and per_node > s.disk_capacity_tb * 1e12:
+        text = (f"storage ({stored_bytes / 1e12:,.2f} TB) exceeds the {s.disk_capacity_tb:g} TB disk of its one node"
+                if writers == 1 else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
+                f"over {writers} nodes) exceeds the {s.disk_capacity_tb:g} TB disk of each node")
+        warnings.append(finding("disk-capacity", text))
+    # each training node's share, whether a gather or a transfer brought it there
+    cap = s.training.disk_capacity_tb
+    how = "the gather" if s.transfer.method == "none" else f"the transfer ({s.transfer.method})"
+    share = (f"after {how} each of the {tr_nodes} training node{'s' * (tr_nodes > 1)} holds "
+             f"{per_training_node / 1e12:,.2f} TB")
+    if cap and not in_place and per_training_node > cap * 1e12:
+        warnings.append(finding("training-disk-capacity", f"{share}, over its {cap:g} TB disk"))
+    elif not cap and not in_place and s.disk_capacity_tb and per_training_node > s.disk_capacity_tb * 1e12:
+        warnings.append(finding("training-disk-unchecked", f"{share}, more than an extraction node's "
+                                f"{s.disk_capacity_tb:g} TB disk; the training disks are not checked"))
+
+
+def _local(s: Scenario, stored_bytes: float, writers: int, tr_nodes: int, net: float, disk: dict,
+           training_disk: dict, warnings: list[Finding]) -> _Placement:
+    """Each node's local disk: a shard per capture node, read in place, moved by the transfer, or
+    gathered to the training nodes at the slowest of the senders' and receivers' networks and disks."""
+    per_node = stored_bytes / writers
+    in_place = s.transfer.method == "none" and s.trains_on_extraction_nodes
+    per_training_node = per_node if in_place else stored_bytes / tr_nodes
+    write, write_bound = writers * disk["write_gb_s"] * 1e9, "local disks"
+    # training on the capture nodes reads their own disks; otherwise the training nodes' disks
+    read_disk = disk if in_place else training_disk
+    read, read_bound = min(writers, tr_nodes) * read_disk["read_gb_s"] * 1e9 if in_place else \
+        tr_nodes * read_disk["read_gb_s"] * 1e9, "local disks"
+    _disk_findings(s, stored_bytes, writers, tr_nodes, per_node, per_training_node, in_place, warnings)
+    rates = (per_node, per_training_node, write, write_bound, read, read_bound)
+    if s.transfer.method != "none":
+        return _Placement(*rates, f"local disks; the transfer ({s.transfer.method}) moves the shards to the training "
+                                  "site, so no gather is counted beside it")
+    if s.trains_on_extraction_nodes:
+        return _Placement(*rates, "local disks; training runs on the extraction nodes and reads each shard where it "
+                                  "was written")
+    gather_rate, gather_bound = _slowest(
+        ("sending nodes' network", writers * net), ("sending disks", writers * disk["read_gb_s"] * 1e9),
+        ("receiving nodes' network", tr_nodes * net),
+        ("receiving disks", tr_nodes * training_disk["write_gb_s"] * 1e9))
+    note = (f"local disks; a gather moves the shards of {writers} extraction node{'s' * (writers > 1)} to "
+            f"{tr_nodes} training node{'s' * (tr_nodes > 1)}, each keeping 1/{tr_nodes} (a fixed per-node split)")
+    return _Placement(*rates, note, stored_bytes, gather_rate, hours_at(stored_bytes, gather_rate), gather_bound)
+
+
 def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, training_disk: dict,
               extraction_nodes: int | None = None) -> NodePlan:
     """The node-level figures of scenario `s` for `stored_bytes` on disk, captured by `writers` of the
@@ -78,65 +161,15 @@ def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, tra
     tr_nodes, tr_per = s.training_node_count, s.training.gpus_per_node
     writers = max(1, min(ex_nodes, writers))
     net = s.node_network_gbps * 1e9 / 8 * network_efficiency(s.node_network)
-    gather_bytes = gather_rate = gather_h = 0.0
-    gather_bound = ""
-    if s.placement == "shared":
-        per_node = per_training_node = 0.0
-        write, write_bound = _slowest(("shared filesystem", s.shared_fs_gb_s * 1e9), ("node network", writers * net))
-        read, read_bound = _slowest(("shared filesystem", s.shared_fs_gb_s * 1e9), ("node network", tr_nodes * net))
-        note = "shared filesystem: capture writes to it and training reads from it; no gather"
-        if s.shared_capacity_tb and stored_bytes > s.shared_capacity_tb * 1e12:
-            warnings.append(finding("shared-capacity", f"storage ({stored_bytes / 1e12:,.1f} TB) exceeds the shared "
-                                    f"filesystem's {s.shared_capacity_tb:g} TB"))
-        if write_bound == "shared filesystem" and s.shared_fs_gb_s * 1e9 < writers * disk["write_gb_s"] * 1e9:
-            warnings.append(finding("shared-fs-bound", f"the shared filesystem's {s.shared_fs_gb_s:g} GB/s is slower "
-                                    f"than the {writers} capture nodes' own disks "
-                                    f"({writers * disk['write_gb_s']:,.1f} GB/s together)"))
-    else:
-        per_node = stored_bytes / writers
-        in_place = s.transfer.method == "none" and s.trains_on_extraction_nodes
-        per_training_node = per_node if in_place else stored_bytes / tr_nodes
-        write, write_bound = writers * disk["write_gb_s"] * 1e9, "local disks"
-        # training on the capture nodes reads their own disks; otherwise the training nodes' disks
-        read_disk = disk if in_place else training_disk
-        read, read_bound = min(writers, tr_nodes) * read_disk["read_gb_s"] * 1e9 if in_place else \
-            tr_nodes * read_disk["read_gb_s"] * 1e9, "local disks"
-        if s.disk_capacity_tb and per_node > s.disk_capacity_tb * 1e12:
-            text = (f"storage ({stored_bytes / 1e12:,.2f} TB) exceeds the {s.disk_capacity_tb:g} TB disk of its one node"
-                    if writers == 1 else f"storage per node ({per_node / 1e12:,.2f} TB of {stored_bytes / 1e12:,.2f} TB "
-                    f"over {writers} nodes) exceeds the {s.disk_capacity_tb:g} TB disk of each node")
-            warnings.append(finding("disk-capacity", text))
-        # each training node's share, whether a gather or a transfer brought it there
-        cap = s.training.disk_capacity_tb
-        how = "the gather" if s.transfer.method == "none" else f"the transfer ({s.transfer.method})"
-        share = (f"after {how} each of the {tr_nodes} training node{'s' * (tr_nodes > 1)} holds "
-                 f"{per_training_node / 1e12:,.2f} TB")
-        if cap and not in_place and per_training_node > cap * 1e12:
-            warnings.append(finding("training-disk-capacity", f"{share}, over its {cap:g} TB disk"))
-        elif not cap and not in_place and s.disk_capacity_tb and per_training_node > s.disk_capacity_tb * 1e12:
-            warnings.append(finding("training-disk-unchecked", f"{share}, more than an extraction node's "
-                                    f"{s.disk_capacity_tb:g} TB disk; the training disks are not checked"))
-        if s.transfer.method != "none":
-            note = (f"local disks; the transfer ({s.transfer.method}) moves the shards to the training site, "
-                    "so no gather is counted beside it")
-        elif s.trains_on_extraction_nodes:
-            note = "local disks; training runs on the extraction nodes and reads each shard where it was written"
-        else:
-            gather_bytes = stored_bytes
-            gather_rate, gather_bound = _slowest(
-                ("sending nodes' network", writers * net), ("sending disks", writers * disk["read_gb_s"] * 1e9),
-                ("receiving nodes' network", tr_nodes * net),
-                ("receiving disks", tr_nodes * training_disk["write_gb_s"] * 1e9))
-            gather_h = hours_at(gather_bytes, gather_rate)
-            note = (f"local disks; a gather moves the shards of {writers} extraction node{'s' * (writers > 1)} to "
-                    f"{tr_nodes} training node{'s' * (tr_nodes > 1)}, each keeping 1/{tr_nodes} (a fixed per-node split)")
+    pl = _shared(s, stored_bytes, writers, tr_nodes, net, disk, warnings) if s.placement == "shared" else \
+        _local(s, stored_bytes, writers, tr_nodes, net, disk, training_disk, warnings)
     return NodePlan(
         placement=s.placement, extraction_nodes=ex_nodes, extraction_gpus_per_node=ex_per, training_nodes=tr_nodes,
-        training_gpus_per_node=tr_per, storage_per_node_bytes=per_node, writing_nodes=writers,
-        training_storage_per_node_bytes=per_training_node, capture_write_bytes_per_s=write,
-        capture_write_bound=write_bound, training_read_bytes_per_s=read, training_read_bound=read_bound,
-        node_network_bytes_per_s=net, gather_bytes=gather_bytes, gather_bytes_per_s=gather_rate,
-        gather_hours=gather_h, gather_bound=gather_bound, gather_note=note, warnings=warnings)
+        training_gpus_per_node=tr_per, storage_per_node_bytes=pl.per_node, writing_nodes=writers,
+        training_storage_per_node_bytes=pl.per_training_node, capture_write_bytes_per_s=pl.write,
+        capture_write_bound=pl.write_bound, training_read_bytes_per_s=pl.read, training_read_bound=pl.read_bound,
+        node_network_bytes_per_s=net, gather_bytes=pl.gather_bytes, gather_bytes_per_s=pl.gather_rate,
+        gather_hours=pl.gather_hours, gather_bound=pl.gather_bound, gather_note=pl.note, warnings=warnings)
 
 
 def _slowest(*rates: tuple[str, float]) -> tuple[float, str]:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.memo import ByIdentity
 
 
 @dataclass(frozen=True)
@@ -38,16 +37,9 @@ class Padded:
 # batches of 16 lists 15,600 tops a component, which took most of a plan's time.
 MAX_BATCH_ARRAY = 256
 
-_SORTED = ByIdentity(4096)
-
 
 def _sorted_atoms(lengths: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The atoms sorted by length and their cumulative probabilities, kept per pair of arrays (a
-    plan's arrays are the ones storage.workload keeps; the result is never written to)."""
-    return _SORTED.get((lengths, weights), (), lambda: _sort(lengths, weights))
-
-
-def _sort(lengths: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The atoms sorted by length and their cumulative probabilities."""
     order = np.argsort(lengths, kind="stable")
     L = np.asarray(lengths, float)[order]
     F = np.cumsum(np.asarray(weights, float)[order])
@@ -90,8 +82,6 @@ def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: in
         return Padded(rows, mean, float(wL @ L / total), mean)
     captured = captured_rows(rows, batch_size, drop_last)
     if not sort_by_length:
-        # the sorted atoms are kept per pair of arrays (_sorted_atoms), and the plan keeps each
-        # component's padding (storage_phase._PADDED): no third cache on the arrays' bytes here
         m1, m2 = batch_maximum(L, w, batch_size)
         return Padded(float(captured), m1, m2, mean)
     batches = max(1, math.ceil(captured / batch_size))

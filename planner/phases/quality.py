@@ -42,6 +42,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -281,24 +282,31 @@ UNKNOWN_SIZE_RATIO = 10.0   # a target of unknown size: the band of a 10x size s
 
 
 @functools.cache
+def _size_series(kind: str, leave_out: tuple[str, ...]):
+    """quality.yaml's target_size series without `leave_out`'s: every one, this kind's, this kind's at
+    temperature 0 fitted on, and every kind's at temperature 0 (pooled where the kind has none)."""
+    every = [s for s in quality_presets().target_size.series if s.source not in leave_out]
+    own = [s for s in every if s.drafter == kind]
+    fit = [s for s in own if s.temperature == 0 and not s.spread_only]
+    pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
+    return every, own, fit, pooled
+
+
 def size_fit(kind: str, leave_out: tuple[str, ...] = ()) -> tuple[float, float, float, tuple[float, ...], str]:
     """(beta, how far the band's slopes reach below and above it, the published sizes in billions,
     what beta rests on) for a drafter kind from quality.yaml target_size, without the `leave_out`
     publications' series."""
-    q = quality_presets()
-    every = [s for s in q.target_size.series if s.source not in leave_out]
-    own = [s for s in every if s.drafter == kind]
-    fit = [s for s in own if s.temperature == 0 and not s.spread_only]
-    pooled = [s for s in every if s.temperature == 0 and not s.spread_only]
-    beta = statistics.fmean(series_beta(s.points) for s in (fit or pooled)) if (fit or pooled) else 0.0
+    every, own, fit, pooled = _size_series(kind, leave_out)
+    used = fit or pooled
+    beta = statistics.fmean(series_beta(s.points) for s in used) if used else 0.0
     betas = [series_beta(s.points) for s in (own if len(own) >= 2 else every)] or [beta]
     sizes = tuple(p for s in (own or every) for _, p, _ in s.points)
-    whose = (f"{len(fit)} published series of {q.drafters[kind].name}" if fit else
-             f"no published series of {q.drafters[kind].name}: every kind's {len(pooled)}")
+    name = quality_presets().drafters[kind].name
+    whose = (f"{len(fit)} published series of {name}" if fit else
+             f"no published series of {name}: every kind's {len(pooled)}")
     return beta, max(0.0, beta - min(betas)), max(0.0, max(betas) - beta), sizes, whose
 
 
-@functools.lru_cache(maxsize=256)    # of the presets and its arguments alone: one TargetTerm each (read, never changed)
 def target_term(kind: str, target: str | None, target_params: float | None = None,
                 leave_out: tuple[str, ...] = ()) -> TargetTerm:
     """How tau moves from the reference run's target to `target` (params in units, None: the
@@ -424,21 +432,7 @@ def user_model(kind: str, points: list, saturation: float):
     d = quality_presets().drafters[kind]
     runs = [(p.training_tokens * epoch_equivalent(p.epochs, saturation), to_paper(kind, p.tau, p.eval_engine),
              p.family) for p in mine]
-    # the curve's shape from the family measured at the most training sizes (one family: the
-    # levels differ between families, the shape is shared)
-    shape = max(FAMILIES, key=lambda f: len({x for x, _, g in runs if g == f}))
-    pts = [(x, tau, USER_POINT_ERROR * (tau - 1)) for x, tau, g in runs if g == shape]
-    try:
-        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
-        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] - sorted(pts)[0][2]),
-                   (sorted(pts)[-1][0], sorted(pts)[-1][1] + sorted(pts)[-1][2])])
-        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] + sorted(pts)[0][2]),
-                   (sorted(pts)[-1][0], sorted(pts)[-1][1] - sorted(pts)[-1][2])])
-        own_curve = True
-    except (ValueError, ZeroDivisionError):
-        pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
-        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
-        own_curve = False
+    pts, h, own_curve = _user_curve(runs, d)
     d_ref = max(x for x, _, _ in runs)
     s = lambda x: x / (x + h)  # noqa: E731
     # the shape is trusted for at most the rise of tau - 1 it was measured over (its points' least to
@@ -453,6 +447,25 @@ def user_model(kind: str, points: list, saturation: float):
     moved = sum(mean[f] / d.domains[f].tau for f in mean) / len(mean)
     out = {f: mean.get(f, d.domains[f].tau * moved) for f in FAMILIES}
     return pts, out, d_ref, own_curve, cap, (min(x for x, _, _ in runs), d_ref)
+
+
+def _user_curve(runs: list[tuple[float, float, str]], d) -> tuple[list, float, bool]:
+    """The curve's points and half-saturation from the family measured at the most training sizes (one
+    family: the levels differ between families, the shape is shared), where they and their error band's
+    ends rise and saturate; else the preset's shape. (points, h, whether it is your own curve)."""
+    shape = max(FAMILIES, key=lambda f: len({x for x, _, g in runs if g == f}))
+    pts = [(x, tau, USER_POINT_ERROR * (tau - 1)) for x, tau, g in runs if g == shape]
+    try:
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] - sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] + sorted(pts)[-1][2])])
+        fit_curve([(sorted(pts)[0][0], sorted(pts)[0][1] + sorted(pts)[0][2]),
+                   (sorted(pts)[-1][0], sorted(pts)[-1][1] - sorted(pts)[-1][2])])
+        return pts, h, True
+    except (ValueError, ZeroDivisionError):
+        pts = [(tokens_of(p.samples, p.component, p.tokens_per_sample), p.tau, p.error) for p in d.scaling.points]
+        _, h = fit_curve([(x, tau) for x, tau, _ in pts])
+        return pts, h, False
 
 
 def carry(ratio: float, cap: float | None) -> float:
@@ -579,39 +592,38 @@ def served_speedup(kind: str, taus: tuple[float, float, float], batch: float, n:
             max(centre, at(taus[2]) * math.exp(s_hi) / served.factor_low))
 
 
-def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
-            workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
-            temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
-            fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
-            target: str | None = None, points: list | None = None, target_params: float | None = None,
-            target_leave_out: tuple[str, ...] = (), topk: int = 1, num_draft_tokens: int | None = None,
-            served=None, fleet_served=None, drafter_spread: float | None = None) -> QualityPlan:
-    """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
-    `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens).
-    `target_params`: the target's size (None: its models.yaml preset's); `target_leave_out`: the
-    publications left out of the target-size fit (bench/fidelity.py's leave-one-source-out).
-    `topk`, `num_draft_tokens`: SGLang's tree; `served`, `fleet_served`: the cycle's cost as the target
-    runs it at the serving and the fleet's batch (planner/phases/serving.py ServedCost; None: a dense target at TP 1).
-    `drafter_spread`: the drafter-quality term in place of quality.yaml's (bench/fidelity.py's refit)."""
+class _Curve(NamedTuple):
+    """What every family's tau is worked out from: the levels, the epochs' scale, the reference's effective
+    tokens, the curve's half-saturation (centre, steep and flat ends of its band), the range of the points
+    it was fitted on, the carry's cap (your own runs), regeneration's gain, the drafter-quality term, the
+    target-size term and the transfer between families."""
+    levels: dict[str, float]
+    scale: float
+    d_ref: dict[str, float]
+    h: float
+    h_steep: float
+    h_flat: float
+    d_min: float
+    d_max: float
+    cap: float | None
+    regen_gain: float
+    regen_low: float
+    spread: float
+    tt: TargetTerm
+    transfer: float
+    own_runs: bool                      # refitted on your own points (user_model)
+
+
+def _curve(kind: str, *, epochs: float, regenerated: bool, transfer: float, ref_tokens: dict[str, float],
+           points: list | None, target: str | None, target_params: float | None, target_leave_out: tuple[str, ...],
+           drafter_spread: float | None, warnings: list[Finding]) -> _Curve:
+    """The published curve and levels (quality.yaml), or those refitted on your own points, and the
+    target-size term; a finding where either is extrapolated."""
     q = quality_presets()
     d = q.drafters[kind]
-    check_tree(kind, engine, k, topk, num_draft_tokens)
-    warnings: list[Finding] = []
-    t = q.transfer.value if transfer is None else transfer
-    tokens = {f: 0.0 for f in FAMILIES}
-    for f, v in tokens_by_family.items():
-        tokens[family_of(f)] += v
-    total = sum(tokens.values())
-    if workload is None:
-        shares = {f: (tokens[f] / total if total else 1.0 / len(FAMILIES)) for f in FAMILIES}
-    else:
-        s = sum(workload.values())
-        shares = {f: workload.get(f, 0.0) / s for f in FAMILIES}
     sat = d.epoch_saturation.value
     scale = epoch_equivalent(epochs, sat) / epoch_equivalent(d.reference.epochs, sat)
-    ref_tokens = reference if reference is not None else reference_tokens(kind)
-    d_ref = _reference_effective(kind, ref_tokens, t)
-    h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
+    d_ref = _reference_effective(kind, ref_tokens, transfer)
     levels = {f: d.domains[f].tau for f in FAMILIES}
     user = user_model(kind, points, sat)
     if user is not None:
@@ -638,69 +650,131 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
         levels = {f: v * tt.factor for f, v in levels.items()}
         warnings.append(finding("quality-extrapolated", f"drafter quality: the levels were measured on "
                                 f"{d.reference.target}; for {target}: {tt.basis}"))
+    return _Curve(levels, scale, d_ref, h, h_steep, h_flat, d_min, d_max, cap, regen_gain, regen_low, spread, tt,
+                  transfer, user is not None)
+
+
+def _family_tau(c: _Curve, h_, f: str, tokens: float, total: float) -> tuple[float, float, float, bool]:
+    """One family's tau where it is served, its band's low and high ends, and whether its effective
+    tokens lie outside the points the curve was fitted on (the band widened)."""
+    own = tokens * c.scale
+    eff = own + c.transfer * (total * c.scale - own)
+    level = c.levels[f]
+    if eff <= 0:
+        return 1.0, 1.0, 1.0, False
+    d_ref, tt = c.d_ref[f], c.tt
+    centre = _tau_domain(level, eff, d_ref, c.h) * c.regen_gain
+    a = _tau_domain(level, eff, d_ref, c.h_steep) * c.regen_low
+    b = _tau_domain(level, eff, d_ref, c.h_flat) * c.regen_gain
+    lo_, hi_ = min(a, b, centre) * tt.low / tt.factor, max(a, b, centre) * tt.high / tt.factor
+    widen = 1 + max(0.0, math.log(c.d_min / eff), math.log(eff / c.d_max))
+    lo_w, hi_w = centre - (centre - lo_) * widen, centre + (hi_ - centre) * widen
+    mid = centre
+    if c.cap is not None:
+        # your runs: the estimate carries the level at most `cap` (user_model); the band keeps the
+        # shape's uncapped carry widened with the distance from your runs, and holds the capped
+        # estimate; above your largest run its floor is your level kept flat (no rise)
+        mid = _tau_domain(level, eff, d_ref, c.h, c.cap) * c.regen_gain
+        lo_w = min(mid, level * c.regen_gain) if eff > c.d_max else min(lo_w, mid)
+        hi_w = max(hi_w, mid)
+    # on the paper's harness, then where it is served (with that transfer's own band)
+    per = h_.tau(mid)
+    # the low end: the lower of the curve's and harness's band and the drafter-quality term, the
+    # served centre's tau - 1 x (1 - drafter_spread) (a drafter trained or served as users do)
+    low = max(1.0, min(h_.tau(max(1.0, lo_w)) * math.exp(h_.log_low), 1 + (per - 1) * (1 - c.spread)))
+    high = min(h_.k + 1.0, h_.tau(hi_w) * math.exp(h_.log_high))
+    return per, low, high, widen > 1
+
+
+def _shares(tokens: dict[str, float], workload: dict[str, float] | None) -> dict[str, float]:
+    """What is served, by family: the workload given, or the mix's own tokens."""
+    total = sum(tokens.values())
+    if workload is None:
+        return {f: (tokens[f] / total if total else 1.0 / len(FAMILIES)) for f in FAMILIES}
+    s = sum(workload.values())
+    return {f: workload.get(f, 0.0) / s for f in FAMILIES}
+
+
+def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
+            workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
+            temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
+            fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
+            target: str | None = None, points: list | None = None, target_params: float | None = None,
+            target_leave_out: tuple[str, ...] = (), topk: int = 1, num_draft_tokens: int | None = None,
+            served=None, fleet_served=None, drafter_spread: float | None = None) -> QualityPlan:
+    """Expected acceptance length and speedup for `tokens_by_family` training tokens (module docstring).
+    `reference`: the reference run's tokens per family as the caller counts tokens (reference_tokens).
+    `target_params`: the target's size (None: its models.yaml preset's); `target_leave_out`: the
+    publications left out of the target-size fit (bench/fidelity.py's leave-one-source-out).
+    `topk`, `num_draft_tokens`: SGLang's tree; `served`, `fleet_served`: the cycle's cost as the target
+    runs it at the serving and the fleet's batch (planner/phases/serving.py ServedCost; None: a dense target at TP 1).
+    `drafter_spread`: the drafter-quality term in place of quality.yaml's (bench/fidelity.py's refit)."""
+    q = quality_presets()
+    d = q.drafters[kind]
+    check_tree(kind, engine, k, topk, num_draft_tokens)
+    warnings: list[Finding] = []
+    t = q.transfer.value if transfer is None else transfer
+    tokens = {f: 0.0 for f in FAMILIES}
+    for f, v in tokens_by_family.items():
+        tokens[family_of(f)] += v
+    total = sum(tokens.values())
+    shares = _shares(tokens, workload)
+    ref_tokens = reference if reference is not None else reference_tokens(kind)
+    h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
+    c = _curve(kind, epochs=epochs, regenerated=regenerated, transfer=t, ref_tokens=ref_tokens, points=points,
+               target=target, target_params=target_params, target_leave_out=target_leave_out,
+               drafter_spread=drafter_spread, warnings=warnings)
     per, low, high = {}, {}, {}
     extrapolated = False
     for f in FAMILIES:
-        own = tokens[f] * scale
-        eff = own + t * (total * scale - own)
-        level = levels[f]
-        if eff <= 0:
-            per[f], low[f], high[f] = 1.0, 1.0, 1.0
-            continue
-        centre = _tau_domain(level, eff, d_ref[f], h) * regen_gain
-        a = _tau_domain(level, eff, d_ref[f], h_steep) * regen_low
-        b = _tau_domain(level, eff, d_ref[f], h_flat) * regen_gain
-        lo_, hi_ = min(a, b, centre) * tt.low / tt.factor, max(a, b, centre) * tt.high / tt.factor
-        widen = 1 + max(0.0, math.log(d_min / eff), math.log(eff / d_max))
-        extrapolated |= widen > 1
-        lo_w, hi_w = centre - (centre - lo_) * widen, centre + (hi_ - centre) * widen
-        mid = centre
-        if cap is not None:
-            # your runs: the estimate carries the level at most `cap` (user_model); the band keeps the
-            # shape's uncapped carry widened with the distance from your runs, and holds the capped
-            # estimate; above your largest run its floor is your level kept flat (no rise)
-            mid = _tau_domain(level, eff, d_ref[f], h, cap) * regen_gain
-            lo_w = min(mid, level * regen_gain) if eff > d_max else min(lo_w, mid)
-            hi_w = max(hi_w, mid)
-        # on the paper's harness, then where it is served (with that transfer's own band)
-        per[f] = h_.tau(mid)
-        # the low end: the lower of the curve's and harness's band and the drafter-quality term, the
-        # served centre's tau - 1 x (1 - drafter_spread) (a drafter trained or served as users do)
-        low[f] = max(1.0, min(h_.tau(max(1.0, lo_w)) * math.exp(h_.log_low), 1 + (per[f] - 1) * (1 - spread)))
-        high[f] = min(h_.k + 1.0, h_.tau(hi_w) * math.exp(h_.log_high))
+        per[f], low[f], high[f], widened = _family_tau(c, h_, f, tokens[f], total)
+        extrapolated |= widened
     tau = sum(shares[f] * per[f] for f in FAMILIES)
     tau_low = sum(shares[f] * low[f] for f in FAMILIES)
     tau_high = sum(shares[f] * high[f] for f in FAMILIES)
     if extrapolated:
         warnings.append(finding("quality-extrapolated", f"drafter quality: the mix's training tokens lie outside the "
-                                f"{'published points' if user is None else 'runs you measured'} for {d.name} "
-                                f"({d_min / 1e6:,.0f}M-{d_max / 1e6:,.0f}M tokens): the band is wide"))
-    sv = served or ServedCost()
-    speed, speed_low, speed_high = served_speedup(kind, (tau, tau_low, tau_high), serving_batch, h_.n, sv)
-    pay, pay_low, _ = served_speedup(kind, (tau, tau_low, tau_high), fleet_batch, h_.n, fleet_served or ServedCost())
-    rate = acceptance_rate(engine, tau, h_.k, h_.n), acceptance_rate(engine, tau_low, h_.k, h_.n), \
-        acceptance_rate(engine, tau_high, h_.k, h_.n)
-    if sv.basis:
-        warnings.append(finding("quality-served", f"speedup as served: {sv.basis}"))
-    if speed_low < 1:
-        warnings.append(slowdown_finding(speed, speed_low, serving_batch, h_, sv))
+                                f"{'runs you measured' if c.own_runs else 'published points'} for {d.name} "
+                                f"({c.d_min / 1e6:,.0f}M-{c.d_max / 1e6:,.0f}M tokens): the band is wide"))
+    speed, pay, rate, sv = _speedups(kind, engine, h_, (tau, tau_low, tau_high), serving_batch, fleet_batch, served,
+                                     fleet_served, warnings)
+    tt = c.tt
     return QualityPlan(
         drafter=kind, acceptance_length=tau, acceptance_low=tau_low, acceptance_high=tau_high,
-        speedup=speed, speedup_low=speed_low, speedup_high=speed_high, per_domain=per, per_domain_low=low,
-        per_domain_high=high, workload=shares, training_tokens=tokens, effective_tokens=total * scale,
+        speedup=speed[0], speedup_low=speed[1], speedup_high=speed[2], per_domain=per, per_domain_low=low,
+        per_domain_high=high, workload=shares, training_tokens=tokens, effective_tokens=total * c.scale,
         extrapolated=extrapolated, eval_engine=engine, temperature=temperature, num_speculative_tokens=h_.k,
         harness=h_.label, serving_batch=serving_batch, fleet_batch=fleet_batch,
-        payback_speedup=pay, payback_speedup_low=min(pay, pay_low), reference_tokens=ref_tokens, target=target,
+        payback_speedup=pay[0], payback_speedup_low=min(pay[0], pay[1]), reference_tokens=ref_tokens, target=target,
         points=points, target_params=target_params, target_factor=tt.factor, target_factor_low=tt.low,
         target_factor_high=tt.high, acceptance_rate=rate[0], acceptance_rate_low=rate[1],
         acceptance_rate_high=rate[2], acceptance_rate_basis=RATE_BASIS[engine], topk=h_.topk,
         num_draft_tokens=h_.n, serving_tp=_tp(sv), served_cost=sv.factor, served_cost_basis=sv.basis,
-        served=served, fleet_served=fleet_served,
-        sources=[d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
-                 q.drafter_spread.source, q.target_size.source, d.epoch_saturation.source,
-                 "planner/presets/harness.yaml (tau where it is served; speedup at the batch)",
-                 "planner/presets/serving.yaml (the verify step's and the draft's cost as served)"],
-        warnings=warnings)
+        served=served, fleet_served=fleet_served, sources=_sources(kind), warnings=warnings)
+
+
+def _speedups(kind: str, engine: str, h_, taus: tuple[float, float, float], serving_batch: float,
+              fleet_batch: float, served, fleet_served, warnings: list[Finding]):
+    """The speedup as served (centre, low, high), the fleet's payback speedup, the acceptance rate
+    (centre, low, high) and the served cost used; a finding where served or a slowdown."""
+    sv = served or ServedCost()
+    speed = served_speedup(kind, taus, serving_batch, h_.n, sv)
+    pay = served_speedup(kind, taus, fleet_batch, h_.n, fleet_served or ServedCost())
+    rate = tuple(acceptance_rate(engine, x, h_.k, h_.n) for x in taus)
+    if sv.basis:
+        warnings.append(finding("quality-served", f"speedup as served: {sv.basis}"))
+    if speed[1] < 1:
+        warnings.append(slowdown_finding(speed[0], speed[1], serving_batch, h_, sv))
+    return speed, pay, rate, sv
+
+
+def _sources(kind: str) -> list[str]:
+    q = quality_presets()
+    d = q.drafters[kind]
+    return [d.scaling.source, d.reference.label, d.speedup.source, q.transfer.source, q.regeneration.source,
+            q.drafter_spread.source, q.target_size.source, d.epoch_saturation.source,
+            "planner/presets/harness.yaml (tau where it is served; speedup at the batch)",
+            "planner/presets/serving.yaml (the verify step's and the draft's cost as served)"]
 
 
 def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
@@ -731,24 +805,10 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
         levels = {f: v * m for f, v in levels.items()}
     _, h = fit_curve(pts)
     gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
-    total_w = sum(workload.values()) or 1.0
-    terms = [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
-             for f in FAMILIES if workload.get(f, 0.0) > 0]
+    terms = _served_terms(workload, levels, d_ref, h)
     h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
     if cap is not None:
-        # your runs: the carry capped (user_model); served's table spans the capped ceiling
-        refs = {f: d_ref[f] for f, _, _, _ in terms}
-        served = h_.table(max((1 + (lv - 1) * carry(1 / s_ref, cap) for _, _, lv, s_ref in terms), default=2.0))
-
-        def tau_bounded(tokens: dict[str, float]) -> float:
-            total = sum(tokens.values()) * scale
-            out = 0.0
-            for f, w, level, s_ref in terms:
-                own = tokens.get(f, 0.0) * scale
-                eff = own + t * (total - own)
-                out += w * (served(_tau_domain(level, eff, refs[f], h, cap) * gain) if eff > 0 else 1.0)
-            return out
-        return tau_bounded
+        return _tau_bounded(terms, d_ref, h_, h, cap, scale, t, gain)
     top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling
     served = h_.table(top)
     fast = tuple((f, w, level - 1, s_ref) for f, w, level, s_ref in terms)    # level - 1 once, the same float
@@ -763,6 +823,32 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
             out += w * (served((1 + level_1 * (eff / (eff + h)) / s_ref) * gain) if eff > 0 else 1.0)
         return out
     return tau
+
+
+def _served_terms(workload: dict[str, float], levels: dict[str, float], d_ref: dict[str, float],
+                  h: float) -> list[tuple[str, float, float, float]]:
+    """(family, its share of what is served, its level, s(reference) = D_ref / (D_ref + h)) of each
+    family served."""
+    total_w = sum(workload.values()) or 1.0
+    return [(f, workload.get(f, 0.0) / total_w, levels[f], d_ref[f] / (d_ref[f] + h))
+            for f in FAMILIES if workload.get(f, 0.0) > 0]
+
+
+def _tau_bounded(terms, d_ref: dict[str, float], h_, h: float, cap: float, scale: float, t: float, gain: float):
+    """tau_function's tau for your own runs: the carry capped (user_model); served's table spans the
+    capped ceiling."""
+    refs = {f: d_ref[f] for f, _, _, _ in terms}
+    served = h_.table(max((1 + (lv - 1) * carry(1 / s_ref, cap) for _, _, lv, s_ref in terms), default=2.0))
+
+    def tau_bounded(tokens: dict[str, float]) -> float:
+        total = sum(tokens.values()) * scale
+        out = 0.0
+        for f, w, level, s_ref in terms:
+            own = tokens.get(f, 0.0) * scale
+            eff = own + t * (total - own)
+            out += w * (served(_tau_domain(level, eff, refs[f], h, cap) * gain) if eff > 0 else 1.0)
+        return out
+    return tau_bounded
 
 
 def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tokens_per_s_per_gpu: float,

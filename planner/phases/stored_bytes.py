@@ -8,7 +8,7 @@ import numpy as np
 
 from planner.distributions import Atoms
 from planner.presets.layouts import Bytes, LayoutSpec, bytes_per_token, capture_layers
-from planner.memo import ByIdentity
+from planner.phases.reuse import Reuse, reused
 from planner.presets.specs import ModelSpec
 
 
@@ -114,17 +114,14 @@ class RowLengths:
     supervised: np.ndarray
 
 
-_PER_CONVERSATION = ByIdentity(1024)
-
-
 def workload(conv: Atoms, turn: Atoms, conversations: float, *, cap: int | None, unit: str,
              regenerate: bool, multiplier: float, scale: float = 1.0,
-             overflow: str = "truncate") -> tuple[Workload, RowLengths]:
+             overflow: str = "truncate", reuse: Reuse | None = None) -> tuple[Workload, RowLengths]:
     """Token counts for `conversations` rows drawn uniformly from a length distribution: the
-    per-conversation figures (cached on the distribution objects, which the catalog keeps for its
-    lifetime, and the settings) times the count."""
-    per, lengths = _PER_CONVERSATION.get(
-        (conv, turn), (cap, unit, regenerate, multiplier, scale, overflow),
+    per-conversation figures times the count (a search's `reuse` works the per-conversation figures
+    out once per distribution and settings: they do not depend on the count)."""
+    per, lengths = reused(
+        reuse, "per_conversation", (conv, turn), (cap, unit, regenerate, multiplier, scale, overflow),
         lambda: _per_conversation(conv, turn, cap=cap, unit=unit, regenerate=regenerate, multiplier=multiplier,
                                   scale=scale, overflow=overflow))
     n = float(conversations)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -27,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import load_shipped_yaml
-from planner.memo import ByIdentity
+from planner.phases.reuse import Reuse, reused
 from planner.presets.specs import ModelSpec
 
 PRESETS = Path(__file__).resolve().parents[1] / "presets"
@@ -92,11 +93,33 @@ def distance(row: Measurement, row_model: ModelSpec, model: ModelSpec, gpu_id: s
 def _fixed_distance(row: Measurement, row_model: ModelSpec, model: ModelSpec, gpu_id: str,
                     weight_dtype: str) -> float:
     """The terms of the distance that do not depend on the lengths: size, architecture, GPU, dtype, engine."""
-    d = abs(math.log(row_model.forward_params() / model.forward_params()))
-    d += 0.5 * (architecture(row_model) != architecture(model))
-    d += 1.0 * (row.gpu != gpu_id) + 0.5 * (generation(row.gpu) != generation(gpu_id))
-    d += 0.5 * (row.weight_dtype != weight_dtype)
-    d += 0.3 * (row.engine != "vllm-serve")
+    return _fixed_terms(_RowFacts.of(row, row_model), model.forward_params(), architecture(model), gpu_id,
+                        generation(gpu_id), weight_dtype)
+
+
+@dataclass(frozen=True)
+class _RowFacts:
+    """What the length-free distance reads of a table row and its model."""
+
+    forward_params: float
+    architecture: str
+    gpu: str
+    generation: str
+    weight_dtype: str
+    engine: str
+
+    @classmethod
+    def of(cls, row: Measurement, row_model: ModelSpec) -> "_RowFacts":
+        return cls(row_model.forward_params(), architecture(row_model), row.gpu, generation(row.gpu),
+                   row.weight_dtype, row.engine)
+
+
+def _fixed_terms(f: _RowFacts, forward_params: float, arch: str, gpu_id: str, gen: str, weight_dtype: str) -> float:
+    d = abs(math.log(f.forward_params / forward_params))
+    d += 0.5 * (f.architecture != arch)
+    d += 1.0 * (f.gpu != gpu_id) + 0.5 * (f.generation != gen)
+    d += 0.5 * (f.weight_dtype != weight_dtype)
+    d += 0.3 * (f.engine != "vllm-serve")
     return d
 
 
@@ -105,13 +128,13 @@ def _length_distance(row: Measurement, isl: float, osl: float) -> float:
 
 
 @functools.cache
-def preset_rows() -> tuple[tuple[Measurement, ...], tuple[str, ...]]:
-    """The rows whose model is a preset, in the table's order, and their models' architecture
-    classes: built once."""
+def preset_rows() -> tuple[tuple[Measurement, ...], tuple[str, ...], tuple[_RowFacts, ...]]:
+    """The rows whose model is a preset, in the table's order, their models' architecture classes and
+    what the length-free distance reads of each: read from the presets once (keyed by nothing)."""
     from planner.presets.specs import model_presets
     models = model_presets()
     rows = tuple(r for r in measurements().rows if r.model in models)
-    return rows, tuple(architecture(models[r.model]) for r in rows)
+    return rows, tuple(architecture(models[r.model]) for r in rows), tuple(_RowFacts.of(r, models[r.model]) for r in rows)
 
 
 def kept(values, dtype) -> np.ndarray:
@@ -121,45 +144,26 @@ def kept(values, dtype) -> np.ndarray:
     return out
 
 
-_FIXED: dict[tuple[str, str, str], np.ndarray] = {}
-_FIXED_MAX = 256
-
-
 def _fixed_of(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarray:
-    """Each preset-model row's length-free distance to (model, GPU, dtype) (in preset_rows() order),
-    worked out once per triple (keyed by the model's JSON; the model itself is used, never validated
-    again: a manifest's model was checked where it was read, and a second validation would refuse it
-    here, not there)."""
-    return _FIXED_BY_OBJECT.get((model,), (gpu_id, weight_dtype), lambda: _fixed_by_json(model, gpu_id, weight_dtype))
-
-
-_FIXED_BY_OBJECT = ByIdentity(256)     # the same model object asks again: its JSON is not dumped again
-
-
-def _fixed_by_json(model: ModelSpec, gpu_id: str, weight_dtype: str) -> np.ndarray:
-    from planner.presets.specs import model_presets
-    key = (model.model_dump_json(), gpu_id, weight_dtype)
-    fixed = _FIXED.get(key)
-    if fixed is None:
-        models = model_presets()
-        if len(_FIXED) >= _FIXED_MAX:
-            _FIXED.clear()
-        fixed = _FIXED[key] = kept([_fixed_distance(r, models[r.model], model, gpu_id, weight_dtype)
-                                    for r in preset_rows()[0]], float)
-    return fixed
+    """Each preset-model row's length-free distance to (model, GPU, dtype), in preset_rows() order."""
+    params, arch, gen = model.forward_params(), architecture(model), generation(gpu_id)
+    return np.array([_fixed_terms(f, params, arch, gpu_id, gen, weight_dtype) for f in preset_rows()[2]], float)
 
 
 def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,
-                   allowed: np.ndarray | None = None, prefer_class: bool = False) -> tuple[Measurement, float] | None:
+                   allowed: np.ndarray | None = None, prefer_class: bool = False,
+                   reuse: Reuse | None = None) -> tuple[Measurement, float] | None:
     """Of the preset-model rows `allowed` (a mask in preset_rows() order; None: all) within
     MAX_DISTANCE, and of those of the model's architecture class when `prefer_class` and one is
     within it: the first in the table's order at the least distance(), with that distance; or None.
     The scalar scan over the few rows that can be within MAX_DISTANCE at any length (their
-    length-free distance is; the length term is never negative), looked up once per (model, GPU,
-    dtype, mask): a row's distance is its length-free part plus the length term, as distance() adds them."""
+    length-free distance is; the length term is never negative): a row's distance is its length-free
+    part plus the length term, as distance() adds them. `reuse` (planner/phases/reuse.py): the candidates
+    found once per model, GPU, dtype and mask (they do not depend on the lengths)."""
     rows = preset_rows()[0]
     best = best_same = None
-    for i, fixed, same in _candidates(model, gpu_id, weight_dtype, allowed):
+    for i, fixed, same in reused(reuse, "calibration_candidates", (model, allowed), (gpu_id, weight_dtype),
+                                 lambda: _candidates(model, gpu_id, weight_dtype, allowed)):
         d = fixed + _length_distance(rows[i], isl, osl)
         if d <= MAX_DISTANCE:
             if best is None or d < best[0]:           # strictly less: the first in the table's order on a tie
@@ -170,26 +174,15 @@ def nearest_preset(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float,
     return None if pick is None else (rows[pick[1]], pick[0])
 
 
-_CANDIDATES = ByIdentity(1024)
-
-
 def _candidates(model: ModelSpec, gpu_id: str, weight_dtype: str,
                 allowed: np.ndarray | None) -> tuple[tuple[int, float, bool], ...]:
     """(row index, length-free distance, of the model's class) of each allowed preset-model row whose
-    length-free distance is within MAX_DISTANCE, in the table's order (the model and the mask, a
-    kept array, by identity)."""
-    def compute():
-        fixed = _fixed_of(model, gpu_id, weight_dtype)
-        same = _of_class(architecture(model))
-        return tuple((i, float(fixed[i]), bool(same[i])) for i in range(len(fixed))
-                     if fixed[i] <= MAX_DISTANCE and (allowed is None or allowed[i]))
-    return _CANDIDATES.get((model, allowed), (gpu_id, weight_dtype), compute)
-
-
-@functools.cache
-def _of_class(architecture_class: str) -> np.ndarray:
-    """The preset-model rows (a mask in preset_rows() order) of that architecture class."""
-    return kept([c == architecture_class for c in preset_rows()[1]], bool)
+    length-free distance is within MAX_DISTANCE, in the table's order."""
+    fixed = _fixed_of(model, gpu_id, weight_dtype)
+    same = architecture(model)
+    classes = preset_rows()[1]
+    return tuple((i, float(fixed[i]), classes[i] == same) for i in range(len(fixed))
+                 if fixed[i] <= MAX_DISTANCE and (allowed is None or allowed[i]))
 
 
 def nearest(model: ModelSpec, gpu_id: str, weight_dtype: str, isl: float, osl: float,

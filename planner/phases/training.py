@@ -50,7 +50,6 @@ def overhead_gpus() -> tuple[str, ...]:
     return tuple(sorted({r["gpu"] for r in t["rows"] if r["id"] in fitted}))
 
 
-@functools.cache     # a plan asks it per mode, the verdict per re-plan: the preset is read once per GPU
 def floor_extrapolation(gpu_id: str) -> str:
     """'' on a training GPU the floor was fitted on; else that it is an extrapolation there, and why
     the band is not widened: the published runs on other GPUs (training_throughput.yaml) lie inside it
@@ -58,11 +57,18 @@ def floor_extrapolation(gpu_id: str) -> str:
     fitted = overhead_gpus()
     if gpu_id in fitted:
         return ""
-    others = [f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
-              if r["gpu"] not in fitted]
+    others = _runs_elsewhere()
     return (f"{gpu_id} is not among the GPUs the per-sample floor was fitted on ({', '.join(fitted)}): an "
             f"extrapolation; the band is not widened, as the published runs on other GPUs ({', '.join(others)}) "
             "lie inside it with the floor as fitted")
+
+
+@functools.cache
+def _runs_elsewhere() -> tuple[str, ...]:
+    """The published runs on GPUs the floor was not fitted on (training_throughput.yaml, read once)."""
+    fitted = overhead_gpus()
+    return tuple(f"{r['id']} on {r['gpu']}" for r in load_preset("training_throughput.yaml")["rows"]
+                 if r["gpu"] not in fitted)
 
 
 @functools.cache
@@ -215,6 +221,22 @@ def memory_gib(parts: dict[str, float], end: int | None = None) -> float:
     return sum(v * (scale if k == "activations" else 1.0) for k, v in parts.items()) / GIB
 
 
+def _fewer_passes(recipe: DrafterKnobs, fits) -> list[str]:
+    """memory_fixes' fewer TTT steps (EAGLE: the most that fit) or anchors (DFlash: halved until they fit,
+    down to 16)."""
+    if recipe.ttt_steps and recipe.ttt_steps > 1 and not DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
+        for k in range(recipe.ttt_steps - 1, 0, -1):
+            if m := fits(r=recipe.model_copy(update={"ttt_steps": k})):
+                return [f"{k} TTT steps ({m / GIB:,.1f} GiB per GPU)"]
+    if recipe.num_anchors and DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
+        a = recipe.num_anchors // 2
+        while a >= 16 and not fits(r=recipe.model_copy(update={"num_anchors": a})):
+            a //= 2
+        if a >= 16:
+            return [f"{a} anchors ({fits(r=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)"]
+    return []
+
+
 def memory_fixes(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: float, row_tokens: float, gpus: int,
                  capacity: float, target_share: float = 0.0) -> list[str]:
     """Which changes make the training fit `capacity` bytes per GPU, each checked by re-counting the memory
@@ -231,17 +253,7 @@ def memory_fixes(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: floa
         cap /= 2
     if cap >= 256:
         out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(t=cap) / GIB:,.1f} GiB per GPU)")
-    if recipe.ttt_steps and recipe.ttt_steps > 1 and not DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
-        for k in range(recipe.ttt_steps - 1, 0, -1):
-            if m := fits(r=recipe.model_copy(update={"ttt_steps": k})):
-                out.append(f"{k} TTT steps ({m / GIB:,.1f} GiB per GPU)")
-                break
-    if recipe.num_anchors and DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
-        a = recipe.num_anchors // 2
-        while a >= 16 and not fits(r=recipe.model_copy(update={"num_anchors": a})):
-            a //= 2
-        if a >= 16:
-            out.append(f"{a} anchors ({fits(r=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)")
+    out += _fewer_passes(recipe, fits)
     for more in (2 * gpus, 4 * gpus, 8 * gpus):
         if m := fits(g=more):
             out.append(f"{more} training GPUs ({m / GIB:,.1f} GiB per GPU)")
@@ -329,49 +341,41 @@ class TrainingPlan(OnNodes):
     disaggregated_wall_hours_high = _hours_band("disaggregated", 1, "disaggregated_regeneration_hours")
 
 
-def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
-             drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
-             read_bytes_per_s: float, read_bound: str = "local disks", nodes: int = 1,
-             max_row_tokens: float = 0.0) -> TrainingPlan:
-    """`t.epochs` of `flops` on `t.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
-    epoch at `read_bytes_per_s` (all nodes together: their disks, or the shared filesystem; planner/phases/nodes.py)."""
-    warnings: list[Finding] = []
-    peak = gpu.peak_flops("bf16")
-    gpus = t.gpus
-    flops_h = hours_at(flops.total, gpus * peak * t.mfu)
-    overhead_s, overhead_term = overhead_seconds(recipe, work, gpus)
-    overhead_h = overhead_s / 3600
-    compute_h = max(flops_h, overhead_h)
-    read_h = hours_at(bytes_on_disk, read_bytes_per_s)
-    per_s = {k: work.tokens / (h * 3600) if h else math.inf for k, h in
-             (("compute", flops_h), ("io", read_h), ("overhead", overhead_h))}
-    rate, kind = pace(**per_s)
-    epoch_off = hours_at(work.tokens, rate)
-    bound = {"io": "disk read", "overhead": "per-sample overhead", "compute": "compute"}[kind]
-    if bound == "disk read":
-        warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
-                                f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
-    steps = optimizer_steps(recipe, work, gpus)
-    floor_text = (f"{overhead_s_per_token():.4g} s per token per GPU" if overhead_term == "per token" else
-                  f"{step_overhead_s_per_pass():.4g} s per optimizer step per GPU ({steps:,.0f} steps an epoch)"
-                  if overhead_term == "per optimizer step" else
-                  f"{step_overhead_s_per_pass():.4g} s per optimizer step x TTT step per GPU ({steps:,.0f} steps x "
-                  f"{recipe.ttt_steps or 1} passes an epoch)")
-    reason = {"compute": f"the drafter's FLOPs at the training MFU {t.mfu:g} ({per_s['compute']:,.0f} tokens/s) are "
-                         f"slower than the overhead floor ({per_s['overhead']:,.0f} tokens/s: {floor_text})",
-              "io": f"reading the stored states from the {read_bound} ({per_s['io']:,.0f} tokens/s) is slower than the "
-                    f"drafter's compute ({per_s['compute']:,.0f}) and the overhead floor ({per_s['overhead']:,.0f})",
-              "overhead": f"the overhead floor, {floor_text}, allows {per_s['overhead']:,.0f} tokens/s, below the "
-                          f"{per_s['compute']:,.0f} the drafter's FLOPs allow at the training MFU {t.mfu:g}"}[kind]
-    if kind == "overhead":
-        extra = floor_extrapolation(gpu.id) if overhead_term == "per token" else ""
-        warnings.append(finding("training-floor", f"offline training is bound by the {overhead_term} overhead floor, "
-                                f"{floor_text}: {gpus} x {gpu.id} train at most "
-                                f"{per_s['overhead']:,.0f} tokens/s, against {per_s['compute']:,.0f} from their compute "
-                                f"at the training MFU {t.mfu:g}, which does not set these hours"
-                                + (f"; {extra}" if extra else "")))
-    target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
-    row = max_row_tokens or (work.tokens / work.rows if work.rows else 0.0)
+def _floor_text(overhead_term: str, steps: float, recipe: DrafterKnobs) -> str:
+    """The overhead floor in words: per token, per optimizer step, or per optimizer step x TTT step."""
+    if overhead_term == "per token":
+        return f"{overhead_s_per_token():.4g} s per token per GPU"
+    if overhead_term == "per optimizer step":
+        return f"{step_overhead_s_per_pass():.4g} s per optimizer step per GPU ({steps:,.0f} steps an epoch)"
+    return (f"{step_overhead_s_per_pass():.4g} s per optimizer step x TTT step per GPU ({steps:,.0f} steps x "
+            f"{recipe.ttt_steps or 1} passes an epoch)")
+
+
+def _bound_reason(kind: str, mfu: float, per_s: dict[str, float], floor_text: str, read_bound: str) -> str:
+    """Why the bound (compute, io or overhead) sets offline training's hours."""
+    return {"compute": f"the drafter's FLOPs at the training MFU {mfu:g} ({per_s['compute']:,.0f} tokens/s) are "
+                       f"slower than the overhead floor ({per_s['overhead']:,.0f} tokens/s: {floor_text})",
+            "io": f"reading the stored states from the {read_bound} ({per_s['io']:,.0f} tokens/s) is slower than the "
+                  f"drafter's compute ({per_s['compute']:,.0f}) and the overhead floor ({per_s['overhead']:,.0f})",
+            "overhead": f"the overhead floor, {floor_text}, allows {per_s['overhead']:,.0f} tokens/s, below the "
+                        f"{per_s['compute']:,.0f} the drafter's FLOPs allow at the training MFU {mfu:g}"}[kind]
+
+
+def _floor_finding(overhead_term: str, floor_text: str, gpu_id: str, gpus: int, per_s: dict[str, float],
+                   mfu: float) -> Finding:
+    extra = floor_extrapolation(gpu_id) if overhead_term == "per token" else ""
+    return finding("training-floor", f"offline training is bound by the {overhead_term} overhead floor, "
+                   f"{floor_text}: {gpus} x {gpu_id} train at most "
+                   f"{per_s['overhead']:,.0f} tokens/s, against {per_s['compute']:,.0f} from their compute "
+                   f"at the training MFU {mfu:g}, which does not set these hours"
+                   + (f"; {extra}" if extra else ""))
+
+
+def _memory(model: ModelSpec, gpu: GPUSpec, recipe: DrafterKnobs, drafter_params: float, row: float, gpus: int,
+            warnings: list[Finding]):
+    """Training memory per GPU at the longest row, offline and online (the target's share beside it), with
+    a finding and the fixes that fit where either does not: (parts, GiB, fits, online GiB, online fits,
+    usable bytes)."""
     parts = memory_parts(model, recipe, drafter_params=drafter_params, row_tokens=row, gpus=gpus)
     capacity = usable_memory_bytes(gpu)
     target_share = model.weight_bytes("bf16") / gpus
@@ -395,6 +399,40 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
                                 f"and the drafter's training state ({mem:,.1f} GiB) on each of the {gpus} x {gpu.id} "
                                 f"({capacity / GIB:,.1f} GiB usable): it does not fit"
                                 + ("; what fits, each re-counted: " + "; ".join(fixes) if fixes else "")))
+    return parts, mem, fits, online_mem, online_fits, capacity
+
+
+def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
+             drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
+             read_bytes_per_s: float, read_bound: str = "local disks", nodes: int = 1,
+             max_row_tokens: float = 0.0) -> TrainingPlan:
+    """`t.epochs` of `flops` on `t.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
+    epoch at `read_bytes_per_s` (all nodes together: their disks, or the shared filesystem; planner/phases/nodes.py)."""
+    warnings: list[Finding] = []
+    peak = gpu.peak_flops("bf16")
+    gpus = t.gpus
+    flops_h = hours_at(flops.total, gpus * peak * t.mfu)
+    overhead_s, overhead_term = overhead_seconds(recipe, work, gpus)
+    overhead_h = overhead_s / 3600
+    compute_h = max(flops_h, overhead_h)
+    read_h = hours_at(bytes_on_disk, read_bytes_per_s)
+    per_s = {k: work.tokens / (h * 3600) if h else math.inf for k, h in
+             (("compute", flops_h), ("io", read_h), ("overhead", overhead_h))}
+    rate, kind = pace(**per_s)
+    epoch_off = hours_at(work.tokens, rate)
+    bound = {"io": "disk read", "overhead": "per-sample overhead", "compute": "compute"}[kind]
+    if bound == "disk read":
+        warnings.append(finding("training-io-bound", f"offline training is I/O-bound: reading the hidden states from the {read_bound} takes "
+                                f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
+    steps = optimizer_steps(recipe, work, gpus)
+    floor_text = _floor_text(overhead_term, steps, recipe)
+    reason = _bound_reason(kind, t.mfu, per_s, floor_text, read_bound)
+    if kind == "overhead":
+        warnings.append(_floor_finding(overhead_term, floor_text, gpu.id, gpus, per_s, t.mfu))
+    target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
+    row = max_row_tokens or (work.tokens / work.rows if work.rows else 0.0)
+    parts, mem, fits, online_mem, online_fits, capacity = _memory(model, gpu, recipe, drafter_params, row, gpus,
+                                                                  warnings)
     target_rate = work.tokens / (target_h * 3600) if target_h else math.inf
     on_rate, on_kind = online_pace(compute=per_s["compute"], supply=target_rate, overhead=per_s["overhead"])
     epoch_on = hours_at(work.tokens, on_rate)

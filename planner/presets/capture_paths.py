@@ -52,6 +52,14 @@ class Seconds(Fact):
     value: float = Field(ge=0, le=3600)
 
 
+class Startup(Fact):
+    """Seconds a capture run spends before its first row (model load, compilation, CUDA graph capture), once per
+    run: the replicas start together. low / high: the ends the band takes."""
+    value: float = Field(ge=0, le=3600)
+    low: float = Field(ge=0, le=3600)
+    high: float = Field(ge=0, le=3600)
+
+
 class Flag(Fact):
     value: bool
 
@@ -72,6 +80,7 @@ class CapturePath(_Strict):
     write_overlap: Flag
     write_passes: Count
     concurrency: Count | None = None
+    startup_s: Startup = Startup(value=0.0, low=0.0, high=0.0, source="not modelled")
     no_hf_backend: Text | None = None
     other_paths: Text | None = None
 
@@ -89,6 +98,8 @@ def capture_paths() -> dict[str, CapturePath]:
             raise ValueError(f"{PRESET}: {path.id}'s synchronous host copy needs gb_s")
         if not path.efficiency.low <= path.efficiency.value <= path.efficiency.high:
             raise ValueError(f"{PRESET}: {path.id}'s efficiency is outside its own low-high")
+        if not path.startup_s.low <= path.startup_s.value <= path.startup_s.high:
+            raise ValueError(f"{PRESET}: {path.id}'s startup_s is outside its own low-high")
         out[path.id] = path
     return out
 
@@ -129,6 +140,7 @@ class CaptureTime:
     host_copy_hours: float
     request_hours: float
     disk_hours: float
+    startup_hours: float        # the run's fixed start (model load, compilation, graph capture), before any row
     hours: float
     bound: str                  # the largest part: compute, host copy, requests or disk write
     tokens_per_s_per_gpu: float  # the capture's tokens over its GPUs, the disk included
@@ -136,14 +148,17 @@ class CaptureTime:
 
 def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes: float, write_bytes: float,
                  prefill_per_gpu: float, tp: int, tp_efficiency: float, replicas: int, write_bytes_per_s: float,
-                 efficiency: float | None = None, measured: bool = False) -> CaptureTime:
+                 efficiency: float | None = None, measured: bool = False,
+                 startup_s: float | None = None) -> CaptureTime:
     """Hours to capture `tokens` in `rows` on `replicas` groups of `tp` GPUs, each GPU prefilling at
     `prefill_per_gpu` (its tensor-parallel efficiency `tp_efficiency` included), writing `write_bytes`
     (`stored_bytes` of states, staging included) at `write_bytes_per_s` across all nodes.
     A tensor split runs a replica's GPUs together; a layer split (device_map) runs one at a time, at one
     GPU's rate without the tensor-parallel loss. `efficiency`: another than the path's (its band's ends).
     measured: `prefill_per_gpu` is a capture rate a run of the user's measured (planner calibrate): it holds
-    the path's efficiency, host copies and per-row work already; the split and the disk writes stay."""
+    the path's efficiency, host copies and per-row work already; the split and the disk writes stay.
+    startup_s: another fixed start than the path's (its band's ends); added once, the replicas start together,
+    measured or not (a measured rate is a steady-state rate); none where there is nothing to capture."""
     eff = 1.0 if measured else path.efficiency.value if efficiency is None else efficiency
     replicas = max(replicas, 1)
     if path.split.value == "tensor":
@@ -157,10 +172,11 @@ def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes:
     requests = 0.0 if measured else rows * path.request_overhead_s.value / replicas / 3600
     disk = write_bytes * path.write_passes.value / write_bytes_per_s / 3600 if write_bytes else 0.0
     loop = compute + host + requests
-    hours = max(loop, disk) if path.write_overlap.value else loop + disk
+    startup = (path.startup_s.value if startup_s is None else startup_s) / 3600 if tokens else 0.0
+    hours = (max(loop, disk) if path.write_overlap.value else loop + disk) + startup
     parts = {"compute": compute, "host copy": host, "requests": requests}
     bound = max(parts, key=parts.get)
     if disk > (loop if path.write_overlap.value else parts[bound]):
         bound = "disk write"
     rate = tokens / (hours * 3600 * replicas * tp) if hours else 0.0
-    return CaptureTime(compute, host, requests, disk, hours, bound, rate)
+    return CaptureTime(compute, host, requests, disk, startup, hours, bound, rate)

@@ -12,7 +12,8 @@ File naming, read in each pipeline's code (the snapshots presets/layouts.yaml ci
   hands DP rank d the rows d, d+D, d+2D, ... (specforge/data/utils.py:224-243; drop_last drops the
   last partial batch): file idx = start_d + j holds row d + j*D. The planner's sharded export runs
   one torchrun per node on its shard into `rank-{r:05d}/` (planner/export/slurm.py), the numbering
-  restarting at 0 there.
+  restarting at 0 there; row j of shard r is position r + j*N of the materialized order (the rows
+  are dealt in turn: sharding.positions).
 - vLLM speculators (vllm-project/speculators@c05b95b3): `hs_{idx}.safetensors` in one flat folder
   (scripts/data_generation_offline.py:227; src/speculators/data_generation/offline.py:56-72), idx
   the row of the *prepared* dataset: one row per assistant turn, shuffled with --seed
@@ -22,7 +23,8 @@ File naming, read in each pipeline's code (the snapshots presets/layouts.yaml ci
   (examples/speculative_decoding/collect_hidden_states/compute_hidden_states_hf.py:130-132,
   190-193); `planner materialize` writes conversation_id = "{component id}-{n}" (line n of a local
   file, row n of a hub component: planner/export/materialize.py), so the name gives the component.
-  --dp-rank ranks write into the same folder.
+  The planner's sharded export gives each rank its own shard (rows dealt in turn: sharding.rank_of);
+  every rank writes into the same folder.
 - NeMo Automodel (NVIDIA-NeMo/Automodel@36044ad3): `shard-{i:06d}.safetensors` holding samples
   [i*256, (i+1)*256) in order (components/datasets/llm/offline_cache.py:56-58;
   components/speculative/precompute_eagle3.py:207 "sample i lives in shard i // shard_size"),
@@ -195,8 +197,8 @@ class Naming:
         return e.rank
 
     def rank_of(self, position: int) -> int:
-        """The rank whose contiguous block holds `position` (sharding.block)."""
-        return sharding.Ranks(self.plan.total, self.world).of(position) if self.world > 1 else 0
+        """The planner shard (rank) `position` is dealt to (sharding.rank_of)."""
+        return sharding.rank_of(position, self.world) if self.world > 1 else 0
 
     def _row_file(self, rel: str, rank: int, position: int) -> ExpectedFile:
         k = self.plan.component_at(position)
@@ -215,29 +217,30 @@ class SpecForgeNaming(Naming):
     pipeline = "specforge"
     _re = re.compile(r"^(?:rank-(\d{5})/)?rows_(\d+)-(\d+)/data_(\d+)\.ckpt(\.gz)?$")
 
-    def _block(self, rank: int) -> tuple[int, int]:
-        return sharding.block(self.plan.total, self.world, rank) if self.world > 1 else (0, self.plan.total)
+    def _shard(self, rank: int) -> range:
+        """The positions of `rank`'s shard, in its file's order."""
+        return sharding.positions(self.plan.total, self.world, rank) if self.world > 1 else range(self.plan.total)
 
     def position(self, rank: int, idx: int) -> int | None:
         """The manifest position of file idx of `rank` (see the module docstring)."""
-        lo, hi = self._block(rank)
-        n = hi - lo
+        rows = self._shard(rank)
+        n = len(rows)
         if idx >= n:
             return None
         if self.dp == 1:
-            return lo + idx
+            return rows[idx]
         # DP rank d numbers its files from start_d (contiguous) but reads rows d, d+D, ... (strided;
         # DistributedSampler pads by wrapping round to the first rows)
         ranks = sharding.Ranks(n, self.dp)
         d = ranks.of(idx)
-        return lo + (d + (idx - ranks.starts[d]) * self.dp) % n
+        return rows[(d + (idx - ranks.starts[d]) * self.dp) % n]
 
     def writer(self, e: ExpectedFile) -> int:
         """Its rank's DP process, which numbers its files from its own start: rank x dp + d."""
         if self.dp == 1:
             return e.rank
-        lo, hi = self._block(e.rank)
-        return e.rank * self.dp + sharding.Ranks(hi - lo, self.dp).of(int(self._re.match(e.path).group(4)))
+        n = len(self._shard(e.rank))
+        return e.rank * self.dp + sharding.Ranks(n, self.dp).of(int(self._re.match(e.path).group(4)))
 
     def path(self, rank: int, idx: int) -> str:
         g = idx // SPECFORGE_GROUP * SPECFORGE_GROUP
@@ -249,8 +252,7 @@ class SpecForgeNaming(Naming):
         DataLoader drops the last partial batch (drop_last=True, specforge/data/utils.py:231-240):
         floor(ceil(n / D) / batch) x batch files, at most its block (a longer count would run into
         the next process's numbers)."""
-        lo, hi = self._block(rank)
-        n = hi - lo
+        n = len(self._shard(rank))
         if not n:
             return []
         per = -(-n // self.dp)

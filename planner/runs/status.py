@@ -101,8 +101,20 @@ class RunStatus:
                 "verify": self.verify}
 
 
-def _mix_positions(path: str) -> dict[str, int]:
-    """{row id: position} from the materialized mix the ranks read (each line's leading id only)."""
+def _mix_positions(path: str, shards: int = 1) -> dict[str, int]:
+    """{row id: position} from the materialized mix the ranks read (each line's leading id only).
+    shards=N: the N shard files beside `path` the ranks read (sharding.shard_path; the mix.jsonl given
+    names them), line k of shard r at position r + k*N (the rows are dealt in turn)."""
+    if shards == 1:
+        return _file_positions(path, range(1 << 62))
+    out: dict[str, int] = {}
+    for r in range(shards):
+        out.update(_file_positions(sharding.shard_path(path, r, shards), range(r, 1 << 62, shards)))
+    return out
+
+
+def _file_positions(path: str, slots: range) -> dict[str, int]:
+    """{row id: slots[line]} of one materialized file."""
     from planner.safe_io import open_binary
     out: dict[str, int] = {}
     with open_binary(path, "--mix") as fh:
@@ -122,7 +134,7 @@ def _mix_positions(path: str) -> dict[str, int]:
             if mt is None:
                 raise PlannerInputError("--mix", path, f"a mix.jsonl `planner materialize` wrote (line {pos + 1} "
                                                        "does not start with its id)")
-            out[mt.group(1).decode("utf-8", "replace")] = pos
+            out[mt.group(1).decode("utf-8", "replace")] = slots[pos]
             pos += 1
     return out
 
@@ -212,14 +224,13 @@ def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
     x = Sharded(m, fmt, world, "")
     dp = x.gpus if fmt == "specforge" else 1          # the export's torchrun --nproc_per_node
     names = rundir.naming(m, x.spec.id, world=world, dp=dp)
-    ranks = [RankStatus(r, b - a, 0) for r, (a, b) in
-             enumerate(sharding.block(x.total_rows(), world, r) for r in range(world))]
+    ranks = [RankStatus(r, sharding.shard_rows(x.total_rows(), world, r), 0) for r in range(world)]
     for e in names.expected():                        # lazy: one pass, counts only
         ranks[e.rank].files += 1
         ranks[e.rank].bytes_predicted += e.predicted_bytes
     scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), min_age=min_age,
                        max_entries=max_entries, max_seconds=max_seconds)
-    positions = _mix_positions(mix) if mix else None
+    positions = _mix_positions(mix, world if x.shards else 1) if mix else None
     counted: list[tuple[rundir.Found, int]] = []
     for f in scan.found.values():
         e = f.expected
@@ -231,7 +242,7 @@ def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
             if pos is None:
                 scan.skip(f.path, rundir.NOT_IN_MANIFEST)
                 continue
-            rank = sharding.Ranks(x.total_rows(), world).of(pos) if world > 1 else 0
+            rank = sharding.rank_of(pos, world) if world > 1 else 0
         counted.append((f, rank))
     suspect = {f.path: why for f, _ in counted if (why := _too_small(f)) is not None}
     checked = None

@@ -339,7 +339,10 @@ elif SCRIPT == "scripts/prepare_hidden_states.py":  # SpecForge: its data file, 
 elif SCRIPT.endswith("compute_hidden_states_hf.py"):  # Model-Optimizer: dataset.shard, {conversation_id}.pt
     data = rows(one("--input-data"))
     world, rank = int(one("--dp-world-size") or 1), int(one("--dp-rank") or 0)
-    lo, hi = block(len(data), world, rank)
+    lo, hi = block(len(data), world, rank)           # (the whole file at --dp-world-size 1: lines 121-123)
+    shard = os.path.basename(one("--input-data"))   # the export's planner shard, mix-0000R-of-0000N.jsonl
+    if world == 1 and shard.startswith("mix-") and shard[4:9].isdigit():
+        rank = int(shard[4:9])                       # the rank, for the log and STANDIN_FAIL
     write_all([(os.path.join(one("--output-dir"), f"{r['conversation_id']}.pt"), r) for r in data[lo:hi]], rank)
 elif SCRIPT == "scripts/data_generation_offline.py":  # speculators: hs_{idx} over its block of the prepared rows
     data = rows(os.path.join(one("--preprocessed-data"), "rows.jsonl"))

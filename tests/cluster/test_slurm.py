@@ -5,10 +5,12 @@ pipeline_flags.yaml and write the layout's files, each of its row's predicted si
 
 The manifest: `mine` (7 rows, first) and `other` (3 rows, first), 10 rows on 4 nodes of 2 GPUs
 (the test node declares 4), capture batches of 1 (SpecForge's DataLoader drops a last partial
-batch: with batches of 32 a 3-row shard would write nothing). Blocks of 10 over 4 ranks
-(sharding.block): T//N = 2, T%N = 2, so rank 0 [0,3), 1 [3,6), 2 [6,8), 3 [8,10); positions
-mine 0..6, other 7..9: rank 0 = mine rows 1-3, rank 1 = mine 4-6, rank 2 = mine 7 + other 1,
-rank 3 = other 2-3.
+batch: with batches of 32 a 3-row shard would write nothing). Positions mine 0..6, other 7..9.
+The planner's shards (SpecForge, Model-Optimizer) deal them in turn, position p to rank p % 4:
+rank 0 = 0, 4, 8 = mine rows 1, 5 + other 2; rank 1 = 1, 5, 9 = mine 2, 6 + other 3;
+rank 2 = 2, 6 = mine 3, 7; rank 3 = 3, 7 = mine 4 + other 1.
+speculators splits its own prepared rows in contiguous blocks (sharding.block): T//N = 2, T%N = 2,
+so rank 0 [0,3), 1 [3,6), 2 [6,8), 3 [8,10): mine 1-3, mine 4-6, mine 7 + other 1, other 2-3.
 """
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ from tests.cluster.clusters import checkout, standin_log
 pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]   # one cluster per run (scripts/test.py: --dist loadgroup)
 N = 4
 # (materialize names a local row by its line in the file, from 1: mine-1..mine-7, other-1..other-3)
-SHARDS = [["mine-1", "mine-2", "mine-3"], ["mine-4", "mine-5", "mine-6"], ["mine-7", "other-1"],
+SHARDS = [["mine-1", "mine-5", "other-2"], ["mine-2", "mine-6", "other-3"], ["mine-3", "mine-7"],
+          ["mine-4", "other-1"]]
+BLOCKS = [["mine-1", "mine-2", "mine-3"], ["mine-4", "mine-5", "mine-6"], ["mine-7", "other-1"],
           ["other-2", "other-3"]]
 LAYOUT = {"specforge": "specforge-dflash", "modelopt": "modelopt-eagle3", "speculators": "speculators"}
 
@@ -101,21 +105,25 @@ def expected_files(fmt: str, run: dict) -> dict[str, int]:
     """The files of the pipeline's naming for each rank's shard, each of its row's predicted size."""
     size = lambda rid: run["sizes"][fmt][rid.rsplit("-", 1)[0]]  # noqa: E731
     out = {}
-    for r, rows in enumerate(SHARDS):
+    split = BLOCKS if fmt == "speculators" else SHARDS
+    for r, rows in enumerate(split):
         for i, rid in enumerate(rows):
             if fmt == "specforge":        # one torchrun per rank into rank-0000R/, numbered from 0
                 out[f"rank-{r:05d}/rows_0-2000/data_{i}.ckpt"] = size(rid)
             elif fmt == "modelopt":       # {conversation_id}.pt, one folder
                 out[f"{rid}.pt"] = size(rid)
             else:                         # hs_{index of the prepared rows}.safetensors
-                out[f"hs_{sum(len(s) for s in SHARDS[:r]) + i}.safetensors"] = size(rid)
+                out[f"hs_{sum(len(s) for s in split[:r]) + i}.safetensors"] = size(rid)
     return out
 
 
 @pytest.mark.parametrize("fmt", ["specforge", "modelopt", "speculators"])
 def test_every_rank_writes_exactly_its_shard(slurm_cluster, tmp_path, monkeypatch, fmt):
     run = make_run(tmp_path, monkeypatch)
-    assert [json.loads(x)["id"] for x in (run["data"] / "mix.jsonl").read_text().splitlines()] == sum(SHARDS, [])
+    assert [json.loads(x)["id"] for x in (run["data"] / "mix.jsonl").read_text().splitlines()] == sum(BLOCKS, [])
+    for r in range(N):            # the planner's shards, dealt in turn
+        assert [json.loads(x)["id"] for x in (run["data"] / f"mix-{r:05d}-of-00004.jsonl").read_text().splitlines()] \
+            == SHARDS[r]
     env = job_env(run, fmt)
     r = slurm_cluster.sbatch_wait(export(run, fmt), cwd=run["work"], env=env)
     assert r.returncode == 0, (r.stdout, r.stderr, task_output(run))
@@ -220,12 +228,12 @@ def test_a_failed_rank_is_resumed_and_the_run_completes(slurm_cluster, tmp_path,
     r = slurm_cluster.sbatch_wait(export(run, fmt), cwd=run["work"], env=env)
     assert r.returncode == 1                                     # sbatch --wait: the array's highest exit code
     want = expected_files(fmt, run)
-    missing = {"specforge": "rank-00002/rows_0-2000/data_1.ckpt", "modelopt": "other-1.pt"}[fmt]
+    missing = {"specforge": "rank-00002/rows_0-2000/data_1.ckpt", "modelopt": "mine-7.pt"}[fmt]
     assert written(run["out"]) == {k: v for k, v in want.items() if k != missing}   # the others intact
     assert [x["failed"] for x in sorted(standin_log(env), key=lambda x: x["rank"])] == [False, False, True, False]
     age(run["out"])
     st = status_json(run, fmt, capsys, *mix)
-    # by hand: files of 3, 3, 2, 2 rows; rank 2 wrote its first (mine's 7th row), so 1 of 2
+    # by hand: files of 3, 3, 2, 2 rows; rank 2 wrote its first (mine's 3rd row), so 1 of 2
     assert (st["complete"], st["partial"], st["missing"]) == ([0, 1, 3], [2], [])
     assert [(x["files"], x["files_done"]) for x in st["ranks"]] == [(3, 3), (3, 3), (2, 1), (2, 2)]
     mine = run["sizes"][fmt]["mine"]

@@ -196,7 +196,7 @@ def test_the_planner_imports_no_plotly_or_streamlit():
 LAYERS = (
     ("base", ("planner", "planner._version", "planner._moved", "planner.errors", "planner.ids", "planner.text",
               "planner.units", "planner.safe_io", "planner.distributions", "planner.findings",
-              "planner.variants", "planner.memo")),
+              "planner.variants")),
     ("catalog", ("planner.catalog.*",)),
     ("scenario+presets", ("planner.scenario.*", "planner.presets.*")),
     ("phases", ("planner.phases.*",)),

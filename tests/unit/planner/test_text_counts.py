@@ -1,7 +1,7 @@
-"""planner.text.count and blocks_note: the words of the Slurm and materialize comments (issue 35 item 11:
+"""planner.text.count and dealt_note: the words of the Slurm and materialize comments (issue 35 item 11:
 'the first 0 one row longer', '1 ranks')."""
-from planner.export.sharding import block
-from planner.text import blocks_note, count
+from planner.export.sharding import shard_rows
+from planner.text import count, dealt_note
 
 
 def test_count_agrees_with_its_number():
@@ -11,15 +11,17 @@ def test_count_agrees_with_its_number():
     assert count(3, "shard", "shards") == "3 shards"
 
 
-def test_blocks_note_matches_the_split():
-    # 1,000 rows over 4 ranks: 250 each, no remainder -> no "first 0" clause
-    assert [b - a for a, b in (block(1000, 4, r) for r in range(4))] == [250] * 4
-    assert blocks_note(1000, 4) == "equal blocks of 250 rows"
-    # 10 rows over 4: divmod(10, 4) = (2, 2): 3, 3, 2, 2
-    assert [b - a for a, b in (block(10, 4, r) for r in range(4))] == [3, 3, 2, 2]
-    assert blocks_note(10, 4) == "blocks of 2 or 3 rows, the first 2 one row longer"
-    # 7 over 3: (2, 1): 3, 2, 2
-    assert blocks_note(7, 3) == "blocks of 2 or 3 rows, the first one one row longer"
-    assert blocks_note(1, 1) == "one block of 1 row"
+def test_dealt_note_matches_the_split():
+    tail = "about 1/4 of every component and so of the bytes"
+    # 1,000 rows over 4 shards: 250 each, no remainder -> no "one row more" clause
+    assert [shard_rows(1000, 4, r) for r in range(4)] == [250] * 4
+    assert dealt_note(1000, 4) == f"dealt in turn (row p of the materialized order to shard p mod 4), 250 rows each, {tail}"
+    # 10 rows over 4: positions 0,4,8 | 1,5,9 | 2,6 | 3,7 -> 3, 3, 2, 2: divmod(10, 4) = (2, 2)
+    assert [shard_rows(10, 4, r) for r in range(4)] == [3, 3, 2, 2]
+    assert dealt_note(10, 4).endswith(f"2 or 3 rows each (shards 0 to 1 one row more), {tail}")
+    # 7 over 3: (2, 1): 3, 2, 2: shard 0 alone has the extra row
+    assert [shard_rows(7, 3, r) for r in range(3)] == [3, 2, 2]
+    assert "2 or 3 rows each (shard 0 one row more)" in dealt_note(7, 3)
+    assert dealt_note(1, 1) == "one shard of 1 row"
     # 2 rows over 2: 1 each, singular
-    assert blocks_note(2, 2) == "equal blocks of 1 row"
+    assert "1 row each" in dealt_note(2, 2)

@@ -56,3 +56,22 @@ def test_every_strategys_answer_is_a_validated_scenario():
         r = trim(s, Budget(storage_tb=20), strategy, catalog=cat, **kw)
         assert all(type(m) is MixItem for m in r.scenario.mix), strategy
         assert Scenario.model_validate(r.scenario.model_dump()) == r.scenario, strategy
+
+
+def test_the_quality_strategys_cap_stops_at_half_the_cap_in_force():
+    # Model-Optimizer's EAGLE-3 layout caps rows at 3,072 tokens. To fit 10 TB the cap strategy alone
+    # cuts the cap far lower (below 1,536). The quality strategy's cap candidate goes no lower than half
+    # the cap in force, 3,072 // 2 = 1,536 (a drafter that never saw long rows loses on them, which the
+    # quality model does not count), and scales the rows down proportionally from there; that candidate
+    # keeps the most expected acceptance here, so the answer is a 1,536-token cap with fewer rows.
+    s = default_scenario().with_changes(layout="modelopt-eagle3")
+    cat = get_catalog()
+    budget = Budget(storage_tb=10)
+    by_cap = trim(s, budget, "cap", catalog=cat)
+    assert by_cap.max_seq_len_before == 3072
+    assert by_cap.max_seq_len_after < 3072 // 2
+    r = trim(s, budget, "quality", catalog=cat)
+    assert r.max_seq_len_after == 1536
+    assert "floor of 1536" in r.note
+    assert any(c.after < c.before for c in r.changes)
+    assert r.storage_bytes_after <= 10e12

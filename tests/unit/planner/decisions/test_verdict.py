@@ -89,3 +89,28 @@ def test_the_whole_verdict_takes_a_handful_of_plans(monkeypatch):
     V.verdict(p)
     # before: ~130 plans (60-step bisections); now 1 per line input and a few per searched one
     assert n["n"] <= 25, n
+
+
+def test_states_ready_counts_the_gather():
+    # Offline's stored states are usable once captured, gathered to the training nodes and transferred.
+    # 4 capture nodes of 8 GPUs, training on 2 other nodes at the same site (no transfer): a gather moves
+    # the 82.11 TB (the default mix) from the 4 writers. Its rate is the slowest of the 4 senders' disks,
+    # 4 x 2.90 GB/s read (nvme-gen4, planner/presets/hardware.yaml) = 11.6 GB/s; the 4 senders' network
+    # (4 x 200 Gb/s tcp x its efficiency: 4 x 12.5 GB/s = 50 GB/s), the 2 receivers' (25 GB/s) and their
+    # disks are faster. 82.11e12 B / 11.6e9 B/s = 7,078.5 s = 1.966 h, so the states are ready
+    # 1.966 / 24 = 0.0819 days after the capture's wall-clock hours, not at them.
+    d = Scenario().model_dump()
+    d.update(extraction_nodes=4, extraction_gpus=32, gpus_per_node=8)
+    d["training"].update(gpus=16, nodes=2)
+    d["transfer"]["method"] = "none"
+    p = plan(Scenario.model_validate(d))
+    stored = p.storage_bytes_compressed
+    assert stored == pytest.approx(82.11e12, rel=1e-3)
+    assert p.nodes.gather_bound == "sending disks"
+    gather_h = stored / (4 * 2.90e9) / 3600
+    assert gather_h == pytest.approx(1.966, abs=1e-3)
+    assert p.gather_hours == pytest.approx(gather_h, rel=1e-12)
+    assert p.transfer_hours == 0
+    v = V.verdict(p)
+    assert v.states_ready_days == pytest.approx((p.extraction.wall_hours + gather_h) / 24, rel=1e-12)
+    assert v.states_ready_days - p.extraction.wall_hours / 24 == pytest.approx(0.0819, abs=1e-4)

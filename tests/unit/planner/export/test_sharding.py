@@ -1,24 +1,28 @@
 """Sharded exports (issue 15): `materialize --shards N` and the hub script's --rank/--world-size split
 a manifest's rows into N disjoint shards whose union is exactly the plain materialize output, and
-`export --scheduler slurm` writes an sbatch array whose task R runs rank R with the pipeline's own
-rank flags, checks the disk first, and in a dry run only prints.
+`export --scheduler slurm` writes an sbatch array whose task R runs rank R on its shard (SpecForge,
+Model-Optimizer) or with the pipeline's own rank flags (speculators), checks the disk first, and in
+a dry run only prints.
 
-The pipelines' split, read in their code (planner/export/pipeline_flags.yaml):
+The planner's shards deal the rows in turn (issue 35 item 11): position p to shard p % N. The
+pipelines' own split, read in their code (planner/export/pipeline_flags.yaml), is contiguous:
 - speculators c05b95b3 src/speculators/data_generation/offline.py:103-108 (get_indices_to_process),
-- Model-Optimizer a2fbac7b compute_hidden_states_hf.py:123 dataset.shard(num_shards, index), the
-  contiguous split of datasets' Dataset.shard,
+- Model-Optimizer a2fbac7b compute_hidden_states_hf.py:121-123 dataset.shard(num_shards, index) when
+  --dp-world-size > 1 (the export leaves it at 1: each rank reads its planner shard),
 - SpecForge a6b6b023 scripts/prepare_hidden_states.py:887-901 (start_idx, samples_per_dp);
-all three: rank r of W over T rows starts at r*(T//W) + min(r, T%W). The stand-ins below apply that
-rule to the file they are given, as the real scripts would.
+rank r of W over T rows starts at r*(T//W) + min(r, T%W). The stand-ins below apply that rule to the
+file they are given, as the real scripts would.
 
 The small manifest: `mine` (7 rows, first) and `other` (3 rows, first), T = 10, N = 4:
-  T//N = 2, T%N = 2: rank 0 [0,3), rank 1 [3,6), rank 2 [6,8), rank 3 [8,10)
-  positions: mine 0..6, other 7..9, so
-  rank 0 = mine 0-2, rank 1 = mine 3-5, rank 2 = mine 6 + other 0, rank 3 = other 1-2.
+  positions: mine 0..6, other 7..9; dealt p % 4:
+  rank 0 = 0, 4, 8 = mine 0, mine 4, other 1;  rank 1 = 1, 5, 9 = mine 1, mine 5, other 2;
+  rank 2 = 2, 6 = mine 2, mine 6;              rank 3 = 3, 7 = mine 3, other 0.
 With 1,000,000 bytes a row of mine and 4,000,000 of other (monkeypatched, to count by hand):
-  predicted 3,000,000 / 3,000,000 / 1,000,000 + 4,000,000 = 5,000,000 / 8,000,000 bytes,
-  needed (x 1.25, + 1) 3,750,001 / 3,750,001 / 6,250,001 / 10,000,001 bytes.
-A df stand-in with 5,000 KiB free (5,120,000 bytes) lets ranks 0 and 1 run and stops 2 and 3.
+  predicted 2e6 + 4e6 = 6,000,000 / 6,000,000 / 2,000,000 / 1e6 + 4e6 = 5,000,000 bytes,
+  needed (x 1.25, + 1) 7,500,001 / 7,500,001 / 2,500,001 / 6,250,001 bytes.
+  (Ten rows are few: a rank holds whole rows, so these differ; test_dealt_shards_balance_the_bytes
+  works the balance out on more rows.)
+A df stand-in with 7,000 KiB free (7,168,000 bytes) lets ranks 2 and 3 run and stops 0 and 1.
 """
 import json
 import os
@@ -61,8 +65,10 @@ rows = None
 script = next((a for a in argv if a.endswith(".py")), "")
 if script.endswith("compute_hidden_states_hf.py"):
     rows = ids(value("--input-data"))
-    a, b = block(len(rows), int(value("--dp-world-size")), int(value("--dp-rank")))
-    rows = rows[a:b]
+    world, rank = int(value("--dp-world-size") or 1), int(value("--dp-rank") or 0)
+    if world > 1:                 # compute_hidden_states_hf.py:121-123
+        a, b = block(len(rows), world, rank)
+        rows = rows[a:b]
 elif script.endswith("data_generation_offline.py"):
     rows = ids(os.path.join(value("--preprocessed-data"), "rows.jsonl"))
     a, b = block(len(rows), int(value("--world-size")), int(value("--rank")))
@@ -165,12 +171,72 @@ def test_block_is_a_partition_and_the_pipelines_rule():
 
 def test_rows_and_bytes_by_rank_worked_by_hand(small):
     m = load_manifest(small[1])
-    assert sharding.rows_by_rank(m.components, N) == [[("mine", 3)], [("mine", 3)], [("mine", 1), ("other", 1)],
-                                                      [("other", 2)]]
-    assert sharding.rank_bytes(m, N, "modelopt-eagle3") == [3e6, 3e6, 5e6, 8e6]
-    assert slurm.Sharded(m, "modelopt", N, "m.yaml").need == [3_750_001, 3_750_001, 6_250_001, 10_000_001]
+    assert sharding.rows_by_rank(m.components, N) == [[("mine", 2), ("other", 1)], [("mine", 2), ("other", 1)],
+                                                      [("mine", 2)], [("mine", 1), ("other", 1)]]
+    assert sharding.rank_bytes(m, N, "modelopt-eagle3") == [6e6, 6e6, 2e6, 5e6]
+    assert slurm.Sharded(m, "modelopt", N, "m.yaml").need == [7_500_001, 7_500_001, 2_500_001, 6_250_001]
+    # ten rows are few: the 6 MB and 2 MB ranks differ by more than 1.25x, and the script says so
+    assert slurm.Sharded(m, "modelopt", N, "m.yaml").imbalance_note() == [
+        "# note: the ranks' bytes differ (each holds whole rows): rank 0 6.0 MB, rank 2 2.0 MB; the slowest rank "
+        "sets the capture's end"]
     # speculators splits its own shuffled rows: each rank its block's share of 7 x 1e6 + 3 x 4e6 = 19e6
     assert sharding.rank_bytes(m, N, "speculators", expected=True) == [19e6 * 3 / 10] * 2 + [19e6 * 2 / 10] * 2
+
+
+def _three(monkeypatch):
+    """A manifest of three components (hub ones, so in manifest order): a 300 rows of 1 MB, b 200 of
+    4 MB, c 100 of 10 MB (bytes a row monkeypatched), T = 600 rows, 2,100 MB."""
+    from types import SimpleNamespace
+    comps = [SimpleNamespace(id=i, rows_selected=n, local_path=None) for i, n in (("a", 300), ("b", 200), ("c", 100))]
+    per = {"a": 1e6, "b": 4e6, "c": 10e6}
+    monkeypatch.setattr(sharding, "bytes_per_row", lambda m, layout, catalog=None: [per[c.id] for c in m.components])
+    return SimpleNamespace(components=comps), per
+
+
+def _by_blocks(m, per, world):
+    """Each rank's bytes had the shards been contiguous blocks of rows (the split before issue 35)."""
+    order, total = sharding.placed(m.components)
+    return [sum(max(0, min(b, p.start + p.rows) - max(a, p.start)) * per[p.id] for p in order)
+            for a, b in (sharding.block(total, world, r) for r in range(world))]
+
+
+def test_dealt_shards_balance_the_bytes(monkeypatch):
+    m, per = _three(monkeypatch)
+    # positions: a 0..299, b 300..499, c 500..599.
+    # 2 ranks by blocks: [0,300) = all of a = 300 MB; [300,600) = b 800 + c 1,000 = 1,800 MB (6x).
+    assert _by_blocks(m, per, 2) == [300e6, 1800e6]
+    # dealt p % 2: a from 0, b from 300, c from 500 (all even starts): 150 / 100 / 50 rows each,
+    # 150 x 1 + 100 x 4 + 50 x 10 = 1,050 MB each.
+    assert sharding.rows_by_rank(m.components, 2) == [[("a", 150), ("b", 100), ("c", 50)]] * 2
+    assert sharding.rank_bytes(m, 2, "modelopt-eagle3") == [1050e6, 1050e6]
+    # 3 ranks by blocks: [0,200) a 200 MB; [200,400) a 100 + b 100 x 4 = 500 MB; [400,600) b 100 x 4 + c 100 x 10
+    # = 1,400 MB.
+    assert _by_blocks(m, per, 3) == [200e6, 500e6, 1400e6]
+    # dealt p % 3: a 0..299: 100 each. b 300..499 (300 % 3 = 0): rank 0 300, 303, ..., 498 = 67 rows, rank 1
+    # 301..499 = 67, rank 2 302..497 = 66. c 500..599 (500 % 3 = 2): rank 2 500, 503, ..., 599 = 34, rank 0
+    # 501..597 = 33, rank 1 502..598 = 33. Bytes: rank 0 100 + 67 x 4 + 33 x 10 = 698 MB, rank 1 the same,
+    # rank 2 100 + 66 x 4 + 34 x 10 = 704 MB: within 6 / 698 = 0.86% (blocks: 7x).
+    assert sharding.rows_by_rank(m.components, 3) == [[("a", 100), ("b", 67), ("c", 33)],
+                                                      [("a", 100), ("b", 67), ("c", 33)],
+                                                      [("a", 100), ("b", 66), ("c", 34)]]
+    got = sharding.rank_bytes(m, 3, "modelopt-eagle3")
+    assert got == [698e6, 698e6, 704e6] and sum(got) == 2100e6
+    assert max(got) / min(got) < 1.01
+    # in general a rank holds each component's rows // N or one more: the ranks' bytes differ by at most
+    # one row of each component (here 1 + 4 + 10 = 15 MB), whatever the order of the mix
+    for world in range(1, 12):
+        got = sharding.rank_bytes(m, world, "modelopt-eagle3")
+        assert max(got) - min(got) <= 15e6 and abs(sum(got) - 2100e6) < 1
+
+
+def test_the_export_says_each_ranks_bytes(monkeypatch):
+    m, per = _three(monkeypatch)
+    x = slurm.Sharded.__new__(slurm.Sharded)      # the values rank_comment reads, without planning
+    x.m, x.fmt, x.world, x.expected = m, "modelopt", 3, False
+    x.predicted = sharding.rank_bytes(m, 3, "modelopt-eagle3")
+    x.rows = sharding.rows_by_rank(m.components, 3)
+    assert x.rank_comment(2) == "# rank 2 of 3 (node 2): a=100, b=66, c=34; predicted 704,000,000 bytes (704.0 MB)"
+    assert x.imbalance_note() == []               # 704 / 698: well inside the 1.25 the note is for
 
 
 def test_materialize_shards_are_disjoint_and_their_union_is_the_plain_output(small):
@@ -181,9 +247,18 @@ def test_materialize_shards_are_disjoint_and_their_union_is_the_plain_output(sma
                      "mix-00003-of-00004.jsonl", "mix.jsonl"]
     shards = [(data / f"mix-{r:05d}-of-00004.jsonl").read_text().splitlines() for r in range(N)]
     assert [len(s) for s in shards] == [3, 3, 2, 2]
-    assert sum(shards, []) == (data / "mix.jsonl").read_text().splitlines()   # same rows, same order
+    mix = (data / "mix.jsonl").read_text().splitlines()
+    assert all(shards[r] == mix[r::N] for r in range(N))           # dealt in turn: position p in shard p % 4
+    assert sorted(sum(shards, [])) == sorted(mix)                  # each row once
     assert [[json.loads(x)["id"].split("-")[0] for x in s] for s in shards] == [
-        ["mine"] * 3, ["mine"] * 3, ["mine", "other"], ["other"] * 2]
+        ["mine", "mine", "other"], ["mine", "mine", "other"], ["mine", "mine"], ["mine", "other"]]
+    # the rows come in turn to every shard: with at most 2 files open, each shard's is reopened to append
+    # to it, and the shards are the same bytes
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sharding.ShardWriter, "OPEN", 2)
+        assert cli_main(["materialize", str(manifest), "--shards", str(N), "--out", str(data / "few.jsonl")]) == 0
+    assert [(data / f"few-{r:05d}-of-00004.jsonl").read_text().splitlines() for r in range(N)] == shards
+    assert not [p.name for p in data.iterdir() if p.name.endswith(".tmp")]
     # again: its own shards are replaced; a file it did not write is not
     assert cli_main(["materialize", str(manifest), "--shards", str(N), "--out", str(data / "mix.jsonl")]) == 0
     (data / "mix-00003-of-00004.jsonl").write_text("my notes\n")
@@ -219,7 +294,8 @@ def load_dataset(repo, subset=None, split=None, **kw):
 
 def test_hub_rank_split_matches_materialize_shards(small, tmp_path):
     # a local component and a hub one: mine at positions 0..6, openorca (hub, 5 rows) at 7..11, T = 12;
-    # N = 4: blocks of 3, so rank 2 = mine 6 + openorca 0-1, rank 3 = openorca 2-4
+    # N = 4, dealt p % 4: rank 0 = 0, 4, 8 = mine 0, mine 4, openorca 1; rank 1 = mine 1, mine 5, openorca 2;
+    # rank 2 = mine 2, mine 6, openorca 3; rank 3 = 3, 7, 11 = mine 3, openorca 0, openorca 4
     _, _, data = small
     manifest = tmp_path / "h.yaml"
     manifest.write_text(dump_manifest(build_manifest(Scenario(mix=[
@@ -236,8 +312,11 @@ def test_hub_rank_split_matches_materialize_shards(small, tmp_path):
         hub("--out", str(data / f"part-{r:05d}-of-00004.jsonl"), "--append", "--rank", str(r), "--world-size", str(N))
     shards = [ids(data / f"part-{r:05d}-of-00004.jsonl") for r in range(N)]
     assert [len(s) for s in shards] == [3, 3, 3, 3]
-    assert shards[2][0] == ids(data / "all.jsonl")[6] and shards[2][0].startswith("mine-") and [x.split("-")[0] for x in shards[2][1:] + shards[3]] == ["openorca"] * 5
-    assert sum(shards, []) == ids(data / "all.jsonl")        # exactly the manifest's selection, each row once
+    every = ids(data / "all.jsonl")
+    assert [[x.split("-")[0] for x in s] for s in shards] == [["mine", "mine", "openorca"]] * 3 + [
+        ["mine", "openorca", "openorca"]]
+    assert shards[3][1:] == [every[7], every[11]]              # openorca's rows 0 and 4
+    assert all(shards[r] == every[r::N] for r in range(N))    # exactly the manifest's selection, each row once
     bad = subprocess.run([sys.executable, str(script), "--out", str(data / "x.jsonl"), "--rank", "4",
                           "--world-size", "4"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--rank: 4 is not from 0 to 3" in bad.stderr
@@ -245,7 +324,7 @@ def test_hub_rank_split_matches_materialize_shards(small, tmp_path):
 
 # ---------------------------------------------------------------- the Slurm array
 def _inputs(fmt, data, manifest):
-    if fmt == "specforge":
+    if fmt in ("specforge", "modelopt"):
         assert cli_main(["materialize", str(manifest), "--shards", str(N), "--out", str(data / "mix.jsonl")]) == 0
     if fmt == "speculators":      # the prepared dataset, as the stand-in reads it (one row a conversation)
         (data / "prepared").mkdir()
@@ -267,30 +346,32 @@ def test_every_rank_gets_a_disjoint_shard_and_together_the_selection(small, fmt)
         argv = c["argv"]
         if "--world-size" in argv:
             assert argv[argv.index("--world-size") + 1] == "4" and argv[argv.index("--rank") + 1] == c["task"]
-        if "--dp-rank" in argv:
-            assert argv[argv.index("--dp-world-size") + 1] == "4" and argv[argv.index("--dp-rank") + 1] == c["task"]
+        assert "--dp-rank" not in argv and "--dp-world-size" not in argv   # Model-Optimizer reads its shard whole
         if c["rows"] is not None:
             got[int(c["task"])] = c["rows"]
     assert sorted(got) == list(range(N))
-    assert sum(got.values(), []) == ids(data / "mix.jsonl")             # disjoint, and the union is the mix
+    mix = ids(data / "mix.jsonl")
+    assert sorted(sum(got.values(), [])) == sorted(mix) and len(sum(got.values(), [])) == 10   # disjoint, the mix
     assert [len(got[r]) for r in range(N)] == [3, 3, 2, 2]
-    if fmt != "speculators":       # the planner's shards are the very rows each rank got
-        mine = lambda r: [x for x in ids(data / "mix.jsonl")][slice(*sharding.block(10, N, r))]  # noqa: E731
-        assert all(got[r] == mine(r) for r in range(N))
-    # rank 0's check: exact for the planner's block, its share of 19e6 for speculators (x 1.25, + 1)
-    assert f"rank 0: {7_125_001 if fmt == 'speculators' else 3_750_001} bytes needed" in out[0][0]
+    if fmt == "speculators":       # its own contiguous blocks of its (here unshuffled) prepared rows
+        assert all(got[r] == mix[slice(*sharding.block(10, N, r))] for r in range(N))
+    else:                          # the planner's shards, dealt in turn, are the very rows each rank got
+        assert all(got[r] == mix[r::N] for r in range(N))
+    # rank 0's check: exact for the planner's shard, its share of 19e6 for speculators (x 1.25, + 1)
+    assert f"rank 0: {7_125_001 if fmt == 'speculators' else 7_500_001} bytes needed" in out[0][0]
 
 
 def test_a_too_small_disk_stops_that_rank_and_runs_nothing(small):
     tmp_path, manifest, data = small
-    env = {**stand_ins(tmp_path), "STUB_DF_KB": "5000"}          # 5,120,000 bytes free
+    _inputs("modelopt", data, manifest)
+    env = {**stand_ins(tmp_path), "STUB_DF_KB": "7000"}          # 7,168,000 bytes free
     out = sbatch(slurm.slurm_script(load_manifest(manifest), "modelopt", N, str(manifest)), tmp_path, env)
-    assert [out[r][2] for r in range(N)] == [0, 0, 1, 1]
+    assert [out[r][2] for r in range(N)] == [1, 1, 0, 0]
     hs = env["PLANNER_OUT_DIR"].rsplit("/", 2)[0]                # out/hs does not exist: df asks its parent
-    assert out[2][1] == (f"rank 2: not enough disk in {hs}: needs 6250001 bytes (predicted 5000000 x 1.25), "
-                         "5120000 free; nothing was started\n")
-    assert "rank 3: not enough disk" in out[3][1] and "needs 10000001 bytes" in out[3][1]
-    assert sorted(c["task"] for c in calls(env)) == ["0", "1"]
+    assert out[0][1] == (f"rank 0: not enough disk in {hs}: needs 7500001 bytes (predicted 6000000 x 1.25), "
+                         "7168000 free; nothing was started\n")
+    assert "rank 1: not enough disk" in out[1][1] and "needs 7500001 bytes" in out[1][1]
+    assert sorted(c["task"] for c in calls(env)) == ["2", "3"]
 
 
 def test_dry_run_prints_every_rank_and_runs_nothing(small):
@@ -328,7 +409,8 @@ def test_export_cli_writes_the_script_and_never_replaces_another_file(small, cap
     assert mine.read_text() == "keep me\n" and "--out:" in capsys.readouterr().err
     assert cli_main(["export", str(manifest), "--format", "deepspec", "--nodes", "2"]) == 2
     text = slurm.rank_commands(load_manifest(manifest), "modelopt", N, str(manifest))
-    assert text.count("--dp-world-size 4") == N
+    assert [text.count(f"--input-data ./mix-{r:05d}-of-00004.jsonl") for r in range(N)] == [1] * N
+    assert "--dp-world-size 4" not in text and "--dp-rank" not in text
 
 
 # ---------------------------------------------------------------- hostile values

@@ -10,8 +10,8 @@ planner/export/slurm.py and sharding.py of commit 644e52b):
 - PLANNER_DRY_RUN=true ran the pipeline for real (only "1" meant a dry run);
 - SLURM_ARRAY_TASK_ID=18446744073709551617 wrapped to rank 1 in bash's 64-bit arithmetic.
 
-The small manifest of test_sharded_export: 10 rows over N = 4 ranks, rank 2 predicted 5,000,000
-bytes (needs 6,250,001), rank 3 8,000,000 (needs 10,000,001), ranks 0 and 1 3,750,001.
+The small manifest of test_sharding: 10 rows dealt to N = 4 ranks, ranks 0 and 1 predicted 6,000,000
+bytes (need 7,500,001), rank 2 2,000,000 (needs 2,500,001), rank 3 5,000,000 (needs 6,250,001).
 """
 import json
 import subprocess
@@ -42,7 +42,9 @@ esac
 
 
 def _script(small_, fmt="modelopt"):
-    tmp_path, manifest, _ = small_
+    tmp_path, manifest, data = small_
+    # the shards every rank of Model-Optimizer and SpecForge reads (its check_input wants its own)
+    assert cli_main(["materialize", str(manifest), "--shards", str(N), "--out", str(data / "mix.jsonl")]) == 0
     return slurm.slurm_script(load_manifest(manifest), fmt, N, str(manifest))
 
 
@@ -51,10 +53,11 @@ def test_a_filesystem_name_with_a_space_is_read_right(small):
     env = stand_ins(tmp_path)
     (tmp_path / "bin" / "df").write_text(DF_WITH_A_SPACE)
     out = sbatch(_script(small), tmp_path, env)
-    # 2,097,152 bytes free: every rank stops before it starts; -P's "Used" (6,144 KiB) would have let
-    # ranks 0 and 1 (3,750,001 bytes) through
+    # 2,097,152 bytes free: every rank stops before it starts; -P's "Used" (6,144 KiB = 6,291,456 bytes)
+    # would have let ranks 2 (2,500,001 bytes) and 3 (6,250,001) through
     assert [out[r][2] for r in range(N)] == [1] * N, out
-    assert "needs 3750001 bytes (predicted 3000000 x 1.25), 2097152 free" in out[0][1]
+    assert "needs 7500001 bytes (predicted 6000000 x 1.25), 2097152 free" in out[0][1]
+    assert "needs 2500001 bytes (predicted 2000000 x 1.25), 2097152 free" in out[2][1]
     assert calls(env) == []
 
 

@@ -43,7 +43,7 @@ def test_alpha_of_is_the_bisection_on_the_chain_rule_to_the_bit():
     cases += [(d + 1 - rng.random() * 1e-12, d) for d in range(1, 17)]     # alpha within 1e-13 of 1
     cases += [(math.nextafter(d + 1.0, 0), d) for d in range(1, 17)]     # tau one ulp under K + 1
     for tau, depth in cases:
-        assert alpha_of.__wrapped__(tau, depth) == bisect_on_chain_tau(tau, depth), (tau, depth)
+        assert alpha_of(tau, depth) == bisect_on_chain_tau(tau, depth), (tau, depth)
 
 
 def test_the_trims_interpolation_is_numpys_to_the_bit():

@@ -83,9 +83,39 @@ def test_a_tensor_split_computes_on_every_gpu_and_overlaps_the_writes():
 def test_speculators_writes_each_file_twice_and_can_be_disk_bound():
     # the server's file under /tmp/hidden_states, then the client's move to --output: 2 passes;
     # 36e9 B x 2 / 1e7 B/s = 7,200 s = 2 h against 1,000 s of compute
+    # plus vllm serve's fixed start, once (60 s: capture_paths.yaml startup_s)
     t = _time("vllm-extract", write_bytes_per_s=1e7)
-    assert t.disk_hours == pytest.approx(2.0) and t.hours == pytest.approx(2.0)
+    assert t.disk_hours == pytest.approx(2.0) and t.hours == pytest.approx(2.0 + 60 / 3600)
     assert t.bound == "disk write"
+
+
+def test_vllm_extract_starts_its_server_once_before_any_row():
+    # the server's start (weights, torch.compile, CUDA graphs) from vLLM's own threads, no scored report:
+    # 60 s, band 30-180 s; once a run, however many replicas (they start together)
+    s = capture_paths()["vllm-extract"].startup_s
+    assert (s.value, s.low, s.high) == (60, 30, 180) and "PR #11005" in s.source and "#20264" in s.source
+    # the tensor-split example above: 1,000 s of compute + 60 s = 1,060 s; with 4 replicas 500 + 60 s
+    assert _time("vllm-extract").hours == pytest.approx(1060 / 3600)
+    assert _time("vllm-extract", replicas=4).hours == pytest.approx(560 / 3600)
+    assert _time("vllm-extract").startup_hours == pytest.approx(60 / 3600)
+    assert _time("vllm-extract", startup_s=180).hours == pytest.approx(1180 / 3600)
+    # nothing to capture: no start either
+    assert _time("vllm-extract", tokens=0, rows=0, write_bytes=0).hours == 0
+    # the paths whose start was not read keep none
+    assert _time("sglang-server").startup_hours == _time("hf-loop").startup_hours == 0
+    # in a plan: 5,000 rows of 2,000 tokens on one H100 (speculators, no regeneration): the band's ends take
+    # 30 s and 180 s, the centre 60 s on top of the compute at the calibrated rate (or of the overlapped writes:
+    # 2 passes of the stored bytes at the node's disk rate, which the fast end of the band meets)
+    p = plan(Scenario(layout="speculators", model="qwen3-8b", extraction_gpu="h100-sxm", extraction_gpus=1,
+                      regenerate=False, uniform=UniformMix(samples=5000, tokens=2000, response_tokens=0)))
+    e = p.extraction
+    compute = 1e7 / e.prefill_tokens_per_s_per_gpu / 3600
+    assert e.capture_hours == pytest.approx(compute + 60 / 3600, rel=1e-9)
+    lo, hi = e.prefill_calibration.band
+    import math
+    disk = 2 * p.storage_bytes_compressed / p.nodes.capture_write_bytes_per_s / 3600
+    assert e.wall_hours_low == pytest.approx(max(compute * math.exp(lo), disk) + 30 / 3600, rel=1e-9)
+    assert e.wall_hours_high == pytest.approx(max(compute * math.exp(hi), disk) + 180 / 3600, rel=1e-9)
 
 
 def _modelopt_70b(**kw) -> Scenario:
@@ -140,11 +170,20 @@ def test_the_capture_reports_are_scored_on_the_plan_and_fit_nothing():
     assert (mo["predicted"], mo["low"], mo["high"]) == (e.capture_hours, e.wall_hours_low, e.wall_hours_high)
     assert mo["inside"] and mo["path"] == "hf-loop"
     assert rows["speculators1036-qwen3-8b"]["path"] == "vllm-extract"
-    # none of the scored threads is a source of the paths' preset (nothing fitted on them)
+    # none of the scored threads is a source of the paths' preset (nothing fitted on them); a thread a fitted
+    # preset cites (SpecForge PR #37 is the training floor's SF37) is FIT, shown and never scored, and the tally
+    # counts the scored alone
     text = (root / "planner" / "presets" / "capture_paths.yaml").read_text(encoding="utf-8")
+    fitted = text + "".join((root / p).read_text(encoding="utf-8") for p in (
+        "planner/presets/training_throughput.yaml", "datasets_meta/components.yaml"))
     for r in rows.values():
         number = re.match(r"https://github.com/[^/]+/[^/]+/(?:issues|pull)/(\d+)$", r["url"]).group(1)
         assert f"#{number}" not in text and f"issues/{number}" not in text and f"pull/{number}" not in text
+        assert (f"#{number}" in fitted) == (not r["scored"]), r["url"]
+    assert {k for k, r in rows.items() if not r["scored"]} == {"specforge37-llama8b-sharegpt"}
+    scored = [r for r in rows.values() if r["scored"]]
+    assert f"capture reports: {sum(r['inside'] for r in scored)}/{len(scored)} scored inside" in \
+        f.capture_markdown(list(rows.values()))
     # README shows the table as printed
     assert f.capture_markdown(list(rows.values())) in (root / "README.md").read_text(encoding="utf-8")
 

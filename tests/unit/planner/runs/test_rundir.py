@@ -59,11 +59,14 @@ def test_specforge_dp_ranks_number_contiguously_but_read_strided():
 
 
 def test_specforge_sharded_run_writes_rank_folders_from_zero():
-    # the planner's per-rank export: rank-0000R/ on shard R (slurm.py); 1,000 rows over 3 ranks:
-    # blocks [0,334) [334,667) [667,1000); rank 2's file 0 is row 667 (component b)
+    # the planner's per-rank export: rank-0000R/ on shard R (slurm.py); 1,000 rows (a 0..599, b 600..999)
+    # dealt to 3 ranks: shard 2 holds positions 2, 5, 8, ..., its file k position 2 + 3k: file 0 is row 2
+    # (component a), file 200 row 602 (b); 334, 333, 333 rows
     n = names("specforge", world=3)
     f = n.lookup("rank-00002/rows_0-2000/data_0.ckpt")
-    assert (f.rank, f.positions, f.component) == (2, (667,), "b")
+    assert (f.rank, f.positions, f.component) == (2, (2,), "a")
+    f = n.lookup("rank-00002/rows_0-2000/data_200.ckpt")
+    assert (f.rank, f.positions, f.component) == (2, (602,), "b")
     assert n.lookup("rank-00001/rows_0-2000/data_333.ckpt") == rundir.NOT_IN_MANIFEST   # rank 1 has 333 rows
     assert n.lookup("rows_0-2000/data_0.ckpt") == rundir.NOT_IN_MANIFEST               # no rank folder
     assert n.lookup("rank-00003/rows_0-2000/data_0.ckpt") == rundir.NOT_IN_MANIFEST

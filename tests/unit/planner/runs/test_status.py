@@ -145,3 +145,20 @@ def test_a_huge_run_dir_is_read_within_its_bound(tmp_path, monkeypatch):
     assert not st.scan_complete and sum(r.done for r in st.ranks) <= 1
     st = status(run["m"], str(run["out"]), "specforge", 4)
     assert st.scan_complete and [r.done for r in st.ranks] == [1, 0, 0, 0] and st.skipped["unknown name for this layout"] == 1200
+
+
+def test_modelopt_status_places_local_rows_by_the_dealt_shards(tmp_path, monkeypatch, capsys):
+    # make_run's 10 rows dealt to 4 ranks (position p to rank p % 4): rank 0 = mine-1, mine-5, other-2;
+    # rank 1 = mine-2, mine-6, other-3; rank 2 = mine-3, mine-7; rank 3 = mine-4, other-1. A local row's
+    # file names only its line, so status reads the shards beside --mix: rank 0 complete (3 of 3),
+    # rank 2 partial (mine-3, 1 of 2), ranks 1 and 3 missing. (Contiguous blocks would have put
+    # mine-1, mine-5, other-2 on ranks 0, 1 and 3.)
+    run = make_run(tmp_path, monkeypatch)
+    _files(run["out"], ["mine-1.pt", "mine-5.pt", "other-2.pt", "mine-3.pt"])
+    (run["data"] / "mix.jsonl").unlink()          # the export's materialize --shards writes only the shards
+    capsys.readouterr()
+    assert cli_main(["status", str(run["out"]), "--manifest", str(run["manifest"]), "--format", "modelopt",
+                     "--mix", str(run["data"] / "mix.jsonl"), "--json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert (st["complete"], st["partial"], st["missing"]) == ([0], [2], [1, 3])
+    assert [(r["files"], r["files_done"]) for r in st["ranks"]] == [(3, 3), (3, 0), (2, 1), (2, 0)]
