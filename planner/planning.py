@@ -175,15 +175,14 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
 
 
 def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
-    """The plan of `s`, worked out (nothing kept: plan() keeps it). When a component was profiled from a sample, storage and extraction are worked
-    out again at the low and the high end of every sampled component's 95% interval of mean tokens per
-    row (all at the same end together: a conservative band) for `storage_bytes_low/high` and the
-    extraction's `sampled_wall_hours_low/high` (its `wall_hours_low/high`, the calibration band, widened to
-    them). `band=False` skips that band and the lossless fixes of a
-    blocking finding (trim's and the sensitivity's many inner plans, which read neither).
-    The figures that the plan's band ends and its fixes share with it (each component's figures per
-    conversation, its padding and training rows, the reference run's tokens) are worked out once for
-    this call: its own Reuse (planner/phases/reuse.py), dropped when it returns."""
+    """The plan of `s`, worked out (nothing kept: plan() keeps it). When a component was profiled from a
+    sample, storage and extraction are worked out again at the low and the high end of every sampled component's
+    95% interval of mean tokens per row (all at the same end together: a conservative band) for the extraction's
+    `sampled_wall_hours_low/high` (its `wall_hours_low/high` widened to them); `storage_bytes_low/high`: the
+    components' length bands at their ends. `band=False` skips both bands and the lossless fixes of a blocking
+    finding (trim's and the sensitivity's many inner plans, which read neither). What the band ends and the fixes
+    share with the plan (each component's figures per conversation, its padding and training rows, the reference
+    run's tokens) is worked out once for this call: its own Reuse (planner/phases/reuse.py), dropped on return."""
     cat = catalog or (get_catalog() if s.uniform is None else None)
     r = resolve(s, measured)
     eff = in_force(s, r.spec)
@@ -196,36 +195,20 @@ def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = Tr
                                      "breakeven_epochs_disaggregated": cost.breakeven_epochs_disaggregated})
     comps = component_plans(st)
     qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff, trn.drafter_params, reuse)
-    warn = _Warnings()
-    for f in st.findings() + nodes.warnings + ex.warnings + trn.warnings + cost.warnings + qual.warnings:
-        warn.add(f)
-    _plan_warnings(s, cat, r.layout, st.files, st.compressed, comps, warn)
+    warn = _collected_warnings(s, cat, r.layout, st, comps, nodes.warnings + ex.warnings + trn.warnings
+                               + cost.warnings + qual.warnings)
     sampled = st.sampled(eff.unit) if band else []
     ends: list[StoragePhase] = []
     fixes = None
-    if band:
-        fixes = _lossless_fixes(s, cat, r, eff, st, cost, warn.found, reuse)
-        if sampled:   # the band: storage and extraction again at each end of the sampled intervals
-            ends = [stored(s, cat, r, eff, end, reuse=reuse) for end in (0, 1)]
-            lo_ex, hi_ex = (capture(s, r, e, measured, reuse)[1] for e in ends)
-            # the sampled ends, and the band to bet on: the low end's calibration band low, the high
-            # end's high (issue 22)
-            ex = ex.model_copy(update={
-                "sampled_wall_hours_low": lo_ex.wall_hours, "sampled_wall_hours_high": hi_ex.wall_hours,
-                "wall_hours_low": min(lo_ex.wall_hours_low or math.inf, lo_ex.wall_hours),
-                "wall_hours_high": max(hi_ex.wall_hours_high or 0.0, hi_ex.wall_hours)})
-    for c in comps:
-        c.notes = warn.notes.get(c.id, [])
-    layout = r.layout
-    context = AssumptionContext(scenario=s, model=r.model, layout=layout, extraction_gpu=r.ex_gpu,
-                                training_gpu=r.tr_gpu, disk=r.disk, store=r.store, prefill_mfu=run.mfu,
-                                drafter_params=run.drafter_params, catalog_mix=cat is not None and s.uniform is None,
-                                effective=eff, recipe=run.recipe, extraction=ex, quality=qual,
-                                training=trn)
-    total = st.total
     low = high = None
     if band:
+        fixes = _lossless_fixes(s, cat, r, eff, st, cost, warn.found, reuse)
+        if sampled:
+            ex, ends = _sampled_ends(s, cat, r, eff, ex, measured, reuse)
         low, high = (stored(s, cat, r, eff, end, lengths=True, reuse=reuse).storage_bytes for end in (0, 1))
+    for c in comps:
+        c.notes = warn.notes.get(c.id, [])
+    layout, total = r.layout, st.total
     plan_ = Plan(
         planner_version=__version__, scenario=s, model=r.model.id, layout=layout.id, layers=layout.layers,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
@@ -245,12 +228,44 @@ def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = Tr
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
         components=comps, warnings=warn.texts, findings=warn.found,
-        assumptions=(measured.assumptions() if measured is not None else []) + assumptions(context),
+        assumptions=_assumption_rows(s, cat, r, eff, run, ex, qual, trn, measured),
     )
     refuse_non_finite(plan_)
     if fixes is not None:
         plan_.worked_out(("fixes", cat), lambda: fixes)
     return plan_
+
+
+def _collected_warnings(s: Scenario, cat, layout, st: StoragePhase, comps, found: list) -> _Warnings:
+    """The plan's findings: the storage phase's, then the other phases' (`found`), then the plan's own."""
+    warn = _Warnings()
+    for f in st.findings() + found:
+        warn.add(f)
+    _plan_warnings(s, cat, layout, st.files, st.compressed, comps, warn)
+    return warn
+
+
+def _assumption_rows(s: Scenario, cat, r, eff, run, ex, qual, trn, measured) -> list:
+    """The Assumptions table: a calibration's own rows first, then every input's and preset's."""
+    context = AssumptionContext(scenario=s, model=r.model, layout=r.layout, extraction_gpu=r.ex_gpu,
+                                training_gpu=r.tr_gpu, disk=r.disk, store=r.store, prefill_mfu=run.mfu,
+                                drafter_params=run.drafter_params, catalog_mix=cat is not None and s.uniform is None,
+                                effective=eff, recipe=run.recipe, extraction=ex, quality=qual,
+                                training=trn)
+    return (measured.assumptions() if measured is not None else []) + assumptions(context)
+
+
+def _sampled_ends(s: Scenario, cat, r, eff, ex, measured, reuse: Reuse) -> tuple[Any, list[StoragePhase]]:
+    """The band of a plan with sampled components: storage and extraction again at each end of the sampled
+    intervals. The extraction carries the sampled ends, and the band to bet on: the low end's calibration band
+    low, the high end's high (issue 22)."""
+    ends = [stored(s, cat, r, eff, end, reuse=reuse) for end in (0, 1)]
+    lo_ex, hi_ex = (capture(s, r, e, measured, reuse)[1] for e in ends)
+    ex = ex.model_copy(update={
+        "sampled_wall_hours_low": lo_ex.wall_hours, "sampled_wall_hours_high": hi_ex.wall_hours,
+        "wall_hours_low": min(lo_ex.wall_hours_low or math.inf, lo_ex.wall_hours),
+        "wall_hours_high": max(hi_ex.wall_hours_high or 0.0, hi_ex.wall_hours)})
+    return ex, ends
 
 
 def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:

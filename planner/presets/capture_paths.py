@@ -161,10 +161,7 @@ def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes:
     measured or not (a measured rate is a steady-state rate); none where there is nothing to capture."""
     eff = 1.0 if measured else path.efficiency.value if efficiency is None else efficiency
     replicas = max(replicas, 1)
-    if path.split.value == "tensor":
-        per_replica = prefill_per_gpu * tp * eff
-    else:
-        per_replica = prefill_per_gpu / (tp_efficiency if tp > 1 else 1.0) * eff
+    per_replica = _replica_rate(path, prefill_per_gpu, tp, tp_efficiency) * eff
     compute = tokens / (per_replica * replicas) / 3600 if tokens else 0.0
     host = 0.0
     if path.host_copy.value == "sync" and not measured:
@@ -174,9 +171,23 @@ def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes:
     loop = compute + host + requests
     startup = (path.startup_s.value if startup_s is None else startup_s) / 3600 if tokens else 0.0
     hours = (max(loop, disk) if path.write_overlap.value else loop + disk) + startup
-    parts = {"compute": compute, "host copy": host, "requests": requests}
-    bound = max(parts, key=parts.get)
-    if disk > (loop if path.write_overlap.value else parts[bound]):
-        bound = "disk write"
+    bound = _bound({"compute": compute, "host copy": host, "requests": requests}, disk, bool(path.write_overlap.value))
     rate = tokens / (hours * 3600 * replicas * tp) if hours else 0.0
     return CaptureTime(compute, host, requests, disk, startup, hours, bound, rate)
+
+
+def _replica_rate(path: CapturePath, prefill_per_gpu: float, tp: int, tp_efficiency: float) -> float:
+    """Tokens/s of one replica before the path's efficiency: a tensor split runs its `tp` GPUs together; a layer
+    split (device_map) runs one at a time, at one GPU's rate without the tensor-parallel loss."""
+    if path.split.value == "tensor":
+        return prefill_per_gpu * tp
+    return prefill_per_gpu / (tp_efficiency if tp > 1 else 1.0)
+
+
+def _bound(parts: dict[str, float], disk: float, overlap: bool) -> str:
+    """The term that sets the capture's time: the largest of the loop's parts, or the disk writes where they take
+    longer than the whole loop (overlapped) or than its largest part (not overlapped)."""
+    bound = max(parts, key=lambda k: parts[k])
+    if disk > (sum(parts.values()) if overlap else parts[bound]):
+        return "disk write"
+    return bound

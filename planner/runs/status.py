@@ -224,13 +224,39 @@ def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
     x = Sharded(m, fmt, world, "")
     dp = x.gpus if fmt == "specforge" else 1          # the export's torchrun --nproc_per_node
     names = rundir.naming(m, x.spec.id, world=world, dp=dp)
-    ranks = [RankStatus(r, sharding.shard_rows(x.total_rows(), world, r), 0) for r in range(world)]
-    for e in names.expected():                        # lazy: one pass, counts only
-        ranks[e.rank].files += 1
-        ranks[e.rank].bytes_predicted += e.predicted_bytes
+    ranks = _expected_ranks(names, x.total_rows(), world)
     scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), min_age=min_age,
                        max_entries=max_entries, max_seconds=max_seconds)
     positions = _mix_positions(mix, world if x.shards else 1) if mix else None
+    counted = _counted(scan, positions, world)
+    suspect = {f.path: why for f, _ in counted if (why := _too_small(f)) is not None}
+    checked = None
+    changing: set[str] = set()
+    if verify:
+        bad, changing, checked = _verify(scan.root, [f for f, _ in counted if f.path not in suspect], verify_seconds)
+        suspect.update(bad)
+        for path in sorted(changing):
+            scan.skip(path, rundir.CHANGING)
+    _tally(ranks, counted, suspect, changing)
+    out = RunStatus(run_dir, fmt, x.spec.id, world, ranks, scan.skipped_counts, scan.skipped, scan.complete,
+                    suspect=len(suspect), suspect_examples=sorted(suspect.items())[:MAX_SUSPECT_EXAMPLES],
+                    verify=checked)
+    _refuse_another_run(scan, ranks, run_dir, world)
+    return out
+
+
+def _expected_ranks(names, total_rows: int, world: int) -> list[RankStatus]:
+    """Each rank's rows, files and predicted bytes as the manifest's export writes them."""
+    ranks = [RankStatus(r, sharding.shard_rows(total_rows, world, r), 0) for r in range(world)]
+    for e in names.expected():                        # lazy: one pass, counts only
+        ranks[e.rank].files += 1
+        ranks[e.rank].bytes_predicted += e.predicted_bytes
+    return ranks
+
+
+def _counted(scan, positions: dict | None, world: int) -> list[tuple[rundir.Found, int]]:
+    """The scan's row and shard files, each with the rank that wrote it. A Model-Optimizer local row is placed by its
+    position in the mix (`positions`); one the mix does not place is skipped as not in the manifest."""
     counted: list[tuple[rundir.Found, int]] = []
     for f in scan.found.values():
         e = f.expected
@@ -244,28 +270,24 @@ def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
                 continue
             rank = sharding.rank_of(pos, world) if world > 1 else 0
         counted.append((f, rank))
-    suspect = {f.path: why for f, _ in counted if (why := _too_small(f)) is not None}
-    checked = None
-    if verify:
-        bad, changing, checked = _verify(scan.root, [f for f, _ in counted if f.path not in suspect], verify_seconds)
-        suspect.update(bad)
-        for path in sorted(changing):
-            scan.skip(path, rundir.CHANGING)
-    else:
-        changing = set()
+    return counted
+
+
+def _tally(ranks: list[RankStatus], counted, suspect: dict, changing: set[str]) -> None:
+    """Count each file on its rank: suspect, or done with its bytes; a file still changing is neither."""
     for f, rank in counted:
         if f.path in suspect:
             ranks[rank].suspect += 1
         elif f.path not in changing:
             ranks[rank].done += 1
             ranks[rank].bytes_done += f.size
-    out = RunStatus(run_dir, fmt, x.spec.id, world, ranks, scan.skipped_counts, scan.skipped, scan.complete,
-                    suspect=len(suspect), suspect_examples=sorted(suspect.items())[:MAX_SUSPECT_EXAMPLES],
-                    verify=checked)
+
+
+def _refuse_another_run(scan, ranks: list[RankStatus], run_dir: str, world: int) -> None:
+    """A directory whose files all name rows the manifest does not have is another run's: say so, once."""
     n_other = scan.skipped_counts[rundir.NOT_IN_MANIFEST]
     if n_other and not any(r.done or r.suspect for r in ranks):
         example = next(p for p, why in scan.skipped if why == rundir.NOT_IN_MANIFEST)
         raise PlannerInputError("RUN_DIR", run_dir, f"a run of this manifest: {n_other:,} of its files name rows the "
                                 f"manifest does not have over {count(world, 'rank')} (e.g. {example}); give the "
                                 "manifest and --nodes the run was exported with")
-    return out

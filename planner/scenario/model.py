@@ -500,7 +500,7 @@ class Scenario(_Strict):
     # how the pipeline's code runs the capture (planner/presets/capture_paths.yaml); None: the layout's
     # pipeline's own path. The choices are the preset's ids (tests/unit/planner/presets/test_capture_paths.py checks)
     capture_path: Annotated[Literal["sglang-server", "vllm-extract", "hf-loop", "prefill-server"] | None, In(
-        key="w_capture_path", label="Capture path", widget="select", none=LAYOUT, section=HARDWARE, order=55,
+        key="w_capture_path", label="Capture path", widget="select", none=LAYOUT, section=THROUGHPUT, order=5,
         help="how the pipeline's code captures: SpecForge's SGLang engine, speculators' vLLM extract_hidden_states "
         "(a file per request), Model-Optimizer's HF loop (one conversation per forward, layers split over a "
         "replica's GPUs); the layout's own by default")] = None

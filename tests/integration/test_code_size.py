@@ -19,12 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 60
 MAX_CC = 15
 
-# "file:qualified name": (lines, cyclomatic complexity) today; to be split, then removed from here
-ALLOWED: dict[str, tuple[int, int]] = {
-    "planner/planning.py:planned": (77, 19),
-    "planner/presets/capture_paths.py:capture_time": (34, 16),
-    "planner/runs/status.py:status": (55, 33),
-}
+# "file:qualified name": (lines, cyclomatic complexity) today; to be split, then removed from here. Empty since
+# the last three (planning.planned, runs.status.status, presets.capture_paths.capture_time) were split.
+ALLOWED: dict[str, tuple[int, int]] = {}
 
 
 def measured() -> dict[str, tuple[int, int]]:
