@@ -32,7 +32,6 @@ PENDING = {
     "planner/cli/status.py",
     "planner/export/manifest.py",
     "planner/export/ray_driver.py",
-    "planner/export/share.py",
     "planner/phases/compose.py",
     "planner/presets/drafter_kinds.py",
     "planner/scenario/inputs.py",
