@@ -34,7 +34,6 @@ PENDING = {
     "planner/export/ray_driver.py",
     "planner/phases/compose.py",
     "planner/presets/drafter_kinds.py",
-    "planner/scenario/inputs.py",
 }
 
 
