@@ -33,7 +33,6 @@ PENDING = {
     "planner/export/manifest.py",
     "planner/export/ray_driver.py",
     "planner/phases/compose.py",
-    "planner/presets/drafter_kinds.py",
 }
 
 
