@@ -30,7 +30,6 @@ PENDING = {
     "planner/cli/preflight.py",
     "planner/cli/profile.py",
     "planner/cli/status.py",
-    "planner/export/ray_driver.py",
     "planner/phases/compose.py",
 }
 
