@@ -30,7 +30,6 @@ PENDING = {
     "planner/cli/preflight.py",
     "planner/cli/profile.py",
     "planner/cli/status.py",
-    "planner/phases/compose.py",
 }
 
 
