@@ -30,12 +30,6 @@ PENDING = {
     "planner/cli/preflight.py",
     "planner/cli/profile.py",
     "planner/cli/status.py",
-    "planner/export/manifest.py",
-    "planner/export/ray_driver.py",
-    "planner/export/share.py",
-    "planner/phases/compose.py",
-    "planner/presets/drafter_kinds.py",
-    "planner/scenario/inputs.py",
 }
 
 
