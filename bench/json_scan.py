@@ -15,7 +15,7 @@ Each is timed once (the scan only; nothing is parsed or counted).
     .venv/bin/python bench/json_scan.py --libraries [--scale 0.5]
 
 compares the hand-written splitter with the two libraries that could replace it, each in its own
-process (peak RSS growth from VmHWM, as tests/unit/planner/catalog/test_json_array.py measures it),
+process (peak RSS growth from VmHWM, as tests/unit/planner/catalog/test_formats_json_array.py measures it),
 on the hostile inputs the tests use:
   bound      120 MB of 4 KB records, then one element of 17 MiB (over MAX_LINE_BYTES, 16 MiB)
   huge       one element of 200 MB (a single record the size of the file)

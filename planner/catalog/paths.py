@@ -33,7 +33,7 @@ IN_SOURCE_TREE = SHIPPED_CATALOG == _REPO / "datasets_meta" / "components.yaml" 
 def load_shipped_yaml(path: Path) -> Any:   # parsed YAML, as the file is
     """A YAML file that ships with the package (planner/presets/*.yaml, the shipped catalog, the
     pipelines' flags), never a user's: parsed by libyaml's C parser when PyYAML has it, with the safe
-    loader's own constructors and resolver (the same values; tests/unit/planner/presets/test_presets_yaml.py
+    loader's own constructors and resolver (the same values; tests/unit/planner/catalog/test_paths_shipped_yaml.py
     checks every shipped file), about 8x faster than the pure-Python parser (157 ms -> 19 ms for all
     of them: what the first plan waited for)."""
     import yaml

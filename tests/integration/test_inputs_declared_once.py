@@ -125,7 +125,7 @@ def test_every_user_input_is_declared():
     assert undeclared == set(NOT_INPUTS)
     for d in declared(Scenario):
         i = d.input
-        # every input has a flag (derived: tests/unit/planner/cli/test_flag_parity.py) and its help, the
+        # every input has a flag (derived: tests/unit/planner/cli/test_common_flag_parity.py) and its help, the
         # field's docstring; a widget has a label and a section
         assert d.field.description, d.path
         if i.key or i.widget:

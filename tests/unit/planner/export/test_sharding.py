@@ -39,7 +39,7 @@ from planner.export.commands import value as as_value
 from planner.export.manifest import build_manifest, dump_manifest, load_manifest
 from planner.scenario import Scenario
 from tests.unit.planner.export.test_commands import HOSTILE, STUB, hostile_manifest, run_bash
-from tests.unit.planner.export.test_pipeline_flags import accepted, script_and_flags
+from tests.unit.planner.export.test_commands_pipeline_flags import accepted, script_and_flags
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash runs the generated scripts")

@@ -1,5 +1,5 @@
 """Whether online training fits (issue 33 item 3): per training GPU, the drafter's training state at the
-run's longest row (planner/phases/training.py memory_parts, tests/unit/planner/test_training_memory.py) plus
+run's longest row (planner/phases/training.py memory_parts, tests/unit/planner/phases/test_training_memory.py) plus
 the target's bf16 weights shared over the trainers, within one GPU's usable memory. Before issue 33 the
 rule summed 16 bytes a drafter parameter and the target over all GPUs (it passed at 3 x L40S); per GPU
 with the frozen embedding and head and the activations counted it needs 4.

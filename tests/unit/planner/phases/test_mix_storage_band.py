@@ -32,7 +32,8 @@ def test_the_band_of_a_small_mix_by_hand():
     #   ultrachat (mean published, 1,467; default sigma 0.7): exp(0.7^2 / 2) = 1.2776
     #   evol_codealpaca (mean an estimate, 560; median 471 third-party): 560 / 471 = 1.1890
     #   sharegpt_68k (mean third-party, 1,130; default sigma, bounded at EAGLE's 2,048-token pieces: 16% of rows
-    #   at 2,048, the rest scaled up to keep the mean, tests/unit/planner/test_bounded_lengths.py): under 1.2776
+    #   at 2,048, the rest scaled up to keep the mean,
+    #   tests/unit/planner/test_distributions_bounded_lengths.py): under 1.2776
     re_, rs = _ratio("evol_codealpaca"), _ratio("sharegpt_68k")
     assert re_ == pytest.approx(560 / 471, rel=0.01) and 1.10 < rs < math.exp(0.245) / 1.1
     assert _ratio("ultrachat") == pytest.approx(math.exp(0.245), rel=0.01)

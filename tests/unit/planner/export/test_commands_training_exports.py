@@ -4,7 +4,7 @@ import json
 import shlex
 
 from planner.export.commands import EXPORT_FORMATS, specforge_draft_config
-from tests.unit.planner.export.test_pipeline_flags import _argv, manifest_for
+from tests.unit.planner.export.test_commands_pipeline_flags import _argv, manifest_for
 
 
 def written(text: str, path: str) -> dict:
