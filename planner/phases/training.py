@@ -327,32 +327,32 @@ class TrainingPlan(OnNodes):
 
     # <mode>_wall_hours_<low|high>: each mode's hours at the two ends of the rate band; the disaggregated
     # regeneration (disaggregated_regeneration_hours) kept at both ends
-    @computed_field  # type: ignore[prop-decorator]  # mypy rejects decorators over @property; pydantic's documented form
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
     @property
     def offline_wall_hours_low(self) -> float:
         return self._banded(self.offline_wall_hours)[0]
 
-    @computed_field  # type: ignore[prop-decorator]  # mypy rejects decorators over @property; pydantic's documented form
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
     @property
     def offline_wall_hours_high(self) -> float:
         return self._banded(self.offline_wall_hours)[1]
 
-    @computed_field  # type: ignore[prop-decorator]  # mypy rejects decorators over @property; pydantic's documented form
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
     @property
     def online_wall_hours_low(self) -> float:
         return self._banded(self.online_wall_hours)[0]
 
-    @computed_field  # type: ignore[prop-decorator]  # mypy rejects decorators over @property; pydantic's documented form
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
     @property
     def online_wall_hours_high(self) -> float:
         return self._banded(self.online_wall_hours)[1]
 
-    @computed_field  # type: ignore[prop-decorator]  # mypy rejects decorators over @property; pydantic's documented form
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
     @property
     def disaggregated_wall_hours_low(self) -> float:
         return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[0]
 
-    @computed_field  # type: ignore[prop-decorator]  # mypy rejects decorators over @property; pydantic's documented form
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
     @property
     def disaggregated_wall_hours_high(self) -> float:
         return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[1]
