@@ -28,7 +28,6 @@ PENDING = {
     "planner/cli/export.py",
     "planner/cli/materialize.py",
     "planner/cli/preflight.py",
-    "planner/cli/status.py",
     "planner/export/manifest.py",
     "planner/export/ray_driver.py",
     "planner/export/share.py",
