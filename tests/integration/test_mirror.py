@@ -25,7 +25,6 @@ EXEMPT = {
 PENDING = {
     "planner/catalog/template_render.py",
     "planner/catalog/template_worker.py",
-    "planner/cli/preflight.py",
     "planner/export/manifest.py",
     "planner/export/ray_driver.py",
     "planner/export/share.py",
