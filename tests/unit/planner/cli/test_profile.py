@@ -45,3 +45,47 @@ def test_an_unknown_model_is_one_line(tmp_path, monkeypatch, capsys):
     assert main(["profile", str(f), "--name", "x", "--quiet", "--model", "no\nsuch"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("planner: error: --model: 'no\\nsuch' is not a known model")
+
+
+def _result(**kw):
+    from types import SimpleNamespace
+    base = {"component": {"id": "mine", "mean_tokens": 1234.5, "median_tokens": 1000.4, "turns": 1.5,
+                          "assistant_share": 0.625},
+            "conversations": 12345, "tokenizer": "tokenizer qwen3.6", "template": "ChatML", "sampled": None,
+            "template_fallbacks": 0, "fallback_reasons": {}, "bad_lines": 0, "row_word": "line", "bad_examples": []}
+    return SimpleNamespace(**{**base, **kw})
+
+
+def test_the_interval_is_two_numbers_or_says_why_not():
+    from planner.cli.profile import _interval
+    assert _interval((1.04, 2345.67)) == "1.0-2,345.7"
+    assert _interval(None) == _interval(()) == "n/a (too few rows)"
+
+
+def test_the_text_summary_hand_worked(capsys):
+    from planner.cli.profile import _print_text
+    # 1234.5 -> "1,234" (round half to even), 1000.4 -> "1,000", 0.625 -> "62%" (62.5 to even); the mix line
+    # quotes mine=12345 as a shell word (nothing to quote)
+    _print_text(_result())
+    assert capsys.readouterr().out.splitlines() == [
+        "mine: 12,345 conversations, mean 1,234 tokens (median 1,000), 1.50 assistant turns, assistant share 62% "
+        "[tokenizer qwen3.6; template: ChatML]",
+        "'mine' is now selectable; add it to the mix: planner estimate --add mine=12345"]
+
+
+def test_the_text_names_the_sample_the_fallbacks_and_the_bad_rows(capsys):
+    from planner.cli.profile import _print_text
+    sampled = {"rows_sampled": 1000, "rows_total": 50000, "seed": 7, "mean_tokens_ci": (10.0, 12.5),
+               "mean_turn_tokens_ci": None}
+    _print_text(_result(sampled=sampled, template_fallbacks=3, fallback_reasons={"a": 1, "b\n": 2}, bad_lines=2,
+                        row_word="sampled row", bad_examples=[(4, "not JSON"), (9, "no\x1bmessages")]))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:8] == [
+        "sampled 1,000 of 50,000 conversations (seed 7): 95% interval of mean tokens per conversation 10.0-12.5, "
+        "per turn n/a (too few rows)",
+        "2 conversation(s) counted with the 4-token estimate: b\\x0a",              # the most first
+        "1 conversation(s) counted with the 4-token estimate: a",
+        "skipped 2 bad row(s) in the sample:",                                       # the last word of "sampled row"
+        "  sampled row 4: not JSON",
+        "  sampled row 9: no\\x1bmessages",
+        "'mine' is now selectable; add it to the mix: planner estimate --add mine=12345"]
