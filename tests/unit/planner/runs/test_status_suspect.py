@@ -293,18 +293,3 @@ def test_the_list_of_suspect_files_is_bounded_and_says_so(tmp_path, monkeypatch,
     assert rm.count(".ckpt") == 2 and rm.endswith("data_1.ckpt")
     st = json.loads(_status(run, capsys, "--json")[1])
     assert st["suspect"] == 3 and len(st["suspect_examples"]) == 2 and st["ranks"][1]["suspect"] == 3
-
-
-def test_the_resume_advice_claims_a_skip_only_for_the_formats_whose_source_skips():
-    # SpecForge, speculators and Model-Optimizer skip a row whose file exists (cited in
-    # planner/cli/status.py RESUME_SKIPS_EXISTING); DeepSpec refuses a non-empty output folder
-    # (deepspec/data/target_cache_dataset.py:238-247): for it, or any format not read, the advice
-    # says only to remove the files, claiming nothing of what the pipeline does
-    from types import SimpleNamespace
-
-    from planner.cli.status import suspect_lines
-    for fmt, claims in (("specforge", True), ("speculators", True), ("modelopt", True), ("deepspec", False)):
-        st = SimpleNamespace(suspect=1, suspect_examples=[("a.ckpt", "empty (0 bytes)")], run_dir="out", format=fmt)
-        text = "\n".join(suspect_lines(st))
-        assert ("skips a row whose file exists" in text) is claims, (fmt, text)
-        assert "remove the suspect files before resuming" in text and "    rm -- out/a.ckpt" in text
