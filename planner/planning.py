@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -97,7 +97,7 @@ class Plan(BaseModel):
     transfer_hours: float
     training: TrainingPlan
     cost_usd: CostPlan
-    quality: QualityPlan | None = None
+    quality: QualityPlan                     # plan() sets it always (_quality)
     wall_days_offline: float
     wall_days_online: float
     wall_days_disaggregated: float = 0.0
@@ -316,6 +316,17 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
                    usd_per_gpu_hour=price, one_off_usd=cost.total_offline, gpu=gpu.id)
 
 
+class _ServedArgs(TypedDict):
+    """served_cost's arguments beside the model, the GPU and the batch (planner/phases/serving.py)."""
+    pairs_target: ModelSpec
+    n_verify: int
+    draft_steps: int
+    draft_tokens: int
+    draft_layer_params: float
+    tp: int
+    weight_dtype: str
+
+
 def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draft_params: float):
     """The cycle's cost as served (planner/phases/serving.py) at the serving batch and at the fleet's: the
     draft's steps (EAGLE: K over topk tokens a sequence; DFlash: one over its block), the verify step's
@@ -329,9 +340,9 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
-    kw = dict(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k,
-              draft_tokens=h.n if block else h.topk,
-              draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
+    kw = _ServedArgs(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k,
+                     draft_tokens=h.n if block else h.topk,
+                     draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 
 
@@ -353,6 +364,7 @@ def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):
         comp = cat.components.get(cid) if cat is not None else None
         if comp is None:
             return None
+        assert comp.conversation is not None and comp.turn is not None    # StatsCatalog reads both (length_bins)
         w, _ = workload(comp.conversation, comp.turn, 1.0, cap=eff.max_seq_len, unit=eff.unit, regenerate=True,
                         multiplier=1.0, overflow=eff.overflow, scale=s.length_scale)
         return w.conversation_tokens

@@ -213,12 +213,12 @@ def _openai_messages(obj: dict) -> list:
     if msgs is None and isinstance(obj.get("messages_json"), str):
         try:
             msgs = json.loads(obj["messages_json"])
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:     # what json.loads raises for a str
             raise RecordError(f"messages_json is not valid JSON: {exc.msg}") from exc
     if isinstance(msgs, str):
         try:
             msgs = json.loads(msgs)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise RecordError(f"messages is a string but not JSON: {exc.msg}") from exc
     if not isinstance(msgs, list):
         raise RecordError("missing field 'messages' (a list)")
@@ -388,7 +388,9 @@ def _directory_files(text: str, field: str) -> list[Path]:
 
 def _glob_files(text: str, field: str) -> list[Path]:
     found = []
-    root = text[:GLOB_CHARS.search(text).start()].rpartition("/")[0] or "."
+    first = GLOB_CHARS.search(text)
+    assert first is not None       # called for a path with a glob character (dataset_files)
+    root = text[:first.start()].rpartition("/")[0] or "."
     for match in glob.iglob(text, recursive=True):
         if os.path.isdir(match) or _through_symlinked_dir(match, root):
             continue
@@ -415,6 +417,7 @@ def parse(raw: Raw, fmt: str) -> Record:
     """The Record of one raw line or row (a blank line gives a Record with neither turns nor error)."""
     if raw.error is not None:
         return Record(raw.line, None, raw.error, raw.file, raw.at)
+    assert raw.payload is not None     # a Raw without an error holds its line or row
     turns, error = parse_payload(raw.payload, fmt)
     return Record(raw.line, turns, error, raw.file, raw.at)
 
@@ -490,7 +493,7 @@ def _turns_record(n: int, obj, fmt: str) -> Record:
         return Record(n, None, "nested too deeply")
 
 
-def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw]]:
+def _iter_jsonl(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw | None]]:
     """(line number, Raw) of every non-blank line; the count of lines read is the last number."""
     update = hasher.update if hasher is not None else (lambda _b: None)
     with open_binary(path, field) as fh:
@@ -639,6 +642,7 @@ class _ArrayScan:
     def _regex_turn(self, chunk: bytes, i: int, n: int) -> tuple[int, int]:
         self.turns += 1
         m = _IN_ELEMENT.match(chunk, i)
+        assert m is not None          # every part of _IN_ELEMENT is optional: it matches, perhaps empty
         i = m.end()
         if m.lastindex == 1:
             self.depth += i - m.start(1)
@@ -742,7 +746,7 @@ def _array_elements(chunks, shown: str) -> Iterator[tuple[int, bytes | None]]:
     scan.finish(base)
 
 
-def _iter_json_array(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw]]:
+def _iter_json_array(path: Path, progress, hasher, field: str) -> Iterator[tuple[int, Raw | None]]:
     """(element number, Raw) of every element of a JSON array file, as _iter_jsonl's lines."""
     update = hasher.update if hasher is not None else (lambda _b: None)
     with open_binary(path, field) as fh:
@@ -842,7 +846,7 @@ def _stream(con, query: str, arg) -> Iterator[tuple[dict | None, str | None]]:
                    if _text_chars(row) > MAX_LINE_BYTES else (row, None))   # characters: at most its bytes
 
 
-def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterator[tuple[int, Raw]]:
+def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterator[tuple[int, Raw | None]]:
     con = _connect()
     try:
         reader = _reader(kind, False)

@@ -100,8 +100,8 @@ class UserComponent(BaseModel):
     split: ShortText | None = None
     licence: ShortText | None = None
     licence_note: Text | None = None
-    format: Literal[FORMATS] = "auto"  # type: ignore[valid-type]
-    source_format: Literal[FORMATS] = "auto"  # type: ignore[valid-type]
+    format: Literal[FORMATS] = "auto"  # type: ignore[valid-type]  # mypy reads no Literal of a tuple
+    source_format: Literal[FORMATS] = "auto"  # type: ignore[valid-type]  # mypy reads no Literal of a tuple
     rows_in_mix: Count
     rows_available: Count
     turns: Number

@@ -463,7 +463,9 @@ class _Given:
 
     def flag(self, path: str) -> str:
         """The flag given for `path`, else the one a user knows it by (its older spelling, else derived)."""
-        return self.by_path[path][0].flag if path in self.by_path else flag_for(path)  # type: ignore[return-value]
+        if path in self.by_path:
+            return self.by_path[path][0].flag
+        return flag_for(path)  # type: ignore[return-value]  # None: a path no flag sets (callers name flagged ones)
 
 
 def scenario_from_args(a: argparse.Namespace) -> Scenario:

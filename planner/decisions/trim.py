@@ -534,6 +534,7 @@ def _no_rows_left(upper: dict[str, int], limits, run, strategy: str, unit: int =
         worst = max(uses, key=lambda u: u[0])
         if best is None or worst[0] < best[0]:
             best = worst
+    assert best is not None   # trim calls this only where some component has rows (any(upper.values()))
     share, n, lim, label, cid, used = best
     what = "one row" if unit == 1 else f"one capture batch ({unit} rows)"
     if share <= 1 + 1e-12:
@@ -596,7 +597,9 @@ def _value(upper, floor, weights, limits, full: Plan, run, fits):
     for _ in range(40):
         changed = False
         for k in range(len(limits)):
-            new = _smallest_price(lambda lk, k=k: load(k, x_of([*lam[:k], lk, *lam[k + 1:]])) <= budget[k])
+            def meets(lk: float, k: int = k) -> bool:
+                return load(k, x_of([*lam[:k], lk, *lam[k + 1:]])) <= budget[k]
+            new = _smallest_price(meets)
             if abs(new - lam[k]) > 1e-12 * max(1.0, abs(lam[k])):
                 changed = True
             lam[k] = new
@@ -638,7 +641,7 @@ def _marginal_costs(upper, limits, full: Plan, run) -> dict[str, list[float]]:
     return a
 
 
-def _fit_down(target: dict[str, int], floor: dict[str, int], run, fits):
+def _fit_down(target: dict[str, int], floor: dict[str, int], run, fits) -> tuple[dict[str, int], Plan | Figures]:
     """`target` if the real plan fits, else its free part scaled down (bisection) until it does:
     the linearised costs are exact for storage, approximate for time and dollars."""
     ids = list(target)
@@ -678,7 +681,7 @@ def _best_step(costs, x: dict[str, int], room: list[float], lims: list[float], g
     return best
 
 
-def _quality_greedy(upper, floor, limits, full: Plan, run, fits):
+def _quality_greedy(upper, floor, limits, full: Plan, run, fits) -> tuple[dict[str, int], Plan | Figures]:
     """max expected tau under linear budgets: from the rows every component keeps (floor), add the step
     (1/64 of a component's rows) with the most tau per unit of the budget it uses most, while it
     fits; the serving workload stays the full mix's (or the scenario's), so a trimmed family still

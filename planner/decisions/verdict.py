@@ -47,7 +47,7 @@ from planner.errors import PlannerInputError
 from planner.phases.compose import figures
 from planner.phases.costs import DAYS_PER_MONTH
 from planner.phases.reuse import Reuse
-from planner.planning import Plan, plan  # noqa: F401 (plan: tests/unit/planner/decisions/test_verdict.py patches verdict.plan)
+from planner.planning import Plan
 from planner.scenario import Costs, Scenario, Training, Transfer
 from planner.units import fmt_usd
 
@@ -126,17 +126,21 @@ def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None,
     return t if all(math.isfinite(v) for v in t.values()) else None
 
 
+def _cheapest_of(t: dict[str, float], ways: tuple[str, ...] = MODES) -> str:
+    return min(ways, key=lambda m: (t[m], MODES.index(m)))
+
+
 def _best(t: dict[str, float] | None, ways: tuple[str, ...] = MODES) -> str | None:
-    return None if t is None else min(ways, key=lambda m: (t[m], MODES.index(m)))
+    return None if t is None else _cheapest_of(t, ways)
 
 
 def _linear_crossings(x0: float, t0: dict[str, float], x1: float, t1: dict[str, float], here: str,
-                      lo: float, hi: float, ways: tuple[str, ...] = MODES) -> list[tuple[float, str]]:
+                      lo: float, hi: float, ways: tuple[str, ...] = MODES) -> list[tuple[float, str | None]]:
     """Each total is a + b x in this input (costs.py: a price or the days held multiplies one term), so
     two plans give every line and the cheapest way changes where `here`'s line meets another: the first
     such meeting on each side of x0 inside [lo, hi], with the way that is cheapest past it."""
     slope = {m: (t1[m] - t0[m]) / (x1 - x0) for m in MODES}
-    out = []
+    out: list[tuple[float, str | None]] = []
     for side in (1, -1):                      # towards hi, towards lo
         hits = []
         for m in ways:
@@ -152,7 +156,7 @@ def _linear_crossings(x0: float, t0: dict[str, float], x1: float, t1: dict[str, 
     return out
 
 
-def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x0: float, t0: dict[str, float],
+def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x0: float, t0: dict[str, float] | None,
                        end: float, t_end: dict[str, float] | None, here: str,
                        ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float, str | None]:
     """The value between x0 (where `here` is cheapest) and `end` (where it is not) at which the answer
@@ -165,7 +169,7 @@ def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x
     def gaps(ta: dict[str, float] | None, tb: dict[str, float] | None) -> tuple[float, float] | None:
         if ta is None or tb is None:
             return None
-        m = _best(tb, ways)                     # the way cheapest where the answer has flipped
+        m = _cheapest_of(tb, ways)              # the way cheapest where the answer has flipped
         return ta[m] - ta[here], tb[m] - tb[here]   # >= 0 at x0's side, <= 0 at end's
 
     x, t_flipped = flip(probe, x0, t0, end, t_end, gaps=gaps, inverse=inp.key == "link_gbps", rtol=PRECISION,
@@ -176,6 +180,7 @@ def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x
 def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
     """The input's bounds (from the Scenario model, the days held in days) and its value in `p`, inside them."""
     lo, hi = field_bounds(inp.model, inp.field)
+    assert lo is not None and hi is not None     # every input of INPUTS is a field bounded both ways
     if inp.key == "days_held":
         lo, hi = lo * DAYS_PER_MONTH, hi * DAYS_PER_MONTH
     return lo, hi, min(max(inp.current(p), lo), hi)
@@ -259,7 +264,9 @@ def _answer(best: str, ways: tuple[str, ...], t: dict[str, float], days: dict[st
         f" ({days[best] - days[m]:,.1f} days sooner, for {fmt_usd(t[m] - t[best])} more)"
         if days[best] - days[m] >= 0.05 else "") for m in others) + "."
     if tied_with:
-        head += " " + _decider(ties[tied_with[0]], best, tied_with[0], days)
+        why = ties[tied_with[0]]
+        assert why is not None                   # tied_with: the ways whose tie has a reason
+        head += " " + _decider(why, best, tied_with[0], days)
     return head
 
 
@@ -362,7 +369,9 @@ def _breakeven_text(breakeven: dict[str, float | None], flips: dict[str, str | N
     by_mode: dict[str, list[str]] = {}
     for k, v in breakeven.items():
         if v is not None:
-            by_mode.setdefault(flips[k], []).append(_fmt(k, v, now[k]))
+            way = flips[k]
+            assert way is not None               # _crossing gives a break-even with the way it flips to
+            by_mode.setdefault(way, []).append(_fmt(k, v, now[k]))
     if not by_mode:
         return ("No storage price, time held, epoch count, link speed or extraction GPU price inside their bounds "
                 "changes that.")

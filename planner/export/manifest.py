@@ -54,7 +54,7 @@ class ManifestComponent(BaseModel):
     split: HubPart | None = None
     local_path: Text | None = None
     sha256: Sha256 | None = None          # measured components: the content the statistics came from
-    format: Literal[FORMATS] | None = None  # type: ignore[valid-type]
+    format: Literal[FORMATS] | None = None  # type: ignore[valid-type]  # mypy reads no Literal of a tuple
     rows_selected: int = Field(ge=0, le=10**10)
     rows_available: int = Field(ge=0, le=10**12)
     selection: Literal["uniform", "first", "shortest"] = "uniform"
@@ -87,7 +87,7 @@ class PredictedTotals(BaseModel):
 
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    schema_version: Literal[SCHEMA_VERSION] = SCHEMA_VERSION  # type: ignore[valid-type]
+    schema_version: Literal[SCHEMA_VERSION] = SCHEMA_VERSION  # type: ignore[valid-type]  # Literal of a name
     created_at: Annotated[str, StringConstraints(pattern=r"^[0-9T:+\-.Z ]{10,40}$")]
     planner_version: Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z.+\-]{1,32}$")]
     scenario: Scenario
@@ -106,8 +106,9 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     from planner.planning import included_mix, plan
     cat = catalog or (get_catalog() if s.uniform is None else None)
     p = p or plan(s, cat)
-    comps = [] if s.uniform is not None else [_manifest_component(cat.components[m.id], m, local_paths)
-                                              for m in included_mix(s, cat)]
+    # a catalog is opened above unless the scenario is uniform
+    comps = [] if s.uniform is not None or cat is None else [_manifest_component(cat.components[m.id], m, local_paths)
+                                                             for m in included_mix(s, cat)]
     stats = ("uniform samples given by the user" if s.uniform is not None else
              "DuckDB catalog built from datasets_meta/components.yaml (reconstructed row counts, estimated and "
              "published length statistics, tags per number)" +

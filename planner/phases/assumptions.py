@@ -51,10 +51,9 @@ class AssumptionContext:
     training: TrainingPlan | None = None     # its bounds and band
 
 
-def _recipe_row(c: AssumptionContext, name: str, key: str, value: str, default) -> Assumption:
-    """One recipe value: published (or an estimate) from the layout's pipeline, SpecForge's where the
-    pipeline has no default, or yours."""
-    r = c.recipe
+def _recipe_row(c: AssumptionContext, r: DrafterKnobs, name: str, key: str, value: str, default) -> Assumption:
+    """One recipe value of the recipe `r` in force (c.recipe, set): published (or an estimate) from the layout's
+    pipeline, SpecForge's where the pipeline has no default, or yours."""
     if key in r.from_layout and default is not None:
         return Assumption(name=name, value=value, tag="estimate" if default.source.startswith("estimate")
                           else "published", source=f"{c.layout.name}: {default.source}")
@@ -79,7 +78,7 @@ def _recipe(c: AssumptionContext) -> list[Assumption]:
                       f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
                       t.num_anchors))
         shown.append(("DFlash block size", "block_size", f"{r.block_size}", t.block_size))
-    out = [_recipe_row(c, *row) for row in shown]
+    out = [_recipe_row(c, r, *row) for row in shown]
     head = "the full vocabulary" if r.head_vocab == c.model.vocab_size else f"a {r.head_vocab:,}-token draft vocabulary"
     out.append(Assumption(name="drafter head", value=f"{head}, {r.head_passes} passes"
                           + ("" if not r.teacher_vocab else f"; teacher pass over {r.teacher_vocab:,} tokens"),

@@ -592,6 +592,7 @@ class _Capture:
     def on_path(self, prefill_per_gpu: float, efficiency: float | None = None,
                 startup_s: float | None = None) -> CaptureTime:
         """The capture on its path (_path_capture) at this prefill rate per GPU."""
+        assert self.path is not None      # called only where the capture has a path (_modelled checks it)
         return _path_capture(self.path, self.work, prefill_per_gpu, self.tp, self.tp_eff, self.replicas,
                              self.write_bytes, self.write_bytes_per_s, self.stored_bytes, efficiency,
                              self.measured_tokens_per_s is not None, startup_s)
@@ -647,14 +648,19 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
         timed = c.on_path(prefill_tps)
         capture_hours, capture_bound = timed.hours, timed.bound
         gpu_capture = timed.compute_hours + timed.host_copy_hours + timed.request_hours
-    if dcal is not None:
+    if pcal is not None and dcal is not None:     # both set together (mode "calibrated")
+        p_band, d_band, path = pcal.band, dcal.band, c.path
         # true hours = planned x calibrated / measured: each phase's held-out spread
-        band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + max(gpu_capture * math.exp(pcal.band[i]),
-                                                                        disk_capture) for i in (0, 1))
-        if c.path is not None:
-            band_hours = tuple(decode_hours * math.exp(dcal.band[i]) + c.on_path(
-                prefill_tps * math.exp(-pcal.band[i]), (c.path.efficiency.high, c.path.efficiency.low)[i],
-                (c.path.startup_s.low, c.path.startup_s.high)[i]).hours for i in (0, 1))
+
+        def at(i: int) -> float:
+            return decode_hours * math.exp(d_band[i]) + max(gpu_capture * math.exp(p_band[i]), disk_capture)
+        band_hours = (at(0), at(1))
+        if path is not None:
+            def on_path_at(i: int) -> float:
+                return decode_hours * math.exp(d_band[i]) + c.on_path(
+                    prefill_tps * math.exp(-p_band[i]), (path.efficiency.high, path.efficiency.low)[i],
+                    (path.startup_s.low, path.startup_s.high)[i]).hours
+            band_hours = (on_path_at(0), on_path_at(1))
         calibration = dcal if decode_hours >= capture_hours else pcal
     if capture_bound == "disk write":
         warnings.append(finding("capture-io-bound", f"hidden-state capture is I/O-bound: the {c.write_bound} "

@@ -64,15 +64,20 @@ def default_family_tokens(cat: StatsCatalog) -> dict[str, float]:
         shares: dict[str, float] = {}
         for cid, rows in cat.default_mix():
             comp = cat.components[cid]
-            shares[comp.family] = shares.get(comp.family, 0.0) + rows * comp.conversation.mean_tokens()
+            conv = comp.conversation
+            assert conv is not None     # StatsCatalog reads each component's lengths in both units (length_bins)
+            shares[comp.family] = shares.get(comp.family, 0.0) + rows * conv.mean_tokens()
         got["family_tokens"] = shares
     return dict(got["family_tokens"])
 
 
-def resolved_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
+def resolved_mix(s: Scenario, cat: StatsCatalog | None) -> list[MixItem]:
     """The scenario's components: its own list, or the catalog's default mix when it gives none
-    (unchecked ones included)."""
-    return list(s.mix) if s.mix is not None else [m.model_copy() for m in _of_catalog(cat)["default_mix"]]
+    (unchecked ones included; the catalog is needed only then)."""
+    if s.mix is not None:
+        return list(s.mix)
+    assert cat is not None   # callers open a catalog for a scenario without its own mix (unless uniform)
+    return [m.model_copy() for m in _of_catalog(cat)["default_mix"]]
 
 
 def included_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
@@ -105,6 +110,7 @@ def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
         conv = point_mass(u.tokens, u.response_tokens, u.turns)
         return [MixRow("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
                        conv, fan_out(conv))]
+    assert cat is not None   # a mix is counted from a catalog: callers pass one unless the scenario is uniform
     out = []
     known = _of_catalog(cat)["rows"]
     for i, item in enumerate(s.mix if s.mix is not None else _of_catalog(cat)["default_mix"]):

@@ -44,7 +44,7 @@ import math
 import statistics
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml
 from planner.errors import PlannerInputError
@@ -59,7 +59,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Point(_Strict):
+class _Sized(_Strict):
+    """Samples sized by catalog components or by tokens per sample (tokens_of takes one of them)."""
+    component: str | list[str] | None = None
+    tokens_per_sample: float | None = None
+
+    @model_validator(mode="after")
+    def _one_size(self) -> _Sized:
+        if self.component is None and self.tokens_per_sample is None:
+            raise ValueError("needs component or tokens_per_sample")
+        return self
+
+
+class Point(_Sized):
     label: str
     samples: int | list[int]
     component: str | list[str] | None = None     # catalog components whose mean tokens size a sample
@@ -75,7 +87,7 @@ class Scaling(_Strict):
     fitted: dict[str, float]
 
 
-class Reference(_Strict):
+class Reference(_Sized):
     label: str
     samples: int | list[int]
     component: str | list[str] | None = None
@@ -232,6 +244,7 @@ def tokens_of(samples: int | list[int], component: str | list[str] | None, token
         names = component if isinstance(component, list) else [component]
         means = _catalog_mean_tokens()
         return float(sum(n * means[c] for n, c in zip(counts, names, strict=True)))
+    assert tokens_per_sample is not None    # Point / Reference (_Sized): one of component, tokens_per_sample
     return float(sum(counts) * tokens_per_sample)
 
 
@@ -427,7 +440,7 @@ def to_paper(kind: str, tau: float, engine: str) -> float:
     return chain_tau(min(1.0, alpha_of(tau, h.k) / h.factor), h.depth)
 
 
-def user_model(kind: str, points: list, saturation: float):
+def user_model(kind: str, points: list | None, saturation: float):
     """(points as (tokens, paper tau, error), levels per family, reference tokens) from a user's own
     runs of `kind` (Scenario quality.points; None when there are none): the curve through one
     family's runs when two or more sizes rise and saturate, else the preset's shape; each measured family's level is its
@@ -639,6 +652,7 @@ def _curve(kind: str, *, epochs: float, regenerated: bool, transfer: float, ref_
         pts, levels, ref_d, own_curve, cap, runs_range = user
         scale = epoch_equivalent(epochs, sat)
         d_ref = {f: ref_d for f in FAMILIES}
+        assert points is not None         # user_model finds no runs without points
         warnings.append(finding("quality-extrapolated", f"drafter quality: refitted on your {len(points)} "
                                 f"point(s) for {d.name}" + ("" if own_curve else "; they do not rise and saturate, so "
                                                               "the curve keeps the published shape")))

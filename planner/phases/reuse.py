@@ -26,7 +26,7 @@ class Reuse:
         hit = self._kept.get(k)
         if hit is None:
             hit = self._kept[k] = (objects, compute())
-        return hit[1]  # type: ignore[return-value]
+        return hit[1]  # type: ignore[return-value]  # kept as object; the key names what compute() made, a T
 
 
 def reused(reuse: Reuse | None, name: str, objects: tuple, args: tuple, compute: Callable[[], T]) -> T:

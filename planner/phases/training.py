@@ -158,14 +158,6 @@ def rate_band() -> tuple[float, float]:
     return float(b["low"]), float(b["high"])
 
 
-def _hours_band(mode: str, end: int, fixed: str | None = None):
-    """A computed field of TrainingPlan: the mode's wall hours at one end (0 low, 1 high) of the rate
-    band, `fixed` (the disaggregated regeneration) kept at both ends."""
-    def get(p: "TrainingPlan") -> float:
-        return p._banded(getattr(p, f"{mode}_wall_hours"), getattr(p, fixed) if fixed else 0.0)[end]
-    return computed_field(property(get), return_type=float)
-
-
 GIB = 2 ** 30
 ACT_BYTES_PER_H = 34       # activation bytes per position per draft layer, in units of H (an estimate below)
 LOGIT_BYTES = 8            # a head logit and its gradient, fp32 (an estimate)
@@ -333,13 +325,37 @@ class TrainingPlan(OnNodes):
         return (fixed + (hours - fixed) / self.rate_high,
                 fixed + (hours - fixed) / self.rate_low if self.rate_low else math.inf)
 
-    # <mode>_wall_hours_<low|high>: each mode's hours at the two ends of the rate band
-    offline_wall_hours_low = _hours_band("offline", 0)
-    offline_wall_hours_high = _hours_band("offline", 1)
-    online_wall_hours_low = _hours_band("online", 0)
-    online_wall_hours_high = _hours_band("online", 1)
-    disaggregated_wall_hours_low = _hours_band("disaggregated", 0, "disaggregated_regeneration_hours")
-    disaggregated_wall_hours_high = _hours_band("disaggregated", 1, "disaggregated_regeneration_hours")
+    # <mode>_wall_hours_<low|high>: each mode's hours at the two ends of the rate band; the disaggregated
+    # regeneration (disaggregated_regeneration_hours) kept at both ends
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
+    @property
+    def offline_wall_hours_low(self) -> float:
+        return self._banded(self.offline_wall_hours)[0]
+
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
+    @property
+    def offline_wall_hours_high(self) -> float:
+        return self._banded(self.offline_wall_hours)[1]
+
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
+    @property
+    def online_wall_hours_low(self) -> float:
+        return self._banded(self.online_wall_hours)[0]
+
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
+    @property
+    def online_wall_hours_high(self) -> float:
+        return self._banded(self.online_wall_hours)[1]
+
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
+    @property
+    def disaggregated_wall_hours_low(self) -> float:
+        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[0]
+
+    @computed_field  # type: ignore[prop-decorator]  # mypy: no decorator over @property (pydantic docs)
+    @property
+    def disaggregated_wall_hours_high(self) -> float:
+        return self._banded(self.disaggregated_wall_hours, self.disaggregated_regeneration_hours)[1]
 
 
 def _floor_text(overhead_term: str, steps: float, recipe: DrafterKnobs) -> str:

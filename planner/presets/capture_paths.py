@@ -165,7 +165,9 @@ def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes:
     compute = tokens / (per_replica * replicas) / 3600 if tokens else 0.0
     host = 0.0
     if path.host_copy.value == "sync" and not measured:
-        host = stored_bytes / (path.host_copy.gb_s * 1e9 * replicas) / 3600
+        gb_s = path.host_copy.gb_s
+        assert gb_s is not None       # a synchronous host copy without gb_s is refused at load (capture_paths() above)
+        host = stored_bytes / (gb_s * 1e9 * replicas) / 3600
     requests = 0.0 if measured else rows * path.request_overhead_s.value / replicas / 3600
     disk = write_bytes * path.write_passes.value / write_bytes_per_s / 3600 if write_bytes else 0.0
     loop = compute + host + requests

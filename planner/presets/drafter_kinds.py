@@ -196,6 +196,7 @@ class DrafterFlops(BaseModel):
 def _block_epoch(kind: "DrafterKind", shape: DrafterShape, k: DrafterKnobs, r: RowSums,
                  params_scale: float) -> tuple[dict[str, float], float]:
     """DFlash (module docstring): the parts of one epoch, and its draft positions (anchors x block)."""
+    assert k.num_anchors is not None and k.block_size is not None   # a block drafter's knobs (drafter_knobs sets both)
     H = shape.hidden
     parts: dict[str, float] = {}
     # each pack computes pack_tokens positions

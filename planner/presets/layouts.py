@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Callable, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from planner.errors import PlannerInputError
 from planner.ids import check_no_control
@@ -36,6 +36,16 @@ class Default(_Strict):
     source: Text
 
 
+class IntDefault(Default):
+    """A default that is a whole number (draft_layers): typed at load, not converted where it is used."""
+    value: int
+
+
+class VocabDefault(Default):
+    """A head's vocabulary: "full" (the target's) or a size."""
+    value: int | Literal["full"]
+
+
 class LayoutDefaults(_Strict):
     unit: Default
     max_seq_len: Default
@@ -44,7 +54,7 @@ class LayoutDefaults(_Strict):
     padding: Default = Default(value="none", source="each row stored at its own length")
     sort_by_length: Default = Default(value=False, source="no length grouping")
     drop_last: Default = Default(value=False, source="every row captured")
-    draft_layers: Default = Default(value=1, source="EAGLE-1/2/3 drafters train one decoder layer")
+    draft_layers: IntDefault = IntDefault(value=1, source="EAGLE-1/2/3 drafters train one decoder layer")
     # where the target's distribution is stored (vocab_distribution): its width and its top-k, as the
     # pipeline's flags default (None: the full target vocabulary; 0: the distribution stored in full)
     draft_vocab_size: Default | None = None
@@ -64,17 +74,17 @@ class LayoutTraining(_Strict):
     - attention_window: the draft layers' sliding window, if any;
     - batch_size: rows per GPU per optimizer step (row scope; a pack scope steps one pack per GPU)."""
 
-    ttt_steps: Default | None = None
-    num_anchors: Default | None = None
-    block_size: Default | None = None
+    ttt_steps: IntDefault | None = None
+    num_anchors: IntDefault | None = None
+    block_size: IntDefault | None = None
     scope: Default = Default(value="row", source="one sample per training row")
-    pack_tokens: Default | None = None
-    head_vocab: Default = Default(value="full", source="the target's vocabulary")
-    head_passes: Default = Default(value=2, source="a frozen head: forward and input gradient")
+    pack_tokens: IntDefault | None = None
+    head_vocab: VocabDefault = VocabDefault(value="full", source="the target's vocabulary")
+    head_passes: IntDefault = IntDefault(value=2, source="a frozen head: forward and input gradient")
     teacher: Default = Default(value="none", source="hard labels: no teacher pass")
-    attention_window: Default | None = None
-    batch_size: Default = Default(value=1, source="estimate: one row per GPU per optimizer step (the trainer's "
-                                                   "batch was not read)")
+    attention_window: IntDefault | None = None
+    batch_size: IntDefault = IntDefault(value=1, source="estimate: one row per GPU per optimizer step (the "
+                                                         "trainer's batch was not read)")
 
 
 def dflash_layers(num_layers: int, n: int) -> list[int]:
@@ -130,6 +140,13 @@ class LayoutSpec(_Strict):
     training: LayoutTraining
     source: Text
     estimates: Text | None = None
+
+    @model_validator(mode="after")
+    def _grouping_has_its_size(self) -> LayoutSpec:
+        """rows_per_file / shard_bytes grouping names its shard size (files_and_overhead divides by it)."""
+        if self.grouping in ("rows_per_file", "shard_bytes") and getattr(self, self.grouping) is None:
+            raise ValueError(f"grouping {self.grouping} needs {self.grouping}")
+        return self
 
     @property
     def default_max_seq_len(self) -> int | None:
@@ -215,8 +232,10 @@ def files_and_overhead(spec: LayoutSpec, rows: float, data_bytes: float, hidden_
     if spec.grouping == "per_row":
         files = rows
     elif spec.grouping == "rows_per_file":
+        assert spec.rows_per_file is not None        # LayoutSpec's validator: this grouping names it
         files = math.ceil(rows / spec.rows_per_file) if rows else 0
     else:
+        assert spec.shard_bytes is not None          # LayoutSpec's validator: this grouping names it
         files = math.ceil(data_bytes / spec.shard_bytes) if data_bytes else 0
     overhead = files * (spec.file_header_bytes + spec.block_bytes / 2) + rows * spec.index_bytes_per_row
     if spec.once_embeddings_fp32 and rows:
@@ -259,4 +278,4 @@ def effective(spec: LayoutSpec, *, unit: str | None, max_seq_len: int | str | No
         padding = "none"
     return Effective(unit=str(u), max_seq_len=cap, overflow=str(d.overflow.value), capture_batch_size=batch,
                      padding=padding, sort_by_length=sort, drop_last=bool(d.drop_last.value),
-                     draft_layers=int(d.draft_layers.value), from_layout=tuple(taken))
+                     draft_layers=d.draft_layers.value, from_layout=tuple(taken))

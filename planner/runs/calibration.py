@@ -184,8 +184,8 @@ def _check_disk_figures(f: "Forecast") -> None:
 
 
 class RunCalibration(_Strict):
-    kind: Literal[KIND] = KIND             # type: ignore[valid-type]
-    version: Literal[VERSION] = VERSION    # type: ignore[valid-type]
+    kind: Literal[KIND] = KIND             # type: ignore[valid-type]  # Literal of a name
+    version: Literal[VERSION] = VERSION    # type: ignore[valid-type]  # Literal of a name
     # the words a plan's report prints (its label "measured on your run: N rows, DATE"): one line each
     created_at: str = Field(max_length=40, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+)?$")
     planner_version: Line = Field(max_length=32)

@@ -240,14 +240,20 @@ _KEYS = (str, int, float, bool, bytes, type(None))     # a mapping key is a plai
 
 class _T(tuple):
     """A tuple the reader built: `depth` and `nodes` (its parts, a part shared by memo counted each time)."""
+    depth: int      # set by the reader when it builds the value (_grow)
+    nodes: int
 
 
 class _L(list):
     """A list the reader built (depth and nodes as _T, grown by APPEND)."""
+    depth: int      # set by the reader when it builds the value (_grow)
+    nodes: int
 
 
 class _D(dict):
     """A mapping the reader built (depth and nodes as _T, grown by SETITEM)."""
+    depth: int      # set by the reader when it builds the value (_grow)
+    nodes: int
 
 
 def _measure(v) -> tuple[int, int]:

@@ -36,7 +36,7 @@ from planner.scenario.inputs import (
 )
 from planner.scenario.inputs import Input as In
 
-Family = Literal[FAMILIES]  # type: ignore[valid-type]
+Family = Literal[FAMILIES]  # type: ignore[valid-type]  # mypy reads no Literal of a tuple
 
 # Bounds: every numeric field has realistic bounds, defined here once (the dashboard reads them from
 # `model_fields[...]` for its widgets). Any value inside them plans to finite figures; rates and

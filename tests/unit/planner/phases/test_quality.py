@@ -184,3 +184,16 @@ def test_the_quality_strategy_takes_the_best_of_its_candidates():
     assert q.max_seq_len_after == c.max_seq_len_after == 1618 and "cap kept the most" in q.note
     assert q.quality_after == pytest.approx(c.quality_after)
     assert q.quality_after > trim(s, Budget(storage_tb=70), "proportional").quality_after
+
+
+def test_a_point_without_its_size_is_refused():
+    # tokens_of multiplies the samples by tokens_per_sample where no component sizes them: a preset point
+    # or reference with neither is refused when quality.yaml loads, naming both fields
+    import pytest
+    from pydantic import ValidationError
+
+    from planner.phases.quality import Point, tokens_of
+    with pytest.raises(ValidationError, match="needs component or tokens_per_sample"):
+        Point(label="x", samples=10, tau=2.0, error=0.1, source="s")
+    p = Point(label="x", samples=10, tokens_per_sample=3.0, tau=2.0, error=0.1, source="s")
+    assert tokens_of(p.samples, p.component, p.tokens_per_sample) == 30.0     # 10 samples x 3 tokens

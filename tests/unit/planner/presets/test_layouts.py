@@ -112,3 +112,18 @@ def test_only_a_layout_that_stores_the_distribution_reads_the_draft_vocabulary()
     # SpecForge EAGLE-3 stores no target distribution: 3 aux + final = 4 x 8,192 + 16 = 32,784 either way
     spec = layout_presets()["specforge-eagle3"]
     assert bytes_per_token(spec, 4, H, V, "bf16", 32_000, 64).per_token == 32_784
+
+
+@pytest.mark.parametrize("grouping", ["rows_per_file", "shard_bytes"])
+def test_a_sharded_grouping_without_its_size_is_refused(grouping):
+    # files_and_overhead divides by rows_per_file / shard_bytes: a layout that groups by one and leaves it unset
+    # is refused when the preset loads, naming the field (not a TypeError in the middle of a plan)
+    from pydantic import ValidationError
+
+    from planner.presets.layouts import LayoutSpec
+    d = next(iter(layout_presets().values())).model_dump()
+    d.update(grouping=grouping, rows_per_file=None, shard_bytes=None)
+    with pytest.raises(ValidationError, match=f"grouping {grouping} needs {grouping}"):
+        LayoutSpec(**d)
+    d[grouping] = 7
+    assert LayoutSpec(**d).grouping == grouping
