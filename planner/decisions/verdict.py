@@ -235,6 +235,14 @@ def _days(d: float) -> str:
     return f"day {d:,.1f}"
 
 
+def _each_ends(best: str, others: list[str], t: dict[str, float], days: dict[str, float]) -> str:
+    """Time beside money: when each other way ends; a dearer way that finishes sooner says by how much and for
+    how much."""
+    return "".join(f"; {m} ends on {_days(days[m])}" + (
+        f" ({days[best] - days[m]:,.1f} days sooner, for {fmt_usd(t[m] - t[best])} more)"
+        if days[best] - days[m] >= 0.05 else "") for m in others)
+
+
 def _answer(best: str, ways: tuple[str, ...], t: dict[str, float], days: dict[str, float], ready: float,
             b: Band, ties: dict[str, str | None]) -> str:
     """Which way that runs is cheapest (or which tie), by how much, and the days each takes."""
@@ -259,10 +267,7 @@ def _answer(best: str, ways: tuple[str, ...], t: dict[str, float], days: dict[st
         head += f"it ends on {_days(days[best])}"
         if "offline" in ways:
             head += f" (offline's stored states would be usable after {ready:,.1f} days)"
-    # time beside money: a dearer way that finishes sooner says by how much and for how much
-    head += "".join(f"; {m} ends on {_days(days[m])}" + (
-        f" ({days[best] - days[m]:,.1f} days sooner, for {fmt_usd(t[m] - t[best])} more)"
-        if days[best] - days[m] >= 0.05 else "") for m in others) + "."
+    head += _each_ends(best, others, t, days) + "."
     if tied_with:
         why = ties[tied_with[0]]
         assert why is not None                   # tied_with: the ways whose tie has a reason

@@ -109,16 +109,23 @@ def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | N
     # a catalog is opened above unless the scenario is uniform
     comps = [] if s.uniform is not None or cat is None else [_manifest_component(cat.components[m.id], m, local_paths)
                                                              for m in included_mix(s, cat)]
-    stats = ("uniform samples given by the user" if s.uniform is not None else
-             "DuckDB catalog built from datasets_meta/components.yaml (reconstructed row counts, estimated and "
-             "published length statistics, tags per number)" +
-             ("; measured: " + ", ".join(c.id for c in comps if c.local_path or c.sha256)
-              if any(c.local_path or c.sha256 for c in comps) else ""))
+    stats = _statistics_line(s, comps)
     notes = [f.text for f in p.findings if f.code in NOTE_CODES]
     return Manifest(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         planner_version=__version__, scenario=s, components=comps, layers=p.layers,
         predicted=_predicted(p), statistics=stats, notes=notes)
+
+
+def _statistics_line(s: Scenario, comps: list[ManifestComponent]) -> str:
+    """Where the manifest's statistics come from: the user's uniform samples, or the catalog (and which of its
+    components were measured)."""
+    if s.uniform is not None:
+        return "uniform samples given by the user"
+    measured = [c.id for c in comps if c.local_path or c.sha256]
+    return ("DuckDB catalog built from datasets_meta/components.yaml (reconstructed row counts, estimated and "
+            "published length statistics, tags per number)"
+            + ("; measured: " + ", ".join(measured) if measured else ""))
 
 
 def _manifest_component(c, m, local_paths: bool) -> ManifestComponent:
