@@ -169,17 +169,23 @@ def dump_manifest(m: Manifest, fmt: str = "yaml") -> str:
 
 
 # ---------------------------------------------------------------- defensive loading
+def _line(event: yaml.Event) -> str:
+    """The line a YAML event starts on, from 1 (the parser marks each event it gives; "?" without a mark)."""
+    mark = event.start_mark
+    return str(mark.line + 1) if mark is not None else "?"
+
+
 class _StrictLoader(yaml.SafeLoader):
     """Safe YAML without aliases (no alias bombs), explicit tags, or duplicate keys."""
 
     def compose_node(self, parent, index):
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
-            raise ManifestError(f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not allowed")
+            raise ManifestError(f"line {_line(event)}: YAML aliases (*{event.anchor}) are not allowed")
         tag = getattr(event, "tag", None)
         if tag not in (None, "!") and isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent,
                                                           yaml.MappingStartEvent)):
-            raise ManifestError(f"line {event.start_mark.line + 1}: YAML tags ({tag}) are not allowed")
+            raise ManifestError(f"line {_line(event)}: YAML tags ({tag}) are not allowed")
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import UnionType
-from typing import Union, get_args, get_origin
+from types import GenericAlias, UnionType
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from planner.catalog.stats import StatsCatalog
 from planner.decisions.verdict import INPUTS as VERDICT_INPUTS
 from planner.decisions.verdict import Verdict, verdict
 from planner.export.report import HoursStep, Step, article_hours_steps, article_steps
@@ -36,6 +37,16 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_O = TypeVar("_O", bound=_Out)
+# The output models are classes made at run time (pydantic's create_model): mypy knows each only as a
+# `type[_Out]`, not a class to read fields from or to name in an annotation (so AgainstArticleOutput and
+# PlanOutput are made so too, and `list[StepOutput]` is built as a value). A field's type here is a type form
+# built at run time (a class, `X | None`, `list[X]`), which mypy types as Any.
+# _Spec: each field's name -> (its type, its default or ... when required). Values typed Any, not a tuple:
+# mypy checks a `**spec` given to create_model against each of its named parameters too (__config__, ...).
+_Spec = dict[str, Any]
+
+
 def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "",
                 outputs: dict[type[BaseModel], type[_Out]] | None = None, types: dict[str, object] | None = None
                 ) -> type[_Out]:
@@ -47,11 +58,12 @@ def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "",
     output model of a phase model nested in a field's type (Calibration -> CalibrationOutput, in `X | None`
     and `list[X]` too); `types` a field's output type where the phase's is looser (a dict the output names
     the keys of) or the phase has no such field (`_part` is then given its value)."""
-    spec = {}
+    spec: _Spec = {}
     types = types or {}
     for token in fields.split():
         f, mark = token.rstrip("?#"), token[len(token.rstrip("?#")):]
         info = phase.model_fields.get(f)
+        kind: Any
         if f in types:
             kind = types[f]
         elif info is not None:
@@ -62,7 +74,9 @@ def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "",
             raise TypeError(f"{name}: {phase.__name__} has no field {f!r}")
         if "#" in mark:
             kind = int | None if type(None) in get_args(kind) else int
-        spec[f] = (kind, info.get_default(call_default_factory=True) if "?" in mark else ...)
+        if "?" in mark and info is None:
+            raise TypeError(f"{name}: {f!r}? keeps the phase's default, but {phase.__name__}.{f} is not a field")
+        spec[f] = (kind, info.get_default(call_default_factory=True) if info is not None and "?" in mark else ...)
     model = create_model(name, __base__=_Out, __doc__=doc or None, __module__=__name__, **spec)
     PROJECTIONS[model] = phase
     return model
@@ -71,15 +85,15 @@ def _projection(name: str, phase: type[BaseModel], fields: str, doc: str = "",
 PROJECTIONS: dict[type[_Out], type[BaseModel]] = {}     # each output model made by _projection: its phase model
 
 
-def _outputs_in(kind, outputs: dict):
-    """`kind` with each phase model of `outputs` in it replaced by its output model."""
+def _outputs_in(kind: Any, outputs: dict[type[BaseModel], type[_Out]]) -> Any:
+    """`kind` (a type form) with each phase model of `outputs` in it replaced by its output model."""
     if kind in outputs:
         return outputs[kind]
     args = get_args(kind)
     if get_origin(kind) in (Union, UnionType) and any(a in outputs for a in args):
         return Union[tuple(outputs.get(a, a) for a in args)]
     if get_origin(kind) is list and args[0] in outputs:
-        return list[outputs[args[0]]]
+        return GenericAlias(list, (outputs[args[0]],))     # list[X] of the X looked up
     return kind
 
 
@@ -154,10 +168,11 @@ class FindingOutput(_Out):
 AssumptionOutput = _projection("AssumptionOutput", Assumption, "name value tag source")
 
 # each break-even input of the verdict (planner/decisions/verdict.py INPUTS) by its JSON name
+_BREAKEVEN: _Spec = {i.key: (float | None, ...) for i in VERDICT_INPUTS}
 BreakevenOutput = create_model(
     "BreakevenOutput", __base__=_Out, __module__=__name__,
     __doc__="Each input's value at which the cheapest mode changes (None: no value inside its bounds does).",
-    **{i.key: (float | None, ...) for i in VERDICT_INPUTS})
+    **_BREAKEVEN)
 
 VerdictOutput = _projection("VerdictOutput", Verdict,
                             "cheapest sentence breakeven flips_to totals_usd states_ready_days "
@@ -171,21 +186,24 @@ StepOutput = _projection("StepOutput", Step, "step storage_bytes why")
 HoursStepOutput = _projection("HoursStepOutput", HoursStep, "step hours why")
 
 
-class AgainstArticleOutput(_Out):
-    """From the seed article's figures to this plan's, one cause at a time: the last storage step is
-    `storage_bytes`, the last hours step `extraction.wall_hours`."""
+# list[StepOutput], list[HoursStepOutput]: lists of output models made at run time
+_STEPS: _Spec = {"steps": (GenericAlias(list, (StepOutput,)), ...),
+                 "extraction_hours_steps": (GenericAlias(list, (HoursStepOutput,)), ...)}
+AgainstArticleOutput = create_model(
+    "AgainstArticleOutput", __base__=_Out, __module__=__name__,
+    __doc__="""From the seed article's figures to this plan's, one cause at a time: the last storage step is
+    `storage_bytes`, the last hours step `extraction.wall_hours`.""",
+    **_STEPS)
 
-    steps: list[StepOutput]
-    extraction_hours_steps: list[HoursStepOutput]
 
-
-_PlanFields = _projection("PlanOutput", Plan, """
+PlanOutput = _projection("PlanOutput", Plan, """
     planner_version verdict against_article preset model layout layers hidden_dtype conversations samples# tokens#
     uncapped_tokens# bytes_per_token hidden_state_bytes_per_token storage_bytes# storage_bytes_compressed#
     storage_bytes_low#? storage_bytes_high#? sampled_components? compression output_tokens# drafter unit
     max_seq_len capture_batch_size padding from_layout unpadded_tokens# files# extraction placement
     storage_per_node_bytes# gather_hours nodes transfer_method transfer_hours training cost_usd wall_days_offline
     wall_days_online wall_days_disaggregated quality components warnings findings assumptions""",
+    "`planner estimate --json`: one plan, bytes and hours.",
     outputs={ExtractionPlan: ExtractionOutput, NodePlan: NodesOutput, TrainingPlan: TrainingOutput,
              CostPlan: CostOutput, ComponentPlan: ComponentOutput, Finding: FindingOutput,
              Assumption: AssumptionOutput},
@@ -194,23 +212,20 @@ _PlanFields = _projection("PlanOutput", Plan, """
            "preset": str, "compression": float})
 
 
-class PlanOutput(_PlanFields):
-    """`planner estimate --json`: one plan, bytes and hours."""
-
-    @classmethod
-    def from_plan(cls, p: Plan, catalog=None) -> PlanOutput:
-        return _part(cls, p, verdict=_part(VerdictOutput, verdict(p, catalog)),
-                     against_article=AgainstArticleOutput(
-                         steps=[_part(StepOutput, x) for x in article_steps(p, catalog)],
-                         extraction_hours_steps=[_part(HoursStepOutput, x) for x in article_hours_steps(p)]),
-                     preset=p.scenario.preset, compression=p.scenario.compression)
+def plan_output(p: Plan, catalog: StatsCatalog | None = None) -> _Out:
+    """`p` as its PlanOutput (`planner estimate --json`)."""
+    return _part(PlanOutput, p, verdict=_part(VerdictOutput, verdict(p, catalog)),
+                 against_article=AgainstArticleOutput.model_validate({
+                     "steps": [_part(StepOutput, x) for x in article_steps(p, catalog)],
+                     "extraction_hours_steps": [_part(HoursStepOutput, x) for x in article_hours_steps(p)]}),
+                 preset=p.scenario.preset, compression=p.scenario.compression)
 
 
-def _part(out: type[_Out], model: object, **given) -> _Out:
+def _part(out: type[_O], model: object, **given: object) -> _O:
     """The output's fields of a phase model, taken by name (the output model is the contract: which
     fields, in which order), those it does not have `given`: a nested phase model as its output model,
     a float the output counts in whole numbers (an `int` field) rounded."""
-    values = {}
+    values: dict[str, object] = {}
     for f, info in out.model_fields.items():
         v = given[f] if f in given else getattr(model, f)
         kind = info.annotation
@@ -236,4 +251,4 @@ def schema_text() -> str:
 def to_json_dict(p: Plan) -> dict:
     """The CLI's JSON contract (planner/schema/plan.schema.json): bytes and hours, rounded only where
     they are counts. Here, not a method of Plan, so the plan does not import its own output."""
-    return PlanOutput.from_plan(p).model_dump()
+    return plan_output(p).model_dump()

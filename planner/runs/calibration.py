@@ -142,21 +142,22 @@ def _g(x: float | None) -> str:
     return "null" if x is None else f"{x:g}"
 
 
-def _fill_in_disk_verdict(f: "Forecast") -> None:
+# The three below take the forecast's bytes to write and free space as known (`to_write`, `free`): its
+# validator (RunCalibration._disk_verdict) sets the one and calls them only where the other is given.
+def _fill_in_disk_verdict(f: "Forecast", to_write: float, free: float) -> None:
     """A file written before the disk's verdict was kept gets it from its own figures."""
-    f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(
-        f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
-    if f.disk_fills and f.disk_free_bytes == 0:
+    f.disk_fills, f.disk_short_bytes, f.disk_full_hours = disk_verdict(to_write, free, f.hours_remaining)
+    if f.disk_fills and free == 0:
         f.disk_short_bytes = None        # at least the bytes to write; by how much more, the file does not say
 
 
-def _check_disk_fills(f: "Forecast") -> bool:
+def _check_disk_fills(f: "Forecast", to_write: float, free: float) -> bool:
     """Whether the disk fills, checked against the file's figures (ValueError where they disagree)."""
-    over = f.disk_free_bytes == 0 and (f.disk_short_bytes or 0) > 0     # the run may hold more than the disk
-    fills = f.bytes_to_write > f.disk_free_bytes or over
+    over = free == 0 and (f.disk_short_bytes or 0) > 0     # the run may hold more than the disk
+    fills = to_write > free or over
     if f.disk_fills != fills or (not fills and (f.disk_short_bytes is not None or f.disk_full_hours is not None)):
         raise ValueError(f"forecast.disk_fills {f.disk_fills} contradicts the file's bytes to write "
-                         f"({_g(f.bytes_to_write)}), free space ({_g(f.disk_free_bytes)}), bytes short "
+                         f"({_g(to_write)}), free space ({_g(free)}), bytes short "
                          f"({_g(f.disk_short_bytes)}) or hours to full ({_g(f.disk_full_hours)})")
     return fills
 
@@ -166,17 +167,17 @@ def _close(a: float | None, b: float | None, tol: float = 1.0) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6, abs_tol=tol)
 
 
-def _check_disk_figures(f: "Forecast") -> None:
+def _check_disk_figures(f: "Forecast", to_write: float, free: float) -> None:
     """A disk that fills: the bytes short and the hours to full agree with the bytes to write and the
     free space (ValueError where they do not)."""
-    _, short, full = disk_verdict(f.bytes_to_write, f.disk_free_bytes, f.hours_remaining)
-    full = 0.0 if f.disk_free_bytes == 0 else full       # no space free: full already, finished or not
-    if f.disk_free_bytes > 0 and not _close(f.disk_short_bytes, short):
+    _, short, full = disk_verdict(to_write, free, f.hours_remaining)
+    full = 0.0 if free == 0 else full       # no space free: full already, finished or not
+    if free > 0 and not _close(f.disk_short_bytes, short):
         raise ValueError(f"forecast.disk_short_bytes {_g(f.disk_short_bytes)} is not the bytes to write less the "
                          f"free space ({short:g})")
-    if f.disk_free_bytes == 0 and f.disk_short_bytes is not None and f.disk_short_bytes < f.bytes_to_write - 1:
+    if free == 0 and f.disk_short_bytes is not None and f.disk_short_bytes < to_write - 1:
         raise ValueError(f"forecast.disk_short_bytes {_g(f.disk_short_bytes)} is under the bytes to write "
-                         f"({f.bytes_to_write:g}) with no space free")
+                         f"({to_write:g}) with no space free")
     if (full is None) != (f.disk_full_hours is None) or \
             (full is not None and not _close(f.disk_full_hours, full, 1e-6)):
         raise ValueError(f"forecast.disk_full_hours {_g(f.disk_full_hours)} is not the free space over the bytes "
@@ -237,13 +238,14 @@ class RunCalibration(_Strict):
         elif not math.isclose(f.bytes_to_write, to_write, rel_tol=1e-9, abs_tol=1.0):
             raise ValueError(f"forecast.bytes_to_write {f.bytes_to_write:g} is not storage_bytes less bytes_measured "
                              f"({to_write:g})")
-        if f.disk_free_bytes is None:
+        file_to_write, free = f.bytes_to_write, f.disk_free_bytes    # the file's bytes to write, or set just above
+        if free is None:
             if f.disk_fills is not None or f.disk_short_bytes is not None:
                 raise ValueError("forecast.disk_fills or disk_short_bytes is given while disk_free_bytes is unknown")
         elif f.disk_fills is None:
-            _fill_in_disk_verdict(f)
-        elif _check_disk_fills(f):
-            _check_disk_figures(f)
+            _fill_in_disk_verdict(f, file_to_write, free)
+        elif _check_disk_fills(f, file_to_write, free):
+            _check_disk_figures(f, file_to_write, free)
         return self
 
     def disk_words(self) -> tuple[str, str]:
@@ -253,10 +255,13 @@ class RunCalibration(_Strict):
         f = self.forecast
         if f.disk_fills is None:
             return "whether the disk fills is unknown", f"its free space is {f.disk_free_from}"
-        room = f"{fmt_bytes(f.bytes_to_write)} still to write, {fmt_bytes(f.disk_free_bytes)} free ({f.disk_free_from})"
+        to_write, free = f.bytes_to_write, f.disk_free_bytes
+        # _disk_verdict (on reading) sets bytes_to_write, and disk_fills only where the free space is known
+        assert to_write is not None and free is not None
+        room = f"{fmt_bytes(to_write)} still to write, {fmt_bytes(free)} free ({f.disk_free_from})"
         if not f.disk_fills:
             high = f.storage_bytes_high - self.bytes_measured
-            if high > f.disk_free_bytes:
+            if high > free:
                 return ("the disk does not fill at the forecast, only at the band's high end",
                         f"{room}; {fmt_bytes(high)} to write at the band's high end")
             return "the disk does not fill", room
@@ -268,16 +273,16 @@ class RunCalibration(_Strict):
             return f"the disk fills in {fmt_hours(f.disk_full_hours)}", f"{room}; {short} short"
         if f.disk_short_bytes is None:       # a file from before the verdict: its free space was kept at 0
             return ("the disk is full already",
-                    f"{room}; short by at least {fmt_bytes(f.bytes_to_write)} (by how much more, this older "
+                    f"{room}; short by at least {fmt_bytes(to_write)} (by how much more, this older "
                     "calibration file does not say: its free space was stored no lower than 0)")
-        over = f.disk_short_bytes - f.bytes_to_write      # free 0: the bytes the run holds beyond the disk
-        if over > 0 and not f.bytes_to_write:
+        over = f.disk_short_bytes - to_write      # free 0: the bytes the run holds beyond the disk
+        if over > 0 and not to_write:
             return ("the run is finished and already holds more than the disk",
                     f"nothing still to write; its files take {fmt_bytes(over)} more than the disk has "
                     f"({f.disk_free_from} is below 0)")
         if over > 0:
             return ("the run already holds more than the disk",
-                    f"{fmt_bytes(over)} over ({f.disk_free_from} is below 0) with {fmt_bytes(f.bytes_to_write)} "
+                    f"{fmt_bytes(over)} over ({f.disk_free_from} is below 0) with {fmt_bytes(to_write)} "
                     f"still to write; {short} short")
         return "the disk is full already", f"{room}; {short} short"
 
@@ -501,8 +506,10 @@ def _kept(field: str, value: float | None, notes: list[str]) -> float | None:
     """`value` for RunCalibration's `field` when inside the field's bounds; None (not measured) and a
     note when the run gives one outside them (a file's metadata is input, and a plan would take it)."""
     from pydantic import TypeAdapter, ValidationError
+    kind = RunCalibration.model_fields[field].annotation
+    assert kind is not None          # every field of RunCalibration is annotated (pydantic: None for none)
     try:
-        return TypeAdapter(RunCalibration.model_fields[field].annotation).validate_python(value)
+        return TypeAdapter(kind).validate_python(value)
     except ValidationError as exc:
         notes.append(f"{field} {value:g} not kept: {exc.errors()[0]['msg']} (the run's files give it)")
         return None
@@ -561,9 +568,15 @@ def _rate(units: list[Unit], elapsed_hours: float | None) -> tuple[float | None,
     return _rate_by_times(units, rows)
 
 
+def _tokens(units: list[Unit]) -> list[float]:
+    """The token counts of the units that have one, in order."""
+    return [u.tokens for u in units if u.tokens is not None]
+
+
 def _tokens_of(units: list[Unit]) -> float | None:
     """The units' tokens; None unless every one has its count."""
-    return sum(u.tokens for u in units) if all(u.tokens is not None for u in units) else None
+    tokens = _tokens(units)
+    return sum(tokens) if len(tokens) == len(units) else None
 
 
 def _rate_by_times(units: list[Unit], rows: int) -> tuple[float | None, float | None, float | None, str]:
@@ -652,21 +665,20 @@ def _token_figures(units: list[Unit], names, rows_planned: float, notes: list[st
                      "tokens")
     if not with_tokens:
         return with_tokens, sizes_only, (math.nan, math.nan, math.nan), None
-    band = ratio_band([u.tokens for u in with_tokens], [u.planned_tokens for u in with_tokens], rows_planned)
+    band = ratio_band(_tokens(with_tokens), [u.planned_tokens for u in with_tokens], rows_planned)
     if len(with_tokens) < len(units):
         notes.append(f"tokens read from {len(with_tokens):,} of {len(units):,} files (an even sample), "
                      "scaled to all by the plan")
         return with_tokens, sizes_only, band, band[0] * sum(u.planned_tokens for u in units)
-    return with_tokens, sizes_only, band, sum(u.tokens for u in with_tokens)
+    return with_tokens, sizes_only, band, sum(_tokens(with_tokens))
 
 
 def _data_figures(with_tokens: list[Unit]) -> tuple[float | None, float | None]:
     """(data bytes per token, mean overhead bytes per file) of the files whose data bytes are read."""
-    data = [u for u in with_tokens if u.data_bytes is not None and u.tokens]
+    data = [(u.size, u.data_bytes, u.tokens) for u in with_tokens if u.data_bytes is not None and u.tokens]
     if not data:
         return None, None
-    return sum(u.data_bytes for u in data) / sum(u.tokens for u in data), statistics.fmean(
-        u.size - u.data_bytes for u in data)
+    return sum(d for _, d, _ in data) / sum(t for _, _, t in data), statistics.fmean(s - d for s, d, _ in data)
 
 
 def _rates(units: list[Unit], with_tokens: list[Unit], sizes_only: bool, tokens_measured, *, gpus: int,

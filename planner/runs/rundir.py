@@ -265,11 +265,13 @@ class SpecForgeNaming(Naming):
             out.append(range(a, a + min(b - a, kept)))
         return out
 
-    def expected(self):
+    def expected(self) -> Iterator[ExpectedFile]:
         for r in range(self.world):
             for span in self.written(r):
                 for idx in span:
-                    yield self._row_file(self.path(r, idx), r, self.position(r, idx))
+                    pos = self.position(r, idx)
+                    assert pos is not None       # written() gives indices below the shard's length
+                    yield self._row_file(self.path(r, idx), r, pos)
 
     def lookup(self, rel):
         mt = self._re.match(rel)

@@ -256,8 +256,8 @@ def test_article_steps_worked_by_hand():
 
 
 def test_cli_waterfall_ends_at_storage_bytes(default_json):
-    from planner.export.plan_json import PlanOutput
-    others = [PlanOutput.from_plan(plan(Scenario.model_validate(s))).model_dump()
+    from planner.export.plan_json import plan_output
+    others = [plan_output(plan(Scenario.model_validate(s))).model_dump()
               for s in ({"layout": "speculators"}, {"mix": [{"id": "sharegpt", "rows": 1000}]})]
     for d in [default_json, *others]:
         steps = d["against_article"]["steps"]

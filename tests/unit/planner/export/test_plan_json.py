@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from planner import Scenario, plan, seed_article_scenario
-from planner.export.plan_json import SCHEMA_PATH, PlanOutput, schema_text, to_json_dict
+from planner.export.plan_json import SCHEMA_PATH, plan_output, schema_text, to_json_dict
 from planner.scenario import UniformMix
 
 
@@ -111,7 +111,7 @@ def test_fractional_counts_round_to_the_nearest_whole():
     # 3 samples x 2.5 tokens = 7.5 tokens -> 8 (round half to even gives 8); 3 x 2.5 x 51,204 = 384,030 bytes
     p = plan(Scenario(uniform=UniformMix(samples=3, tokens=2.5), layout="seed-article", max_seq_len=None,
                       regenerate=False))
-    d = PlanOutput.from_plan(p).model_dump()
+    d = plan_output(p).model_dump()
     assert d["tokens"] == 8 and d["storage_bytes"] == 384_030
 
 
@@ -179,3 +179,6 @@ def test_a_projection_follows_its_phase_model():
         "twice": 15.0, "n": 8, "band": None, "inner": {"x": 0.25}}
     with pytest.raises(TypeError, match="has no field 'gone'"):
         _projection("Bad", Phase, "n gone")
+    # `?` keeps a field's default: a computed field has none to keep
+    with pytest.raises(TypeError, match="'twice'\\? keeps the phase's default, but Phase.twice is not a field"):
+        _projection("Bad", Phase, "twice?")
