@@ -18,7 +18,9 @@ and the link are searched between the scenario's value and a bound whose plan fl
 interpolating where the two totals meet and planning either side of it (planner/decisions/bracket.py flip, to
 PRECISION). The crossing nearest the scenario's value is reported, None when neither end flips it. Every
 input moves the dollars only through the plan's phases (planner.phases.compose.figures: plan() without quality,
-findings and assumptions), so no formula is written twice.
+findings and assumptions), so no formula is written twice; each input names the phase it feeds (INPUTS), and a
+probe works out that phase and the costs again on the scenario's own figures (Figures.moved: the stored rows and
+the other phases kept; tests/unit/planner/decisions/test_verdict.py checks every input against the whole figures).
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ from planner.decisions.unblock import (
     way_days,
 )
 from planner.errors import PlannerInputError
-from planner.phases.compose import figures
+from planner.phases.compose import Figures, figures
 from planner.phases.costs import DAYS_PER_MONTH
 from planner.phases.reuse import Reuse
 from planner.planning import Plan
@@ -90,6 +92,7 @@ class _Input:
     field: str
     current: Callable[[Plan], float]
     set: Callable[[Scenario, float], Scenario]
+    phase: str                                     # the phase of planner.phases.compose.Figures it feeds
     applies: Callable[[Plan], bool] = lambda p: True
     linear: bool = False                           # every total is a + b x in it (costs.py)
 
@@ -101,26 +104,26 @@ def _held(s: Scenario, days: float) -> Scenario:
 INPUTS = (
     _Input("storage_usd_per_tb_month", Costs, "storage_usd_per_tb_month",
            lambda p: p.cost_usd.storage_usd_per_tb_month,
-           lambda s, x: _sub(s, "costs", "storage_usd_per_tb_month", x), linear=True),
-    _Input("days_held", Costs, "storage_months", lambda p: p.cost_usd.storage_days_held, _held,
+           lambda s, x: _sub(s, "costs", "storage_usd_per_tb_month", x), "costs", linear=True),
+    _Input("days_held", Costs, "storage_months", lambda p: p.cost_usd.storage_days_held, _held, "costs",
            linear=True),
     _Input("epochs", Training, "epochs", lambda p: p.scenario.training.epochs,
-           lambda s, x: _sub(s, "training", "epochs", x)),
+           lambda s, x: _sub(s, "training", "epochs", x), "training"),
     _Input("link_gbps", Transfer, "link_gbps", lambda p: p.scenario.transfer.link_gbps,
-           lambda s, x: _sub(s, "transfer", "link_gbps", x),
+           lambda s, x: _sub(s, "transfer", "link_gbps", x), "transfer",
            lambda p: p.transfer_method in ("link", "object_store")),
     _Input("extraction_gpu_usd_per_hour", Costs, "extraction_usd_per_gpu_hour",
            lambda p: p.cost_usd.extraction_usd_per_gpu_hour,
-           lambda s, x: _sub(s, "costs", "extraction_usd_per_gpu_hour", x), linear=True),
+           lambda s, x: _sub(s, "costs", "extraction_usd_per_gpu_hour", x), "costs", linear=True),
 )
 
 
-def _totals_at(s: Scenario, inp: _Input, x: float, catalog: StatsCatalog | None,
-               reuse: Reuse | None = None) -> dict[str, float] | None:
+def _totals_at(base: Figures, inp: _Input, x: float) -> dict[str, float] | None:
     """The three totals with `inp` set to x; None where no plan can be made (a figure that would not be
-    finite). `reuse`: the verdict's (planner/phases/reuse.py): no input it moves changes the stored rows."""
-    try:   # the budget figures alone (planner.phases.compose.figures): no quality, findings or assumptions to build
-        t = totals(figures(inp.set(s, x), catalog, reuse))
+    finite). `base`: the scenario's budget figures (planner.phases.compose.figures: no quality, findings or
+    assumptions); only the phase `inp` feeds and the costs are worked out again (Figures.moved)."""
+    try:
+        t = totals(base.moved(inp.set(base.scenario, x), inp.phase))
     except PlannerInputError:
         return None
     return t if all(math.isfinite(v) for v in t.values()) else None
@@ -156,14 +159,14 @@ def _linear_crossings(x0: float, t0: dict[str, float], x1: float, t1: dict[str, 
     return out
 
 
-def _searched_crossing(s: Scenario, inp: _Input, catalog: StatsCatalog | None, x0: float, t0: dict[str, float] | None,
+def _searched_crossing(base: Figures, inp: _Input, x0: float, t0: dict[str, float] | None,
                        end: float, t_end: dict[str, float] | None, here: str,
-                       ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float, str | None]:
+                       ways: tuple[str, ...] = MODES) -> tuple[float, str | None]:
     """The value between x0 (where `here` is cheapest) and `end` (where it is not) at which the answer
     flips, within PRECISION (planner/decisions/bracket.py flip): its regula falsi steps interpolate where `here`'s
     total meets the flipped way's (in x, or in 1/x for the link, whose hours go as 1/x)."""
     def probe(x: float) -> tuple[bool, dict[str, float] | None]:
-        tx = _totals_at(s, inp, x, catalog, reuse)
+        tx = _totals_at(base, inp, x)
         return _best(tx, ways) == here, tx
 
     def gaps(ta: dict[str, float] | None, tb: dict[str, float] | None) -> tuple[float, float] | None:
@@ -186,28 +189,29 @@ def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
     return lo, hi, min(max(inp.current(p), lo), hi)
 
 
-def _crossing(s: Scenario, inp: _Input, p: Plan, catalog: StatsCatalog | None,
-              ways: tuple[str, ...] = MODES, reuse: Reuse | None = None) -> tuple[float | None, str | None]:
-    """The value of `inp` nearest the scenario's at which another of `ways` becomes the cheapest."""
+def _crossing(base: Figures, inp: _Input, p: Plan,
+              ways: tuple[str, ...] = MODES) -> tuple[float | None, str | None]:
+    """The value of `inp` nearest the scenario's at which another of `ways` becomes the cheapest; `base`:
+    the budget figures of `p`'s scenario (figures(p.scenario))."""
     if not inp.applies(p) or len(ways) < 2:
         return None, None
     lo, hi, x0 = span(inp, p)
     here = cheapest(p, ways)
-    t0 = totals(p) if x0 == inp.current(p) else _totals_at(s, inp, x0, catalog, reuse)
+    t0 = totals(p) if x0 == inp.current(p) else _totals_at(base, inp, x0)
     found: list[tuple[float, str | None]] = []
     if inp.linear and t0 is not None:
         x1 = hi if x0 != hi else lo
-        t1 = _totals_at(s, inp, x1, catalog, reuse)
+        t1 = _totals_at(base, inp, x1)
         if t1 is not None:
             found = _linear_crossings(x0, t0, x1, t1, here, lo, hi, ways)
     else:
         for end in (lo, hi):
             if end == x0:
                 continue
-            t_end = _totals_at(s, inp, end, catalog, reuse)
+            t_end = _totals_at(base, inp, end)
             if _best(t_end, ways) in (here, None):
                 continue
-            found.append(_searched_crossing(s, inp, catalog, x0, t0, end, t_end, here, ways, reuse))
+            found.append(_searched_crossing(base, inp, x0, t0, end, t_end, here, ways))
     if not found:
         return None, None
     x, m = min(found, key=lambda f: abs(math.log((f[0] + 1e-12) / (x0 + 1e-12))))
@@ -396,9 +400,10 @@ def _among(answer: str, ways: tuple[str, ...], none_runs: bool) -> str:
 def _breakevens(p: Plan, catalog: StatsCatalog | None, ways: tuple[str, ...]):
     """Each input's break-even among `ways` (None: none inside its bounds), the way it flips to, its value now."""
     breakeven, flips, now = {}, {}, {}
-    reuse = Reuse()    # the break-evens' plans share the scenario's stored rows (planner/phases/reuse.py)
+    # the break-evens' figures share the scenario's stored rows and every phase their input does not feed
+    base = figures(p.scenario, catalog, Reuse()) if len(ways) > 1 else None
     for inp in INPUTS:
-        breakeven[inp.key], flips[inp.key] = _crossing(p.scenario, inp, p, catalog, ways, reuse)
+        breakeven[inp.key], flips[inp.key] = _crossing(base, inp, p, ways) if base is not None else (None, None)
         now[inp.key] = inp.current(p)
     return breakeven, flips, now
 

@@ -216,6 +216,20 @@ class Figures:
         return costs(self.scenario.costs, ex, trn, tr, ex_gpu=r.ex_gpu, tr_gpu=r.tr_gpu, store=r.store,
                      stored_bytes=self.storage.compressed, timeline_days=held_hours / 24)
 
+    def moved(self, s: Scenario, phase: str) -> Figures:
+        """The figures of `s`, a scenario that differs from this one only in inputs read by `phase`
+        ("costs", "training" or "transfer") and by the costs after it: the stored rows and the other phases
+        are this object's, the presets are resolved again. The caller names the phase its input feeds
+        (planner/decisions/verdict.py INPUTS); tests/unit/planner/decisions/test_verdict.py checks, for every
+        input there, that the totals equal figures(s)'s to the bit."""
+        kept = {"costs": ("_capture", "_training", "transfer"), "training": ("_capture", "transfer"),
+                "transfer": ("_capture", "_training")}[phase]
+        r = resolve(s, self._measured)
+        out = Figures(s, r, self.storage, self._eff, self._measured, self._reuse)
+        for name in kept:       # functools.cached_property keeps its value in the instance's __dict__
+            out.__dict__[name] = getattr(self, name)
+        return out
+
     @property
     def wall_days_offline(self) -> float:
         return (self.extraction.wall_hours + self.nodes.gather_hours + self.transfer.hours

@@ -175,7 +175,9 @@ def memory_parts(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: floa
       src/speculators/train/config/schema.py:222-224), so 14 P / GPUs;
     - the frozen embedding and head the drafter runs, bf16: 2 x 2 V H (an estimate: one of each);
     - activations (an estimate, ACT_BYTES_PER_H x H per position and layer, as for a transformer layer in
-      16-bit with flash attention, Korthikanti et al. 2022, arXiv:2205.05198 section 4.1): EAGLE keeps every
+      16-bit with flash attention, Korthikanti et al. 2022, arXiv:2205.05198 section 4.1; no T x T scores are
+      held: SpecForge trains with flex_attention unless told otherwise, specforge/config/schema.py:523-525
+      @a6b6b02, an eager or sdpa backend chosen by hand holds them and is not modelled): EAGLE keeps every
       one of its TTT passes for the backward, batch x T positions each, with their head's logits (LOGIT_BYTES
       per logit over the head's vocabulary) and the teacher's soft labels (fp32, once); DFlash runs min(anchors,
       T) x block positions through its layers over the row's context K/V, its head in chunks of

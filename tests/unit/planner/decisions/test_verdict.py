@@ -9,6 +9,7 @@ import pytest
 
 from planner import Scenario, plan
 from planner.decisions import verdict as V
+from planner.phases.compose import Figures, figures
 from planner.scenario import Costs, Training, Transfer
 from tests.integration.test_storage_rent_and_verdict import small
 
@@ -20,8 +21,8 @@ def _reference(s, inp, p):
     lo, hi, x0 = V.span(inp, p)
     here = V.cheapest(p)
 
-    def mode(x):
-        return V._best(V._totals_at(s, inp, x, None))
+    def mode(x):   # the whole figures of the changed scenario, as plan() works them out
+        return V._best(V.totals(figures(inp.set(s, x))))
     best = None
     for end in (lo, hi):
         if end == x0 or mode(end) in (here, None):
@@ -51,20 +52,52 @@ SCENARIOS = {
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("inp", V.INPUTS, ids=lambda i: i.key)
+def test_moved_figures_equal_the_whole_figures(name, inp):
+    # _totals_at works out again only the phase its input feeds (Figures.moved, `phase` in INPUTS); the
+    # whole figures of the changed scenario must give the same totals to the bit at the bounds, the value
+    # now and between. An input declared with the wrong phase (e.g. epochs as "costs": the training hours
+    # kept from the base) fails here.
+    s = SCENARIOS[name]
+    p = plan(s, band=False)
+    base = figures(s)
+    lo, hi, x0 = V.span(inp, p)
+    for x in sorted({lo, hi, x0, (lo + hi) / 2, x0 * 1.7 if x0 * 1.7 <= hi else (x0 + lo) / 2}):
+        whole = figures(inp.set(s, x))
+        try:
+            want = V.totals(whole)
+        except Exception as exc:         # a value no plan can be made of: refused alike
+            with pytest.raises(type(exc)):
+                V.totals(base.moved(inp.set(s, x), inp.phase))
+            continue
+        assert V.totals(base.moved(inp.set(s, x), inp.phase)) == want, (name, inp.key, x)
+
+
+def test_a_wrong_phase_is_caught():
+    # the check above can fail: epochs declared as feeding the costs alone keeps the base's training hours
+    s = SCENARIOS["s3 timeline"]
+    base = figures(s)
+    changed = s.model_copy(update={"training": s.training.model_copy(update={"epochs": s.training.epochs * 3})})
+    assert V.totals(base.moved(changed, "costs")) != V.totals(figures(changed))
+    assert V.totals(base.moved(changed, "training")) == V.totals(figures(changed))
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
 def test_each_break_even_matches_the_bisection(name, monkeypatch):
     s = SCENARIOS[name]
     p = plan(s, band=False)
     calls = {"n": 0}
-    real = V.figures   # what _totals_at builds for each probe (planner/phases/compose.py figures)
+    real = Figures.moved   # what _totals_at builds for each probe (planner/phases/compose.py)
 
     def counted(*a, **k):
         calls["n"] += 1
         return real(*a, **k)
-    monkeypatch.setattr(V, "figures", counted)
+    monkeypatch.setattr(Figures, "moved", counted)
+    base = figures(s)
     flipped = 0
     for inp in V.INPUTS:
         calls["n"] = 0
-        x, m = V._crossing(s, inp, p, None)
+        x, m = V._crossing(base, inp, p)
         used = calls["n"]
         rx, rm = _reference(s, inp, p)
         assert m == rm, (name, inp.key)
@@ -74,7 +107,7 @@ def test_each_break_even_matches_the_bisection(name, monkeypatch):
         flipped += 1
         # the reference stops at 1e-10 relative; the solved line is exact up to rounding
         assert x == pytest.approx(rx, rel=1e-8), (name, inp.key)
-        # a line costs one figures() call (the other bound); a search the bound(s) and a few probes
+        # a line costs one moved figures (the other bound); a search the bound(s) and a few probes
         assert used <= (2 if inp.linear else 12), (name, inp.key, used)
     assert flipped, name                       # each scenario flips on at least one input
 
@@ -82,13 +115,16 @@ def test_each_break_even_matches_the_bisection(name, monkeypatch):
 def test_the_whole_verdict_takes_a_handful_of_plans(monkeypatch):
     s = SCENARIOS["s3 timeline"]
     p = plan(s)
-    n = {"n": 0}
-    real = V.figures   # the verdict's only builder of plans' figures (planner/phases/compose.py figures)
-    monkeypatch.setattr(V, "figures", lambda *a, **k: (n.__setitem__("n", n["n"] + 1), real(*a, **k))[1])
+    n = {"whole": 0, "moved": 0}
+    whole, moved = V.figures, Figures.moved   # the verdict's builders of figures (planner/phases/compose.py)
+    monkeypatch.setattr(V, "figures", lambda *a, **k: (n.__setitem__("whole", n["whole"] + 1), whole(*a, **k))[1])
+    monkeypatch.setattr(Figures, "moved",
+                        lambda *a, **k: (n.__setitem__("moved", n["moved"] + 1), moved(*a, **k))[1])
     V.verdict(p)
-    assert n["n"] > 0, n                       # the patched builder is the one the verdict calls
+    # the scenario's whole figures once, then only the phase each probe's input feeds
+    assert n["whole"] == 1, n
     # before: ~130 plans (60-step bisections); now 1 per line input and a few per searched one
-    assert n["n"] <= 25, n
+    assert 0 < n["moved"] <= 25, n
 
 
 def test_states_ready_counts_the_gather():
