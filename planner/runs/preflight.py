@@ -69,7 +69,8 @@ PREFIX = ".planner-preflight-"    # the temporary folder in --dir (removed at th
 #                the layout's own note: not re-read)
 PER_ROW_PIPELINES = ("speculators", "specforge", "modelopt", "eagle")
 DENSE_ARCH = {"qwen3-": "qwen3", "llama-": "llama"}     # preset id prefix -> transformers model_type
-HYBRID_ARCH = {"qwen3.6-": "qwen3_5_text"}             # Gated DeltaNet + full attention
+# Gated DeltaNet + full attention: Qwen3.5 and Qwen3.6 share transformers' model_type qwen3_5
+HYBRID_ARCH = {"qwen3.6-": "qwen3_5_text", "qwen3.5-": "qwen3_5_text"}
 
 
 @dataclass
