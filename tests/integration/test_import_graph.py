@@ -283,8 +283,7 @@ def _doc_layers() -> list[tuple[str, set[str]]]:
     text = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text(encoding="utf-8")
     rows = []
     for line in text.splitlines():
-        m = re.match(r"\| (base|catalog|scenario\+presets|phases|planning|decisions|export|runs|cli|dashboard|app) \| (.*) \|$",
-                     line)
+        m = re.match(r"\| ([a-z+]+) \| (.*`.*) \|$", line)
         if m:
             names = set(re.findall(r"`([^`]+)`", m.group(2))) - {"__init__"}
             short = {n if n.startswith(("planner", "drafter_dashboard")) or n.endswith(".py")
