@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
              weights=opts.get("weights", {}), min_cap=opts.get("min_cap"),
              min_family_share=opts.get("min_family_share"))
     p = plan(r.scenario)
-    m = build_manifest(r.scenario, p=p)
+    m = build_manifest(r.scenario, plan=p)
     out = atomic_write(args.out, dump_manifest(m, "json" if Path(args.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
     if args.json:
