@@ -297,7 +297,8 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     served, fleet = served_costs(s, model, gpu, spec.drafter, draft_params)
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
-                 temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
+                 temperature=q.temperature, num_speculative_tokens=q.num_speculative_tokens,
+                 serving_batch=q.serving_batch,
                  fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter, reuse),
                  target=model.id, target_params=model.params, points=q.points, topk=q.topk,
                  num_draft_tokens=q.num_draft_tokens, served=served, fleet_served=fleet)
@@ -323,7 +324,7 @@ class _ServedArgs(TypedDict):
     draft_steps: int
     draft_tokens: int
     draft_layer_params: float
-    tp: int
+    tensor_parallel: int
     weight_dtype: str
 
 
@@ -342,7 +343,7 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
     kw = _ServedArgs(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k,
                      draft_tokens=h.n if block else h.topk,
-                     draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
+                     draft_layer_params=draft_params, tensor_parallel=q.serving_tp, weight_dtype=s.weight_dtype)
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 
 

@@ -143,25 +143,25 @@ class Rates:
     decode_bound: str
 
 
-def rates(model: ModelSpec, gpu: GPUSpec, tp: int, e: Engine, *, prefill_ctx: float, decode_ctx: float,
-          seq_tokens: float, concurrency: int | None = None) -> Rates:
-    """Roofline prefill and decode rates per GPU on a TP group of `tp`: prefill at MFU x peak; decode
+def rates(model: ModelSpec, gpu: GPUSpec, tensor_parallel: int, engine: Engine, *, prefill_ctx: float,
+          decode_ctx: float, seq_tokens: float, concurrency: int | None = None) -> Rates:
+    """Roofline prefill and decode rates per GPU on a TP group of `tensor_parallel`: prefill at MFU x peak; decode
     at the largest batch the scheduler, the concurrency and the memory left for KV cache and state allow."""
-    weights = model.weight_bytes(e.weight_dtype)
-    peak = gpu.peak_flops(e.weight_dtype)
-    tp_eff = e.tp_efficiency if tp > 1 else 1.0
-    kv = model.kv_bytes_per_token(e.kv_dtype)
+    weights = model.weight_bytes(engine.weight_dtype)
+    peak = gpu.peak_flops(engine.weight_dtype)
+    tp_eff = engine.tp_efficiency if tensor_parallel > 1 else 1.0
+    kv = model.kv_bytes_per_token(engine.kv_dtype)
     seq_bytes = kv * max(seq_tokens, 1.0) + model.linear_state_bytes()
-    prefill = peak * e.prefill_mfu / prefill_flops_per_token(model, prefill_ctx) * tp_eff
-    free = tp * usable_memory_bytes(gpu) - weights
-    cap = min(e.max_num_seqs, e.max_batched_tokens, concurrency or e.max_num_seqs)
+    prefill = peak * engine.prefill_mfu / prefill_flops_per_token(model, prefill_ctx) * tp_eff
+    free = tensor_parallel * usable_memory_bytes(gpu) - weights
+    cap = min(engine.max_num_seqs, engine.max_batched_tokens, concurrency or engine.max_num_seqs)
     batch = max(1, min(cap, int(free // seq_bytes) if seq_bytes else cap))
     dctx = max(decode_ctx, 1.0)
     moved = weights + batch * (kv * dctx + 2 * model.linear_state_bytes())
-    t_mem = moved / (tp * gpu.bandwidth_tb_s * 1e12 * e.bandwidth_efficiency)
-    t_compute = batch * decode_flops_per_token(model, dctx) / (tp * peak * e.decode_mfu)
+    t_mem = moved / (tensor_parallel * gpu.bandwidth_tb_s * 1e12 * engine.bandwidth_efficiency)
+    t_compute = batch * decode_flops_per_token(model, dctx) / (tensor_parallel * peak * engine.decode_mfu)
     step = max(t_mem, t_compute)
-    decode = batch / step / tp * tp_eff
+    decode = batch / step / tensor_parallel * tp_eff
     return Rates(prefill, decode, batch, "memory bandwidth" if t_mem >= t_compute else "compute")
 
 
@@ -176,14 +176,14 @@ def serving(prefill: float, decode: float, isl: float, osl: float) -> tuple[floa
     return osl / seconds, (isl + osl) / seconds
 
 
-def engine_for(gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str, prefill_mfu: float,
+def engine_for(gpu: GPUSpec, throughput: Throughput, *, weight_dtype: str, kv_dtype: str, prefill_mfu: float,
                usage: str = "llm_class") -> Engine:
     seqs, tokens, _ = engine_defaults(gpu, usage)
     return Engine(weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu,
-                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"),
-                  bandwidth_efficiency=t.decode_bandwidth_efficiency,
-                  tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=t.max_batch or seqs,
-                  max_batched_tokens=t.max_batched_tokens or tokens)
+                  decode_mfu=throughput.decode_mfu or efficiency("decode_mfu"),
+                  bandwidth_efficiency=throughput.decode_bandwidth_efficiency,
+                  tp_efficiency=throughput.tensor_parallel_efficiency, max_num_seqs=throughput.max_batch or seqs,
+                  max_batched_tokens=throughput.max_batched_tokens or tokens)
 
 
 def _row_rates(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
@@ -201,11 +201,11 @@ def _row_rates(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: T
                  seq_tokens=row.isl + row.osl, concurrency=row.concurrency)
 
 
-def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
+def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], throughput: Throughput,
                    kv_dtype: str = "bf16") -> tuple[float, float]:
     """(roofline, measured) for a table row in its metric, with the row's engine caps and the
     scenario's efficiencies (the GPU preset's prefill MFU unless the scenario sets one)."""
-    r = _row_rates(row, models, gpus, t, kv_dtype)
+    r = _row_rates(row, models, gpus, throughput, kv_dtype)
     out, total = serving(r.prefill, r.decode, row.isl, row.osl)
     predicted = {"output": out, "total": total, "prefill": r.prefill}[row.metric]
     return predicted, row.value
@@ -458,7 +458,7 @@ def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, 
     return out
 
 
-def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
+def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, throughput: Throughput, *, weight_dtype: str, kv_dtype: str,
                         components, calibration: Calibration | None) -> float | None:
     """Decode tokens/s per GPU when serving the target on `gpu` under `vllm serve`'s caps, at the
     mix's mean prompt and response (conversation tokens less / plus the generated ones), scaled by
@@ -472,8 +472,8 @@ def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight
                                 model.kv_bytes_per_token(kv_dtype) * seq + model.linear_state_bytes(), gpu)
     if tp is None:
         return None
-    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=t.prefill_mfu or gpu.prefill_mfu,
-                   usage="serve")
+    e = engine_for(gpu, throughput, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                   prefill_mfu=throughput.prefill_mfu or gpu.prefill_mfu, usage="serve")
     r = rates(model, gpu, tp, e, prefill_ctx=isl, decode_ctx=isl + osl / 2, seq_tokens=seq)
     return r.decode * (calibration.factor if calibration is not None else 1.0)
 
@@ -485,14 +485,14 @@ def sequence(model: ModelSpec, work: Workload, kv_dtype: str) -> tuple[float, fl
     return seq_tokens, model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
 
 
-def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
-    """Tensor-parallel groups of `tp` that `gpus` on nodes of `gpus_per_node` hold: a group stays
+def replicas_on_nodes(gpus: int, gpus_per_node: int, tensor_parallel: int) -> int:
+    """Tensor-parallel groups of `tensor_parallel` that `gpus` on nodes of `gpus_per_node` hold: a group stays
     within a node when it fits in one (the last node may be partly filled); a larger group spans
     whole nodes."""
-    if tp > gpus_per_node:
-        return gpus // tp
+    if tensor_parallel > gpus_per_node:
+        return gpus // tensor_parallel
     full, rest = divmod(gpus, gpus_per_node)
-    return full * (gpus_per_node // tp) + rest // tp
+    return full * (gpus_per_node // tensor_parallel) + rest // tensor_parallel
 
 
 def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str,
@@ -671,7 +671,7 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
                    capture_bound, pcal, dcal, calibration, band_hours)
 
 
-def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
+def extraction(model: ModelSpec, gpu: GPUSpec, throughput: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
                nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
                measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
@@ -687,13 +687,13 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     warnings: list[Finding] = []
     tp, seq_tokens = _tensor_parallel(model, gpu, work, weight_dtype, kv_dtype, held_bytes_per_token)
     replicas = _replicas(model, gpu, tp, gpus, gpus_per_node, weight_dtype, path, warnings)
-    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
+    e = engine_for(gpu, throughput, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
     conversations = max(work.conversations, 1.0)
     isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
     osl = work.output_tokens / conversations
-    c = _Capture(t, work, tp, replicas, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s, isl, osl,
-                 path, stored_bytes, reuse)
-    if t.mode == "fixed":
+    c = _Capture(throughput, work, tp, replicas, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s,
+                 isl, osl, path, stored_bytes, reuse)
+    if throughput.mode == "fixed":
         ph = _fixed(c)
     else:
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)

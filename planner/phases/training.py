@@ -421,16 +421,16 @@ def _memory(model: ModelSpec, gpu: GPUSpec, recipe: DrafterKnobs, drafter_params
     return parts, mem, fits, online_mem, online_fits, capacity
 
 
-def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
-             drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
+def training(model: ModelSpec, gpu: GPUSpec, training: Training, work: Workload, flops: DrafterFlops,
+             recipe: DrafterKnobs, *, drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
              read_bytes_per_s: float, read_bound: str = "local disks", nodes: int = 1,
              max_row_tokens: float = 0.0) -> TrainingPlan:
-    """`t.epochs` of `flops` on `t.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
+    """`training.epochs` of `flops` on `training.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
     epoch at `read_bytes_per_s` (all nodes together: their disks, or the shared filesystem; planner/phases/nodes.py)."""
     warnings: list[Finding] = []
     peak = gpu.peak_flops("bf16")
-    gpus = t.gpus
-    flops_h = hours_at(flops.total, gpus * peak * t.mfu)
+    gpus = training.gpus
+    flops_h = hours_at(flops.total, gpus * peak * training.mfu)
     overhead_s, overhead_term = overhead_seconds(recipe, work, gpus)
     overhead_h = overhead_s / 3600
     compute_h = max(flops_h, overhead_h)
@@ -446,9 +446,9 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
     steps = optimizer_steps(recipe, work, gpus)
     floor_text = _floor_text(overhead_term, steps, recipe)
-    reason = _bound_reason(kind, t.mfu, per_s, floor_text, read_bound)
+    reason = _bound_reason(kind, training.mfu, per_s, floor_text, read_bound)
     if kind == "overhead":
-        warnings.append(_floor_finding(overhead_term, floor_text, gpu.id, gpus, per_s, t.mfu))
+        warnings.append(_floor_finding(overhead_term, floor_text, gpu.id, gpus, per_s, training.mfu))
     target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
     row = max_row_tokens or (work.tokens / work.rows if work.rows else 0.0)
     parts, mem, fits, online_mem, online_fits, capacity = _memory(model, gpu, recipe, drafter_params, row, gpus,
@@ -459,14 +459,16 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     seconds = epoch_off * 3600
     low, high = rate_band()
     return TrainingPlan(
-        gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=t.gpus_per_node, epochs=t.epochs, drafter=recipe.kind,
-        drafter_layers=recipe.layers,
+        gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=training.gpus_per_node, epochs=training.epochs,
+        drafter=recipe.kind, drafter_layers=recipe.layers,
         drafter_params=drafter_params, ttt_steps=recipe.ttt_steps, num_anchors=recipe.num_anchors,
         block_size=recipe.block_size, recipe_from_layout=recipe.from_layout, flops_per_token=flops.per_token,
         flops_per_sample=flops.per_row, flops_per_epoch=flops.total, flops_parts=flops.parts,
         tokens_per_s=work.tokens / seconds if seconds else 0.0, samples_per_s=work.rows / seconds if seconds else 0.0,
-        offline_gpu_hours=t.epochs * epoch_off * gpus, offline_wall_hours=t.epochs * epoch_off, offline_bound=bound,
-        online_gpu_hours=t.epochs * epoch_on * gpus, online_wall_hours=t.epochs * epoch_on, breakeven_epochs=None,
+        offline_gpu_hours=training.epochs * epoch_off * gpus, offline_wall_hours=training.epochs * epoch_off,
+        offline_bound=bound,
+        online_gpu_hours=training.epochs * epoch_on * gpus, online_wall_hours=training.epochs * epoch_on,
+        breakeven_epochs=None,
         compute_hours_per_epoch=compute_h, overhead_hours_per_epoch=overhead_h, read_hours_per_epoch=read_h,
         target_forward_hours_per_epoch=target_h,
         online_fits=online_fits, warnings=warnings,
@@ -483,41 +485,43 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
         memory_capacity_gib=capacity / GIB, online_memory_gib_per_gpu=online_mem, fits=fits)
 
 
-def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture_gpus: int, train_gpus: int,
+def disaggregated(training_plan: TrainingPlan, disaggregated: Disaggregated, work: Workload, *, capture_gpus: int,
+                  train_gpus: int,
                   tensor_parallel: int, capture_tokens_per_s_per_gpu: float, regeneration_gpu_hours: float,
                   train_gpu: GPUSpec, train_mfu: float, stream_bytes_per_token: float, node_network_gbps: float,
                   network_efficiency: float, max_row_tokens: float, capture_gpus_per_node: int = 8) -> TrainingPlan:
-    """`tp` with the third mode added (a new plan; `tp` is left as it was): every epoch the capture GPUs prefill the
-    rows and stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
-    nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
+    """`training_plan` with the third mode added (a new plan; it is left as it was): every epoch the capture
+    GPUs prefill the rows and stream `stream_bytes_per_token` per token to the trainers over the smaller side's
+    nodes (capture nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
     `node_network_gbps` x efficiency; the slowest of the three rates sets the pace. The responses
     are regenerated once beforehand on the capture GPUs (as online)."""
     used = max(tensor_parallel, capture_gpus // tensor_parallel * tensor_parallel)
     capture_rate = capture_tokens_per_s_per_gpu * used
-    nodes = min(math.ceil(used / capture_gpus_per_node), math.ceil(train_gpus / tp.gpus_per_node))
+    nodes = min(math.ceil(used / capture_gpus_per_node), math.ceil(train_gpus / training_plan.gpus_per_node))
     network_rate = nodes * node_network_gbps * 1e9 / 8 * network_efficiency / stream_bytes_per_token \
         if stream_bytes_per_token else math.inf
     peak = train_gpu.peak_flops("bf16")
-    compute_rate = train_gpus * peak * train_mfu / tp.flops_per_token if tp.flops_per_token else math.inf
+    compute_rate = train_gpus * peak * train_mfu / training_plan.flops_per_token if training_plan.flops_per_token \
+        else math.inf
     # the overhead floor scales with the trainers in both its terms (per token, per optimizer step)
-    off = tp.stage_rates.get("offline", {}).get("overhead", math.inf)
-    overhead_rate = off * train_gpus / tp.gpus if tp.gpus else math.inf
+    off = training_plan.stage_rates.get("offline", {}).get("overhead", math.inf)
+    overhead_rate = off * train_gpus / training_plan.gpus if training_plan.gpus else math.inf
     rate, kind = pace(compute=compute_rate, supply=capture_rate, io=network_rate, overhead=overhead_rate)
     rates = {"capture": capture_rate, "network": network_rate, "training": min(compute_rate, overhead_rate)}
     bound = {"supply": "capture", "io": "network"}.get(kind, "training")
     epoch_h = hours_at(work.tokens, rate)
     regen_h = regeneration_gpu_hours / used if used else 0.0
     one_row = max_row_tokens * stream_bytes_per_token * train_gpus
-    warnings = [] if d.stream_buffer_gb * 1e9 >= one_row else [finding(
-        "buffer-small", f"disaggregated: the {d.stream_buffer_gb:g} GB stream buffer holds less "
+    warnings = [] if disaggregated.stream_buffer_gb * 1e9 >= one_row else [finding(
+        "buffer-small", f"disaggregated: the {disaggregated.stream_buffer_gb:g} GB stream buffer holds less "
         f"than one {max_row_tokens:,.0f}-token row per trainer ({one_row / 1e9:,.1f} GB): trainers wait on every row")]
-    return tp.model_copy(update=dict(
+    return training_plan.model_copy(update=dict(
         disaggregated_capture_gpus=used, disaggregated_train_gpus=train_gpus, disaggregated_bound=bound,
-        bounds={**tp.bounds, "disaggregated": kind},
-        stage_rates={**tp.stage_rates, "disaggregated": _finite(
+        bounds={**training_plan.bounds, "disaggregated": kind},
+        stage_rates={**training_plan.stage_rates, "disaggregated": _finite(
             {"compute": compute_rate, "supply": capture_rate, "io": network_rate, "overhead": overhead_rate})},
         disaggregated_hours_per_epoch=epoch_h, disaggregated_regeneration_hours=regen_h,
         disaggregated_rates_tokens_per_s={k: (v if math.isfinite(v) else 0.0) for k, v in rates.items()},
-        disaggregated_wall_hours=regen_h + tp.epochs * epoch_h,
-        disaggregated_gpu_hours=regen_h * used + tp.epochs * epoch_h * (used + train_gpus),
-        warnings=[*tp.warnings, *warnings]))
+        disaggregated_wall_hours=regen_h + training_plan.epochs * epoch_h,
+        disaggregated_gpu_hours=regen_h * used + training_plan.epochs * epoch_h * (used + train_gpus),
+        warnings=[*training_plan.warnings, *warnings]))
