@@ -736,5 +736,5 @@ def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp:
     at a measured capture rate (`measured`)."""
     return capture_time(path, tokens=work.tokens, rows=work.rows,
                         stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
-                        prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
+                        prefill_per_gpu=prefill_per_gpu, tensor_parallel=tp, tp_efficiency=tp_eff, replicas=replicas,
                         write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured, startup_s=startup_s)
