@@ -38,7 +38,7 @@ def _positive(flag):
 
 def _calibrate(a, *, progress=None):
     m = read_manifest(a.manifest, "--manifest")
-    return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, dp=a.dp, gpus=a.gpus,
+    return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, data_parallel=a.dp, gpus=a.gpus,
                         elapsed_hours=a.elapsed_hours, disk_capacity_tb=a.disk_capacity_tb, progress=progress)
 
 
