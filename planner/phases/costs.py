@@ -119,15 +119,15 @@ def _storage_price(s: Scenario, c: RowContext) -> float:
     return price if price is not None else c.store["usd_per_tb_month"]
 
 
-def storage_assumptions(c: RowContext) -> list[Assumption]:
+def storage_assumptions(context: RowContext) -> list[Assumption]:
     """The Assumptions rows of the storage bill: the price and how long the states are held."""
-    s, mine = c.scenario, "yours"
+    s, mine = context.scenario, "yours"
     A = Assumption
     return [
-        A(name="storage price", value=f"{c.store['name']} ({c.store['id']}): "
-          f"${_storage_price(s, c):g}/TB-month",
+        A(name="storage price", value=f"{context.store['name']} ({context.store['id']}): "
+          f"${_storage_price(s, context):g}/TB-month",
           tag=mine if s.costs.storage_usd_per_tb_month is not None or s.costs.storage else "estimate",
-          source=c.store["source"] + ("" if s.costs.storage else "; unset: where the placement puts the states "
+          source=context.store["source"] + ("" if s.costs.storage else "; unset: where the placement puts the states "
                                       "(local disks, a shared filesystem's network volume, "
                                       "the transfer's object store)")),
         A(name="storage time held", value=f"{s.costs.storage_months:g} months" if s.costs.storage_months is not None

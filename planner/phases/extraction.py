@@ -753,12 +753,12 @@ def _engine_caps(c: RowContext) -> Assumption:
                       f"default for {c.extraction_gpu.id}: {seqs:,} / {tokens:,} ({source})")
 
 
-def throughput_assumptions(c: RowContext, ex: ExtractionPlan | None,
+def throughput_assumptions(context: RowContext, extraction: ExtractionPlan | None,
                            plain: dict[str, Assumption]) -> list[Assumption]:
     """The Assumptions rows of the extraction's throughput: the article's fixed rate, or the roofline's
     efficiencies (with the declared rows of the decode bandwidth and tensor-parallel efficiencies, taken from
     `plain`), the engine's caps and the calibrations of `ex`, the plan's extraction."""
-    s, ex_gpu, A = c.scenario, c.extraction_gpu, Assumption
+    s, ex_gpu, A = context.scenario, context.extraction_gpu, Assumption
     t = s.throughput
     if t.mode == "fixed":
         preset = (efficiency("fixed_tokens_per_s"), efficiency("fixed_batching"))
@@ -766,16 +766,17 @@ def throughput_assumptions(c: RowContext, ex: ExtractionPlan | None,
                   tag="yours", source=(efficiency_source("fixed_tokens_per_s") if (t.tokens_per_s, t.batching) == preset
                                        else f"set in the scenario; the preset's {preset[0]:g} tok/s x {preset[1]:g}: "
                                             f"{efficiency_source('fixed_tokens_per_s')}"))]
-    cals = (None, None, None) if ex is None else (ex.prefill_calibration, ex.decode_calibration, ex.calibration)
+    cals = (None, None, None) if extraction is None else (extraction.prefill_calibration, extraction.decode_calibration,
+                                                          extraction.calibration)
     return [
-        paired("prefill MFU", c.prefill_mfu, ex_gpu.prefill_mfu,
+        paired("prefill MFU", context.prefill_mfu, ex_gpu.prefill_mfu,
                f"{ex_gpu.id} preset; {efficiency_source('prefill_mfu')}"),
         *take(plain, "throughput.decode_bandwidth_efficiency"),
         *take(plain, "throughput.tensor_parallel_efficiency"),
         A(name="usable GPU memory", value=f"{efficiency('memory_usable_fraction'):g} x memory - "
           f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate",
           source=efficiency_source("memory_usable_fraction")),
-        _engine_caps(c),
+        _engine_caps(context),
         paired("decode compute efficiency", t.decode_mfu or efficiency("decode_mfu"), efficiency("decode_mfu"),
                efficiency_source("decode_mfu")),
         A(name="KV cache", value=s.kv_dtype, tag="estimate" if s.kv_dtype == "bf16" else "yours",
@@ -784,11 +785,11 @@ def throughput_assumptions(c: RowContext, ex: ExtractionPlan | None,
     ]
 
 
-def model_assumptions(c: RowContext) -> list[Assumption]:
+def model_assumptions(context: RowContext) -> list[Assumption]:
     """The Assumptions rows of what the target's architecture adds to the extraction: linear attention's state,
     the forward's parameters, MoE decode, vLLM's staging write and the model's own estimates
     (planner/presets/specs.py)."""
-    s, model, A, out = c.scenario, c.model, Assumption, []
+    s, model, A, out = context.scenario, context.model, Assumption, []
     if model.linear_attention_layers:
         out.append(A(name="linear-attention state", value=f"{model.linear_state_bytes_each():,} bytes per layer and "
                      f"sequence x {model.linear_attention_layers} layers", tag=model.tag if not

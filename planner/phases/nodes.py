@@ -180,10 +180,10 @@ def _slowest(*rates: tuple[str, float]) -> tuple[float, str]:
     return rate, name
 
 
-def hardware_assumptions(c: RowContext, plain: dict[str, Assumption]) -> list[Assumption]:
+def hardware_assumptions(context: RowContext, plain: dict[str, Assumption]) -> list[Assumption]:
     """The Assumptions rows of the hardware: the GPUs, nodes, placement, weights' dtype and the extraction disk,
     with the declared rows of the compression and the shared filesystem (`plain`, taken from it)."""
-    s, ex_gpu, tr_gpu, mine = c.scenario, c.extraction_gpu, c.training_gpu, "yours"
+    s, ex_gpu, tr_gpu, mine = context.scenario, context.extraction_gpu, context.training_gpu, "yours"
     A = Assumption
     return [
         *take(plain, "compression"),
@@ -202,6 +202,6 @@ def hardware_assumptions(c: RowContext, plain: dict[str, Assumption]) -> list[As
                  "every byte"),
         *take(plain, "shared_fs_gb_s"),
         A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
-        A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
-          source=c.disk["source"]),
+        A(name="extraction disk", value=f"{context.disk['name']}: write {context.disk['write_gb_s']:g} GB/s",
+          tag="estimate", source=context.disk["source"]),
     ]

@@ -906,37 +906,39 @@ def payback(quality: QualityPlan, *, serving_tokens_per_day: float | None, decod
     return quality.model_copy(update=update)
 
 # ---------------------------------------------------------------- the Assumptions rows of quality
-def quality_assumptions(s: Scenario, qp: QualityPlan | None) -> list[Assumption]:
-    """The Assumptions rows of the quality estimate of `qp`: the curve and its reference, the transfer between
+def quality_assumptions(scenario: Scenario, quality: QualityPlan | None) -> list[Assumption]:
+    """The Assumptions rows of the quality estimate `quality`: the curve and its reference, the transfer between
     families, the serving workload, the regeneration gain (planner/presets/quality.yaml), then the harness's,
     the cycle as served, the band's drafter-quality term and your own runs."""
-    if qp is None:
+    if quality is None:
         return []
     q = quality_presets()
-    d = q.drafters[qp.drafter]
-    transfer = s.quality.domain_transfer
-    shares = ", ".join(f"{f} {v:.0%}" for f, v in qp.workload.items() if v > 0)
+    d = q.drafters[quality.drafter]
+    transfer = scenario.quality.domain_transfer
+    shares = ", ".join(f"{f} {v:.0%}" for f, v in quality.workload.items() if v > 0)
     return [
         Assumption(name="drafter quality curve", value=f"{d.name}: tau = 1 + A D / (D + D_half), D_half "
                    f"{d.scaling.fitted['d_half_tokens'] / 1e6:,.1f}M tokens; levels from {d.reference.label}",
                    tag="estimate", source=f"{d.scaling.source}; planner/presets/quality.yaml"),
         paired("transfer between families", transfer if transfer is not None else q.transfer.value, q.transfer.value,
                q.transfer.source),
-        Assumption(name="serving workload", value=shares, tag="yours" if isinstance(s.quality.workload, dict)
+        Assumption(name="serving workload", value=shares, tag="yours" if isinstance(scenario.quality.workload, dict)
                    else "estimate",
-                   source="set in the scenario" if isinstance(s.quality.workload, dict) else
-                   "the mix's own training-token shares per family" if s.quality.workload == "mix" or s.uniform
+                   source="set in the scenario" if isinstance(scenario.quality.workload, dict) else
+                   "the mix's own training-token shares per family"
+                   if scenario.quality.workload == "mix" or scenario.uniform
                    else "the full mix's family shares (the catalog's default mix at its measured lengths): fixed, "
                         "so trimming or dropping a component never changes what is served"),
-        Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if s.regenerate
+        Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if scenario.regenerate
                    else f"reused: tau / {1 + q.regeneration.value:g} (low end / {1 + q.regeneration.range[1]:g})",
                    tag="published", source=q.regeneration.source),
-        *harness_assumptions(qp, s.quality),
-        served_assumption(qp, s.quality),
-        _drafter_spread(qp, s.quality),
-    ] + ([Assumption(name="your own runs", value=f"{len(s.quality.points)} point(s): the levels and curve refitted on "
+        *harness_assumptions(quality, scenario.quality),
+        served_assumption(quality, scenario.quality),
+        _drafter_spread(quality, scenario.quality),
+    ] + ([Assumption(name="your own runs",
+                     value=f"{len(scenario.quality.points)} point(s): the levels and curve refitted on "
                      "those of this drafter kind", tag="yours", source="set in the scenario (--quality-points)")]
-         if s.quality.points else [])
+         if scenario.quality.points else [])
 
 
 def _drafter_spread(qp: QualityPlan, sq) -> Assumption:

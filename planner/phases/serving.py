@@ -210,16 +210,17 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
     return ServedCost(factor=f, factor_low=min(f, f_low), factor_high=max(f, f_low), basis=basis, **figures)
 
 
-def served_assumption(qp, sq) -> Assumption:
-    """The Assumptions row of the speculative cycle as served, for `qp` (the plan's QualityPlan) and `sq` (the
-    scenario's quality) (planner/presets/serving.yaml)."""
+def served_assumption(quality, scenario_quality) -> Assumption:
+    """The Assumptions row of the speculative cycle as served, for `quality` (the plan's QualityPlan) and
+    `scenario_quality` (the scenario's quality) (planner/presets/serving.yaml)."""
     p = serving_presets()
-    fields = type(sq).model_fields
-    tree = f"SGLang tree topk {qp.topk}, {qp.num_draft_tokens} tokens verified" if qp.topk > 1 else \
-        f"a chain, {qp.num_draft_tokens} tokens verified"
-    return Assumption(name="the cycle as served", value=f"{tree}, TP {qp.serving_tp}: the cycle costs "
-                      f"x{qp.served_cost:.2f} the speedup pairs' (dense 8B, TP 1)",
-                      tag=changed_tag((sq.topk, sq.num_draft_tokens, sq.serving_tp), tuple(
+    fields = type(scenario_quality).model_fields
+    tree = f"SGLang tree topk {quality.topk}, {quality.num_draft_tokens} tokens verified" if quality.topk > 1 else \
+        f"a chain, {quality.num_draft_tokens} tokens verified"
+    return Assumption(name="the cycle as served", value=f"{tree}, TP {quality.serving_tp}: the cycle costs "
+                      f"x{quality.served_cost:.2f} the speedup pairs' (dense 8B, TP 1)",
+                      tag=changed_tag((scenario_quality.topk, scenario_quality.num_draft_tokens,
+                                       scenario_quality.serving_tp), tuple(
                           fields[k].default for k in ("topk", "num_draft_tokens", "serving_tp"))),
                       source=f"planner/phases/serving.py, a roofline of each step; MoE experts E (1 - (1 - k/E)^n) "
                              f"(arXiv 2505.19645); estimates: {p['forward_overhead_us']['value']} us a forward, "

@@ -611,25 +611,26 @@ def _training_source() -> str:
             "predicted) (planner/presets/training_throughput.yaml)")
 
 
-def training_assumptions(c: RowContext, t: TrainingPlan | None, plain: dict[str, Assumption]) -> list[Assumption]:
+def training_assumptions(context: RowContext, training: TrainingPlan | None,
+                         plain: dict[str, Assumption]) -> list[Assumption]:
     """The Assumptions rows of training: the trainer's efficiency (the declared row, taken from `plain`) and the
-    basis of `t`, the plan's training, the drafter's size and its recipe (planner/presets/drafter_kinds.py).
+    basis of `training`, the plan's training, the drafter's size and its recipe (planner/presets/drafter_kinds.py).
     The epochs' row is epochs_assumption (the table places the quality rows between them)."""
-    s, mine = c.scenario, "yours"
+    s, mine = context.scenario, "yours"
     A = Assumption
     return [
         *take(plain, "training.mfu"),
-        *_training_basis(t),
-        A(name="drafter parameters", value=f"{c.drafter_params / 1e9:,.2f}B",
+        *_training_basis(training),
+        A(name="drafter parameters", value=f"{context.drafter_params / 1e9:,.2f}B",
           tag=mine if s.training.drafter_params else "estimate",
           source="the draft layers at the target's width, heads and MLP width, plus the fc from the captured "
                  "layers (planner/presets/drafter_kinds.py); the Qwen3.6-27B 5-layer DFlash drafter comes to ~1.8B"),
-        *_recipe(c),
+        *_recipe(context),
     ]
 
 
-def epochs_assumption(s: Scenario) -> Assumption:
+def epochs_assumption(scenario: Scenario) -> Assumption:
     """The epochs' row of the Assumptions table."""
-    return Assumption(name="epochs", value=f"{s.training.epochs:g}", tag="yours",
+    return Assumption(name="epochs", value=f"{scenario.training.epochs:g}", tag="yours",
                       source="DFlash recipes use 6 epochs; ~500K samples for 2-3 epochs is a maintainer's rule of "
                              "thumb")

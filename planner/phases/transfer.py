@@ -33,13 +33,13 @@ def transfer(bytes_on_disk: float, transfer: Transfer, egress_usd_per_gb: float)
                         effective_gb_s=rate / 1e9)
 
 
-def transfer_assumptions(tr: Transfer) -> list[Assumption]:
+def transfer_assumptions(transfer: Transfer) -> list[Assumption]:
     """The transfer's row of the Assumptions table: shipped drives or a link at its efficiency."""
-    if tr.method == "drives":
-        return [Assumption(name="transfer", value=f"shipped drives, {tr.drive_days:g} days", tag="yours",
+    if transfer.method == "drives":
+        return [Assumption(name="transfer", value=f"shipped drives, {transfer.drive_days:g} days", tag="yours",
                            source="the days you gave for shipping the drives")]
-    if tr.method != "none":
+    if transfer.method != "none":
         link = link_efficiency()
-        return [paired("transfer", tr.efficiency, float(link["value"]), link["source"],
-                       shown=f"{tr.method}: {tr.link_gbps:g} Gb/s x {tr.efficiency:g} efficiency")]
+        return [paired("transfer", transfer.efficiency, float(link["value"]), link["source"],
+                       shown=f"{transfer.method}: {transfer.link_gbps:g} Gb/s x {transfer.efficiency:g} efficiency")]
     return []
