@@ -353,7 +353,7 @@ def counted_reference_tokens(scenario: Scenario, cat: StatsCatalog | None, eff: 
     counts it once per catalog, drafter kind, cap, unit, overflow and length scale (all the count
     reads); a copy each time."""
     return dict(reused(reuse, "reference_tokens", (cat,), (kind, eff.max_seq_len, eff.unit, eff.overflow,
-                                                          scenario.length_scale),
+                                                           scenario.length_scale),
                        lambda: reference_tokens(kind, _reference_mean(scenario, cat, eff))))
 
 

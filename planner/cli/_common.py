@@ -393,14 +393,14 @@ def add_flags(parser: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
     for f in flags:
         if f.is_switch:
             groups.get(f.path, parser).add_argument(f.flag, dest=f.dest, action="store_const", const=f.const,
-                                               default=argparse.SUPPRESS, help=_help(f))
+                                                    default=argparse.SUPPRESS, help=_help(f))
         else:
             convert = functools.partial(f.convert, f.flag) if f.convert not in (None, str) else None
             if convert is None:     # the text as it is: argparse's default
                 parser.add_argument(f.flag, dest=f.dest, choices=f.choices, default=argparse.SUPPRESS, help=_help(f))
             else:
                 parser.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
-                               help=_help(f))
+                                    help=_help(f))
 
 
 def _help(f: Flag) -> str:

@@ -65,7 +65,7 @@ def suspect_lines(status) -> list[str]:
     out.append((f"  {why}, so a resumed rank would skip these rows again: " if why else "  ")
                + "remove the suspect files before resuming (planner deletes nothing in RUN_DIR):")
     out.append("    rm -- " + " ".join(quote(os.path.join(status.run_dir, *p.split("/")))
-                                   for p, _ in status.suspect_examples))
+                                       for p, _ in status.suspect_examples))
     return out
 
 

@@ -88,9 +88,9 @@ def resolve(scenario: Scenario, measured=None) -> Resolved:
     if measured is not None:   # a run's own figures (planner/runs/calibration.py Measured): bytes and file overhead
         layout, spec = measured.apply(scenario, layout, spec)
     return Resolved(model, spec, layout, resolve_gpu("extraction_gpu", scenario.extraction_gpu, scenario.custom_gpu),
-                     resolve_gpu("training.gpu", scenario.training.gpu, scenario.custom_gpu),
-                     _lookup(disk_presets(), "disk", scenario.disk),
-                     _lookup(disk_presets(), "training.disk", scenario.training.disk),
+                    resolve_gpu("training.gpu", scenario.training.gpu, scenario.custom_gpu),
+                    _lookup(disk_presets(), "disk", scenario.disk),
+                    _lookup(disk_presets(), "training.disk", scenario.training.disk),
                      _lookup(storage_price_presets(), "costs.storage", storage_preset_id(scenario)))
 
 

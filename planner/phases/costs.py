@@ -128,8 +128,8 @@ def storage_assumptions(context: RowContext) -> list[Assumption]:
           f"${_storage_price(s, context):g}/TB-month",
           tag=mine if s.costs.storage_usd_per_tb_month is not None or s.costs.storage else "estimate",
           source=context.store["source"] + ("" if s.costs.storage else "; unset: where the placement puts the states "
-                                      "(local disks, a shared filesystem's network volume, "
-                                      "the transfer's object store)")),
+                                            "(local disks, a shared filesystem's network volume, "
+                                            "the transfer's object store)")),
         A(name="storage time held", value=f"{s.costs.storage_months:g} months" if s.costs.storage_months is not None
           else f"the plan's timeline + {s.costs.keep_days:g} days kept", tag=mine,
           source="as given" if s.costs.storage_months is not None else "from the capture pass's first write to the "

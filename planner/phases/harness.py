@@ -455,7 +455,7 @@ def harness_assumptions(quality, scenario_quality) -> list[Assumption]:
                    f"{quality.fleet_batch:g} (x_half {f.batch_x_half:.0f} tokens a step, p {f.batch_p:.2f})",
                    tag=changed_tag((scenario_quality.serving_batch, scenario_quality.fleet_batch),
                                    (fields["serving_batch"].default,
-                                                                        fields["fleet_batch"].default)),
+                                    fields["fleet_batch"].default)),
                    source=f"fitted on {len(h.batch_sweeps)} published speedup-vs-batch sweeps "
                           "(planner/presets/harness.yaml)"),
     ]
