@@ -600,8 +600,8 @@ class _ArrayScan:
         self.depth = self.turns = self.window = self.begin = self.start = 0
         self.in_string = self.escaped = False
 
-    def refuse(self, at: int, why: str) -> RecordError:
-        return RecordError(f"{self.shown}: not a JSON array of records: {why} at byte {at:,}")
+    def refuse(self, offset: int, why: str) -> RecordError:
+        return RecordError(f"{self.shown}: not a JSON array of records: {why} at byte {offset:,}")
 
     def step(self, chunk: bytes, i: int, n: int, base: int) -> tuple[int, int]:
         """One turn of the scan from chunk[i]: (where it goes on, n for the next chunk; where the
