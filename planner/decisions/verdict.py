@@ -169,11 +169,11 @@ def _searched_crossing(base: Figures, inp: _Input, x0: float, t0: dict[str, floa
         tx = _totals_at(base, inp, x)
         return _best(tx, ways) == here, tx
 
-    def gaps(ta: dict[str, float] | None, tb: dict[str, float] | None) -> tuple[float, float] | None:
-        if ta is None or tb is None:
+    def gaps(at_a: dict[str, float] | None, at_b: dict[str, float] | None) -> tuple[float, float] | None:
+        if at_a is None or at_b is None:
             return None
-        m = _cheapest_of(tb, ways)              # the way cheapest where the answer has flipped
-        return ta[m] - ta[here], tb[m] - tb[here]   # >= 0 at x0's side, <= 0 at end's
+        m = _cheapest_of(at_b, ways)              # the way cheapest where the answer has flipped
+        return at_a[m] - at_a[here], at_b[m] - at_b[here]   # >= 0 at x0's side, <= 0 at end's
 
     x, t_flipped = flip(probe, x0, t0, end, t_end, gaps=gaps, inverse=inp.key == "link_gbps", rtol=PRECISION,
                         steps=BISECT)
