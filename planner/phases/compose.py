@@ -250,12 +250,13 @@ def figures(scenario: Scenario, catalog: StatsCatalog | None = None, reuse: Reus
 def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None, reuse: Reuse | None = None):
     """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order); a
     search's `reuse` keeps each component's (and its padding-free part) for the same rows."""
-    def per_component(w: Workload, u: Workload, rl):
+    def per_component(work: Workload, unpadded: Workload, row_lengths):
         def compute():
-            base = reused(reuse, "row_base", (rl,), (u.conversations, num_anchors), lambda: row_base(
-                rl.lengths, rl.weights, rl.supervised, u.conversations, num_anchors))
-            return NO_ROWS if base is None else padded_row_sums(base, rl.lengths, w.tokens, window)
-        return reused(reuse, "row_sums", (rl,), (u.conversations, w.tokens, num_anchors, window), compute)
+            base = reused(reuse, "row_base", (row_lengths,), (unpadded.conversations, num_anchors), lambda: row_base(
+                row_lengths.lengths, row_lengths.weights, row_lengths.supervised, unpadded.conversations, num_anchors))
+            return NO_ROWS if base is None else padded_row_sums(base, row_lengths.lengths, work.tokens, window)
+        return reused(reuse, "row_sums", (row_lengths,), (unpadded.conversations, work.tokens, num_anchors, window),
+                      compute)
 
     rows = NO_ROWS
     for w, u, rl in zip(st.works, st.unpadded, st.row_lengths, strict=True):

@@ -234,8 +234,8 @@ def fit_decode_mfu(exclude_sources: frozenset = frozenset()) -> tuple[float, flo
     (bench/fidelity.py --fit); bench/fidelity.py refits it without each held-out publication."""
     rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
 
-    def err(m: float) -> float:
-        return _rms([math.log(_preset_roofline(r.id, m)[0] / r.value) for r in rows])
+    def err(mfu: float) -> float:
+        return _rms([math.log(_preset_roofline(r.id, mfu)[0] / r.value) for r in rows])
     return min(((m, err(m)) for m in DECODE_MFU_GRID), key=lambda x: x[1])
 
 
@@ -654,14 +654,14 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
         p_band, d_band, path = pcal.band, dcal.band, c.path
         # true hours = planned x calibrated / measured: each phase's held-out spread
 
-        def at(i: int) -> float:
-            return decode_hours * math.exp(d_band[i]) + max(gpu_capture * math.exp(p_band[i]), disk_capture)
+        def at(end: int) -> float:
+            return decode_hours * math.exp(d_band[end]) + max(gpu_capture * math.exp(p_band[end]), disk_capture)
         band_hours = (at(0), at(1))
         if path is not None:
-            def on_path_at(i: int) -> float:
-                return decode_hours * math.exp(d_band[i]) + c.on_path(
-                    prefill_tps * math.exp(-p_band[i]), (path.efficiency.high, path.efficiency.low)[i],
-                    (path.startup_s.low, path.startup_s.high)[i]).hours
+            def on_path_at(end: int) -> float:
+                return decode_hours * math.exp(d_band[end]) + c.on_path(
+                    prefill_tps * math.exp(-p_band[end]), (path.efficiency.high, path.efficiency.low)[end],
+                    (path.startup_s.low, path.startup_s.high)[end]).hours
             band_hours = (on_path_at(0), on_path_at(1))
         calibration = dcal if decode_hours >= capture_hours else pcal
     if capture_bound == "disk write":

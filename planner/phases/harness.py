@@ -172,8 +172,8 @@ def fit_engine(pairs: list[EnginePair]) -> float:
 
 def fit_temperature(pairs: list[TemperaturePair]) -> float:
     """c_T: alpha at temperature t = alpha at 0 x c_T^t (least squares of log tau)."""
-    def err(c: float) -> float:
-        return sum(math.log(served_tau(p.t0, p.d, factor=c ** p.t,
+    def err(factor: float) -> float:
+        return sum(math.log(served_tau(p.t0, p.d, factor=factor ** p.t,
                                        num_speculative_tokens=p.d) / p.tau) ** 2 for p in pairs)
     return _argmin(err, 0.2, 1.5)
 

@@ -609,8 +609,8 @@ def served_speedup(kind: str, taus: tuple[float, float, float], batch: float, nu
     a, b, c = _speedup_line(kind)
     hp = fitted()
 
-    def at(x: float) -> float:
-        return speedup_at(max(a * x + b, x / (1 + c)), batch, num_draft_tokens - 1, hp.batch_x_half, hp.batch_p)
+    def at(tau: float) -> float:
+        return speedup_at(max(a * tau + b, tau / (1 + c)), batch, num_draft_tokens - 1, hp.batch_x_half, hp.batch_p)
     s_lo, s_hi = hp.batch_band if batch > 1 else (0.0, 0.0)
     centre = at(taus[0]) / served.factor
     return (centre, min(centre, at(taus[1]) * math.exp(s_lo) / served.factor_high),

@@ -221,14 +221,14 @@ def _fewer_passes(recipe: DrafterKnobs, fits) -> list[str]:
     down to 16)."""
     if recipe.ttt_steps and recipe.ttt_steps > 1 and not DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
         for k in range(recipe.ttt_steps - 1, 0, -1):
-            if m := fits(r=recipe.model_copy(update={"ttt_steps": k})):
+            if m := fits(knobs=recipe.model_copy(update={"ttt_steps": k})):
                 return [f"{k} TTT steps ({m / GIB:,.1f} GiB per GPU)"]
     if recipe.num_anchors and DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
         a = recipe.num_anchors // 2
-        while a >= 16 and not fits(r=recipe.model_copy(update={"num_anchors": a})):
+        while a >= 16 and not fits(knobs=recipe.model_copy(update={"num_anchors": a})):
             a //= 2
         if a >= 16:
-            return [f"{a} anchors ({fits(r=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)"]
+            return [f"{a} anchors ({fits(knobs=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)"]
     return []
 
 
@@ -237,20 +237,22 @@ def memory_fixes(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: floa
     """Which changes make the training fit `capacity` bytes per GPU, each checked by re-counting the memory
     with it: a shorter cap (halved until it fits, down to 256 tokens), fewer TTT steps (EAGLE) or anchors
     (DFlash), more trainers (which shard only the optimizer: up to 8x), and, online, training offline."""
-    def fits(r: DrafterKnobs = recipe, t: float = row_tokens, g: int = gpus, share: float = target_share) -> float:
-        total = sum(memory_parts(model, r, drafter_params=drafter_params, row_tokens=t, gpus=g).values()) + share
+    def fits(knobs: DrafterKnobs = recipe, tokens: float = row_tokens, gpu_count: int = gpus,
+             share: float = target_share) -> float:
+        total = sum(memory_parts(model, knobs, drafter_params=drafter_params, row_tokens=tokens,
+                                 gpus=gpu_count).values()) + share
         return total if total <= capacity else 0.0
     out = []
     if target_share and (m := fits(share=0.0)):
         out.append(f"offline instead of online ({m / GIB:,.1f} GiB per GPU)")
     cap = row_tokens / 2
-    while cap >= 256 and not fits(t=cap):
+    while cap >= 256 and not fits(tokens=cap):
         cap /= 2
     if cap >= 256:
-        out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(t=cap) / GIB:,.1f} GiB per GPU)")
+        out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(tokens=cap) / GIB:,.1f} GiB per GPU)")
     out += _fewer_passes(recipe, fits)
     for more in (2 * gpus, 4 * gpus, 8 * gpus):
-        if m := fits(g=more):
+        if m := fits(gpu_count=more):
             out.append(f"{more} training GPUs ({m / GIB:,.1f} GiB per GPU)")
             break
     return out
