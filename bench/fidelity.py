@@ -220,7 +220,7 @@ def absolute_tau() -> list[dict]:
         share = sum(p["mix"].values())
         tokens = {f: total * v / share for f, v in p["mix"].items()}
         q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],
-                    workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"],
+                    workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], num_speculative_tokens=p["k"],
                     target=p["target"], target_params=p.get("target_params"), target_leave_out=(p["source"],))
         out.append({"id": p["id"], "source": p["source"], "measured": p["tau"], "predicted": q.acceptance_length,
                     "low": q.acceptance_low, "high": q.acceptance_high, "ratio": q.acceptance_length / p["tau"]})
@@ -269,10 +269,10 @@ def _predict(r: dict, spread: float | None = None):
         sv = served_cost(model, gpu_presets()[r["gpu"]], pairs_target=pairs_target(r["drafter"]), batch=r["batch"],
                          n_verify=r["n"],
                          draft_steps=r["k"], draft_tokens=r["topk"],
-                         draft_layer_params=_draft_params(r["drafter"], model), tp=r["tp"])
+                         draft_layer_params=_draft_params(r["drafter"], model), tensor_parallel=r["tp"])
     q = quality(r["drafter"], reference_tokens(r["drafter"]), epochs=ref.epochs, regenerated=ref.regenerated,
-                workload={r["family"]: 1.0}, engine=r["engine"], k=r.get("k"), topk=r.get("topk", 1),
-                num_draft_tokens=r["n"] if tree else None, serving_batch=r.get("batch", 1),
+                workload={r["family"]: 1.0}, engine=r["engine"], num_speculative_tokens=r.get("k"),
+                topk=r.get("topk", 1), num_draft_tokens=r["n"] if tree else None, serving_batch=r.get("batch", 1),
                 fleet_batch=r.get("batch", 1), target=r["target"],
                 target_params=float(r["target_params"]) if "target_params" in r else None,
                 served=sv, fleet_served=sv, drafter_spread=spread)

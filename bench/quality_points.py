@@ -85,7 +85,7 @@ def predict(p: dict, runs: list) -> tuple[float, float, float]:
     share = sum(p["mix"].values())
     tokens = {f: p["tokens"] * v / share for f, v in p["mix"].items()}
     q = quality(p["drafter"], tokens, epochs=p["epochs"], regenerated=p["regenerated"],
-                workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], k=p["k"],
+                workload={p["family"]: 1.0}, engine=p["engine"], temperature=p["t"], num_speculative_tokens=p["k"],
                 target=p["target"], target_params=p["target_params"], points=runs)
     return q.acceptance_length, q.acceptance_low, q.acceptance_high
 

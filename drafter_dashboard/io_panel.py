@@ -65,7 +65,7 @@ def _manifest_texts(scenario_json: str, catalog_key: str, _catalog, _p: Plan) ->
     """The manifest as YAML and JSON and as the object every pipeline export reads, built once per
     scenario (not on every run of the page)."""
     # uploads are named by id and content hash, never by their path on this server
-    m = build_manifest(_p.scenario, catalog=_catalog, p=_p, local_paths=False)
+    m = build_manifest(_p.scenario, catalog=_catalog, plan=_p, local_paths=False)
     return dump_manifest(m, "yaml"), dump_manifest(m, "json"), m
 
 

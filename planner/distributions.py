@@ -33,10 +33,10 @@ class Atoms:
     def median_tokens(self) -> float:
         return self.quantile(0.5)
 
-    def quantile(self, q: float) -> float:
+    def quantile(self, fraction: float) -> float:
         order = np.argsort(self.tokens)
         cum = np.cumsum(self.rows[order]) / self.rows.sum()
-        return float(self.tokens[order][np.searchsorted(cum, q)])
+        return float(self.tokens[order][np.searchsorted(cum, fraction)])
 
 
 def aggregate(rows: np.ndarray, tokens: np.ndarray, response: np.ndarray, turns: np.ndarray) -> Atoms:

@@ -33,11 +33,11 @@ def _suspects(s: Scenario, path: str) -> list[tuple[str, float]]:
     return [("uniform.tokens", s.uniform.tokens)] if s.uniform is not None else [("mix", len(s.mix or ()))]
 
 
-def refuse_non_finite(p: Plan) -> None:
+def refuse_non_finite(plan: Plan) -> None:
     """Every float of the plan, its phases and its components (not the scenario) must be finite."""
-    parts: list[tuple[str, BaseModel]] = [("", p)]
-    parts += [(f"{name}.", v) for name, v in p.__dict__.items() if isinstance(v, BaseModel) and name != "scenario"]
-    parts += [(f"components[{i}].", c) for i, c in enumerate(p.components)]
+    parts: list[tuple[str, BaseModel]] = [("", plan)]
+    parts += [(f"{name}.", v) for name, v in plan.__dict__.items() if isinstance(v, BaseModel) and name != "scenario"]
+    parts += [(f"components[{i}].", c) for i, c in enumerate(plan.components)]
     if all_finite(*(obj for _, obj in parts)):
         return
     for prefix, obj in parts:
@@ -45,7 +45,7 @@ def refuse_non_finite(p: Plan) -> None:
         if all(map(math.isfinite, (v for _, v in floats))):
             continue
         path, value = next((prefix + name, v) for name, v in floats if not math.isfinite(v))
-        field_, given = min(_suspects(p.scenario, path), key=lambda fv: fv[1])
+        field_, given = min(_suspects(plan.scenario, path), key=lambda fv: fv[1])
         raise PlannerInputError(field_, given, f"it makes {path} {value}; every figure must be finite "
                                 f"(give a value inside the input's bounds)")
 
@@ -57,8 +57,8 @@ def all_finite(*models: BaseModel) -> bool:
     return math.isfinite(sum(values)) or all(map(math.isfinite, values))
 
 
-def is_finite_plan(p: Plan) -> bool:
-    nums = [p.storage_bytes, p.tokens, p.output_tokens, p.extraction.gpu_hours, p.transfer_hours,
-            p.training.offline_gpu_hours, p.training.online_gpu_hours, p.cost_usd.total_offline,
-            p.cost_usd.total_online]
+def is_finite_plan(plan: Plan) -> bool:
+    nums = [plan.storage_bytes, plan.tokens, plan.output_tokens, plan.extraction.gpu_hours, plan.transfer_hours,
+            plan.training.offline_gpu_hours, plan.training.online_gpu_hours, plan.cost_usd.total_offline,
+            plan.cost_usd.total_online]
     return all(math.isfinite(x) and x >= 0 for x in nums)

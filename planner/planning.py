@@ -140,12 +140,12 @@ _PLANS: OrderedDict[tuple, Plan] = OrderedDict()
 _PLANS_LOCK = threading.Lock()
 
 
-def plan_key(s: Scenario, cat: StatsCatalog | None, band: bool = True, measured=None) -> tuple:
+def plan_key(scenario: Scenario, cat: StatsCatalog | None, band: bool = True, measured=None) -> tuple:
     """What a plan is kept by: everything plan() reads. The scenario's canonical JSON (every field, sorted
     keys: a new input is in it with nothing written here), the catalog's version, the registries' version
     (a kind, rule or format registered or removed, tests' `temporarily` included) and plan()'s other
     arguments (`measured` is a frozen dataclass: its repr holds every field)."""
-    return (json.dumps(s.model_dump(mode="json"), sort_keys=True), None if cat is None else cat.version, band,
+    return (json.dumps(scenario.model_dump(mode="json"), sort_keys=True), None if cat is None else cat.version, band,
             None if measured is None else repr(measured), registries_version())
 
 
@@ -155,18 +155,18 @@ def plan_cache_clear() -> None:
         _PLANS.clear()
 
 
-def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
-    """The plan of `s` (see planned()), kept by plan_key(): the same scenario, catalog and arguments
+def plan(scenario: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
+    """The plan of `scenario` (see planned()), kept by plan_key(): the same scenario, catalog and arguments
     get the same frozen Plan back without planning again."""
-    cat = catalog or (get_catalog() if s.uniform is None else None)
-    key = plan_key(s, cat, band, measured)
+    cat = catalog or (get_catalog() if scenario.uniform is None else None)
+    key = plan_key(scenario, cat, band, measured)
     with _PLANS_LOCK:
         hit = _PLANS.get(key)
         if hit is not None:
             _PLANS.move_to_end(key)
             return hit
     # the plan holds a copy of the scenario: the caller's own may be changed in place afterwards
-    p = planned(s.model_copy(deep=True), cat, band=band, measured=measured)
+    p = planned(scenario.model_copy(deep=True), cat, band=band, measured=measured)
     with _PLANS_LOCK:
         _PLANS[key] = p
         while len(_PLANS) > PLAN_CACHE_SIZE:
@@ -174,8 +174,8 @@ def plan(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True,
     return p
 
 
-def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
-    """The plan of `s`, worked out (nothing kept: plan() keeps it). When a component was profiled from a
+def planned(scenario: Scenario, catalog: StatsCatalog | None = None, *, band: bool = True, measured=None) -> Plan:
+    """The plan of `scenario`, worked out (nothing kept: plan() keeps it). When a component was profiled from a
     sample, storage and extraction are worked out again at the low and the high end of every sampled component's
     95% interval of mean tokens per row (all at the same end together: a conservative band) for the extraction's
     `sampled_wall_hours_low/high` (its `wall_hours_low/high` widened to them); `storage_bytes_low/high`: the
@@ -183,34 +183,34 @@ def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = Tr
     finding (trim's and the sensitivity's many inner plans, which read neither). What the band ends and the fixes
     share with the plan (each component's figures per conversation, its padding and training rows, the reference
     run's tokens) is worked out once for this call: its own Reuse (planner/phases/reuse.py), dropped on return."""
-    cat = catalog or (get_catalog() if s.uniform is None else None)
-    r = resolve(s, measured)
-    eff = in_force(s, r.spec)
+    cat = catalog or (get_catalog() if scenario.uniform is None else None)
+    r = resolve(scenario, measured)
+    eff = in_force(scenario, r.spec)
     reuse = Reuse()
-    st = stored(s, cat, r, eff, reuse=reuse)
-    run = Figures(s, r, st, eff, measured, reuse=reuse)
+    st = stored(scenario, cat, r, eff, reuse=reuse)
+    run = Figures(scenario, r, st, eff, measured, reuse=reuse)
     nodes, ex, tr, cost = run.nodes, run.extraction, run.transfer, run.cost_usd
     # break-even is a figure of the costs, shown beside the training it concerns
     trn = run.training.model_copy(update={"breakeven_epochs": cost.breakeven_epochs,
                                      "breakeven_epochs_disaggregated": cost.breakeven_epochs_disaggregated})
     comps = component_plans(st)
-    qual = _quality(s, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff, trn.drafter_params, reuse)
-    warn = _collected_warnings(s, cat, r.layout, st, comps, nodes.warnings + ex.warnings + trn.warnings
+    qual = _quality(scenario, cat, r.model, r.ex_gpu, ex, r.spec, comps, cost, eff, trn.drafter_params, reuse)
+    warn = _collected_warnings(scenario, cat, r.layout, st, comps, nodes.warnings + ex.warnings + trn.warnings
                                + cost.warnings + qual.warnings)
     sampled = st.sampled(eff.unit) if band else []
     ends: list[StoragePhase] = []
     fixes = None
     low = high = None
     if band:
-        fixes = _lossless_fixes(s, cat, r, eff, st, cost, warn.found, reuse)
+        fixes = _lossless_fixes(scenario, cat, r, eff, st, cost, warn.found, reuse)
         if sampled:
-            ex, ends = _sampled_ends(s, cat, r, eff, ex, measured, reuse)
-        low, high = (stored(s, cat, r, eff, end, lengths=True, reuse=reuse).storage_bytes for end in (0, 1))
+            ex, ends = _sampled_ends(scenario, cat, r, eff, ex, measured, reuse)
+        low, high = (stored(scenario, cat, r, eff, end, lengths=True, reuse=reuse).storage_bytes for end in (0, 1))
     for c in comps:
         c.notes = warn.notes.get(c.id, [])
     layout, total = r.layout, st.total
     plan_ = Plan(
-        planner_version=__version__, scenario=s, model=r.model.id, layout=layout.id, layers=layout.layers,
+        planner_version=__version__, scenario=scenario, model=r.model.id, layout=layout.id, layers=layout.layers,
         hidden_dtype=layout.hidden_dtype, conversations=int(total.conversations), samples=total.rows,
         tokens=total.tokens, uncapped_tokens=total.uncapped_tokens, output_tokens=total.output_tokens,
         bytes_per_token=layout.bytes_per_token, hidden_state_bytes_per_token=layout.hidden_state_bytes_per_token,
@@ -228,7 +228,7 @@ def planned(s: Scenario, catalog: StatsCatalog | None = None, *, band: bool = Tr
         wall_days_online=(ex.decode_hours + trn.online_wall_hours) / 24,
         wall_days_disaggregated=trn.disaggregated_wall_hours / 24,
         components=comps, warnings=warn.texts, findings=warn.found,
-        assumptions=_assumption_rows(s, cat, r, eff, run, ex, qual, trn, measured),
+        assumptions=_assumption_rows(scenario, cat, r, eff, run, ex, qual, trn, measured),
     )
     refuse_non_finite(plan_)
     if fixes is not None:
@@ -268,16 +268,16 @@ def _sampled_ends(s: Scenario, cat, r, eff, ex, measured, reuse: Reuse) -> tuple
     return ex, ends
 
 
-def serving_workload(s: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:
+def serving_workload(scenario: Scenario, cat: StatsCatalog | None) -> dict[str, float] | None:
     """The serving workload tau is scored on (family -> share; None: the mix's own training-token
     shares). One workload, fixed: the scenario's shares when given, else the full mix's family shares
     (the catalog's default mix, each component's rows x its measured mean tokens), which no trim and
     no dropped component changes, so dropping data never raises tau. "mix" (a version-5 scenario) and a
     uniform mix (no families) take the mix's own shares."""
-    w = s.quality.workload
+    w = scenario.quality.workload
     if isinstance(w, dict):
         return w
-    if w == "mix" or s.uniform is not None or cat is None:
+    if w == "mix" or scenario.uniform is not None or cat is None:
         return None
     shares = default_family_tokens(cat)
     return shares if sum(shares.values()) > 0 else None
@@ -297,7 +297,8 @@ def _quality(s: Scenario, cat: StatsCatalog | None, model: ModelSpec, ex_gpu: GP
     served, fleet = served_costs(s, model, gpu, spec.drafter, draft_params)
     qp = quality(spec.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate,
                  workload=serving_workload(s, cat), transfer=q.domain_transfer, engine=q.eval_engine,
-                 temperature=q.temperature, k=q.num_speculative_tokens, serving_batch=q.serving_batch,
+                 temperature=q.temperature, num_speculative_tokens=q.num_speculative_tokens,
+                 serving_batch=q.serving_batch,
                  fleet_batch=q.fleet_batch, reference=counted_reference_tokens(s, cat, eff, spec.drafter, reuse),
                  target=model.id, target_params=model.params, points=q.points, topk=q.topk,
                  num_draft_tokens=q.num_draft_tokens, served=served, fleet_served=fleet)
@@ -323,11 +324,11 @@ class _ServedArgs(TypedDict):
     draft_steps: int
     draft_tokens: int
     draft_layer_params: float
-    tp: int
+    tensor_parallel: int
     weight_dtype: str
 
 
-def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draft_params: float):
+def served_costs(scenario: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draft_params: float):
     """The cycle's cost as served (planner/phases/serving.py) at the serving batch and at the fleet's: the
     draft's steps (EAGLE: K over topk tokens a sequence; DFlash: one over its block), the verify step's
     n tokens a sequence, the draft's parameters (the training phase's) plus the head it reads (the
@@ -336,24 +337,24 @@ def served_costs(s: Scenario, model: ModelSpec, gpu: GPUSpec, drafter: str, draf
     from planner.phases.quality import check_tree, pairs_target
     from planner.phases.serving import served_cost
     from planner.presets.drafter_kinds import DRAFTER_KINDS
-    q = s.quality
+    q = scenario.quality
     check_tree(drafter, q.eval_engine, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     h = resolve_harness(drafter, q.eval_engine, q.temperature, q.num_speculative_tokens, q.topk, q.num_draft_tokens)
     block = DRAFTER_KINDS.lookup(drafter).drafts_blocks
     kw = _ServedArgs(pairs_target=pairs_target(drafter), n_verify=h.n, draft_steps=1 if block else h.k,
                      draft_tokens=h.n if block else h.topk,
-                     draft_layer_params=draft_params, tp=q.serving_tp, weight_dtype=s.weight_dtype)
+                     draft_layer_params=draft_params, tensor_parallel=q.serving_tp, weight_dtype=scenario.weight_dtype)
     return served_cost(model, gpu, batch=q.serving_batch, **kw), served_cost(model, gpu, batch=q.fleet_batch, **kw)
 
 
-def counted_reference_tokens(s: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str,
+def counted_reference_tokens(scenario: Scenario, cat: StatsCatalog | None, eff: Effective, kind: str,
                              reuse: Reuse | None = None) -> dict[str, float]:
-    """reference_tokens(kind, _reference_mean(s, cat, eff)); a search's `reuse` (planner/phases/reuse.py)
+    """reference_tokens(kind, _reference_mean(scenario, cat, eff)); a search's `reuse` (planner/phases/reuse.py)
     counts it once per catalog, drafter kind, cap, unit, overflow and length scale (all the count
     reads); a copy each time."""
     return dict(reused(reuse, "reference_tokens", (cat,), (kind, eff.max_seq_len, eff.unit, eff.overflow,
-                                                          s.length_scale),
-                       lambda: reference_tokens(kind, _reference_mean(s, cat, eff))))
+                                                           scenario.length_scale),
+                       lambda: reference_tokens(kind, _reference_mean(scenario, cat, eff))))
 
 
 def _reference_mean(s: Scenario, cat: StatsCatalog | None, eff: Effective):

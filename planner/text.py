@@ -59,9 +59,9 @@ def shown(value: object) -> str:
     return text
 
 
-def count(n: int, noun: str, plural: str | None = None) -> str:
+def count(number: int, noun: str, plural: str | None = None) -> str:
     """'1 rank', '2 ranks', '1,000 rows': a number with its noun in the number's grammar."""
-    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+    return f"{number:,} {noun if number == 1 else (plural or noun + 's')}"
 
 
 def dealt_note(total: int, world: int, noun: str = "row") -> str:

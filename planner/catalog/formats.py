@@ -437,22 +437,22 @@ def parse_payload(payload: bytes | dict, fmt: str) -> tuple[list[tuple[str, str]
     return rec.turns, rec.error
 
 
-def iter_raw(ds: Dataset, progress=None, hasher=None, field: str = "PATH") -> Iterator[Raw]:
+def iter_raw(dataset: Dataset, progress=None, hasher=None, field: str = "PATH") -> Iterator[Raw]:
     """Every line (JSONL; blank lines left out) or row (JSON, Parquet) of the dataset, unparsed, in
     order; progress is the fraction of the dataset's bytes read."""
-    sizes = [max(os.stat(f).st_size, 1) for f in ds.files]
+    sizes = [max(os.stat(f).st_size, 1) for f in dataset.files]
     total, before, offset = sum(sizes), 0, 0
-    for f, size in zip(ds.files, sizes, strict=True):
+    for f, size in zip(dataset.files, sizes, strict=True):
         def part(fraction, before=before, size=size):
             progress(min((before + fraction * size) / total, 1.0))
-        name = f.name if ds.several else None
-        if ds.kind == "jsonl":
+        name = f.name if dataset.several else None
+        if dataset.kind == "jsonl":
             rows = _iter_jsonl(f, progress and part, hasher, field)
-        elif ds.kind == "json":
+        elif dataset.kind == "json":
             rows = _iter_json_array(f, progress and part, hasher, field)
         else:
             _hash_file(f, hasher, field)
-            rows = _iter_duckdb(f, ds.kind, progress and part, field)
+            rows = _iter_duckdb(f, dataset.kind, progress and part, field)
         n = 0
         try:
             for n, raw in rows:
@@ -600,8 +600,8 @@ class _ArrayScan:
         self.depth = self.turns = self.window = self.begin = self.start = 0
         self.in_string = self.escaped = False
 
-    def refuse(self, at: int, why: str) -> RecordError:
-        return RecordError(f"{self.shown}: not a JSON array of records: {why} at byte {at:,}")
+    def refuse(self, offset: int, why: str) -> RecordError:
+        return RecordError(f"{self.shown}: not a JSON array of records: {why} at byte {offset:,}")
 
     def step(self, chunk: bytes, i: int, n: int, base: int) -> tuple[int, int]:
         """One turn of the scan from chunk[i]: (where it goes on, n for the next chunk; where the
@@ -871,13 +871,13 @@ def _iter_duckdb(path: Path, kind: str, progress, field: str = "PATH") -> Iterat
         con.close()
 
 
-def sample_duckdb(ds: Dataset, k: int, seed: int, hasher=None, field: str = "PATH") -> tuple[list[Raw], int]:
-    """A uniform sample of k rows of a Parquet dataset (DuckDB's reservoir sample with a fixed
+def sample_duckdb(dataset: Dataset, size: int, seed: int, hasher=None, field: str = "PATH") -> tuple[list[Raw], int]:
+    """A uniform sample of `size` rows of a Parquet dataset (DuckDB's reservoir sample with a fixed
     seed: a percentage sample would be a block sample) and the dataset's row count (Parquet's from
     the files' metadata). Rows are numbered in sample order. `hasher` sees every byte of every file,
     in a thread of its own while DuckDB samples (both release the GIL)."""
-    with _hashing(ds, hasher, field):
-        return _sample_rows(ds, k, seed, field)
+    with _hashing(dataset, hasher, field):
+        return _sample_rows(dataset, size, seed, field)
 
 
 @contextlib.contextmanager

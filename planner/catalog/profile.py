@@ -430,8 +430,8 @@ class Tally:
         # tokens, turn-row tokens, turns
         self.values: tuple[list, list, list] | None = ([], [], []) if keep_values else None
 
-    def absorb(self, raws: list, b: Batch) -> None:
-        errors = sorted([(i, r.error) for i, r in enumerate(raws) if r.error is not None] + b.bad)
+    def absorb(self, raws: list, batch: Batch) -> None:
+        errors = sorted([(i, r.error) for i, r in enumerate(raws) if r.error is not None] + batch.bad)
         for i, error in errors:
             r = raws[i]
             self.bad_count += 1
@@ -440,15 +440,15 @@ class Tally:
                                    f"{error}")
             if len(self.bad) < MAX_BAD_REPORTED:
                 self.bad.append((r.at or r.line, f"{r.file}: {error}" if r.file else error))
-        self.conv_h.add_many(*b.conv)
-        self.turn_h.add_many(*b.turn)
-        self.n += len(b.conv[0])
-        self.blank += b.blank
-        self.fallbacks += b.fallbacks
-        for why, k in b.fallback_reasons.items():
+        self.conv_h.add_many(*batch.conv)
+        self.turn_h.add_many(*batch.turn)
+        self.n += len(batch.conv[0])
+        self.blank += batch.blank
+        self.fallbacks += batch.fallbacks
+        for why, k in batch.fallback_reasons.items():
             self.fallback_reasons[why] = self.fallback_reasons.get(why, 0) + k
         if self.values is not None:
-            for col, v in zip(self.values, (b.conv[0], b.turn_sum, b.conv[2]), strict=True):
+            for col, v in zip(self.values, (batch.conv[0], batch.turn_sum, batch.conv[2]), strict=True):
                 col.extend(v)
 
 
@@ -672,10 +672,10 @@ def _sampled(tally: Tally, total: int, seed: int) -> dict:
             "mean_tokens_ci": list(conv) if conv else None, "mean_turn_tokens_ci": list(turn) if turn else None}
 
 
-def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str, *, family: str = "general",
+def measured_component(name: str, conv: Atoms, turn: Atoms, rows: int, source: str, *, family: str = "general",
                        display_name: str | None = None, fmt: str = "auto", local_path: str | None = None,
                        tokenizer: str = "") -> dict:
-    """A user-catalog entry from measured distributions (provenance 'measured'); `n` is the rows
+    """A user-catalog entry from measured distributions (provenance 'measured'); `rows` is the rows
     the component has (a sampled profile's distributions come from its sample)."""
     mean = float((conv.rows * conv.tokens).sum())
     resp = float((conv.rows * conv.response).sum())
@@ -687,7 +687,7 @@ def measured_component(name: str, conv: Atoms, turn: Atoms, n: int, source: str,
     prov["rows_in_mix"] = {"tag": "yours", "source": "all profiled rows"}
     return {
         "id": name, "name": display_name or name, "family": family, "hf_repo": None, "subset": None, "split": None,
-        "licence": None, "licence_note": None, "format": fmt, "rows_in_mix": n, "rows_available": n,
+        "licence": None, "licence_note": None, "format": fmt, "rows_in_mix": rows, "rows_available": rows,
         "turns": float((conv.rows * conv.turns).sum()), "mean_tokens": mean, "median_tokens": conv.median_tokens(),
         "assistant_share": resp / mean if mean else 0.0, "provenance": prov,
         "local_path": local_path, "source_format": fmt, "tokenizer": tokenizer,

@@ -32,18 +32,18 @@ MAX_SAMPLE = 10_000_000      # rows a sample may keep (they are held in memory)
 MAX_SKIP = 2**62
 
 
-def picks(k: int, seed: int) -> Iterator[tuple[int, int]]:
-    """(stream position, reservoir slot) of every item that enters a k-item reservoir, in order:
-    positions 0..k-1 fill slots 0..k-1, then Algorithm L's geometric jumps. Deterministic for a
-    seed; every position of a stream of any length ends in the reservoir with probability k/n."""
+def picks(size: int, seed: int) -> Iterator[tuple[int, int]]:
+    """(stream position, reservoir slot) of every item that enters a `size`-item reservoir, in order:
+    positions 0..size-1 fill slots 0..size-1, then Algorithm L's geometric jumps. Deterministic for a
+    seed; every position of a stream of any length ends in the reservoir with probability size/n."""
     rng = random.Random(seed)
-    yield from ((i, i) for i in range(k))
-    w = math.exp(math.log(1.0 - rng.random()) / k)
-    i = k - 1
+    yield from ((i, i) for i in range(size))
+    w = math.exp(math.log(1.0 - rng.random()) / size)
+    i = size - 1
     while True:
         i += _skip(rng, w) + 1
-        yield i, rng.randrange(k)
-        w *= math.exp(math.log(1.0 - rng.random()) / k)
+        yield i, rng.randrange(size)
+        w *= math.exp(math.log(1.0 - rng.random()) / size)
 
 
 def _skip(rng: random.Random, w: float) -> int:
@@ -57,17 +57,17 @@ def _skip(rng: random.Random, w: float) -> int:
 _Item = TypeVar("_Item")
 
 
-def reservoir(items: Iterable[_Item], k: int, seed: int) -> list[tuple[int, _Item]]:
-    """A uniform sample of k items of any iterable, as (position, item) in stream order."""
-    gen = picks(k, seed)
+def reservoir(items: Iterable[_Item], size: int, seed: int) -> list[tuple[int, _Item]]:
+    """A uniform sample of `size` items of any iterable, as (position, item) in stream order."""
+    gen = picks(size, seed)
     target, slot = next(gen)
-    kept: list = [None] * k
+    kept: list = [None] * size
     n = 0
     for n, item in enumerate(items, 1):
         if n - 1 == target:
             kept[slot] = (n - 1, item)
             target, slot = next(gen)
-    return sorted(x for x in kept[:min(k, n)] if x is not None)
+    return sorted(x for x in kept[:min(size, n)] if x is not None)
 
 
 class _LineReservoir:
@@ -122,17 +122,17 @@ class _LineReservoir:
         self.partial = False
 
 
-def sample_jsonl(ds: Dataset, k: int, seed: int, hasher=None, progress=None,
+def sample_jsonl(dataset: Dataset, size: int, seed: int, hasher=None, progress=None,
                  field: str = "PATH") -> tuple[list[Raw], int]:
-    """A uniform sample of k lines of a JSONL dataset (one reservoir over all its files, in stream
+    """A uniform sample of `size` lines of a JSONL dataset (one reservoir over all its files, in stream
     order) and the number of lines. Blank lines are lines here: the caller scales by the share
     of sampled lines that are conversations. `hasher` sees every byte, in a thread of its own
     (hashlib releases the GIL on large updates), so hashing overlaps the scan."""
-    state = _LineReservoir(k, seed)
-    total, done = max(sum(os.stat(f).st_size for f in ds.files), 1), 0
+    state = _LineReservoir(size, seed)
+    total, done = max(sum(os.stat(f).st_size for f in dataset.files), 1), 0
     with _BackgroundHash(hasher) as update:
-        for f in ds.files:
-            name = f.name if ds.several else None
+        for f in dataset.files:
+            name = f.name if dataset.several else None
             first = state.g
             with open_binary(f, field) as fh:
                 while chunk := fh.read(CHUNK_BYTES):
@@ -146,20 +146,20 @@ def sample_jsonl(ds: Dataset, k: int, seed: int, hasher=None, progress=None,
     return kept, state.g
 
 
-def sample_json_array(ds: Dataset, k: int, seed: int, hasher=None, progress=None,
+def sample_json_array(dataset: Dataset, size: int, seed: int, hasher=None, progress=None,
                       field: str = "PATH") -> tuple[list[Raw], int]:
-    """A uniform sample of k elements of a JSON-array dataset (one seeded reservoir over its
+    """A uniform sample of `size` elements of a JSON-array dataset (one seeded reservoir over its
     files' elements, in stream order, each numbered by its position) and the number of elements.
     Every element is scanned (at most MAX_LINE_BYTES of one held); only the kept are parsed."""
     total = 0
 
     def counted() -> Iterator[Raw]:
         nonlocal total
-        for raw in iter_raw(ds, progress, hasher, field):
+        for raw in iter_raw(dataset, progress, hasher, field):
             total += 1
             yield raw
 
-    return [raw for _, raw in reservoir(counted(), k, seed)], total
+    return [raw for _, raw in reservoir(counted(), size, seed)], total
 
 
 class _BackgroundHash:

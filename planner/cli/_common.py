@@ -382,25 +382,25 @@ def flag_for(field_path: str, flags: tuple[Flag, ...] = SCENARIO_FLAGS, typed: t
     return None
 
 
-def add_flags(p: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
+def add_flags(parser: argparse.ArgumentParser, flags: tuple[Flag, ...]) -> None:
     """argparse flags from the table: values converted by the table's converter; flags not given are
     absent from the namespace (so 'none' for --max-seq-len and 'not given' stay apart)."""
     switches: dict[str, list[Flag]] = {}
     for f in flags:
         if f.is_switch:
             switches.setdefault(f.path, []).append(f)
-    groups = {path: p.add_mutually_exclusive_group() for path, fs in switches.items() if len(fs) > 1}
+    groups = {path: parser.add_mutually_exclusive_group() for path, fs in switches.items() if len(fs) > 1}
     for f in flags:
         if f.is_switch:
-            groups.get(f.path, p).add_argument(f.flag, dest=f.dest, action="store_const", const=f.const,
-                                               default=argparse.SUPPRESS, help=_help(f))
+            groups.get(f.path, parser).add_argument(f.flag, dest=f.dest, action="store_const", const=f.const,
+                                                    default=argparse.SUPPRESS, help=_help(f))
         else:
             convert = functools.partial(f.convert, f.flag) if f.convert not in (None, str) else None
             if convert is None:     # the text as it is: argparse's default
-                p.add_argument(f.flag, dest=f.dest, choices=f.choices, default=argparse.SUPPRESS, help=_help(f))
+                parser.add_argument(f.flag, dest=f.dest, choices=f.choices, default=argparse.SUPPRESS, help=_help(f))
             else:
-                p.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
-                               help=_help(f))
+                parser.add_argument(f.flag, dest=f.dest, type=convert, choices=f.choices, default=argparse.SUPPRESS,
+                                    help=_help(f))
 
 
 def _help(f: Flag) -> str:
@@ -409,13 +409,13 @@ def _help(f: Flag) -> str:
     return argparse.SUPPRESS if f.alias_of and not f.is_switch else f.help.replace("%", "%%")
 
 
-def given(a: argparse.Namespace, flags: tuple[Flag, ...]) -> dict[str, tuple[Flag, Any]]:
+def given(args: argparse.Namespace, flags: tuple[Flag, ...]) -> dict[str, tuple[Flag, Any]]:
     """The flags of the table that were given: dest -> (flag, converted value)."""
-    return {f.dest: (f, getattr(a, f.dest)) for f in flags if hasattr(a, f.dest)}
+    return {f.dest: (f, getattr(args, f.dest)) for f in flags if hasattr(args, f.dest)}
 
 
-def add_scenario_flags(p: argparse.ArgumentParser) -> None:
-    add_flags(p, SCENARIO_FLAGS)
+def add_scenario_flags(parser: argparse.ArgumentParser) -> None:
+    add_flags(parser, SCENARIO_FLAGS)
 
 
 def _set(data: dict, path: str, value) -> None:
@@ -468,8 +468,8 @@ class _Given:
         return flag_for(path)  # type: ignore[return-value]  # None: a path no flag sets (callers name flagged ones)
 
 
-def scenario_from_args(a: argparse.Namespace) -> Scenario:
-    g = _Given(a)
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    g = _Given(args)
     _refuse_conflicts(g.values)
     base = g.values.get
     if "manifest" in g.values:
@@ -552,12 +552,12 @@ def read_manifest(path: str, field: str):
     return warn_sources(load_manifest(path, field))
 
 
-def warn_sources(m):
+def warn_sources(manifest):
     """Say on stderr where a received manifest's hub source was replaced by the catalog's."""
     from planner.export.manifest import source_notes
-    for note in source_notes(m):
+    for note in source_notes(manifest):
         print(f"planner: warning: {printable(note)}", file=sys.stderr)
-    return m
+    return manifest
 
 
 def _base_mix(data: dict, flag: str) -> list[dict]:
@@ -659,18 +659,18 @@ def check_replaceable(path: str, field: str, inputs: list[str], force: bool, our
                        "to replace it")
 
 
-def emit_calibration(a, calibration, as_json: str, as_text: str) -> int:
+def emit_calibration(args, calibration, as_json: str, as_text: str) -> int:
     """The end of `calibrate` and `preflight`: the calibration file written to --out (atomically, never over
     the manifest it read), then the JSON or the text, and where the file went."""
     from planner.runs.calibration import dump
     from planner.safe_io import atomic_write
     from planner.text import printable
-    if a.out:
-        atomic_write(a.out, dump(calibration), field="--out", inputs=[a.manifest])
-    if a.json:
+    if args.out:
+        atomic_write(args.out, dump(calibration), field="--out", inputs=[args.manifest])
+    if args.json:
         print(as_json, end="" if as_json.endswith("\n") else "\n")
     else:
         print(as_text)
-        print(f"calibration written to {printable(a.out)}" if a.out else
+        print(f"calibration written to {printable(args.out)}" if args.out else
               "(add --out FILE to keep it for estimate --calibration)")
     return 0

@@ -38,7 +38,7 @@ def _positive(flag):
 
 def _calibrate(a, *, progress=None):
     m = read_manifest(a.manifest, "--manifest")
-    return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, dp=a.dp, gpus=a.gpus,
+    return rc.calibrate(m, a.run_dir, layout=a.layout, world=a.world, data_parallel=a.dp, gpus=a.gpus,
                         elapsed_hours=a.elapsed_hours, disk_capacity_tb=a.disk_capacity_tb, progress=progress)
 
 
@@ -69,18 +69,20 @@ def _x(r) -> str:
     return "n/a" if r is None else f"x{r:.3f}"
 
 
-def text(c) -> str:
-    f = c.forecast
-    lines = [f"calibrate: {c.rows_measured:,} of {c.rows_planned:,.0f} rows measured ({c.files_measured:,} "
-             f"file{'s' if c.files_measured != 1 else ''}, "
-             f"{c.files_skipped.count:,} skipped), layout {c.layout}"]
-    lines += _measured(c)
+def text(calibration) -> str:
+    f = calibration.forecast
+    lines = [f"calibrate: {calibration.rows_measured:,} of {calibration.rows_planned:,.0f} rows measured "
+             f"({calibration.files_measured:,} "
+             f"file{'s' if calibration.files_measured != 1 else ''}, "
+             f"{calibration.files_skipped.count:,} skipped), layout {calibration.layout}"]
+    lines += _measured(calibration)
     lines.append(f"forecast for the {f.rows_remaining:,.0f} rows to go")
-    lines += [f"  {label:<12} {words}" for label, words in c.forecast_claims()]
-    if c.files_skipped.count:
-        lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}" for r, n in c.files_skipped.reasons.items()))
-        lines += [f"  {printable(p)}: {printable(r)}" for p, r in c.files_skipped.examples[:10]]
-    lines += [f"note: {printable(n)}" for n in c.notes]
+    lines += [f"  {label:<12} {words}" for label, words in calibration.forecast_claims()]
+    if calibration.files_skipped.count:
+        lines.append("skipped: " + ", ".join(f"{n:,} {printable(r)}"
+                                             for r, n in calibration.files_skipped.reasons.items()))
+        lines += [f"  {printable(p)}: {printable(r)}" for p, r in calibration.files_skipped.examples[:10]]
+    lines += [f"note: {printable(n)}" for n in calibration.notes]
     return "\n".join(lines)
 
 
@@ -109,52 +111,53 @@ def _measured(c) -> list[str]:
     return lines
 
 
-def run_calibrate(a: argparse.Namespace) -> int:
-    if a.out:
-        _check_out(a)
-    c = _calibrate(a, progress=_progress(a.run_dir))
+def run_calibrate(args: argparse.Namespace) -> int:
+    if args.out:
+        _check_out(args)
+    c = _calibrate(args, progress=_progress(args.run_dir))
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    return emit_calibration(a, c, dump(c) if a.json else "", "" if a.json else text(c))
+    return emit_calibration(args, c, dump(c) if args.json else "", "" if args.json else text(c))
 
 
-def snapshot(c) -> dict:
-    f = c.forecast
-    done = c.rows_measured
-    total = c.rows_planned
+def snapshot(calibration) -> dict:
+    f = calibration.forecast
+    done = calibration.rows_measured
+    total = calibration.rows_planned
     eta = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=f.hours_remaining)).replace(microsecond=0) \
         if f.hours_remaining is not None else None
-    return {"rows_done": done, "rows_planned": total, "bytes_done": c.bytes_measured,
+    return {"rows_done": done, "rows_planned": total, "bytes_done": calibration.bytes_measured,
             "bytes_forecast": f.storage_bytes, "hours_remaining": f.hours_remaining,
             "eta": eta.isoformat() if eta else None, "disk_fills": f.disk_fills, "disk_full_hours": f.disk_full_hours,
-            "disk_short_bytes": f.disk_short_bytes, "disk": c.disk_claim(), "disk_verdict": c.disk_words()[0],
-            "files_skipped": c.files_skipped.count, "complete": f.rows_remaining <= 0}
+            "disk_short_bytes": f.disk_short_bytes, "disk": calibration.disk_claim(),
+            "disk_verdict": calibration.disk_words()[0],
+            "files_skipped": calibration.files_skipped.count, "complete": f.rows_remaining <= 0}
 
 
-def bar(s: dict, width: int = 30) -> str:
-    share = min(1.0, s["rows_done"] / s["rows_planned"]) if s["rows_planned"] else 0.0
+def bar(snapshot: dict, width: int = 30) -> str:
+    share = min(1.0, snapshot["rows_done"] / snapshot["rows_planned"]) if snapshot["rows_planned"] else 0.0
     filled = int(round(share * width))
-    eta = f"ETA {fmt_hours(s['hours_remaining'])}" if s["hours_remaining"] is not None else "ETA unknown"
-    return (f"[{'#' * filled}{'.' * (width - filled)}] {s['rows_done']:,}/{s['rows_planned']:,.0f} rows "
-            f"({share:.0%}), {fmt_bytes(s['bytes_done'])} of {fmt_bytes(s['bytes_forecast'])}; {eta}; "
-            f"{s['disk_verdict']}")      # the verdict whole: never cut from the sentence behind it
+    eta = f"ETA {fmt_hours(snapshot['hours_remaining'])}" if snapshot["hours_remaining"] is not None else "ETA unknown"
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {snapshot['rows_done']:,}/{snapshot['rows_planned']:,.0f} rows "
+            f"({share:.0%}), {fmt_bytes(snapshot['bytes_done'])} of {fmt_bytes(snapshot['bytes_forecast'])}; {eta}; "
+            f"{snapshot['disk_verdict']}")      # the verdict whole: never cut from the sentence behind it
 
 
-def run_watch(a: argparse.Namespace) -> int:
-    if a.json and not a.once:
+def run_watch(args: argparse.Namespace) -> int:
+    if args.json and not args.once:
         raise CliError("--json: give it with --once (one snapshot)")
     tty = sys.stdout.isatty()
     start = time.monotonic()
     try:
         while True:
-            s = snapshot(_calibrate(a))
-            if a.json:
+            s = snapshot(_calibrate(args))
+            if args.json:
                 print(json.dumps(s, indent=2))
                 return 0
             print(("\r" if tty else "") + bar(s), end="" if tty else "\n", flush=True)
-            if a.once or s["complete"] or time.monotonic() - start > MAX_WATCH_SECONDS:
+            if args.once or s["complete"] or time.monotonic() - start > MAX_WATCH_SECONDS:
                 break
-            time.sleep(a.every)
+            time.sleep(args.every)
     except KeyboardInterrupt:
         pass
     if tty:

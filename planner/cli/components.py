@@ -10,7 +10,7 @@ from planner.cli._parser import add_command
 from planner.text import printable
 
 
-def run(a: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     cat = get_catalog()
     rows: list[dict[str, Any]] = []
     for c in cat.components.values():
@@ -20,7 +20,7 @@ def run(a: argparse.Namespace) -> int:
                      "mean_tokens": c.mean_tokens, "median_tokens": c.median_tokens,
                      "assistant_share": c.assistant_share, "in_default_mix": c.in_default_mix, "origin": c.origin,
                      "provenance": c.provenance})
-    if a.json:
+    if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     print(f"{'id':<18}{'family':<9}{'rows in mix':>12}{'available':>12}{'mean tok':>10}  origin    hf repo")

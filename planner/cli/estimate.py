@@ -11,13 +11,13 @@ from planner.planning import plan
 from planner.text import printable_lines
 
 
-def run(a: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     measured = None
-    if a.calibration:
+    if args.calibration:
         from planner.runs.calibration import Measured, load
-        measured = Measured.of(load(a.calibration))
-    p = plan(scenario_from_args(a), measured=measured)
-    if a.json:
+        measured = Measured.of(load(args.calibration))
+    p = plan(scenario_from_args(args), measured=measured)
+    if args.json:
         from planner.export.plan_json import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         if measured is not None:
@@ -25,7 +25,7 @@ def run(a: argparse.Namespace) -> int:
         print(json.dumps(d, indent=2))
     else:
         marks = {"measured": measured.label} if measured is not None else {}
-        print(printable_lines(report.text_report(p, binary=a.binary, **marks)))
+        print(printable_lines(report.text_report(p, binary=args.binary, **marks)))
     return 0
 
 

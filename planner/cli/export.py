@@ -59,37 +59,37 @@ def _write(a: argparse.Namespace, text: str, nodes: int, ranks: list[int] | None
     print(f"{which} -> {printable(a.out)}: {how} (add --dry-run to see each rank's commands)")
 
 
-def run(a: argparse.Namespace) -> int:
-    sharded = _check_flags(a)
-    m = read_manifest(a.manifest, "manifest")
+def run(args: argparse.Namespace) -> int:
+    sharded = _check_flags(args)
+    m = read_manifest(args.manifest, "manifest")
     if not sharded:
-        print(EXPORT_FORMATS[a.format].render(m, a.manifest), end="")
+        print(EXPORT_FORMATS[args.format].render(m, args.manifest), end="")
         return 0
-    nodes = a.nodes if a.nodes is not None else m.scenario.extraction_node_count
+    nodes = args.nodes if args.nodes is not None else m.scenario.extraction_node_count
     rows = sum(c.rows_selected for c in m.components)
     if nodes > rows:
         # an empty rank has nothing to capture, and Model-Optimizer's dataset.shard raises on one
         raise CliError(f"--nodes: {nodes:,} ranks but the manifest selects {rows:,} rows; give at most {rows:,} "
                        f"nodes so that every rank has a row")
-    if a.scheduler is None:
-        print(slurm.rank_commands(m, a.format, nodes, a.manifest), end="")
+    if args.scheduler is None:
+        print(slurm.rank_commands(m, args.format, nodes, args.manifest), end="")
         return 0
     ranks = None
-    if a.resume is not None:
-        ranks = _unfinished(a, m, nodes)
+    if args.resume is not None:
+        ranks = _unfinished(args, m, nodes)
         if not ranks:
-            print(f"every one of the {nodes:,} ranks is complete in {printable(a.resume)}: nothing to resume")
+            print(f"every one of the {nodes:,} ranks is complete in {printable(args.resume)}: nothing to resume")
             return 0
-    if a.out is not None:
-        check_replaceable(a.out, "--out", [a.manifest], a.force, _is_slurm_script, "a script export wrote")
-    if a.scheduler == "ray":
-        text = ray_driver(m, a.format, nodes, a.manifest, ranks)
+    if args.out is not None:
+        check_replaceable(args.out, "--out", [args.manifest], args.force, _is_slurm_script, "a script export wrote")
+    if args.scheduler == "ray":
+        text = ray_driver(m, args.format, nodes, args.manifest, ranks)
     else:
-        text = slurm.slurm_script(m, a.format, nodes, a.manifest, ranks)
-    if a.out is None:
+        text = slurm.slurm_script(m, args.format, nodes, args.manifest, ranks)
+    if args.out is None:
         print(text, end="")
     else:
-        _write(a, text, nodes, ranks)
+        _write(args, text, nodes, ranks)
     return 0
 
 

@@ -49,37 +49,37 @@ def _written(a: argparse.Namespace, m, written: dict[str, int], outs: list[str])
         print(f"{count(a.shards, 'shard')}: {dealt_note(sharding.placed(m.components)[1], a.shards)}")
 
 
-def cmd_materialize(a: argparse.Namespace) -> int:
-    local = parse_local(a.local)
-    if a.shards is not None:
-        sharding.check_count(a.shards, "--shards")
-    m = warn_sources(load_manifest(a.manifest))
+def cmd_materialize(args: argparse.Namespace) -> int:
+    local = parse_local(args.local)
+    if args.shards is not None:
+        sharding.check_count(args.shards, "--shards")
+    m = warn_sources(load_manifest(args.manifest))
     # every output is checked against every input before any row is read or anything written
-    inputs = [a.manifest, *input_files(local_sources(m, local))]
-    outs = ([sharding.shard_path(a.out, r, a.shards) for r in range(a.shards)] if a.shards is not None
-            else [a.out])
+    inputs = [args.manifest, *input_files(local_sources(m, local))]
+    outs = ([sharding.shard_path(args.out, r, args.shards) for r in range(args.shards)] if args.shards is not None
+            else [args.out])
     for out in outs:
-        check_replaceable(out, "--out", inputs, a.force, is_ours, "rows materialize wrote (each head row "
+        check_replaceable(out, "--out", inputs, args.force, is_ours, "rows materialize wrote (each head row "
                           "marked \"materialized_by\": \"drafter-planner\")")
-    if a.hub_script:
-        check_replaceable(a.hub_script, "--hub-script", inputs, a.force, _is_hub_script,
+    if args.hub_script:
+        check_replaceable(args.hub_script, "--hub-script", inputs, args.force, _is_hub_script,
                           "a script materialize wrote")
-        if any(os.path.abspath(a.hub_script) == os.path.abspath(o) for o in outs):
-            raise PlannerInputError("--hub-script", a.hub_script, "is the same file as --out")
-    res = materialize_local(m, a.out, local=local, inputs=(a.manifest,), shards=a.shards)
-    _written(a, m, res["written"], outs)
+        if any(os.path.abspath(args.hub_script) == os.path.abspath(o) for o in outs):
+            raise PlannerInputError("--hub-script", args.hub_script, "is the same file as --out")
+    res = materialize_local(m, args.out, local=local, inputs=(args.manifest,), shards=args.shards)
+    _written(args, m, res["written"], outs)
     if res["hub_components"]:
         names = printable(", ".join(res["hub_components"]))
-        if a.hub_script:
-            atomic_write(a.hub_script, hub_script(m, res["hub_components"]), field="--hub-script",
+        if args.hub_script:
+            atomic_write(args.hub_script, hub_script(m, res["hub_components"]), field="--hub-script",
                          inputs=[*inputs, *outs])
-            if a.shards is None:
-                run_it = join(["python", a.hub_script, "--out", a.out, "--append"])
+            if args.shards is None:
+                run_it = join(["python", args.hub_script, "--out", args.out, "--append"])
             else:
-                run_it = join(["python", a.hub_script, "--out", outs[0], "--append", "--rank", 0,
-                               "--world-size", a.shards])
-                if a.shards > 1:
-                    run_it += f"` and likewise for every rank up to {a.shards - 1} (its own shard) `"
+                run_it = join(["python", args.hub_script, "--out", outs[0], "--append", "--rank", 0,
+                               "--world-size", args.shards])
+                if args.shards > 1:
+                    run_it += f"` and likewise for every rank up to {args.shards - 1} (its own shard) `"
             print(f"hub components ({names}): run `{run_it}` where the hub is reachable")
         else:
             print(f"hub components not materialized ({names}): add --hub-script FILE")

@@ -25,8 +25,8 @@ def _progress(line: str) -> None:
     print(f"preflight: {printable(line)}", file=sys.stderr, flush=True)
 
 
-def text(r) -> str:
-    c, d, g, cap = r.calibration, r.disk, r.gpus, r.capture
+def text(result) -> str:
+    c, d, g, cap = result.calibration, result.disk, result.gpus, result.capture
     rate = "not measured" if c.tokens_per_s_per_gpu is None else f"{c.tokens_per_s_per_gpu:,.1f} tokens/s per GPU"
     lines = [f"preflight: {printable(c.measured_by)} (layout {printable(c.layout)}, model {printable(c.model)})",
              f"  disk         {fmt_bytes(d['free_bytes'])} free against {fmt_bytes(d['bytes_per_node'])} the plan "
@@ -44,7 +44,7 @@ def text(r) -> str:
         lines.append(f"  files        {c.data_bytes_per_token:,.1f} bytes of tensors per token, "
                      f"{c.overhead_bytes_per_file:,.0f} bytes per file beside them")
     lines += [f"note: {printable(n)}" for n in c.notes]
-    lines.append("not measured: " + "; ".join(r.not_measured))
+    lines.append("not measured: " + "; ".join(result.not_measured))
     return "\n".join(lines)
 
 
@@ -56,16 +56,16 @@ def _is_calibration(head: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("kind") == KIND
 
 
-def run(a: argparse.Namespace) -> int:
-    if a.out:
-        check_replaceable(a.out, "--out", [a.manifest], a.force, _is_calibration, "a calibration file")
-    m = read_manifest(a.manifest, "--manifest")
-    o = preflight.Options(layout=a.layout, device=a.device, layers_run=a.layers_run, max_minutes=a.max_minutes,
-                          dir=a.dir, test_mb=a.test_mb, rows=a.rows, seed=a.seed,
-                          progress=None if a.quiet else _progress)
+def run(args: argparse.Namespace) -> int:
+    if args.out:
+        check_replaceable(args.out, "--out", [args.manifest], args.force, _is_calibration, "a calibration file")
+    m = read_manifest(args.manifest, "--manifest")
+    o = preflight.Options(layout=args.layout, device=args.device, layers_run=args.layers_run,
+                          max_minutes=args.max_minutes, dir=args.dir, test_mb=args.test_mb, rows=args.rows,
+                          seed=args.seed, progress=None if args.quiet else _progress)
     r = preflight.run(m, o)
-    return emit_calibration(a, r.calibration, json.dumps(r.to_dict(), indent=2) if a.json else "",
-                            "" if a.json else text(r))
+    return emit_calibration(args, r.calibration, json.dumps(r.to_dict(), indent=2) if args.json else "",
+                            "" if args.json else text(r))
 
 
 def register(sub) -> None:

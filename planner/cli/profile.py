@@ -35,14 +35,14 @@ def _progress_bar():
     return show
 
 
-def cmd_profile(a: argparse.Namespace) -> int:
-    sample = whole("--sample", a.sample) if a.sample is not None else None
-    seed = whole("--seed", a.seed)
-    workers = whole("--workers", a.workers) if a.workers is not None else (os.cpu_count() or 1)
+def cmd_profile(args: argparse.Namespace) -> int:
+    sample = whole("--sample", args.sample) if args.sample is not None else None
+    seed = whole("--seed", args.seed)
+    workers = whole("--workers", args.workers) if args.workers is not None else (os.cpu_count() or 1)
     try:
-        r = profile_file(a.path, a.name, fmt=a.format, tokenizer=_counter(a.tokenizer, a.model), strict=a.strict,
-                         family=a.family, progress=None if a.quiet else _progress_bar(), replace=a.replace,
-                         sample=sample, seed=seed, workers=workers)
+        r = profile_file(args.path, args.name, fmt=args.format, tokenizer=_counter(args.tokenizer, args.model),
+                         strict=args.strict, family=args.family, progress=None if args.quiet else _progress_bar(),
+                         replace=args.replace, sample=sample, seed=seed, workers=workers)
     except ProfileError as exc:
         raise CliError(printable(exc)) from exc
     c = r.component
@@ -53,7 +53,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
                "template_fallbacks": r.template_fallbacks,
                "template_fallback_reasons": r.fallback_reasons, "files": r.files, "workers": r.workers,
                "sampled": r.sampled, "provenance": "measured"}
-    if a.json:
+    if args.json:
         print(json.dumps(summary, indent=2))
     else:
         _print_text(r)

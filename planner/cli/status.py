@@ -17,20 +17,20 @@ from planner.text import count, printable
 from planner.units import fmt_bytes
 
 
-def rank_status(m, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None, verify: bool = False):
-    """The status of RUN_DIR for manifest m (shared by `status` and `export --resume`)."""
+def rank_status(manifest, fmt: str | None, nodes: int | None, run_dir: str, mix: str | None, verify: bool = False):
+    """The status of RUN_DIR for `manifest` (shared by `status` and `export --resume`)."""
     if fmt is None:
-        spec = layout_presets().get(m.scenario.layout)
+        spec = layout_presets().get(manifest.scenario.layout)
         fmt = {"specforge": "specforge", "speculators": "speculators", "modelopt": "modelopt"}.get(
             spec.pipeline if spec is not None else "")
         if fmt is None:
-            raise CliError(f"--format: the manifest's layout {m.scenario.layout} is not a sharded pipeline's; give "
-                           f"--format {'|'.join(sharding.SHARDED_FORMATS)}")
+            raise CliError(f"--format: the manifest's layout {manifest.scenario.layout} is not a sharded pipeline's; "
+                           f"give --format {'|'.join(sharding.SHARDED_FORMATS)}")
     if fmt not in sharding.SHARDED_FORMATS:
         raise CliError(f"--format: a sharded run is one of {', '.join(sharding.SHARDED_FORMATS)}, not {fmt}")
-    world = nodes if nodes is not None else m.scenario.extraction_node_count
+    world = nodes if nodes is not None else manifest.scenario.extraction_node_count
     sharding.check_count(world, "--nodes", "nodes")
-    return status(m, run_dir, fmt, world, mix=mix, verify=verify)
+    return status(manifest, run_dir, fmt, world, mix=mix, verify=verify)
 
 
 # What each format's capture does with a row whose file already exists, read from its source (the
@@ -49,29 +49,30 @@ RESUME_SKIPS_EXISTING = {fmt: "the pipeline skips a row whose file exists" for f
                                                                                        "modelopt")}
 
 
-def suspect_lines(st) -> list[str]:
+def suspect_lines(status) -> list[str]:
     """The suspect files of a status, each with its reason, and how to clear them before a resume
     (shared by `status` and `export --resume`). Paths are shell-quoted: a name in RUN_DIR is input."""
-    if not st.suspect:
+    if not status.suspect:
         return []
-    many = st.suspect != 1
-    out = [f"  suspect: {st.suspect:,} finished file{'s look' if many else ' looks'} truncated (a capture killed "
+    many = status.suspect != 1
+    out = [f"  suspect: {status.suspect:,} finished file{'s look' if many else ' looks'} truncated (a capture killed "
            f"mid-write?) and {'do' if many else 'does'} not count as done:"]
-    out += [f"    {quote(path)}: {printable(why)}" for path, why in st.suspect_examples]
-    more = st.suspect - len(st.suspect_examples)
+    out += [f"    {quote(path)}: {printable(why)}" for path, why in status.suspect_examples]
+    more = status.suspect - len(status.suspect_examples)
     if more:
         out.append(f"    ... and {more:,} more (not listed; run status again once these are removed)")
-    why = RESUME_SKIPS_EXISTING.get(st.format)
+    why = RESUME_SKIPS_EXISTING.get(status.format)
     out.append((f"  {why}, so a resumed rank would skip these rows again: " if why else "  ")
                + "remove the suspect files before resuming (planner deletes nothing in RUN_DIR):")
-    out.append("    rm -- " + " ".join(quote(os.path.join(st.run_dir, *p.split("/"))) for p, _ in st.suspect_examples))
+    out.append("    rm -- " + " ".join(quote(os.path.join(status.run_dir, *p.split("/")))
+                                       for p, _ in status.suspect_examples))
     return out
 
 
-def run(a: argparse.Namespace) -> int:
-    m = read_manifest(a.manifest, "--manifest")
-    st = rank_status(m, a.format, a.nodes, a.run_dir, a.mix, a.verify)
-    if a.json:
+def run(args: argparse.Namespace) -> int:
+    m = read_manifest(args.manifest, "--manifest")
+    st = rank_status(m, args.format, args.nodes, args.run_dir, args.mix, args.verify)
+    if args.json:
         print(json.dumps(st.as_dict(), indent=2))
         return 0
     ranks = st.ranks
@@ -103,7 +104,7 @@ def run(a: argparse.Namespace) -> int:
         print(f"  --verify read all {v['verified']:,} finished files' metadata")
     if st.unfinished:
         from planner.export.commands import quote
-        print(f"resume: planner export {quote(a.manifest)} --format {st.format} --scheduler slurm|ray "
+        print(f"resume: planner export {quote(args.manifest)} --format {st.format} --scheduler slurm|ray "
               f"--resume {quote(st.run_dir)}   (ranks {','.join(str(r) for r in st.unfinished)})")
     return 0
 

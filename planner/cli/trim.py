@@ -44,11 +44,11 @@ def check_out(path: str, inputs: list[str], force: bool) -> None:
                       "a planner manifest")
 
 
-def run(a: argparse.Namespace) -> int:
-    inputs = [a.manifest] if getattr(a, "manifest", None) else []
-    check_out(a.out, inputs, a.force)
-    s = scenario_from_args(a)
-    opts = {f.path: v for f, v in given(a, TRIM_FLAGS).values()}
+def run(args: argparse.Namespace) -> int:
+    inputs = [args.manifest] if getattr(args, "manifest", None) else []
+    check_out(args.out, inputs, args.force)
+    s = scenario_from_args(args)
+    opts = {f.path: v for f, v in given(args, TRIM_FLAGS).values()}
     budget = {path.split(".", 1)[1]: v for path, v in opts.items() if path.startswith("budget.")}
     if not budget:
         raise CliError("give at least one budget: " + ", ".join(f.flag for f in BUDGET_FLAGS))
@@ -60,10 +60,10 @@ def run(a: argparse.Namespace) -> int:
              weights=opts.get("weights", {}), min_cap=opts.get("min_cap"),
              min_family_share=opts.get("min_family_share"))
     p = plan(r.scenario)
-    m = build_manifest(r.scenario, p=p)
-    out = atomic_write(a.out, dump_manifest(m, "json" if Path(a.out).suffix.lower() == ".json" else "yaml"),
+    m = build_manifest(r.scenario, plan=p)
+    out = atomic_write(args.out, dump_manifest(m, "json" if Path(args.out).suffix.lower() == ".json" else "yaml"),
                        field="--out", inputs=inputs)
-    if a.json:
+    if args.json:
         from planner.export.plan_json import to_json_dict  # the result models load only when JSON is asked for
         d = to_json_dict(p)
         d["trim"] = json.loads(r.model_dump_json(exclude={"scenario"}))

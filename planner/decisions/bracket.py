@@ -30,9 +30,9 @@ Probe = Callable[[float], "tuple[bool, Any]"]
 Gaps = Callable[[Any, Any], "tuple[float, float] | None"]
 
 
-def middle(a: float, b: float) -> float:
+def middle(end_a: float, end_b: float) -> float:
     """The bisection point: geometric between two positive ends, arithmetic otherwise."""
-    return math.sqrt(a * b) if a > 0 and b > 0 else (a + b) / 2
+    return math.sqrt(end_a * end_b) if end_a > 0 and end_b > 0 else (end_a + end_b) / 2
 
 
 def _interpolated(a: float, at_a: Any, b: float, at_b: Any, gaps: Gaps | None, inverse: bool) -> float:
@@ -49,48 +49,49 @@ def _interpolated(a: float, at_a: Any, b: float, at_b: Any, gaps: Gaps | None, i
     return middle(a, b)
 
 
-def flip(probe: Probe, a: float, at_a: Any, b: float, at_b: Any, *, gaps: Gaps | None = None,
+def flip(probe: Probe, end_a: float, at_a: Any, end_b: float, at_b: Any, *, gaps: Gaps | None = None,
          inverse: bool = False, rtol: float = RTOL, steps: int = STEPS,
          interpolated: int = INTERPOLATED) -> tuple[float, Any]:
-    """The point between `a` (keeps the answer; `at_a` what probe worked out there) and `b` (flips it)
-    where the answer flips, within `rtol` of the larger end; with what probe worked out at the last
-    point on b's side (the flipped answer's figures). a may lie above or below b."""
+    """The point between `end_a` (keeps the answer; `at_a` what probe worked out there) and `end_b` (flips
+    it) where the answer flips, within `rtol` of the larger end; with what probe worked out at the last
+    point on end_b's side (the flipped answer's figures). end_a may lie above or below end_b."""
     for step in range(steps):
-        if abs(b - a) <= rtol * max(abs(a), abs(b)):
+        if abs(end_b - end_a) <= rtol * max(abs(end_a), abs(end_b)):
             break
-        guess = _interpolated(a, at_a, b, at_b, gaps, inverse) if step < interpolated else middle(a, b)
+        guess = _interpolated(end_a, at_a, end_b, at_b, gaps, inverse) if step < interpolated else middle(end_a, end_b)
         probes = [guess]
         if step < interpolated:
             # just either side of the guess: a gap that is linear there closes the bracket at once
-            d = rtol / 4 * abs(guess) * math.copysign(1, b - a)
-            probes = [x for x in (guess - d, guess + d) if min(a, b) < x < max(a, b)] or [guess]
+            d = rtol / 4 * abs(guess) * math.copysign(1, end_b - end_a)
+            probes = [x for x in (guess - d, guess + d) if min(end_a, end_b) < x < max(end_a, end_b)] or [guess]
         for x in probes:
-            if not min(a, b) < x < max(a, b):
+            if not min(end_a, end_b) < x < max(end_a, end_b):
                 continue
             keeps, at_x = probe(x)
             if keeps:
-                a, at_a = x, at_x
+                end_a, at_a = x, at_x
             else:
-                b, at_b = x, at_x
-    return (a + b) / 2, at_b
+                end_b, at_b = x, at_x
+    return (end_a + end_b) / 2, at_b
 
 
-def root(f: Callable[[float], float], lo: float, hi: float, *, rtol: float = RTOL,
+def root(func: Callable[[float], float], low: float, high: float, *, rtol: float = RTOL,
          steps: int = STEPS) -> float | None:
-    """A root of continuous f between lo and hi within `rtol` (relative to the larger end), where f
-    changes sign there; an end where f is 0 is the root; None where f(lo) and f(hi) have one sign."""
-    f_lo, f_hi = f(lo), f(hi)
+    """A root of continuous `func` between `low` and `high` within `rtol` (relative to the larger end),
+    where func changes sign there; an end where func is 0 is the root; None where func(low) and
+    func(high) have one sign."""
+    f_lo, f_hi = func(low), func(high)
     if f_lo == 0:
-        return lo
+        return low
     if f_hi == 0:
-        return hi
+        return high
     if (f_lo > 0) == (f_hi > 0):
         return None
     up = f_lo > 0
 
     def probe(x: float) -> tuple[bool, float]:
-        fx = f(x)
+        fx = func(x)
         return (fx > 0) == up and fx != 0, fx
 
-    x, _ = flip(probe, lo, f_lo, hi, f_hi, gaps=lambda ga, gb: (ga, gb), rtol=rtol, steps=steps)
+    x, _ = flip(probe, low, f_lo, high, f_hi, gaps=lambda ga, gb: (ga, gb), rtol=rtol, steps=steps)
     return x

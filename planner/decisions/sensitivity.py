@@ -116,10 +116,10 @@ def _storage_variants(s: Scenario, base: Plan) -> list[_Variant]:
                      _sub(s, "costs", "storage_months", days[1] / DAYS_PER_MONTH))]
 
 
-def sensitivity(s: Scenario, base: Plan | None = None, catalog: StatsCatalog | None = None) -> list[Swing]:
-    base = base or plan(s, catalog)
+def sensitivity(scenario: Scenario, base: Plan | None = None, catalog: StatsCatalog | None = None) -> list[Swing]:
+    base = base or plan(scenario, catalog)
     values = lambda p: {k: f(p) for k, (_, f) in METRICS.items()}  # noqa: E731
     b = values(base)
     return [Swing(v.assumption, v.low_label, v.high_label, b, values(plan(v.low, catalog, band=False)),
                   values(plan(v.high, catalog, band=False)))
-            for v in _variants(s, base)]
+            for v in _variants(scenario, base)]

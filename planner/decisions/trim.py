@@ -74,8 +74,8 @@ BUDGET_HEADLINE = {"storage_tb": "storage", "storage_tib": "storage", "gpu_days"
 STORAGE_UNIT = {"storage_tb": ("TB", TB), "storage_tib": ("TiB", TiB)}
 
 
-def metric(p: Plan | Figures, name: str) -> float:
-    return HEADLINES[BUDGET_HEADLINE[name]].get(p)
+def metric(plan: Plan | Figures, name: str) -> float:
+    return HEADLINES[BUDGET_HEADLINE[name]].get(plan)
 
 
 def _fmt(name: str, value: float) -> str:
@@ -206,21 +206,21 @@ class _Search:
         return Figures(step, self.resolved, stored(step, self.cat, self.resolved, eff, reuse=self.reuse), eff,
                        reuse=self.reuse)
 
-    def fits(self, p: Plan | Figures) -> bool:
+    def fits(self, plan: Plan | Figures) -> bool:
         # a mix whose rows are all left out of capture (drop_last of a last partial batch) is no answer
-        captured = p.samples > 0 or p.conversations == 0
-        return captured and all(metric(p, n) <= lim * (1 + 1e-12) for n, lim, _ in self.limits)
+        captured = plan.samples > 0 or plan.conversations == 0
+        return captured and all(metric(plan, n) <= lim * (1 + 1e-12) for n, lim, _ in self.limits)
 
-    def infeasible(self, p: Plan | Figures, what: str) -> TrimInfeasible:
+    def infeasible(self, plan: Plan | Figures, what: str) -> TrimInfeasible:
         for n, lim, label in self.limits:
-            used = metric(p, n)
+            used = metric(plan, n)
             if used > lim * (1 + 1e-12):
                 return TrimInfeasible(f"budget.{n}", label,
                                       f"{what} alone need {_fmt(n, used)}, {_fmt(n, used - lim)} over the budget")
         return TrimInfeasible("budget", "?", "cannot be met")
 
-    def scaled(self, f: float) -> dict[str, int]:
-        return {i: max(self.floor[i], int(math.floor(f * u))) for i, u in self.upper.items()}
+    def scaled(self, fraction: float) -> dict[str, int]:
+        return {i: max(self.floor[i], int(math.floor(fraction * u))) for i, u in self.upper.items()}
 
     def best_fraction(self, cap=...) -> tuple[dict[str, int], Plan | Figures]:
         """The largest fraction of every unprotected component's rows that fits (bisection)."""
@@ -262,10 +262,10 @@ class _Search:
                 hi = mid
         return _Answer(dict(self.upper), self.run(self.upper, lo), lo, "")
 
-    def kept_quality(self, p: Plan | Figures):
+    def kept_quality(self, plan: Plan | Figures):
         """The trimmed mix's expected quality for the full mix's serving workload: what is served does
         not change because a family was trimmed (planner/phases/quality.py)."""
-        return kept_quality_of(p, self.full, self.cat, self.reuse)
+        return kept_quality_of(plan, self.full, self.cat, self.reuse)
 
     def planned(self, rows: dict[str, int], cap) -> Plan:
         """The full plan of a proposal (its scenario as trim returns it)."""
@@ -367,17 +367,17 @@ def _search_of(s: Scenario, budget: Budget, strategy: str, protect: list[str] | 
     return _Search(s, cat, base, upper, limits, full, floor, protected, weights, min_cap)
 
 
-def trim(s: Scenario, budget: Budget, strategy: str = "proportional", protect: list[str] | None = None,
+def trim(scenario: Scenario, budget: Budget, strategy: str = "proportional", protect: list[str] | None = None,
          weights: dict[str, float] | None = None, min_cap: int | None = None,
          min_family_share: dict[str, float] | None = None, catalog: StatsCatalog | None = None) -> TrimResult:
     """Fit the mix to the budget with one strategy (STRATEGY_TABLE). `min_family_share` {family: F}:
     every component of that family keeps at least F of its rows (a guardrail against a strategy that
     empties a family); protected components keep all."""
     weights = weights or {}
-    search = _search_of(s, budget, strategy, protect, weights, min_cap, min_family_share, catalog)
+    search = _search_of(scenario, budget, strategy, protect, weights, min_cap, min_family_share, catalog)
     rows, _, cap_after, note = STRATEGY_TABLE[strategy].search(search)
     upper, full = search.upper, search.full
-    if s.uniform is None and any(upper.values()) and not any(rows.values()):
+    if scenario.uniform is None and any(upper.values()) and not any(rows.values()):
         raise _no_rows_left(upper, search.limits, search.run, strategy,
                             full.capture_batch_size if full.drop_last else 1)
     if not note and rows == upper and cap_after == search.cap_before:
@@ -453,16 +453,16 @@ def _family_cut(p: Plan) -> dict[str, float]:
     return {f: 1 - kept[f] / whole[f] for f in whole if whole[f] > 0}
 
 
-def beyond_rows(full: Plan, p: Plan) -> list[str]:
-    """What proposal `p` changes beyond row counts: the sequence cap in force, and each family whose
+def beyond_rows(full: Plan, plan: Plan) -> list[str]:
+    """What proposal `plan` changes beyond row counts: the sequence cap in force, and each family whose
     tokens it cuts more than the full mix's cap did (the long-row families: agentic, tool calls)."""
-    if p.max_seq_len == full.max_seq_len:
+    if plan.max_seq_len == full.max_seq_len:
         return []
-    before, after = _family_cut(full), _family_cut(p)
+    before, after = _family_cut(full), _family_cut(plan)
     was = f"from {full.max_seq_len:,}" if full.max_seq_len else "from none"
     worse = sorted(((share, before.get(f, 0.0), f) for f, share in after.items()
                     if share > before.get(f, 0.0) + 0.005), reverse=True)
-    return [f"cuts the sequence cap {was} to {p.max_seq_len:,} tokens" + ("" if not worse else ": " + ", ".join(
+    return [f"cuts the sequence cap {was} to {plan.max_seq_len:,} tokens" + ("" if not worse else ": " + ", ".join(
         f"the {f} family loses {share:.0%} of its tokens (was {old:.0%})" for share, old, f in worse))]
 
 
@@ -471,12 +471,12 @@ def not_distinguishable(results: dict[str, "TrimResult | None"]) -> dict[str, li
     each one's estimate lies inside the other's band (quality_low_after to quality_high_after)."""
     done = {k: r for k, r in results.items() if r is not None}
 
-    def inside(a: "TrimResult", b: "TrimResult") -> bool:
-        return b.quality_low_after <= a.quality_after <= b.quality_high_after
+    def inside(one: "TrimResult", other: "TrimResult") -> bool:
+        return other.quality_low_after <= one.quality_after <= other.quality_high_after
     return {k: [j for j, b in done.items() if j != k and inside(a, b) and inside(b, a)] for k, a in done.items()}
 
 
-def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = None,
+def every_strategy(scenario: Scenario, budget: Budget, *, protect: list[str] | None = None,
                    min_cap: int | None = None, min_family_share: dict[str, float] | None = None,
                    catalog: StatsCatalog | None = None) -> dict[str, tuple[TrimResult | None, str | None]]:
     """Every strategy on one budget with the same protection and guardrails (the protected
@@ -488,22 +488,22 @@ def every_strategy(s: Scenario, budget: Budget, *, protect: list[str] | None = N
             out[k] = (None, "nothing to protect selected")
             continue
         try:
-            out[k] = (trim(s, budget, k, protect=protect, min_cap=min_cap, min_family_share=min_family_share,
+            out[k] = (trim(scenario, budget, k, protect=protect, min_cap=min_cap, min_family_share=min_family_share,
                            catalog=catalog), None)
         except PlannerInputError as exc:
             out[k] = (None, str(exc))
     return out
 
 
-def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None, reuse: Reuse | None = None):
-    """quality_of(p, full's serving workload); of a step's Figures (a scenario of `full`'s with other
+def kept_quality_of(plan: Plan | Figures, full: Plan, cat: StatsCatalog | None, reuse: Reuse | None = None):
+    """quality_of(plan, full's serving workload); of a step's Figures (a scenario of `full`'s with other
     rows or another cap), what quality_of gives the step's full plan, from the same figures without
     planning it: each component's training tokens in the mix's order, `full`'s harness and target,
     the reference counted under the step's cap (tests/unit/planner/decisions/test_trim_quality.py)."""
-    if isinstance(p, Plan):
-        return quality_of(p, full.quality.workload)
+    if isinstance(plan, Plan):
+        return quality_of(plan, full.quality.workload)
     from planner.phases.quality import quality
-    st, fq, step = p.storage, full.quality, p.scenario
+    st, fq, step = plan.storage, full.quality, plan.scenario
     tokens: dict[str, float] = {}
     for m, w in zip(st.mix, st.works, strict=True):
         tokens[m.family] = tokens.get(m.family, 0.0) + w.conversation_tokens
@@ -512,15 +512,15 @@ def kept_quality_of(p: Plan | Figures, full: Plan, cat: StatsCatalog | None, reu
                    workload=fq.workload, transfer=step.quality.domain_transfer, **context)
 
 
-def quality_of(p: Plan, workload: dict[str, float]):
-    """The expected quality of `p`'s mix for a given serving workload."""
+def quality_of(plan: Plan, workload: dict[str, float]):
+    """The expected quality of `plan`'s mix for a given serving workload."""
     from planner.phases.quality import quality
     tokens: dict[str, float] = {}
-    for c in p.components:
+    for c in plan.components:
         tokens[c.family] = tokens.get(c.family, 0.0) + c.training_tokens
-    s = p.scenario
-    return quality(p.quality.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=workload,
-                   transfer=s.quality.domain_transfer, **p.quality.context())
+    s = plan.scenario
+    return quality(plan.quality.drafter, tokens, epochs=s.training.epochs, regenerated=s.regenerate, workload=workload,
+                   transfer=s.quality.domain_transfer, **plan.quality.context())
 
 
 def _no_rows_left(upper: dict[str, int], limits, run, strategy: str, unit: int = 1) -> TrimInfeasible:
@@ -710,12 +710,13 @@ def _quality_greedy(upper, floor, limits, full: Plan, run, fits) -> tuple[dict[s
     for i in x:
         members.setdefault(fam[i], []).append(i)
 
-    def tokens_with(now: dict[str, float], i: str, n: int) -> dict[str, float]:
-        """tokens(x with n more rows of i), to the bit: only i's family is summed again, in the same order."""
-        out, f = dict(now), fam[i]
+    def tokens_with(now: dict[str, float], component: str, rows: int) -> dict[str, float]:
+        """tokens(x with `rows` more rows of `component`), to the bit: only its family is summed again, in
+        the same order."""
+        out, f = dict(now), fam[component]
         total = 0.0
         for j in members[f]:
-            total = total + (x[j] + n * (j == i)) * per_row[j]
+            total = total + (x[j] + rows * (j == component)) * per_row[j]
         out[f] = total
         return out
     step = {i: max(1, -(-upper[i] // QUALITY_STEPS)) for i in upper}

@@ -46,21 +46,22 @@ def blocked_ways(findings: list[Finding], online_fits: bool = True) -> dict[str,
     return out
 
 
-def figures_findings(q: Figures) -> list[Finding]:
+def figures_findings(figures: Figures) -> list[Finding]:
     """The findings of a Figures that can block a way (those plan() gathers from the same phases)."""
-    return [*q.storage.findings(), *q.nodes.warnings, *q.extraction.warnings, *q.training.warnings]
+    return [*figures.storage.findings(), *figures.nodes.warnings, *figures.extraction.warnings,
+            *figures.training.warnings]
 
 
-def way_totals(p) -> dict[str, float]:
-    c = p.cost_usd
+def way_totals(plan) -> dict[str, float]:
+    c = plan.cost_usd
     return {"offline": c.total_offline, "online": c.total_online, "disaggregated": c.total_disaggregated}
 
 
-def way_days(p) -> dict[str, float]:
+def way_days(plan) -> dict[str, float]:
     """The wall-clock days each way takes, from the start to the last epoch (as plan() counts them)."""
-    online = (p.extraction.decode_hours + p.training.online_wall_hours) / 24
-    return {"offline": p.wall_days_offline, "online": online,
-            "disaggregated": p.training.disaggregated_wall_hours / 24}
+    online = (plan.extraction.decode_hours + plan.training.online_wall_hours) / 24
+    return {"offline": plan.wall_days_offline, "online": online,
+            "disaggregated": plan.training.disaggregated_wall_hours / 24}
 
 
 @dataclass(frozen=True)
@@ -70,15 +71,15 @@ class Band:
     corners: tuple[tuple[float, float, dict[str, float]], ...]   # (x, y, totals) at each corner and (1, 1)
 
 
-def band(p) -> Band:
+def band(plan) -> Band:
     """The three totals at the corners of the extraction and training bands (a Plan or a Figures)."""
-    ex, trn, c, s = p.extraction, p.training, p.cost_usd, p.scenario
+    ex, trn, c, s = plan.extraction, plan.training, plan.cost_usd, plan.scenario
     xs = (1.0, 1.0)
     if ex.wall_hours and ex.wall_hours_low is not None and ex.wall_hours_high is not None:
         xs = (ex.wall_hours_low / ex.wall_hours, ex.wall_hours_high / ex.wall_hours)
     ys = (1 / trn.rate_high, 1 / trn.rate_low) if trn.rate_low and trn.rate_high else (1.0, 1.0)
     capture_h = ex.capture_hours or ex.wall_hours
-    fixed_h = p.nodes.gather_hours + p.transfer_hours
+    fixed_h = plan.nodes.gather_hours + plan.transfer_hours
     held = c.storage_days_held
 
     def at(x: float, y: float) -> dict[str, float]:
@@ -94,13 +95,13 @@ def band(p) -> Band:
     return Band(extraction=xs, training=ys, corners=corners)
 
 
-def tied(b: Band, best: str, other: str) -> str | None:
+def tied(band: Band, best: str, other: str) -> str | None:
     """None when `best` costs less than `other` at every corner of the band; else what would tell
     them apart: "extraction" (the extraction band alone turns the order), "training", or "both"."""
-    if all(t[best] < t[other] for _, _, t in b.corners):
+    if all(t[best] < t[other] for _, _, t in band.corners):
         return None
-    by_x = any(t[other] <= t[best] for t in (_linear_at(b, e, 1.0) for e in b.extraction))
-    by_y = any(t[other] <= t[best] for t in (_linear_at(b, 1.0, e) for e in b.training))
+    by_x = any(t[other] <= t[best] for t in (_linear_at(band, e, 1.0) for e in band.extraction))
+    by_y = any(t[other] <= t[best] for t in (_linear_at(band, 1.0, e) for e in band.training))
     return "extraction" if by_x and not by_y else "training" if by_y and not by_x else "both"
 
 
@@ -235,7 +236,7 @@ def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, paddin
     return out
 
 
-def storage_fixes(s: Scenario, cat: StatsCatalog | None, rows, findings: list[Finding], on_disk: float,
+def storage_fixes(scenario: Scenario, cat: StatsCatalog | None, rows, findings: list[Finding], on_disk: float,
                   padding: bool, sorted_already: bool, reuse: Reuse | None = None) -> tuple[Fix, ...]:
     """Every planned fix of the plan's storage blockers (none: no such blocker). `rows`: the plan's
     storage phase, or a call that gives it (the fixes change the capture batches and the nodes, not the
@@ -244,7 +245,7 @@ def storage_fixes(s: Scenario, cat: StatsCatalog | None, rows, findings: list[Fi
     if not codes:
         return ()
     phase = rows() if callable(rows) else rows
-    return tuple(_candidates(s, cat, phase, codes, on_disk, padding, sorted_already, reuse))
+    return tuple(_candidates(scenario, cat, phase, codes, on_disk, padding, sorted_already, reuse))
 
 
 def _rows(s: Scenario, cat: StatsCatalog | None):
@@ -255,31 +256,32 @@ def _rows(s: Scenario, cat: StatsCatalog | None):
     return get
 
 
-def plan_fixes(p, cat: StatsCatalog | None) -> tuple[Fix, ...]:
+def plan_fixes(plan, cat: StatsCatalog | None) -> tuple[Fix, ...]:
     """storage_fixes of a Plan: those plan() planned (it keeps them on the plan it returns), else
     worked out once for this plan object (Plan.worked_out)."""
-    s = p.scenario
-    if not any(f.severity == "blocks" and f.code in STORAGE_BLOCKERS for f in p.findings):
+    s = plan.scenario
+    if not any(f.severity == "blocks" and f.code in STORAGE_BLOCKERS for f in plan.findings):
         return ()
     cat = _catalog(s, cat)
-    return p.worked_out(("fixes", cat), lambda: storage_fixes(
-        s, cat, _rows(s, cat), p.findings, p.storage_bytes_compressed, p.padding == "batch", bool(p.sort_by_length)))
+    return plan.worked_out(("fixes", cat), lambda: storage_fixes(
+        s, cat, _rows(s, cat), plan.findings, plan.storage_bytes_compressed, plan.padding == "batch",
+        bool(plan.sort_by_length)))
 
 
-def padding_levers(p, cat: StatsCatalog | None) -> tuple[Fix, ...]:
+def padding_levers(plan, cat: StatsCatalog | None) -> tuple[Fix, ...]:
     """The lossless fixes of batch padding planned on a plan that no storage finding blocks."""
-    if p.padding != "batch":
+    if plan.padding != "batch":
         return ()
-    s = p.scenario
+    s = plan.scenario
     cat = _catalog(s, cat)
     options = [("a capture batch of 1", {"capture_batch_size": 1})]
-    if not p.sort_by_length:
+    if not plan.sort_by_length:
         options.append(("length-sorted capture batches", {"sort_by_length": True}))
 
     def compute():
         rows = _rows(s, cat)()
         return tuple(f for f in (_planned(label, s, cat, rows, ch) for label, ch in options) if f is not None)
-    return p.worked_out(("levers", cat), compute)
+    return plan.worked_out(("levers", cat), compute)
 
 
 def _catalog(s: Scenario, cat: StatsCatalog | None) -> StatsCatalog | None:
@@ -310,19 +312,19 @@ def fixes_text(fixes: tuple[Fix, ...], on_disk: float, offline_usd: float) -> st
     return text
 
 
-def storage_limit_tb(s: Scenario, code: str) -> float | None:
+def storage_limit_tb(scenario: Scenario, code: str) -> float | None:
     """The TB a storage blocker's disks hold together (None: not a storage blocker, or no capacity given)."""
-    limit = {"disk-capacity": (s.disk_capacity_tb or 0) * s.extraction_node_count,
-             "training-disk-capacity": (s.training.disk_capacity_tb or 0) * s.training_node_count,
-             "shared-capacity": s.shared_capacity_tb or 0}.get(code)
+    limit = {"disk-capacity": (scenario.disk_capacity_tb or 0) * scenario.extraction_node_count,
+             "training-disk-capacity": (scenario.training.disk_capacity_tb or 0) * scenario.training_node_count,
+             "shared-capacity": scenario.shared_capacity_tb or 0}.get(code)
     return limit or None
 
 
-def lossy_text(s: Scenario, code: str, fixes: tuple[Fix, ...]) -> str:
+def lossy_text(scenario: Scenario, code: str, fixes: tuple[Fix, ...]) -> str:
     """What a storage blocker's fix costs in rows or precision, each checked: a trim to what the disks
     hold (every trim proposal is planned and says what still blocks it), fp8 states planned ('' for
     a code that is not a storage blocker)."""
-    limit = storage_limit_tb(s, code)
+    limit = storage_limit_tb(scenario, code)
     if not limit:
         return ""
     parts = [f"trim the mix in Budget to at most {limit:,.2f} TB (drops rows)"]

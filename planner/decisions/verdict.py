@@ -74,14 +74,14 @@ class Verdict(BaseModel):
     lever: str | None = None                      # the lossless change offered where it changes the answer
 
 
-def totals(p) -> dict[str, float]:
+def totals(plan) -> dict[str, float]:
     """The three totals of a Plan or of planner.phases.compose.Figures (the same cost_usd)."""
-    c = p.cost_usd
+    c = plan.cost_usd
     return {"offline": c.total_offline, "online": c.total_online, "disaggregated": c.total_disaggregated}
 
 
-def cheapest(p: Plan, ways: tuple[str, ...] = MODES) -> str:
-    t = totals(p)
+def cheapest(plan: Plan, ways: tuple[str, ...] = MODES) -> str:
+    t = totals(plan)
     return min(ways, key=lambda m: (t[m], MODES.index(m)))
 
 
@@ -169,24 +169,24 @@ def _searched_crossing(base: Figures, inp: _Input, x0: float, t0: dict[str, floa
         tx = _totals_at(base, inp, x)
         return _best(tx, ways) == here, tx
 
-    def gaps(ta: dict[str, float] | None, tb: dict[str, float] | None) -> tuple[float, float] | None:
-        if ta is None or tb is None:
+    def gaps(at_a: dict[str, float] | None, at_b: dict[str, float] | None) -> tuple[float, float] | None:
+        if at_a is None or at_b is None:
             return None
-        m = _cheapest_of(tb, ways)              # the way cheapest where the answer has flipped
-        return ta[m] - ta[here], tb[m] - tb[here]   # >= 0 at x0's side, <= 0 at end's
+        m = _cheapest_of(at_b, ways)              # the way cheapest where the answer has flipped
+        return at_a[m] - at_a[here], at_b[m] - at_b[here]   # >= 0 at x0's side, <= 0 at end's
 
     x, t_flipped = flip(probe, x0, t0, end, t_end, gaps=gaps, inverse=inp.key == "link_gbps", rtol=PRECISION,
                         steps=BISECT)
     return x, _best(t_flipped, ways)
 
 
-def span(inp: _Input, p: Plan) -> tuple[float, float, float]:
-    """The input's bounds (from the Scenario model, the days held in days) and its value in `p`, inside them."""
+def span(inp: _Input, plan: Plan) -> tuple[float, float, float]:
+    """The input's bounds (from the Scenario model, the days held in days) and its value in `plan`, inside them."""
     lo, hi = field_bounds(inp.model, inp.field)
     assert lo is not None and hi is not None     # every input of INPUTS is a field bounded both ways
     if inp.key == "days_held":
         lo, hi = lo * DAYS_PER_MONTH, hi * DAYS_PER_MONTH
-    return lo, hi, min(max(inp.current(p), lo), hi)
+    return lo, hi, min(max(inp.current(plan), lo), hi)
 
 
 def _crossing(base: Figures, inp: _Input, p: Plan,
@@ -414,28 +414,28 @@ def _feasible(blocked: dict[str, list]) -> dict[str, dict]:
             "blocked_by": {m: [f.code for f in blocked[m]] for m in MODES}}
 
 
-def verdict(p: Plan, catalog: StatsCatalog | None = None) -> Verdict:
-    """The cheapest way that runs as configured for `p`'s scenario, by how much and in how many days,
+def verdict(plan: Plan, catalog: StatsCatalog | None = None) -> Verdict:
+    """The cheapest way that runs as configured for `plan`'s scenario, by how much and in how many days,
     a tie where the figures' bands do not tell two ways apart, what stops a blocked way and what
     would let it run (each fix planned), the value of each input at which another way that runs
     becomes the cheapest, and the lossless lever where it changes the answer."""
-    t = totals(p)
-    blocked = blocked_ways(p.findings, p.training.online_fits)
+    t = totals(plan)
+    blocked = blocked_ways(plan.findings, plan.training.online_fits)
     ways = tuple(m for m in MODES if not blocked[m]) or MODES
-    best = cheapest(p, ways)
-    b = band(p)
+    best = cheapest(plan, ways)
+    b = band(plan)
     ties = {m: tied(b, best, m) for m in ways if m != best}
-    days = way_days(p)
-    ready = (p.extraction.wall_hours + p.gather_hours + p.transfer_hours) / 24
-    breakeven, flips, now = _breakevens(p, catalog, ways)
-    fixes = plan_fixes(p, catalog) if blocked["offline"] else ()
+    days = way_days(plan)
+    ready = (plan.extraction.wall_hours + plan.gather_hours + plan.transfer_hours) / 24
+    breakeven, flips, now = _breakevens(plan, catalog, ways)
+    fixes = plan_fixes(plan, catalog) if blocked["offline"] else ()
     none_runs = all(blocked.values())
     sentence = (_blocked(blocked, fixes) + " " + _among(_answer(best, ways, t, days, ready, b, ties), ways,
                                                         none_runs)).strip()
     if len(ways) > 1:
         sentence += " " + _breakeven_text(breakeven, flips, now)
     top = {best, *(m for m in ways if ties.get(m))}
-    lever, text = _lever(p, catalog, fixes, top, ways) if not none_runs else (None, "")
+    lever, text = _lever(plan, catalog, fixes, top, ways) if not none_runs else (None, "")
     if text:
         sentence += " " + text
     tied_with = [m for m in ways if ties.get(m)]

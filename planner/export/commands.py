@@ -45,11 +45,11 @@ def join(argv: list[object]) -> str:
     return " ".join(quote(a) for a in argv)
 
 
-def value(v: object) -> str:
+def value(raw: object) -> str:
     """A value where a command expects one: never starting with '-', which the pipeline's argparse
     would read as a flag (argument injection, which shell quoting does not stop); a path that does
     is written ./-name, the same file."""
-    text = str(v)
+    text = str(raw)
     return "./" + text if text.startswith("-") else text
 
 
@@ -149,29 +149,29 @@ def _layout_note(m: Manifest, pipeline: str) -> list[str]:
             "# files, so the bytes differ from the plan (plan it with the layout of this pipeline to see them)"]
 
 
-def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+def speculators_commands(manifest: Manifest, manifest_path: str = "manifest.yaml") -> str:
     """vLLM speculators: launch_vllm.py (a vLLM server that writes hidden states), prepare_data.py
     (one row per assistant turn), data_generation_offline.py (one request and one file per row)."""
-    spec, eff = _plan_values(m, "speculators")
-    model = _model_path(m)
-    captured, last = _split_last(m)
+    spec, eff = _plan_values(manifest, "speculators")
+    model = _model_path(manifest)
+    captured, last = _split_last(manifest)
     data_args: list[object] = []
-    for c in m.components:
+    for c in manifest.components:
         if c.rows_selected == 0:
             continue
         source = value(c.local_path) if c.local_path else f"hf:{c.hf_repo}:{c.subset or 'default'}:{c.split or 'train'}"
         data_args += ["--data", source]
-    total = sum(c.rows_selected for c in m.components)
-    per_source = ", ".join(f"{quote(c.id)}={c.rows_selected:,}" for c in m.components if c.rows_selected)
+    total = sum(c.rows_selected for c in manifest.components)
+    per_source = ", ".join(f"{quote(c.id)}={c.rows_selected:,}" for c in manifest.components if c.rows_selected)
     seq = ["--seq-length", eff.max_seq_len] if eff.max_seq_len else []
     lines = [
         f"# vLLM speculators: commands for this manifest, for {_target('speculators')}",
-        f"# target {quote(model)}; capture layers {m.layers}"
+        f"# target {quote(model)}; capture layers {manifest.layers}"
         + (" (launch_vllm.py appends the last layer)" if last else " (no last layer: --no-include-last-layer)"),
         "# one training row per assistant turn holding the prefix (preprocessing.py _render_boundary_rows)"
         + (f", --seq-length {eff.max_seq_len}" if eff.max_seq_len
            else ", no cap given: the speculators default of 8192 applies"),
-        *_layout_note(m, "speculators"),
+        *_layout_note(manifest, "speculators"),
         *(["# note: the plan counts one row per conversation; speculators always writes one per assistant turn"]
           if eff.unit != "turn" else []),
         f"# this mix: {per_source}",
@@ -191,7 +191,7 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
         _command(["python", "scripts/data_generation_offline.py", "--endpoint", "http://localhost:8000/v1"],
                  ["--preprocessed-data", "./prepared", "--output", "./prepared/hidden_states"]),
         "",
-        *speculators_train_lines(m, spec, eff),
+        *speculators_train_lines(manifest, spec, eff),
         "",
         "# The direct form, for reference only (it cannot honour the per-source counts above):",
         "# " + join(["python", "scripts/prepare_data.py", "--model", model, *data_args,
@@ -200,34 +200,34 @@ def speculators_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> s
     return "\n".join(lines) + "\n"
 
 
-def speculators_train_lines(m: Manifest, spec: LayoutSpec, eff: Effective) -> list[str]:
+def speculators_train_lines(manifest: Manifest, spec: LayoutSpec, eff: Effective) -> list[str]:
     """scripts/train.py (speculators at c05b95b3; its flags are the fields of
     src/speculators/train/config/schema.py, as docs/cli/train.md shows them under torchrun --standalone)."""
-    nodes, per = _train_gpus(m)
-    epochs, note = _epochs(m)
-    captured = _split_last(m)[0]
-    layers = m.scenario.training.drafter_layers or eff.draft_layers
+    nodes, per = _train_gpus(manifest)
+    epochs, note = _epochs(manifest)
+    captured = _split_last(manifest)[0]
+    layers = manifest.scenario.training.drafter_layers or eff.draft_layers
     return ["# 4. train the drafter on ./prepared and its hidden states (--target-layer-ids: the captured ids without",
             "#    the last layer launch_vllm.py appends, schema.py:115-121)", *note,
-            *_nodes_note(m, "run it under torchrun --nnodes/--node_rank on each instead of --standalone"),
+            *_nodes_note(manifest, "run it under torchrun --nnodes/--node_rank on each instead of --standalone"),
             _command(["torchrun", "--standalone", "--nproc_per_node", per, "scripts/train.py"],
-                     ["--verifier-name-or-path", _model_path(m), "--speculator-type", spec.drafter],
+                     ["--verifier-name-or-path", _model_path(manifest), "--speculator-type", spec.drafter],
                      ["--data-path", "./prepared", "--save-path", "./checkpoints"],
                      ["--target-layer-ids", *captured, "--num-layers", layers],
                      ["--total-seq-len", eff.max_seq_len or 8192, "--epochs", epochs])]
 
 
-def node_gpus(m: Manifest) -> int:
+def node_gpus(manifest: Manifest) -> int:
     """The GPUs of one extraction node, the --nproc_per_node of a capture: the scenario's GPUs per
     node, or all its GPUs when they fill less than one node. Every export form reads it here."""
-    s = m.scenario
+    s = manifest.scenario
     return max(1, min(s.gpus_per_node, s.extraction_gpus))
 
 
-def specforge_layout(m: Manifest) -> str:
+def specforge_layout(manifest: Manifest) -> str:
     """SpecForge's own layout for this manifest: its layout (presets/layouts.yaml) of the plan's
     drafter kind, else its DFlash layout."""
-    planned = layout_presets().get(m.scenario.layout)
+    planned = layout_presets().get(manifest.scenario.layout)
     own = [s.id for s in layout_presets().values()
            if planned is not None and s.pipeline == "specforge" and s.drafter == planned.drafter]
     return own[0] if own else "specforge-dflash"
@@ -253,12 +253,12 @@ TRAIN_CONFIG = "./train_config.json"
 SPECFORGE_LAYOUT_KEYS = {"eagle3": ("LlamaForCausalLMEagle3", "llama"), "dflash": ("DFlashDraftModel", "qwen3")}
 
 
-def specforge_draft_config(m: Manifest) -> dict:
+def specforge_draft_config(manifest: Manifest) -> dict:
     """The draft_config.json that prepare_hidden_states.py --draft-model-config and `specforge train`
     read for this manifest (SpecForge's own format; see DRAFT_CONFIG above)."""
-    spec = _plan_values(m, specforge_layout(m))[0]
+    spec = _plan_values(manifest, specforge_layout(manifest))[0]
     strategy = specforge_strategy(spec)
-    model = _model_spec(m)
+    model = _model_spec(manifest)
     arch, model_type = SPECFORGE_LAYOUT_KEYS[strategy]
     out: dict = {"architectures": [arch], "model_type": model_type}
     for key, field in (("vocab_size", "vocab_size"), ("hidden_size", "hidden_size"),
@@ -270,161 +270,164 @@ def specforge_draft_config(m: Manifest) -> dict:
     out.update(tie_word_embeddings=False, use_cache=True, pad_token_id=0, torch_dtype="bfloat16")
     if strategy == "eagle3":
         out.update(num_hidden_layers=1, draft_vocab_size=32000,
-                   eagle_config={"eagle_aux_hidden_state_layer_ids": _split_last(m)[0]})
+                   eagle_config={"eagle_aux_hidden_state_layer_ids": _split_last(manifest)[0]})
         return out
-    n = m.scenario.training.drafter_layers or len(m.layers)
+    n = manifest.scenario.training.drafter_layers or len(manifest.layers)
     out.update(num_hidden_layers=n, block_size=16, layer_types=["full_attention"] * n, sliding_window=None,
                use_sliding_window=False, auto_map={"AutoModel": "dflash.DFlashDraftModel"},
-               dflash_config={"target_layer_ids": list(m.layers)})
-    L = num_layers(m.scenario.model, m.scenario.custom_model)
+               dflash_config={"target_layer_ids": list(manifest.layers)})
+    L = num_layers(manifest.scenario.model, manifest.scenario.custom_model)
     if L:
         out["num_target_layers"] = L
     return out
 
 
-def draft_config_lines(m: Manifest) -> list[str]:
+def draft_config_lines(manifest: Manifest) -> list[str]:
     """The lines of an export that write ./draft_config.json."""
     return ["# the draft model config (SpecForge's format, written as its generator would: model_loading.py:217-257);",
             "# copy rope_theta, rms_norm_eps and max_position_embeddings from the target's config.json, which the",
             "# planner does not hold (without them the config class's defaults apply)",
-            *write_lines(DRAFT_CONFIG, json.dumps(specforge_draft_config(m), indent=2))]
+            *write_lines(DRAFT_CONFIG, json.dumps(specforge_draft_config(manifest), indent=2))]
 
 
-def specforge_train_lines(m: Manifest, hidden_states: str = "./cache/hidden_states") -> list[str]:
+def specforge_train_lines(manifest: Manifest, hidden_states: str = "./cache/hidden_states") -> list[str]:
     """`specforge train -c FILE` (specforge/cli.py:172-173 at a6b6b023) on a run config of the offline
     recipe's shape (examples/configs/qwen3-8b-dflash-offline.yaml; fields of specforge/config/schema.py:
     ModelConfig :37-54, DataConfig :129-141, TrainingConfig :507-509, TrainerDeploymentConfig :242-246)."""
-    spec, eff = _plan_values(m, specforge_layout(m))
-    nodes, per = _train_gpus(m)
-    epochs, note = _epochs(m)
-    cfg = {"model": {"target_model_path": _model_path(m), "draft_model_config": DRAFT_CONFIG},
+    spec, eff = _plan_values(manifest, specforge_layout(manifest))
+    nodes, per = _train_gpus(manifest)
+    epochs, note = _epochs(manifest)
+    cfg = {"model": {"target_model_path": _model_path(manifest), "draft_model_config": DRAFT_CONFIG},
            "data": {"hidden_states_path": hidden_states, "max_length": eff.max_seq_len or 2048},
            "training": {"strategy": specforge_strategy(spec), "num_epochs": epochs},
            "run_id": "drafter-planner", "output_dir": "./outputs",
            "deployment": {"mode": "local_colocated", "trainer": {"nnodes": nodes, "nproc_per_node": per}}}
     return ["# train the drafter on the captured hidden states (the offline recipe: data.hidden_states_path)",
-            *note, *_nodes_note(m, "add deployment.trainer.master_addr and node_rank to the config on each"),
+            *note, *_nodes_note(manifest, "add deployment.trainer.master_addr and node_rank to the config on each"),
             *write_lines(TRAIN_CONFIG, json.dumps(cfg, indent=2)),
             join(["specforge", "train", "--config", TRAIN_CONFIG])]
 
 
-def specforge_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+def specforge_commands(manifest: Manifest, manifest_path: str = "manifest.yaml") -> str:
     """SpecForge: scripts/prepare_hidden_states.py under torchrun, with the strategy, the batch and
     the length that were planned; the capture layers come from the draft model config."""
-    spec, eff = _plan_values(m, specforge_layout(m))
-    model = _model_path(m)
+    spec, eff = _plan_values(manifest, specforge_layout(manifest))
+    model = _model_path(manifest)
     strategy = specforge_strategy(spec)
     key = ("dflash_config.target_layer_ids" if strategy == "dflash"
            else "eagle_config.eagle_aux_hidden_state_layer_ids")
-    layers = _split_last(m)[0] if strategy == "eagle3" else m.layers
+    layers = _split_last(manifest)[0] if strategy == "eagle3" else manifest.layers
     return "\n".join([
         f"# SpecForge: commands for this manifest, for {_target('specforge')}",
         f"# target {quote(model)}; strategy {strategy}; capture layers {layers} from the draft model config",
         f"# ({key}); batches of {eff.capture_batch_size} padded to their longest row, drop_last",
-        *_layout_note(m, "specforge"),
+        *_layout_note(manifest, "specforge"),
         "",
         *_materialize(manifest_path),
-        *draft_config_lines(m),
+        *draft_config_lines(manifest),
         "",
-        _command(["torchrun", "--nproc_per_node", node_gpus(m), "scripts/prepare_hidden_states.py"],
+        _command(["torchrun", "--nproc_per_node", node_gpus(manifest), "scripts/prepare_hidden_states.py"],
                  ["--target-model-path", model, "--strategy", strategy],
                  ["--draft-model-config", DRAFT_CONFIG, "--data-path", "./mix.jsonl"],
                  ["--max-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],
                  ["--output-path", "./cache/hidden_states"]),
         "",
-        *specforge_train_lines(m),
+        *specforge_train_lines(manifest),
     ]) + "\n"
 
 
-def modelopt_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+def modelopt_commands(manifest: Manifest, manifest_path: str = "manifest.yaml") -> str:
     """NVIDIA Model-Optimizer: collect_hidden_states/compute_hidden_states_hf.py, one .pt per
     conversation; conversations longer than --max-seq-len are skipped."""
-    spec, eff = _plan_values(m, "modelopt-eagle3")
-    model = _model_path(m)
-    aux = _split_last(m)[0]
+    spec, eff = _plan_values(manifest, "modelopt-eagle3")
+    model = _model_path(manifest)
+    aux = _split_last(manifest)[0]
     return "\n".join([
         f"# NVIDIA Model-Optimizer: commands for this manifest, for {_target('model-optimizer')}",
         f"# target {quote(model)}; aux layers {aux} and the final layer; conversations over "
         f"{eff.max_seq_len or 3072} tokens are skipped",
-        *_layout_note(m, "modelopt"),
+        *_layout_note(manifest, "modelopt"),
         "",
         *_materialize(manifest_path),
         _command(["python", "examples/speculative_decoding/collect_hidden_states/compute_hidden_states_hf.py"],
                  ["--model", model, "--input-data", "./mix.jsonl", "--output-dir", "./hidden_states"],
                  ["--max-seq-len", eff.max_seq_len or 3072, "--aux-layers", ",".join(str(x) for x in aux)]),
         "",
-        *modelopt_train_lines(m, eff),
+        *modelopt_train_lines(manifest, eff),
     ]) + "\n"
 
 
-def modelopt_train_lines(m: Manifest, eff: Effective, hidden_states: str = "./hidden_states") -> list[str]:
+def modelopt_train_lines(manifest: Manifest, eff: Effective, hidden_states: str = "./hidden_states") -> list[str]:
     """examples/speculative_decoding/launch_train.sh --config RECIPE key=value... (Model-Optimizer at a2fbac7b:
     launch_train.sh:31-42 its flags, the rest OmegaConf dotlist overrides of the recipe; README.md:120-129
     "Train Draft Model with Dumped Hidden States": data.offline_data_path makes it offline)."""
-    epochs, note = _epochs(m)
-    nodes, _ = _train_gpus(m)
+    epochs, note = _epochs(manifest)
+    nodes, _ = _train_gpus(manifest)
     recipe = "modelopt_recipes/general/speculative_decoding/eagle3.yaml"
     return ["# train the drafter on the dumped hidden states (the EAGLE-3 recipe; launch_train.sh uses every GPU",
             "# it sees)",
-            *note, *_nodes_note(m, "add --num_nodes N --head_node_ip IP (launch_train.sh:31-42) on each"),
+            *note, *_nodes_note(manifest, "add --num_nodes N --head_node_ip IP (launch_train.sh:31-42) on each"),
             _command(["bash", "examples/speculative_decoding/launch_train.sh", "--config", recipe],
-                     [f"model.model_name_or_path={_model_path(m)}", f"data.offline_data_path={hidden_states}"],
+                     [f"model.model_name_or_path={_model_path(manifest)}", f"data.offline_data_path={hidden_states}"],
                      ["training.output_dir=./ckpts", f"training.num_train_epochs={epochs}",
                       f"training.training_seq_len={eff.max_seq_len or 3072}"])]
 
 
-def nemo_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+def nemo_commands(manifest: Manifest, manifest_path: str = "manifest.yaml") -> str:
     """NeMo Automodel: precompute_eagle3 writes shards of 256 samples padded to --seq-length."""
-    spec, eff = _plan_values(m, "nemo-automodel")
-    model = _model_path(m)
+    spec, eff = _plan_values(manifest, "nemo-automodel")
+    model = _model_path(manifest)
     return "\n".join([
         f"# NeMo Automodel: commands for this manifest, for {_target('nemo-automodel')}",
         f"# target {quote(model)}; every sample padded to {eff.max_seq_len or 2048} tokens; per token the target's",
         "# distribution over the draft vocabulary (the full vocabulary unless --draft-vocab-size or",
         "# --target-probs-topk is given)",
-        *_layout_note(m, "nemo-automodel"),
+        *_layout_note(manifest, "nemo-automodel"),
         "",
         *_materialize(manifest_path),
         _command(["python", "-m", "nemo_automodel.components.speculative.precompute_eagle3"],
                  ["--target-model", model, "--input-data", "./mix.jsonl", "--output-dir", "./cache"],
                  ["--seq-length", eff.max_seq_len or 2048, "--batch-size", eff.capture_batch_size],
                  ["--shard-size", 256, "--dtype", "bf16"]
-                 + (["--draft-vocab-size", m.scenario.draft_vocab_size] if m.scenario.draft_vocab_size else [])
-                 + (["--target-probs-topk", m.scenario.target_probs_topk] if m.scenario.target_probs_topk else [])),
+                 + (["--draft-vocab-size", manifest.scenario.draft_vocab_size]
+                    if manifest.scenario.draft_vocab_size else [])
+                 + (["--target-probs-topk", manifest.scenario.target_probs_topk]
+                    if manifest.scenario.target_probs_topk else [])),
         "",
-        *nemo_train_lines(m, eff),
+        *nemo_train_lines(manifest, eff),
     ]) + "\n"
 
 
 NEMO_RECIPE = "examples/speculative/eagle3/llama_eagle3_mvp.yaml"
 
 
-def nemo_train_lines(m: Manifest, eff: Effective) -> list[str]:
+def nemo_train_lines(manifest: Manifest, eff: Effective) -> list[str]:
     """`automodel RECIPE --nproc-per-node G --recipe_args.KEY=VALUE...` (NeMo Automodel at 36044ad3:
     nemo_automodel/cli/app.py:70-90; examples/speculative/README.md:94-106, 238-240, 573 the offline cache
     through recipe_args.cached_target_path)."""
-    epochs, note = _epochs(m)
-    _, per = _train_gpus(m)
+    epochs, note = _epochs(manifest)
+    _, per = _train_gpus(manifest)
     arg = lambda k, v: f"--recipe_args.{k}={v}"  # noqa: E731
     return [f"# train the drafter from the cache (the recipe {NEMO_RECIPE}: its other values, e.g. draft_vocab_size",
             "# 8192 and ttt_steps 4, are that recipe's; keep the draft vocabulary the cache was made with)", *note,
-            *_nodes_note(m, "add the recipe's multi-node launcher section (skypilot or nemo_run), or sbatch slurm.sub"),
+            *_nodes_note(manifest,
+                         "add the recipe's multi-node launcher section (skypilot or nemo_run), or sbatch slurm.sub"),
             _command(["automodel", NEMO_RECIPE, "--nproc-per-node", per],
-                     [arg("target_model_name_or_path", _model_path(m)), arg("train_data_path", "./mix.jsonl")],
+                     [arg("target_model_name_or_path", _model_path(manifest)), arg("train_data_path", "./mix.jsonl")],
                      [arg("cached_target_path", "./cache"), arg("seq_length", eff.max_seq_len or 2048)],
                      [arg("num_epochs", epochs), arg("output_dir", "./outputs")])]
 
 
-def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
+def deepspec_commands(manifest: Manifest, manifest_path: str = "manifest.yaml") -> str:
     """DeepSpec: scripts/data/prepare_target_cache.py, 64 GiB shards plus samples.idx; the target,
     its layers and max_length come from the config file."""
-    spec, eff = _plan_values(m, "deepspec")
-    model = _model_path(m)
+    spec, eff = _plan_values(manifest, "deepspec")
+    model = _model_path(manifest)
     return "\n".join([
         f"# DeepSpec: commands for this manifest, for {_target('deepspec')}",
-        f"# the config must name the target {quote(model)}, target_layer_ids {_split_last(m)[0]}",
+        f"# the config must name the target {quote(model)}, target_layer_ids {_split_last(manifest)[0]}",
         f"# and max_length {eff.max_seq_len or 4096} (the last hidden state is stored as well)",
-        *_layout_note(m, "deepspec"),
+        *_layout_note(manifest, "deepspec"),
         "",
         *_materialize(manifest_path),
         _command(["python", "scripts/data/prepare_target_cache.py", "--config", "./target_config.py"],
@@ -434,7 +437,7 @@ def deepspec_commands(m: Manifest, manifest_path: str = "manifest.yaml") -> str:
         "# train the drafter from the cache: train.py (train.py:20-23 --config, --opts key=value;",
         "# scripts/train/train.sh) starts one worker per visible GPU (CUDA_VISIBLE_DEVICES); the epochs and the",
         "# rest are the config's",
-        *_nodes_note(m, "set MASTER_ADDR, RANK (the node) and WORLD_SIZE (the nodes) on each, as train.sh does"),
+        *_nodes_note(manifest, "set MASTER_ADDR, RANK (the node) and WORLD_SIZE (the nodes) on each, as train.sh does"),
         _command(["python", "train.py", "--config", "./target_config.py"],
                  ["--opts", "data.target_cache_path=./cache"]),
     ]) + "\n"

@@ -98,23 +98,23 @@ class Manifest(BaseModel):
     notes: list[Text] = Field(default_factory=list, max_length=200)
 
 
-def build_manifest(s: Scenario, catalog: StatsCatalog | None = None, p: Plan | None = None, *,
+def build_manifest(scenario: Scenario, catalog: StatsCatalog | None = None, plan: Plan | None = None, *,
                    local_paths: bool = True) -> Manifest:
-    """The manifest of scenario `s`. local_paths=False (the dashboard) names measured components by
+    """The manifest of `scenario`. local_paths=False (the dashboard) names measured components by
     id and content hash only, never by a path on the server."""
+    from planner import planning
     from planner.catalog.stats import get_catalog  # the model and the catalog load when a manifest is built
-    from planner.planning import included_mix, plan
-    cat = catalog or (get_catalog() if s.uniform is None else None)
-    p = p or plan(s, cat)
+    cat = catalog or (get_catalog() if scenario.uniform is None else None)
+    plan = plan or planning.plan(scenario, cat)
     # a catalog is opened above unless the scenario is uniform
-    comps = [] if s.uniform is not None or cat is None else [_manifest_component(cat.components[m.id], m, local_paths)
-                                                             for m in included_mix(s, cat)]
-    stats = _statistics_line(s, comps)
-    notes = [f.text for f in p.findings if f.code in NOTE_CODES]
+    comps = [] if scenario.uniform is not None or cat is None else [
+        _manifest_component(cat.components[m.id], m, local_paths) for m in planning.included_mix(scenario, cat)]
+    stats = _statistics_line(scenario, comps)
+    notes = [f.text for f in plan.findings if f.code in NOTE_CODES]
     return Manifest(
         created_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
-        planner_version=__version__, scenario=s, components=comps, layers=p.layers,
-        predicted=_predicted(p), statistics=stats, notes=notes)
+        planner_version=__version__, scenario=scenario, components=comps, layers=plan.layers,
+        predicted=_predicted(plan), statistics=stats, notes=notes)
 
 
 def _statistics_line(s: Scenario, comps: list[ManifestComponent]) -> str:
@@ -155,11 +155,11 @@ def _predicted(p: Plan) -> PredictedTotals:
                            expected_speedup=p.quality.speedup)
 
 
-def dump_manifest(m: Manifest, fmt: str = "yaml") -> str:
+def dump_manifest(manifest: Manifest, fmt: str = "yaml") -> str:
     """The manifest as YAML (UTF-8 text) or JSON (ASCII). A received manifest's text may hold
     invisible format characters (Unicode Cf: bidi overrides, zero-width spaces) that would reorder
     what a terminal or an editor shows: then the YAML escapes every non-ASCII character (\\u202e)."""
-    data = m.model_dump(mode="json", exclude_none=False)
+    data = manifest.model_dump(mode="json", exclude_none=False)
     if fmt == "json":
         return json.dumps(data, indent=2) + "\n"
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
@@ -318,9 +318,9 @@ def load_manifest(path: str | Path, field: str = "manifest") -> Manifest:
     return parse_manifest(data, Path(path).name)
 
 
-def source_notes(m: Manifest) -> list[str]:
+def source_notes(manifest: Manifest) -> list[str]:
     """The notes saying a component's hub source was replaced by the catalog's (to show the user)."""
-    return [n for n in m.notes if n.startswith(SOURCE_NOTE)]
+    return [n for n in manifest.notes if n.startswith(SOURCE_NOTE)]
 
 
 def json_schema() -> dict:

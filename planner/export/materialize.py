@@ -59,33 +59,34 @@ def input_files(sources: dict) -> list[str]:
     return out
 
 
-def selected_indices(n_total: int, n: int, selection: str, seed: int, lengths: list[int] | None = None) -> list[int]:
-    """Deterministic choice of n of n_total row positions: the first n, a seeded uniform sample, or
-    the n shortest (by characters of text, ties in file order)."""
-    n = min(n, n_total)
+def selected_indices(n_total: int, count: int, selection: str, seed: int,
+                     lengths: list[int] | None = None) -> list[int]:
+    """Deterministic choice of `count` of n_total row positions: the first count, a seeded uniform sample,
+    or the count shortest (by characters of text, ties in file order)."""
+    count = min(count, n_total)
     if selection == "first":
-        return list(range(n))
+        return list(range(count))
     if selection == "shortest":
         if lengths is None:
             raise ValueError("shortest selection needs the row lengths")
-        return sorted(sorted(range(n_total), key=lambda i: (lengths[i], i))[:n])
-    return sorted(random.Random(seed).sample(range(n_total), n))
+        return sorted(sorted(range(n_total), key=lambda i: (lengths[i], i))[:count])
+    return sorted(random.Random(seed).sample(range(n_total), count))
 
 
-def local_sources(m: Manifest, local: dict[str, str] | None = None,
+def local_sources(manifest: Manifest, local: dict[str, str] | None = None,
                   user_catalog: Path | None = None) -> dict[str, tuple[str, str, str | None]]:
     """{component id: (field, file, expected sha256 or None)} for the components read from local
     files; refuses a manifest's local_path the user did not profile under that id, an unknown
     format, and a --local id that is not in the manifest."""
     local = dict(local or {})
-    ids = {c.id for c in m.components}
+    ids = {c.id for c in manifest.components}
     for cid, file in local.items():
         if cid not in ids:
             raise PlannerInputError("--local", f"{cid}={file}", f"{cid!r} is not a component of the manifest "
                                                                f"({', '.join(sorted(ids)) or 'none'})")
     registered = None
     out: dict[str, tuple[str, str, str | None]] = {}
-    for c in m.components:
+    for c in manifest.components:
         if c.rows_selected == 0:
             continue
         fmt = c.format or "auto"
@@ -151,7 +152,7 @@ def _write_local(m: Manifest, sources: dict, write, written: dict, starts: dict 
         written[c.id] = n
 
 
-def materialize_local(m: Manifest, out: str | Path, local: dict[str, str] | None = None,
+def materialize_local(manifest: Manifest, out: str | Path, local: dict[str, str] | None = None,
                       user_catalog: Path | None = None, inputs: tuple = (), shards: int | None = None) -> dict:
     """Write the exact selected rows of every local component to `out`, atomically (nothing is
     written or replaced on any error). `local`: {component id: file} named by the user.
@@ -159,22 +160,22 @@ def materialize_local(m: Manifest, out: str | Path, local: dict[str, str] | None
     materialized order in shard sharding.rank_of(p, N) = p % N (dealt in turn: every shard about 1/N
     of every component, so of the bytes); all of them or none are written.
     Returns {component id: rows written} and the hub components left for the script."""
-    sources = local_sources(m, local, user_catalog)
-    hub = [c.id for c in m.components if c.rows_selected and c.id not in sources]
+    sources = local_sources(manifest, local, user_catalog)
+    hub = [c.id for c in manifest.components if c.rows_selected and c.id not in sources]
     written: dict[str, int] = {}
     files = input_files(sources)
     if shards is None:
         with atomic_writer(out, field="--out", inputs=[*inputs, *files]) as fh:
-            _write_local(m, sources, lambda _pos, text: fh.write(text), written)
+            _write_local(manifest, sources, lambda _pos, text: fh.write(text), written)
     else:
         # the same rows, each in the shard of its position in the materialized order (sharding.rank_of)
-        order, _ = sharding.placed(m.components, set(sources))
+        order, _ = sharding.placed(manifest.components, set(sources))
         starts = {p.id: p.start for p in order}
         writer = sharding.ShardWriter([sharding.shard_path(out, r, shards) for r in range(shards)],
                                       field="--out", inputs=[*inputs, *files])
         try:
-            _write_local(m, sources, lambda pos, text: writer.write(sharding.rank_of(pos, shards), text), written,
-                         starts)
+            _write_local(manifest, sources, lambda pos, text: writer.write(sharding.rank_of(pos, shards), text),
+                         written, starts)
             writer.commit()
         except BaseException:
             writer.abort()
@@ -266,11 +267,11 @@ if __name__ == "__main__":
 '''
 
 
-def hub_script(m: Manifest, ids: list[str] | None = None) -> str:
+def hub_script(manifest: Manifest, ids: list[str] | None = None) -> str:
     """The `datasets` script for components `ids` (default: those without a local file)."""
     from planner._version import __version__
-    hub = [c for c in m.components if c.rows_selected and (c.id in ids if ids is not None else not c.local_path)]
-    order, total = sharding.placed(m.components, {c.id for c in m.components} - {c.id for c in hub})
+    hub = [c for c in manifest.components if c.rows_selected and (c.id in ids if ids is not None else not c.local_path)]
+    order, total = sharding.placed(manifest.components, {c.id for c in manifest.components} - {c.id for c in hub})
     start = {p.id: p.start for p in order if not p.local}
     comps = [{"id": c.id, "hf_repo": c.hf_repo, "subset": c.subset, "split": c.split, "rows": c.rows_selected,
               "selection": c.selection, "seed": c.seed, "format": c.format, "start": start[c.id]} for c in hub]

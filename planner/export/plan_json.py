@@ -212,13 +212,13 @@ PlanOutput = _projection("PlanOutput", Plan, """
            "preset": str, "compression": float})
 
 
-def plan_output(p: Plan, catalog: StatsCatalog | None = None) -> _Out:
-    """`p` as its PlanOutput (`planner estimate --json`)."""
-    return _part(PlanOutput, p, verdict=_part(VerdictOutput, verdict(p, catalog)),
+def plan_output(plan: Plan, catalog: StatsCatalog | None = None) -> _Out:
+    """`plan` as its PlanOutput (`planner estimate --json`)."""
+    return _part(PlanOutput, plan, verdict=_part(VerdictOutput, verdict(plan, catalog)),
                  against_article=AgainstArticleOutput.model_validate({
-                     "steps": [_part(StepOutput, x) for x in article_steps(p, catalog)],
-                     "extraction_hours_steps": [_part(HoursStepOutput, x) for x in article_hours_steps(p)]}),
-                 preset=p.scenario.preset, compression=p.scenario.compression)
+                     "steps": [_part(StepOutput, x) for x in article_steps(plan, catalog)],
+                     "extraction_hours_steps": [_part(HoursStepOutput, x) for x in article_hours_steps(plan)]}),
+                 preset=plan.scenario.preset, compression=plan.scenario.compression)
 
 
 def _part(out: type[_O], model: object, **given: object) -> _O:
@@ -248,7 +248,7 @@ def schema_text() -> str:
     return json.dumps(PlanOutput.model_json_schema(), indent=2, sort_keys=True) + "\n"
 
 
-def to_json_dict(p: Plan) -> dict:
+def to_json_dict(plan: Plan) -> dict:
     """The CLI's JSON contract (planner/schema/plan.schema.json): bytes and hours, rounded only where
     they are counts. Here, not a method of Plan, so the plan does not import its own output."""
-    return plan_output(p).model_dump()
+    return plan_output(plan).model_dump()

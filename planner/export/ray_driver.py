@@ -230,10 +230,11 @@ if __name__ == "__main__":
 '''
 
 
-def ray_driver(m, fmt: str, world: int, manifest_path: str = "manifest.yaml", ranks: list[int] | None = None) -> str:
+def ray_driver(manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
+               ranks: list[int] | None = None) -> str:
     """A Python driver running ranks `ranks` (default: all) of the sharded capture on a Ray cluster."""
     from planner._version import __version__
-    x = Sharded(m, fmt, world, manifest_path)
+    x = Sharded(manifest, fmt, world, manifest_path)
     order = list(range(world)) if ranks is None else sorted(ranks)
     data_token, out_token = f"\0data-{secrets.token_hex(8)}", f"\0out-{secrets.token_hex(8)}"
     plan: dict[str, Any] = {"world": world, "margin": sharding.DISK_MARGIN, "gpus": x.gpus, "max_retries": MAX_RETRIES,

@@ -39,67 +39,68 @@ class HoursStep(BaseModel):
     why: str
 
 
-def article_steps(p: Plan, catalog=None) -> list[Step]:
+def article_steps(plan: Plan, catalog=None) -> list[Step]:
     """The road from the article's 37,431,598,675,200 bytes to this plan's storage_bytes, one cause at a
     time, each step the bytes once that cause is applied. Until the last step the figures are for the
     article's 913,786 conversations (this mix's bytes per conversation x 913,786), so the mix's own size
     is one step of its own; the last step is this plan's storage_bytes exactly."""
-    from planner.planning import plan
+    from planner import planning
     a = ARTICLE
-    scale = a["samples"] / p.conversations if p.conversations else 1.0
+    scale = a["samples"] / plan.conversations if plan.conversations else 1.0
     # this mix as conversations at their real lengths (no cap, no per-turn rows, no padding), then capped
-    whole = p.scenario.with_changes(unit="conversation", capture_batch_size=1)
-    raw = plan(whole.with_changes(max_seq_len="none"), catalog, band=False)
-    capped = plan(whole.with_changes(max_seq_len=p.max_seq_len or "none"), catalog, band=False).unpadded_tokens
-    bpt_ids = a["hidden_bytes_per_token"] + p.id_mask_bytes_per_token
-    cap = "no cap" if p.max_seq_len is None else f"the {p.max_seq_len:,}-token cap ({p.overflow}s longer rows)"
+    whole = plan.scenario.with_changes(unit="conversation", capture_batch_size=1)
+    raw = planning.plan(whole.with_changes(max_seq_len="none"), catalog, band=False)
+    capped = planning.plan(whole.with_changes(max_seq_len=plan.max_seq_len or "none"), catalog,
+                           band=False).unpadded_tokens
+    bpt_ids = a["hidden_bytes_per_token"] + plan.id_mask_bytes_per_token
+    cap = "no cap" if plan.max_seq_len is None else f"the {plan.max_seq_len:,}-token cap ({plan.overflow}s longer rows)"
     rows = [
         ("the article", a["storage_bytes"], f"{a['samples']:,} samples x {a['tokens_per_sample']} tokens x "
                                             f"{a['bytes_per_token']:,} bytes"),
         ("real lengths", raw.unpadded_tokens * a["bytes_per_token"] * scale,
-         f"{raw.unpadded_tokens / max(p.conversations, 1):,.0f} tokens per conversation (the mix's measured lengths"
-         f"{', responses regenerated' if p.scenario.regenerate else ''}) instead of {a['tokens_per_sample']}"),
+         f"{raw.unpadded_tokens / max(plan.conversations, 1):,.0f} tokens per conversation (the mix's measured lengths"
+         f"{', responses regenerated' if plan.scenario.regenerate else ''}) instead of {a['tokens_per_sample']}"),
         ("the cap", capped * a["bytes_per_token"] * scale, cap),
         ("id and mask dtypes", capped * bpt_ids * scale,
-         f"{p.id_mask_bytes_per_token} bytes of token ids and loss mask per token in the {p.layout} layout instead "
-         f"of the article's {a['id_bytes_per_token']}-byte id"),
-        ("per-turn rows", p.unpadded_tokens * bpt_ids * scale,
-         "a row per assistant turn, each the prefix through it" if p.unit == "turn"
+         f"{plan.id_mask_bytes_per_token} bytes of token ids and loss mask per token in the {plan.layout} layout "
+         f"instead of the article's {a['id_bytes_per_token']}-byte id"),
+        ("per-turn rows", plan.unpadded_tokens * bpt_ids * scale,
+         "a row per assistant turn, each the prefix through it" if plan.unit == "turn"
          else "a row per conversation, as the article"),
-        ("batch padding", p.tokens * bpt_ids * scale,
-         (f"batches of {p.capture_batch_size} padded to their longest row"
-          f"{' (length-sorted)' if p.sort_by_length else ''}" if p.padding == "batch" else
-          f"every row padded to {p.max_seq_len:,} tokens" if p.padding == "max_length" else "no padding")
-         + (", the last partial batch left out (drop_last)" if p.drop_last and p.capture_batch_size > 1 else "")),
-        ("the layout's layers", p.tokens * p.bytes_per_token * scale,
-         f"{p.bytes_per_token - p.id_mask_bytes_per_token:,} bytes per token of states ({len(p.layers)} layers of "
-         f"{p.model}, {p.hidden_dtype}, and what else the layout stores)"
-         + (", as the article" if p.bytes_per_token - p.id_mask_bytes_per_token == a["hidden_bytes_per_token"]
+        ("batch padding", plan.tokens * bpt_ids * scale,
+         (f"batches of {plan.capture_batch_size} padded to their longest row"
+          f"{' (length-sorted)' if plan.sort_by_length else ''}" if plan.padding == "batch" else
+          f"every row padded to {plan.max_seq_len:,} tokens" if plan.padding == "max_length" else "no padding")
+         + (", the last partial batch left out (drop_last)" if plan.drop_last and plan.capture_batch_size > 1 else "")),
+        ("the layout's layers", plan.tokens * plan.bytes_per_token * scale,
+         f"{plan.bytes_per_token - plan.id_mask_bytes_per_token:,} bytes per token of states "
+         f"({len(plan.layers)} layers of {plan.model}, {plan.hidden_dtype}, and what else the layout stores)"
+         + (", as the article" if plan.bytes_per_token - plan.id_mask_bytes_per_token == a["hidden_bytes_per_token"]
             else f" instead of {a['hidden_bytes_per_token']:,}")),
-        ("file overhead", p.storage_bytes * scale,
-         f"{p.files:,.0f} files, {p.file_overhead_bytes:,.0f} bytes of header and block rounding each"),
-        ("the mix", p.storage_bytes, f"{p.conversations:,} conversations" + (
-            ", as the article" if p.conversations == a["samples"] else f" instead of {a['samples']:,}")),
+        ("file overhead", plan.storage_bytes * scale,
+         f"{plan.files:,.0f} files, {plan.file_overhead_bytes:,.0f} bytes of header and block rounding each"),
+        ("the mix", plan.storage_bytes, f"{plan.conversations:,} conversations" + (
+            ", as the article" if plan.conversations == a["samples"] else f" instead of {a['samples']:,}")),
     ]
     return [Step(step=s, storage_bytes=round(v), why=w) for s, v, w in rows]
 
 
-def article_hours_steps(p: Plan) -> list[HoursStep]:
+def article_hours_steps(plan: Plan) -> list[HoursStep]:
     """The road from the article's 264.4 h of batched extraction to this plan's extraction wall-clock:
     the tokens to generate, the real decode rate, the GPUs, and the capture pass it left out."""
-    a, e = ARTICLE, p.extraction
+    a, e = ARTICLE, plan.extraction
     article_rate = a["tokens_per_s"] * a["batching"]
     rows = [
         ("the article", a["output_tokens"] / article_rate / 3600,
          f"{a['output_tokens']:,} tokens at {a['tokens_per_s']} tok/s x {a['batching']} batching on one GPU"),
-        ("tokens to generate", p.output_tokens / article_rate / 3600,
-         f"{p.output_tokens:,.0f} tokens to generate (the mix's responses"
-         f"{'' if p.scenario.regenerate else ', none: not regenerated'})"),
-        ("decode rate", p.output_tokens / e.decode_tokens_per_s_per_gpu / 3600 if e.decode_tokens_per_s_per_gpu
+        ("tokens to generate", plan.output_tokens / article_rate / 3600,
+         f"{plan.output_tokens:,.0f} tokens to generate (the mix's responses"
+         f"{'' if plan.scenario.regenerate else ', none: not regenerated'})"),
+        ("decode rate", plan.output_tokens / e.decode_tokens_per_s_per_gpu / 3600 if e.decode_tokens_per_s_per_gpu
          else 0.0, f"{e.decode_tokens_per_s_per_gpu:,.0f} tok/s per GPU ({e.mode}, batch {e.decode_batch}) instead of "
                    f"{article_rate}"),
         ("GPUs", e.decode_hours, f"{e.gpus_used} x {e.gpu} instead of one"),
-        ("capture pass", e.wall_hours, f"a prefill pass over the {p.tokens:,.0f} stored tokens"
+        ("capture pass", e.wall_hours, f"a prefill pass over the {plan.tokens:,.0f} stored tokens"
                                        f"{'' if e.capture_hours else ' (rides along in this mode)'}"),
     ]
     return [HoursStep(step=s, hours=h, why=w) for s, h, w in rows]
@@ -141,22 +142,22 @@ def _time_reasons(p: Plan) -> list[str]:
     return reasons
 
 
-def article_comparison(p: Plan) -> list[dict]:
+def article_comparison(plan: Plan) -> list[dict]:
     """Rows of (metric, article, this plan, why they differ)."""
-    compression = p.scenario.compression
-    link = p.transfer_method in ("link", "object_store")
+    compression = plan.scenario.compression
+    link = plan.transfer_method in ("link", "object_store")
     return [
         {"metric": "hidden-state storage", "article": f"{fmt_bytes(ARTICLE['storage_bytes'])} "
          f"({bytes_to(ARTICLE['storage_bytes'], 'TiB') * 1024:,.1f} GiB)",
-         "plan": fmt_bytes(p.storage_bytes) + (f" raw, {fmt_bytes(p.storage_bytes_compressed)} at "
+         "plan": fmt_bytes(plan.storage_bytes) + (f" raw, {fmt_bytes(plan.storage_bytes_compressed)} at "
                                                 f"{compression:g}x compression" if compression != 1 else ""),
-         "why": "; ".join(_storage_reasons(p)) or "same inputs"},
+         "why": "; ".join(_storage_reasons(plan)) or "same inputs"},
         {"metric": "extraction wall-clock", "article": "44.1 days single stream; 11.0 days with 4x batching",
-         "plan": fmt_hours(p.extraction.wall_hours), "why": "; ".join(_time_reasons(p)) or "same inputs"},
+         "plan": fmt_hours(plan.extraction.wall_hours), "why": "; ".join(_time_reasons(plan)) or "same inputs"},
         {"metric": "transfer", "article": "not computed (4-8 h for 17-35 TB at a theoretical 10 Gb/s)",
-         "plan": fmt_hours(p.transfer_hours) if p.transfer_method != "none" else "none (same machine)",
-         "why": f"{p.transfer_method}, {p.scenario.transfer.link_gbps:g} Gb/s at "
-                f"{p.scenario.transfer.efficiency:.0%} efficiency" if link else p.transfer_method},
+         "plan": fmt_hours(plan.transfer_hours) if plan.transfer_method != "none" else "none (same machine)",
+         "why": f"{plan.transfer_method}, {plan.scenario.transfer.link_gbps:g} Gb/s at "
+                f"{plan.scenario.transfer.efficiency:.0%} efficiency" if link else plan.transfer_method},
     ]
 
 
@@ -302,23 +303,23 @@ def _finding_lines(p: Plan) -> list[str]:
     return lines
 
 
-def text_report(p: Plan, binary: bool = False, measured: str | None = None) -> str:
+def text_report(plan: Plan, binary: bool = False, measured: str | None = None) -> str:
     """`measured`: the label of a run's calibration the plan took its bytes and capture rate from,
     said beside each figure it replaces."""
     unit = "TiB" if binary else "TB"
     lines = [
-        f"drafter data planner {p.planner_version} - preset {p.scenario.preset}",
-        f"model {p.model}, layout {p.layout} (layers {p.layers}, {p.hidden_dtype})",
+        f"drafter data planner {plan.planner_version} - preset {plan.scenario.preset}",
+        f"model {plan.model}, layout {plan.layout} (layers {plan.layers}, {plan.hidden_dtype})",
         "",
-        *textwrap.wrap(f"Verdict: {verdict(p).sentence}", 100, subsequent_indent="  "),
+        *textwrap.wrap(f"Verdict: {verdict(plan).sentence}", 100, subsequent_indent="  "),
         "",
-        *_figure_lines(p, unit, measured),
-        *_training_cost_lines(p),
-        *_quality_lines(p),
+        *_figure_lines(plan, unit, measured),
+        *_training_cost_lines(plan),
+        *_quality_lines(plan),
         "",
-        *_table_lines(p, unit),
-        *_finding_lines(p),
+        *_table_lines(plan, unit),
+        *_finding_lines(plan),
         "", "Assumptions [tag] and sources:",
-        *[f"  - {a.name}: {a.value} [{a.tag}]\n      {a.source}" for a in p.assumptions],
+        *[f"  - {a.name}: {a.value} [{a.tag}]\n      {a.source}" for a in plan.assumptions],
     ]
     return "\n".join(lines)

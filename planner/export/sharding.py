@@ -73,10 +73,10 @@ def shard_rows(total: int, world: int, rank: int) -> int:
     return len(positions(total, world, rank))
 
 
-def check_count(n: object, flag: str, what: str = "shards") -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SHARDS:
-        raise PlannerInputError(flag, n, f"a whole number of {what} from 1 to {MAX_SHARDS:,}")
-    return n
+def check_count(count: object, flag: str, what: str = "shards") -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SHARDS:
+        raise PlannerInputError(flag, count, f"a whole number of {what} from 1 to {MAX_SHARDS:,}")
+    return count
 
 
 def shard_path(out: str | os.PathLike, rank: int, world: int) -> str:
@@ -136,7 +136,7 @@ def rows_by_rank(components, world: int, local_ids: set[str] | None = None) -> l
 MAX_RANK_BYTES = 2**53
 
 
-def bytes_per_row(m, layout: str, catalog=None) -> list[float]:
+def bytes_per_row(manifest, layout: str, catalog=None) -> list[float]:
     """Predicted bytes per row of each manifest component (in manifest order), planned with
     `layout` (the pipeline's own when the manifest's is another's). A manifest the planner cannot
     plan (a component no longer in the catalog, an edited scenario, a model built without
@@ -146,17 +146,17 @@ def bytes_per_row(m, layout: str, catalog=None) -> list[float]:
     from planner.export.manifest import ManifestError
     from planner.planning import plan
     try:
-        s = m.scenario if m.scenario.layout == layout else m.scenario.with_changes(layout=layout)
+        s = manifest.scenario if manifest.scenario.layout == layout else manifest.scenario.with_changes(layout=layout)
         per = {c.id: c.storage_bytes / c.rows for c in plan(s, catalog, band=False).components if c.rows}
     except (PlannerInputError, ValueError, AttributeError, TypeError) as exc:
         raise ManifestError(f"scenario: the planner cannot plan this manifest ({_short(exc)}); a sharded export "
                             f"sizes each rank's disk from the plan, so it needs one that plans") from None
-    missing = [c.id for c in m.components if c.rows_selected and c.id not in per]
+    missing = [c.id for c in manifest.components if c.rows_selected and c.id not in per]
     if missing:
         raise ManifestError(f"components: {_short(missing[0])} has rows but no place in the plan of the manifest's "
                             f"scenario; a sharded export needs the scenario that made these components")
-    out = [per.get(c.id, 0.0) for c in m.components]
-    if any(not 0 <= b * c.rows_selected <= MAX_RANK_BYTES for b, c in zip(out, m.components, strict=True)):
+    out = [per.get(c.id, 0.0) for c in manifest.components]
+    if any(not 0 <= b * c.rows_selected <= MAX_RANK_BYTES for b, c in zip(out, manifest.components, strict=True)):
         raise ManifestError(f"components: predicted bytes outside 0 to {MAX_RANK_BYTES:,}")
     return out
 
@@ -167,21 +167,21 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def rank_bytes(m, world: int, layout: str, *, expected: bool = False, catalog=None) -> list[float]:
+def rank_bytes(manifest, world: int, layout: str, *, expected: bool = False, catalog=None) -> list[float]:
     """Predicted bytes of every rank. expected=True (speculators: the pipeline splits its own
     shuffled rows): each rank's share of the whole, by the size of its block."""
-    per = bytes_per_row(m, layout, catalog)
+    per = bytes_per_row(manifest, layout, catalog)
     by_id: dict[str, float] = {}
-    for c, b in zip(m.components, per, strict=True):
+    for c, b in zip(manifest.components, per, strict=True):
         by_id.setdefault(c.id, b)
     if expected:
-        total_rows = sum(c.rows_selected for c in m.components)
-        total = sum(c.rows_selected * b for c, b in zip(m.components, per, strict=True))
+        total_rows = sum(c.rows_selected for c in manifest.components)
+        total = sum(c.rows_selected * b for c, b in zip(manifest.components, per, strict=True))
         if not total_rows:
             return [0.0] * world
         sizes = [hi - lo for lo, hi in (block(total_rows, world, r) for r in range(world))]
         return [total * n / total_rows for n in sizes]
-    return [sum(n * by_id[cid] for cid, n in rank) for rank in rows_by_rank(m.components, world)]
+    return [sum(n * by_id[cid] for cid, n in rank) for rank in rows_by_rank(manifest.components, world)]
 
 
 class ShardWriter:

@@ -30,8 +30,8 @@ def _pack(obj) -> str:
     return PREFIX + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
 
 
-def encode(s: Scenario) -> str:
-    return _pack(s.model_dump(mode="json"))
+def encode(scenario: Scenario) -> str:
+    return _pack(scenario.model_dump(mode="json"))
 
 
 def _reject(name):
@@ -120,11 +120,11 @@ def decode_set(text: str) -> tuple[Scenario | None, dict[str, Scenario]]:
         raise ShareError("the link's saved scenarios are not {pinned, saved}")
     if len(obj.get("saved", {})) > MAX_SAVED:
         raise ShareError(f"the link holds {len(obj['saved']):,} saved scenarios; at most {MAX_SAVED}")
-    def one(where: str, d) -> Scenario:
-        if not isinstance(d, dict):
+    def one(where: str, data) -> Scenario:
+        if not isinstance(data, dict):
             raise ShareError(f"{where} must be a JSON object")
         try:
-            return Scenario.model_validate(migrate_link(d, version))
+            return Scenario.model_validate(migrate_link(data, version))
         except ValidationError as exc:
             raise ShareError(f"{where}: " + describe_validation_error(exc, prefix="scenario")) from exc
         except VersionError as exc:

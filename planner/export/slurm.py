@@ -155,13 +155,13 @@ class Sharded:
     def total_rows(self) -> int:
         return sum(c.rows_selected for c in self.m.components)
 
-    def rank_comment(self, r: int) -> str:
+    def rank_comment(self, rank: int) -> str:
         if self.expected:
-            a, b = sharding.block(self.total_rows(), self.world, r)
+            a, b = sharding.block(self.total_rows(), self.world, rank)
             what = f"~{b - a:,} of the {self.total_rows():,} conversations' share (the pipeline's shuffled block)"
         else:
-            what = ", ".join(f"{quote(cid)}={n:,}" for cid, n in self.rows[r]) or "no rows"
-        return f"# rank {r} of {self.world} (node {r}): {what}; predicted {_bytes(self.predicted[r])}"
+            what = ", ".join(f"{quote(cid)}={n:,}" for cid, n in self.rows[rank]) or "no rows"
+        return f"# rank {rank} of {self.world} (node {rank}): {what}; predicted {_bytes(self.predicted[rank])}"
 
     def header(self) -> list[str]:
         key = {"speculators": "speculators", "specforge": "specforge", "modelopt": "model-optimizer"}[self.fmt]
@@ -214,14 +214,14 @@ def _command(argv: list[object]) -> str:
     return " \\\n    ".join(sh(p) for p in parts)
 
 
-def rank_commands(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml", catalog=None) -> str:
+def rank_commands(manifest: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml", catalog=None) -> str:
     """The per-rank commands of `fmt` for `world` nodes, to run by hand (or with any launcher)."""
-    x = Sharded(m, fmt, world, manifest_path, catalog)
+    x = Sharded(manifest, fmt, world, manifest_path, catalog)
     lines = [f"# {fmt}: capture on {world} nodes", *x.header(), "",
              "# once, on a filesystem every node sees:", *x.prepare_notes()]
     lines += [_command(c) for c in x.prepare()]
     if fmt == "specforge":
-        lines += draft_config_lines(m)
+        lines += draft_config_lines(manifest)
     for r in range(world):
         lines += ["", x.rank_comment(r)]
         cmds = x.rank_argv(r, ".", "./hidden_states")
@@ -356,16 +356,16 @@ def _server_then_capture(server, capture) -> list[str]:
             "  run " + sh(capture)]
 
 
-def slurm_script(m: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
+def slurm_script(manifest: Manifest, fmt: str, world: int, manifest_path: str = "manifest.yaml",
                  ranks: list[int] | None = None, catalog=None) -> str:
     """An sbatch array script: task R (SLURM_ARRAY_TASK_ID) is rank R, on a node of its own; only
     the tasks of `ranks` when given (export --resume: the unfinished ranks)."""
-    x = Sharded(m, fmt, world, manifest_path, catalog)
+    x = Sharded(manifest, fmt, world, manifest_path, catalog)
     array = f"0-{world - 1}" if ranks is None else ",".join(str(r) for r in sorted(ranks))
     lines = _slurm_head(x, fmt, world, array, ranks is not None)
     lines.append(SCRIPT_BODY.rstrip("\n"))
     if fmt == "specforge":   # every rank reads the same draft config, written here (not in a dry run)
-        lines += ['if [ "$DRY_RUN" != 1 ]; then', *draft_config_lines(m), "fi"]
+        lines += ['if [ "$DRY_RUN" != 1 ]; then', *draft_config_lines(manifest), "fi"]
     lines += [f"WORLD={world}",
               f"MARGIN={sharding.DISK_MARGIN}",
               "PREDICTED_BYTES=(" + " ".join(str(int(b)) for b in x.predicted) + ")",

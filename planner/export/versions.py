@@ -152,29 +152,29 @@ def _check_int(s: dict, key: str, model: str, field: str, where: str = "scenario
         _refuse(f"{where}.{key}", v, f"a whole number from {lo} to {hi}")
 
 
-def check_migrated_fields(s: dict) -> None:
+def check_migrated_fields(scenario: dict) -> None:
     """Type and bound of every field a migration step reads, before any step computes with it: a
     link's 75 characters must not build a list of 10^8 layers, nor a list stand where a name does."""
     for key in ("model", "layout", "extraction_gpu"):
-        _check_kind(s, key, (str,), "a name")
+        _check_kind(scenario, key, (str,), "a name")
     for key in ("custom_model", "custom_gpu", "throughput"):
-        _check_kind(s, key, (dict,), "a mapping")
-    _check_kind(s, "layers", (list,), "a list of layer numbers")
-    _check_int(s, "layer_count", "Scenario", "layer_count")
-    if isinstance(s.get("custom_model"), dict):
-        _check_int(s["custom_model"], "num_layers", "ModelSpec", "num_layers", "scenario.custom_model")
+        _check_kind(scenario, key, (dict,), "a mapping")
+    _check_kind(scenario, "layers", (list,), "a list of layer numbers")
+    _check_int(scenario, "layer_count", "Scenario", "layer_count")
+    if isinstance(scenario.get("custom_model"), dict):
+        _check_int(scenario["custom_model"], "num_layers", "ModelSpec", "num_layers", "scenario.custom_model")
     for key in ("custom_gpu", "throughput"):
-        if isinstance(s.get(key), dict):
+        if isinstance(scenario.get(key), dict):
             for k in ("prefill_mfu", "decode_mfu"):
-                _check_kind(s[key], k, (int, float), "a number", f"scenario.{key}")
+                _check_kind(scenario[key], k, (int, float), "a number", f"scenario.{key}")
     # extraction_gpus and disk_capacity_tb go through _as_number, which reads any value safely
 
 
 def _checked(step: Callable[[dict], dict]) -> Callable[[dict], dict]:
     @functools.wraps(step)
-    def run(s: dict) -> dict:
-        check_migrated_fields(s)
-        return step(s)
+    def run(scenario: dict) -> dict:
+        check_migrated_fields(scenario)
+        return step(scenario)
     return run
 
 
@@ -265,12 +265,12 @@ def _as_number(v) -> float | None:
 
 def _manifest_step(scenario_step: Callable[[dict], dict], to: int) -> Callable[[dict], dict]:
     """A manifest step that migrates its scenario with `scenario_step` and names version `to`."""
-    def step(m: dict) -> dict:
-        m = dict(m)
-        if isinstance(m.get("scenario"), dict):
-            m["scenario"] = scenario_step(m["scenario"])
-        m["schema_version"] = to
-        return m
+    def step(manifest: dict) -> dict:
+        manifest = dict(manifest)
+        if isinstance(manifest.get("scenario"), dict):
+            manifest["scenario"] = scenario_step(manifest["scenario"])
+        manifest["schema_version"] = to
+        return manifest
     return step
 
 
@@ -280,17 +280,17 @@ MANIFEST_STEPS: dict[int, Callable[[dict], dict]] = {1: _manifest_1_to_2, 2: _ma
                                                      5: _manifest_step(_scenario_5_to_6, 6)}
 
 
-def migrate_manifest(m: dict) -> dict:
+def migrate_manifest(manifest: dict) -> dict:
     """A manifest mapping of any known schema_version, brought to CURRENT step by step."""
-    v = m.get("schema_version")
+    v = manifest.get("schema_version")
     if isinstance(v, bool) or not isinstance(v, int) or not OLDEST <= v <= CURRENT:
         raise VersionError(f"schema_version: {v!r} is not allowed; this planner reads schema_version "
                            f"{OLDEST} to {CURRENT}" + (" (the manifest is newer than this planner: upgrade it)"
                                                         if isinstance(v, int) and not isinstance(v, bool)
                                                         and v > CURRENT else ""))
-    while m["schema_version"] < CURRENT:
-        m = _migrating(m["schema_version"], MANIFEST_STEPS[m["schema_version"]], m)
-    return m
+    while manifest["schema_version"] < CURRENT:
+        manifest = _migrating(manifest["schema_version"], MANIFEST_STEPS[manifest["schema_version"]], manifest)
+    return manifest
 
 
 # ---------------------------------------------------------------- links

@@ -33,15 +33,15 @@ class AssumptionContext(RowContext):
     training: TrainingPlan | None = None     # its bounds and band
 
 
-def declared_rows(s: Scenario) -> dict[str, Assumption]:
+def declared_rows(scenario: Scenario) -> dict[str, Assumption]:
     """The plain rows, one for each input that names a `row` (planner/scenario/inputs.py) and is in force for
     this scenario (its shown rule holds), by path: the value in use against the preset's."""
     out = {}
-    for d, preset, source in _row_inputs(type(s)):
+    for d, preset, source in _row_inputs(type(scenario)):
         i = d.input
-        if i.shown_when and value_at(s, i.shown_when[0]) not in i.shown_when[1]:
+        if i.shown_when and value_at(scenario, i.shown_when[0]) not in i.shown_when[1]:
             continue
-        value = value_at(s, d.path)
+        value = value_at(scenario, d.path)
         out[d.path] = paired(i.row, value, preset, source, shown=shown_value(i, value))
     return out
 
@@ -53,16 +53,17 @@ def _row_inputs(model: type) -> tuple:
     return tuple((d, *preset_of(d)) for d in declared(model) if d.input.row is not None)
 
 
-def assumptions(c: AssumptionContext) -> list[Assumption]:
+def assumptions(context: AssumptionContext) -> list[Assumption]:
     """Every row of the Assumptions table, phase by phase; the declared rows (planner/scenario/inputs.py) not
     placed beside their phase's come last, then the catalog's."""
-    plain = declared_rows(c.scenario)      # placed below where they were; any other declared row goes last
-    out = [*layout_assumptions(c), *hardware_assumptions(c, plain), *storage_assumptions(c),
-           *training_assumptions(c, c.training, plain), *quality_assumptions(c.scenario, c.quality),
-           epochs_assumption(c.scenario),   # the drafter's recipe and quality, then its epochs
-           *throughput_assumptions(c, c.extraction, plain), *model_assumptions(c),
-           *transfer_assumptions(c.scenario.transfer), *plain.values()]
-    if c.catalog_mix:
+    plain = declared_rows(context.scenario)      # placed below where they were; any other declared row goes last
+    out = [*layout_assumptions(context), *hardware_assumptions(context, plain), *storage_assumptions(context),
+           *training_assumptions(context, context.training, plain),
+           *quality_assumptions(context.scenario, context.quality),
+           epochs_assumption(context.scenario),   # the drafter's recipe and quality, then its epochs
+           *throughput_assumptions(context, context.extraction, plain), *model_assumptions(context),
+           *transfer_assumptions(context.scenario.transfer), *plain.values()]
+    if context.catalog_mix:
         out.append(Assumption(name="mix statistics", value="per-component length distributions (DuckDB catalog)",
                               tag="estimate", source="datasets_meta/components.yaml: row counts are a reconstruction "
                               "of the 913,786 mix; token counts in ~cl100k (Qwen differs ~+-10%)"))

@@ -33,18 +33,18 @@ from planner.presets.specs import (
 from planner.scenario import Scenario
 
 
-def resolve_model(s: Scenario) -> ModelSpec:
-    if s.model == "custom":
-        if s.custom_model is None:
+def resolve_model(scenario: Scenario) -> ModelSpec:
+    if scenario.model == "custom":
+        if scenario.custom_model is None:
             raise PlannerInputError("model", "custom",
                                     "a custom model needs custom_model (hidden size, layers, heads ...)")
         # a snapshot: a scenario's own sub-model may be edited in place after a plan (the presets'
         # specs never are), and the plan holds what it was planned with
-        return s.custom_model.model_copy()
+        return scenario.custom_model.model_copy()
     models = model_presets()
-    if s.model not in models:
-        raise PlannerInputError("model", s.model, f"known models: {', '.join(models)} or custom")
-    return models[s.model]
+    if scenario.model not in models:
+        raise PlannerInputError("model", scenario.model, f"known models: {', '.join(models)} or custom")
+    return models[scenario.model]
 
 
 def resolve_gpu(field: str, gpu_id: str, custom: GPUSpec | None) -> GPUSpec:
@@ -78,30 +78,31 @@ class Resolved:
     store: dict
 
 
-def resolve(s: Scenario, measured=None) -> Resolved:
-    model = resolve_model(s)
-    spec = layout_presets().get(s.layout)
+def resolve(scenario: Scenario, measured=None) -> Resolved:
+    model = resolve_model(scenario)
+    spec = layout_presets().get(scenario.layout)
     if spec is None:
-        raise PlannerInputError("layout", s.layout, f"known layouts: {', '.join(layout_presets())}")
-    layout = resolve_layout(spec, model, s.layers, s.layer_count, s.hidden_dtype, s.draft_vocab_size,
-                            s.target_probs_topk)
+        raise PlannerInputError("layout", scenario.layout, f"known layouts: {', '.join(layout_presets())}")
+    layout = resolve_layout(spec, model, scenario.layers, scenario.layer_count, scenario.hidden_dtype,
+                            scenario.draft_vocab_size, scenario.target_probs_topk)
     if measured is not None:   # a run's own figures (planner/runs/calibration.py Measured): bytes and file overhead
-        layout, spec = measured.apply(s, layout, spec)
-    return Resolved(model, spec, layout, resolve_gpu("extraction_gpu", s.extraction_gpu, s.custom_gpu),
-                     resolve_gpu("training.gpu", s.training.gpu, s.custom_gpu), _lookup(disk_presets(), "disk", s.disk),
-                     _lookup(disk_presets(), "training.disk", s.training.disk),
-                     _lookup(storage_price_presets(), "costs.storage", storage_preset_id(s)))
+        layout, spec = measured.apply(scenario, layout, spec)
+    return Resolved(model, spec, layout, resolve_gpu("extraction_gpu", scenario.extraction_gpu, scenario.custom_gpu),
+                    resolve_gpu("training.gpu", scenario.training.gpu, scenario.custom_gpu),
+                    _lookup(disk_presets(), "disk", scenario.disk),
+                    _lookup(disk_presets(), "training.disk", scenario.training.disk),
+                     _lookup(storage_price_presets(), "costs.storage", storage_preset_id(scenario)))
 
 
-def in_force(s: Scenario, spec: LayoutSpec) -> Effective:
-    return effective(spec, unit=s.unit, max_seq_len=s.max_seq_len, capture_batch_size=s.capture_batch_size,
-                     sort_by_length=s.sort_by_length)
+def in_force(scenario: Scenario, spec: LayoutSpec) -> Effective:
+    return effective(spec, unit=scenario.unit, max_seq_len=scenario.max_seq_len,
+                     capture_batch_size=scenario.capture_batch_size, sort_by_length=scenario.sort_by_length)
 
 
-def stored(s: Scenario, cat: StatsCatalog | None, r: Resolved, eff: Effective, end: int | None = None,
+def stored(scenario: Scenario, cat: StatsCatalog | None, resolved: Resolved, eff: Effective, end: int | None = None,
            same_rows: StoragePhase | None = None, lengths: bool = False, reuse: Reuse | None = None) -> StoragePhase:
-    return storage_phase(s, cat, r.layout, r.spec, eff, r.model.hidden_size, r.model.vocab_size, end=end,
-                         same_rows=same_rows, lengths=lengths, reuse=reuse)
+    return storage_phase(scenario, cat, resolved.layout, resolved.spec, eff, resolved.model.hidden_size,
+                         resolved.model.vocab_size, end=end, same_rows=same_rows, lengths=lengths, reuse=reuse)
 
 
 def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
@@ -122,31 +123,32 @@ def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
     return writing_nodes(nodes, s.gpus_per_node, tp, replicas), nodes
 
 
-def capture_path(s: Scenario, r: Resolved) -> CapturePath:
+def capture_path(scenario: Scenario, resolved: Resolved) -> CapturePath:
     """The capture path in force: the scenario's, else its layout's pipeline's (presets/capture_paths.yaml)."""
-    return resolve_path(s.capture_path, r.spec.id, r.spec.pipeline)
+    return resolve_path(scenario.capture_path, resolved.spec.id, resolved.spec.pipeline)
 
 
-def held(r: Resolved, path: CapturePath) -> float:
+def held(resolved: Resolved, path: CapturePath) -> float:
     """Bytes per token a row holds beside its KV cache while the path captures it."""
-    return held_bytes_per_token(path, num_layers=r.model.num_layers, hidden_size=r.model.hidden_size,
-                                captured_bytes=r.layout.hidden_state_bytes_per_token)
+    return held_bytes_per_token(path, num_layers=resolved.model.num_layers, hidden_size=resolved.model.hidden_size,
+                                captured_bytes=resolved.layout.hidden_state_bytes_per_token)
 
 
-def capture(s: Scenario, r: Resolved, st: StoragePhase, measured=None,
+def capture(scenario: Scenario, resolved: Resolved, storage: StoragePhase, measured=None,
             reuse: Reuse | None = None) -> tuple[NodePlan, ExtractionPlan, float]:
     """The nodes the states are written on and the extraction run that writes them (and its MFU)."""
-    mfu = s.throughput.prefill_mfu or r.ex_gpu.prefill_mfu
-    path = capture_path(s, r)
-    writers, ex_nodes = _writers(s, r, st.total)
-    nodes = node_plan(s, stored_bytes=st.compressed, writers=writers, disk=r.disk, training_disk=r.tr_disk,
-                      extraction_nodes=ex_nodes)
-    ex = extraction(r.model, r.ex_gpu, s.throughput, st.total, gpus=s.extraction_gpus, weight_dtype=s.weight_dtype,
-                    prefill_mfu=mfu, write_bytes=st.compressed * (2 if s.staging_double_write else 1),
+    mfu = scenario.throughput.prefill_mfu or resolved.ex_gpu.prefill_mfu
+    path = capture_path(scenario, resolved)
+    writers, ex_nodes = _writers(scenario, resolved, storage.total)
+    nodes = node_plan(scenario, stored_bytes=storage.compressed, writers=writers, disk=resolved.disk,
+                      training_disk=resolved.tr_disk, extraction_nodes=ex_nodes)
+    ex = extraction(resolved.model, resolved.ex_gpu, scenario.throughput, storage.total, gpus=scenario.extraction_gpus,
+                    weight_dtype=scenario.weight_dtype,
+                    prefill_mfu=mfu, write_bytes=storage.compressed * (2 if scenario.staging_double_write else 1),
                     write_bytes_per_s=nodes.capture_write_bytes_per_s, write_bound=nodes.capture_write_bound,
-                    nodes=nodes.extraction_nodes, gpus_per_node=s.gpus_per_node, kv_dtype=s.kv_dtype,
+                    nodes=nodes.extraction_nodes, gpus_per_node=scenario.gpus_per_node, kv_dtype=scenario.kv_dtype,
                     measured_tokens_per_s=measured.tokens_per_s_per_gpu if measured is not None else None,
-                    path=path, held_bytes_per_token=held(r, path), stored_bytes=st.compressed, reuse=reuse)
+                    path=path, held_bytes_per_token=held(resolved, path), stored_bytes=storage.compressed, reuse=reuse)
     return nodes, ex, mfu
 
 
@@ -216,16 +218,16 @@ class Figures:
         return costs(self.scenario.costs, ex, trn, tr, ex_gpu=r.ex_gpu, tr_gpu=r.tr_gpu, store=r.store,
                      stored_bytes=self.storage.compressed, timeline_days=held_hours / 24)
 
-    def moved(self, s: Scenario, phase: str) -> Figures:
-        """The figures of `s`, a scenario that differs from this one only in inputs read by `phase`
+    def moved(self, scenario: Scenario, phase: str) -> Figures:
+        """The figures of `scenario`, one that differs from this one only in inputs read by `phase`
         ("costs", "training" or "transfer") and by the costs after it: the stored rows and the other phases
         are this object's, the presets are resolved again. The caller names the phase its input feeds
         (planner/decisions/verdict.py INPUTS); tests/unit/planner/decisions/test_verdict.py checks, for every
         input there, that the totals equal figures(s)'s to the bit."""
         kept = {"costs": ("_capture", "_training", "transfer"), "training": ("_capture", "transfer"),
                 "transfer": ("_capture", "_training")}[phase]
-        r = resolve(s, self._measured)
-        out = Figures(s, r, self.storage, self._eff, self._measured, self._reuse)
+        r = resolve(scenario, self._measured)
+        out = Figures(scenario, r, self.storage, self._eff, self._measured, self._reuse)
         for name in kept:       # functools.cached_property keeps its value in the instance's __dict__
             out.__dict__[name] = getattr(self, name)
         return out
@@ -236,24 +238,25 @@ class Figures:
                 + self.training.offline_wall_hours) / 24
 
 
-def figures(s: Scenario, catalog: StatsCatalog | None = None, reuse: Reuse | None = None) -> Figures:
-    """The phases of `s` from storage to costs: the figures of plan(s), without its quality, findings,
+def figures(scenario: Scenario, catalog: StatsCatalog | None = None, reuse: Reuse | None = None) -> Figures:
+    """The phases of `scenario` from storage to costs: the figures of plan(scenario), without its quality, findings,
     assumptions and band; `reuse`: a search's (planner/phases/reuse.py)."""
-    cat = catalog or (get_catalog() if s.uniform is None else None)
-    r = resolve(s)
-    eff = in_force(s, r.spec)
-    return Figures(s, r, stored(s, cat, r, eff, reuse=reuse), eff, reuse=reuse)
+    cat = catalog or (get_catalog() if scenario.uniform is None else None)
+    r = resolve(scenario)
+    eff = in_force(scenario, r.spec)
+    return Figures(scenario, r, stored(scenario, cat, r, eff, reuse=reuse), eff, reuse=reuse)
 
 
 def _mix_row_sums(st: StoragePhase, num_anchors: int | None, window: int | None, reuse: Reuse | None = None):
     """The training rows' sums over the mix (drafter.row_sums per component, in the mix's order); a
     search's `reuse` keeps each component's (and its padding-free part) for the same rows."""
-    def per_component(w: Workload, u: Workload, rl):
+    def per_component(work: Workload, unpadded: Workload, row_lengths):
         def compute():
-            base = reused(reuse, "row_base", (rl,), (u.conversations, num_anchors), lambda: row_base(
-                rl.lengths, rl.weights, rl.supervised, u.conversations, num_anchors))
-            return NO_ROWS if base is None else padded_row_sums(base, rl.lengths, w.tokens, window)
-        return reused(reuse, "row_sums", (rl,), (u.conversations, w.tokens, num_anchors, window), compute)
+            base = reused(reuse, "row_base", (row_lengths,), (unpadded.conversations, num_anchors), lambda: row_base(
+                row_lengths.lengths, row_lengths.weights, row_lengths.supervised, unpadded.conversations, num_anchors))
+            return NO_ROWS if base is None else padded_row_sums(base, row_lengths.lengths, work.tokens, window)
+        return reused(reuse, "row_sums", (row_lengths,), (unpadded.conversations, work.tokens, num_anchors, window),
+                      compute)
 
     rows = NO_ROWS
     for w, u, rl in zip(st.works, st.unpadded, st.row_lengths, strict=True):

@@ -145,25 +145,25 @@ class Rates:
     decode_bound: str
 
 
-def rates(model: ModelSpec, gpu: GPUSpec, tp: int, e: Engine, *, prefill_ctx: float, decode_ctx: float,
-          seq_tokens: float, concurrency: int | None = None) -> Rates:
-    """Roofline prefill and decode rates per GPU on a TP group of `tp`: prefill at MFU x peak; decode
+def rates(model: ModelSpec, gpu: GPUSpec, tensor_parallel: int, engine: Engine, *, prefill_ctx: float,
+          decode_ctx: float, seq_tokens: float, concurrency: int | None = None) -> Rates:
+    """Roofline prefill and decode rates per GPU on a TP group of `tensor_parallel`: prefill at MFU x peak; decode
     at the largest batch the scheduler, the concurrency and the memory left for KV cache and state allow."""
-    weights = model.weight_bytes(e.weight_dtype)
-    peak = gpu.peak_flops(e.weight_dtype)
-    tp_eff = e.tp_efficiency if tp > 1 else 1.0
-    kv = model.kv_bytes_per_token(e.kv_dtype)
+    weights = model.weight_bytes(engine.weight_dtype)
+    peak = gpu.peak_flops(engine.weight_dtype)
+    tp_eff = engine.tp_efficiency if tensor_parallel > 1 else 1.0
+    kv = model.kv_bytes_per_token(engine.kv_dtype)
     seq_bytes = kv * max(seq_tokens, 1.0) + model.linear_state_bytes()
-    prefill = peak * e.prefill_mfu / prefill_flops_per_token(model, prefill_ctx) * tp_eff
-    free = tp * usable_memory_bytes(gpu) - weights
-    cap = min(e.max_num_seqs, e.max_batched_tokens, concurrency or e.max_num_seqs)
+    prefill = peak * engine.prefill_mfu / prefill_flops_per_token(model, prefill_ctx) * tp_eff
+    free = tensor_parallel * usable_memory_bytes(gpu) - weights
+    cap = min(engine.max_num_seqs, engine.max_batched_tokens, concurrency or engine.max_num_seqs)
     batch = max(1, min(cap, int(free // seq_bytes) if seq_bytes else cap))
     dctx = max(decode_ctx, 1.0)
     moved = weights + batch * (kv * dctx + 2 * model.linear_state_bytes())
-    t_mem = moved / (tp * gpu.bandwidth_tb_s * 1e12 * e.bandwidth_efficiency)
-    t_compute = batch * decode_flops_per_token(model, dctx) / (tp * peak * e.decode_mfu)
+    t_mem = moved / (tensor_parallel * gpu.bandwidth_tb_s * 1e12 * engine.bandwidth_efficiency)
+    t_compute = batch * decode_flops_per_token(model, dctx) / (tensor_parallel * peak * engine.decode_mfu)
     step = max(t_mem, t_compute)
-    decode = batch / step / tp * tp_eff
+    decode = batch / step / tensor_parallel * tp_eff
     return Rates(prefill, decode, batch, "memory bandwidth" if t_mem >= t_compute else "compute")
 
 
@@ -178,14 +178,14 @@ def serving(prefill: float, decode: float, isl: float, osl: float) -> tuple[floa
     return osl / seconds, (isl + osl) / seconds
 
 
-def engine_for(gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str, prefill_mfu: float,
+def engine_for(gpu: GPUSpec, throughput: Throughput, *, weight_dtype: str, kv_dtype: str, prefill_mfu: float,
                usage: str = "llm_class") -> Engine:
     seqs, tokens, _ = engine_defaults(gpu, usage)
     return Engine(weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu,
-                  decode_mfu=t.decode_mfu or efficiency("decode_mfu"),
-                  bandwidth_efficiency=t.decode_bandwidth_efficiency,
-                  tp_efficiency=t.tensor_parallel_efficiency, max_num_seqs=t.max_batch or seqs,
-                  max_batched_tokens=t.max_batched_tokens or tokens)
+                  decode_mfu=throughput.decode_mfu or efficiency("decode_mfu"),
+                  bandwidth_efficiency=throughput.decode_bandwidth_efficiency,
+                  tp_efficiency=throughput.tensor_parallel_efficiency, max_num_seqs=throughput.max_batch or seqs,
+                  max_batched_tokens=throughput.max_batched_tokens or tokens)
 
 
 def _row_rates(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
@@ -203,11 +203,11 @@ def _row_rates(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: T
                  seq_tokens=row.isl + row.osl, concurrency=row.concurrency)
 
 
-def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], t: Throughput,
+def measured_ratio(row, models: dict[str, ModelSpec], gpus: dict[str, GPUSpec], throughput: Throughput,
                    kv_dtype: str = "bf16") -> tuple[float, float]:
     """(roofline, measured) for a table row in its metric, with the row's engine caps and the
     scenario's efficiencies (the GPU preset's prefill MFU unless the scenario sets one)."""
-    r = _row_rates(row, models, gpus, t, kv_dtype)
+    r = _row_rates(row, models, gpus, throughput, kv_dtype)
     out, total = serving(r.prefill, r.decode, row.isl, row.osl)
     predicted = {"output": out, "total": total, "prefill": r.prefill}[row.metric]
     return predicted, row.value
@@ -234,8 +234,8 @@ def fit_decode_mfu(exclude_sources: frozenset = frozenset()) -> tuple[float, flo
     (bench/fidelity.py --fit); bench/fidelity.py refits it without each held-out publication."""
     rows = [r for r in measurements().rows if source_key(r) not in exclude_sources]
 
-    def err(m: float) -> float:
-        return _rms([math.log(_preset_roofline(r.id, m)[0] / r.value) for r in rows])
+    def err(mfu: float) -> float:
+        return _rms([math.log(_preset_roofline(r.id, mfu)[0] / r.value) for r in rows])
     return min(((m, err(m)) for m in DECODE_MFU_GRID), key=lambda x: x[1])
 
 
@@ -460,7 +460,7 @@ def calibrate(model: ModelSpec, gpu: GPUSpec, *, weight_dtype: str, isl: float, 
     return out
 
 
-def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight_dtype: str, kv_dtype: str,
+def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, throughput: Throughput, *, weight_dtype: str, kv_dtype: str,
                         components, calibration: Calibration | None) -> float | None:
     """Decode tokens/s per GPU when serving the target on `gpu` under `vllm serve`'s caps, at the
     mix's mean prompt and response (conversation tokens less / plus the generated ones), scaled by
@@ -474,8 +474,8 @@ def serving_decode_rate(model: ModelSpec, gpu: GPUSpec, t: Throughput, *, weight
                                 model.kv_bytes_per_token(kv_dtype) * seq + model.linear_state_bytes(), gpu)
     if tp is None:
         return None
-    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=t.prefill_mfu or gpu.prefill_mfu,
-                   usage="serve")
+    e = engine_for(gpu, throughput, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                   prefill_mfu=throughput.prefill_mfu or gpu.prefill_mfu, usage="serve")
     r = rates(model, gpu, tp, e, prefill_ctx=isl, decode_ctx=isl + osl / 2, seq_tokens=seq)
     return r.decode * (calibration.factor if calibration is not None else 1.0)
 
@@ -487,14 +487,14 @@ def sequence(model: ModelSpec, work: Workload, kv_dtype: str) -> tuple[float, fl
     return seq_tokens, model.kv_bytes_per_token(kv_dtype) * seq_tokens + model.linear_state_bytes()
 
 
-def replicas_on_nodes(gpus: int, gpus_per_node: int, tp: int) -> int:
-    """Tensor-parallel groups of `tp` that `gpus` on nodes of `gpus_per_node` hold: a group stays
+def replicas_on_nodes(gpus: int, gpus_per_node: int, tensor_parallel: int) -> int:
+    """Tensor-parallel groups of `tensor_parallel` that `gpus` on nodes of `gpus_per_node` hold: a group stays
     within a node when it fits in one (the last node may be partly filled); a larger group spans
     whole nodes."""
-    if tp > gpus_per_node:
-        return gpus // tp
+    if tensor_parallel > gpus_per_node:
+        return gpus // tensor_parallel
     full, rest = divmod(gpus, gpus_per_node)
-    return full * (gpus_per_node // tp) + rest // tp
+    return full * (gpus_per_node // tensor_parallel) + rest // tensor_parallel
 
 
 def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str,
@@ -654,14 +654,14 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
         p_band, d_band, path = pcal.band, dcal.band, c.path
         # true hours = planned x calibrated / measured: each phase's held-out spread
 
-        def at(i: int) -> float:
-            return decode_hours * math.exp(d_band[i]) + max(gpu_capture * math.exp(p_band[i]), disk_capture)
+        def at(end: int) -> float:
+            return decode_hours * math.exp(d_band[end]) + max(gpu_capture * math.exp(p_band[end]), disk_capture)
         band_hours = (at(0), at(1))
         if path is not None:
-            def on_path_at(i: int) -> float:
-                return decode_hours * math.exp(d_band[i]) + c.on_path(
-                    prefill_tps * math.exp(-p_band[i]), (path.efficiency.high, path.efficiency.low)[i],
-                    (path.startup_s.low, path.startup_s.high)[i]).hours
+            def on_path_at(end: int) -> float:
+                return decode_hours * math.exp(d_band[end]) + c.on_path(
+                    prefill_tps * math.exp(-p_band[end]), (path.efficiency.high, path.efficiency.low)[end],
+                    (path.startup_s.low, path.startup_s.high)[end]).hours
             band_hours = (on_path_at(0), on_path_at(1))
         calibration = dcal if decode_hours >= capture_hours else pcal
     if capture_bound == "disk write":
@@ -673,7 +673,7 @@ def _modelled(model: ModelSpec, gpu: GPUSpec, c: _Capture, r: Rates, weight_dtyp
                    capture_bound, pcal, dcal, calibration, band_hours)
 
 
-def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
+def extraction(model: ModelSpec, gpu: GPUSpec, throughput: Throughput, work: Workload, *, gpus: int, weight_dtype: str,
                prefill_mfu: float, write_bytes: float, write_bytes_per_s: float, write_bound: str = "local disks",
                nodes: int = 1, gpus_per_node: int = 8, kv_dtype: str = "bf16",
                measured_tokens_per_s: float | None = None, path: CapturePath | None = None,
@@ -689,13 +689,13 @@ def extraction(model: ModelSpec, gpu: GPUSpec, t: Throughput, work: Workload, *,
     warnings: list[Finding] = []
     tp, seq_tokens = _tensor_parallel(model, gpu, work, weight_dtype, kv_dtype, held_bytes_per_token)
     replicas = _replicas(model, gpu, tp, gpus, gpus_per_node, weight_dtype, path, warnings)
-    e = engine_for(gpu, t, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
+    e = engine_for(gpu, throughput, weight_dtype=weight_dtype, kv_dtype=kv_dtype, prefill_mfu=prefill_mfu)
     conversations = max(work.conversations, 1.0)
     isl = max(work.tokens - work.output_tokens, 0.0) / conversations if work.tokens else 1.0
     osl = work.output_tokens / conversations
-    c = _Capture(t, work, tp, replicas, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s, isl, osl,
-                 path, stored_bytes, reuse)
-    if t.mode == "fixed":
+    c = _Capture(throughput, work, tp, replicas, write_bytes, write_bytes_per_s, write_bound, measured_tokens_per_s,
+                 isl, osl, path, stored_bytes, reuse)
+    if throughput.mode == "fixed":
         ph = _fixed(c)
     else:
         r = rates(model, gpu, tp, e, prefill_ctx=work.prefill_ctx, decode_ctx=work.decode_ctx, seq_tokens=seq_tokens)
@@ -738,7 +738,7 @@ def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp:
     at a measured capture rate (`measured`)."""
     return capture_time(path, tokens=work.tokens, rows=work.rows,
                         stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
-                        prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
+                        prefill_per_gpu=prefill_per_gpu, tensor_parallel=tp, tp_efficiency=tp_eff, replicas=replicas,
                         write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured, startup_s=startup_s)
 
 
@@ -753,12 +753,12 @@ def _engine_caps(c: RowContext) -> Assumption:
                       f"default for {c.extraction_gpu.id}: {seqs:,} / {tokens:,} ({source})")
 
 
-def throughput_assumptions(c: RowContext, ex: ExtractionPlan | None,
+def throughput_assumptions(context: RowContext, extraction: ExtractionPlan | None,
                            plain: dict[str, Assumption]) -> list[Assumption]:
     """The Assumptions rows of the extraction's throughput: the article's fixed rate, or the roofline's
     efficiencies (with the declared rows of the decode bandwidth and tensor-parallel efficiencies, taken from
     `plain`), the engine's caps and the calibrations of `ex`, the plan's extraction."""
-    s, ex_gpu, A = c.scenario, c.extraction_gpu, Assumption
+    s, ex_gpu, A = context.scenario, context.extraction_gpu, Assumption
     t = s.throughput
     if t.mode == "fixed":
         preset = (efficiency("fixed_tokens_per_s"), efficiency("fixed_batching"))
@@ -766,16 +766,17 @@ def throughput_assumptions(c: RowContext, ex: ExtractionPlan | None,
                   tag="yours", source=(efficiency_source("fixed_tokens_per_s") if (t.tokens_per_s, t.batching) == preset
                                        else f"set in the scenario; the preset's {preset[0]:g} tok/s x {preset[1]:g}: "
                                             f"{efficiency_source('fixed_tokens_per_s')}"))]
-    cals = (None, None, None) if ex is None else (ex.prefill_calibration, ex.decode_calibration, ex.calibration)
+    cals = (None, None, None) if extraction is None else (extraction.prefill_calibration, extraction.decode_calibration,
+                                                          extraction.calibration)
     return [
-        paired("prefill MFU", c.prefill_mfu, ex_gpu.prefill_mfu,
+        paired("prefill MFU", context.prefill_mfu, ex_gpu.prefill_mfu,
                f"{ex_gpu.id} preset; {efficiency_source('prefill_mfu')}"),
         *take(plain, "throughput.decode_bandwidth_efficiency"),
         *take(plain, "throughput.tensor_parallel_efficiency"),
         A(name="usable GPU memory", value=f"{efficiency('memory_usable_fraction'):g} x memory - "
           f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate",
           source=efficiency_source("memory_usable_fraction")),
-        _engine_caps(c),
+        _engine_caps(context),
         paired("decode compute efficiency", t.decode_mfu or efficiency("decode_mfu"), efficiency("decode_mfu"),
                efficiency_source("decode_mfu")),
         A(name="KV cache", value=s.kv_dtype, tag="estimate" if s.kv_dtype == "bf16" else "yours",
@@ -784,11 +785,11 @@ def throughput_assumptions(c: RowContext, ex: ExtractionPlan | None,
     ]
 
 
-def model_assumptions(c: RowContext) -> list[Assumption]:
+def model_assumptions(context: RowContext) -> list[Assumption]:
     """The Assumptions rows of what the target's architecture adds to the extraction: linear attention's state,
     the forward's parameters, MoE decode, vLLM's staging write and the model's own estimates
     (planner/presets/specs.py)."""
-    s, model, A, out = c.scenario, c.model, Assumption, []
+    s, model, A, out = context.scenario, context.model, Assumption, []
     if model.linear_attention_layers:
         out.append(A(name="linear-attention state", value=f"{model.linear_state_bytes_each():,} bytes per layer and "
                      f"sequence x {model.linear_attention_layers} layers", tag=model.tag if not

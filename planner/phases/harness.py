@@ -116,11 +116,12 @@ def harness_presets() -> HarnessPresets:
 
 
 # ---------------------------------------------------------------- the chain rule
-def chain_tau(alpha: float, k: int) -> float:
-    """tau of a chain of k drafted tokens, each accepted with probability alpha after the last."""
+def chain_tau(alpha: float, num_speculative_tokens: int) -> float:
+    """tau of a chain of `num_speculative_tokens` drafted tokens, each accepted with probability alpha after
+    the last."""
     if alpha >= 1:
-        return k + 1.0
-    return (1 - alpha ** (k + 1)) / (1 - alpha)
+        return num_speculative_tokens + 1.0
+    return (1 - alpha ** (num_speculative_tokens + 1)) / (1 - alpha)
 
 
 def alpha_of(tau: float, depth: int) -> float:
@@ -142,8 +143,8 @@ def alpha_of(tau: float, depth: int) -> float:
     return (lo + hi) / 2
 
 
-def served_tau(tau_ref: float, depth: int, *, factor: float, k: int) -> float:
-    return chain_tau(min(1.0, alpha_of(tau_ref, depth) * factor), k)
+def served_tau(tau_ref: float, depth: int, *, factor: float, num_speculative_tokens: int) -> float:
+    return chain_tau(min(1.0, alpha_of(tau_ref, depth) * factor), num_speculative_tokens)
 
 
 def _argmin(fn, lo: float, hi: float) -> float:
@@ -161,7 +162,7 @@ def _argmin(fn, lo: float, hi: float) -> float:
 
 # ---------------------------------------------------------------- fits
 def _engine_error(pairs: list[EnginePair], c: float) -> float:
-    return sum(math.log(served_tau(p.ref, p.d, factor=c, k=p.k) / p.tau) ** 2 for p in pairs)
+    return sum(math.log(served_tau(p.ref, p.d, factor=c, num_speculative_tokens=p.k) / p.tau) ** 2 for p in pairs)
 
 
 def fit_engine(pairs: list[EnginePair]) -> float:
@@ -171,8 +172,9 @@ def fit_engine(pairs: list[EnginePair]) -> float:
 
 def fit_temperature(pairs: list[TemperaturePair]) -> float:
     """c_T: alpha at temperature t = alpha at 0 x c_T^t (least squares of log tau)."""
-    def err(c: float) -> float:
-        return sum(math.log(served_tau(p.t0, p.d, factor=c ** p.t, k=p.d) / p.tau) ** 2 for p in pairs)
+    def err(factor: float) -> float:
+        return sum(math.log(served_tau(p.t0, p.d, factor=factor ** p.t,
+                                       num_speculative_tokens=p.d) / p.tau) ** 2 for p in pairs)
     return _argmin(err, 0.2, 1.5)
 
 
@@ -189,11 +191,11 @@ def loso_residuals(items: list, fit, predict) -> list[tuple[str, str, float]]:
 
 
 def _engine_predict(p: EnginePair, c: float) -> float:
-    return served_tau(p.ref, p.d, factor=c, k=p.k)
+    return served_tau(p.ref, p.d, factor=c, num_speculative_tokens=p.k)
 
 
 def _temperature_predict(p: TemperaturePair, c: float) -> float:
-    return served_tau(p.t0, p.d, factor=c ** p.t, k=p.d)
+    return served_tau(p.t0, p.d, factor=c ** p.t, num_speculative_tokens=p.d)
 
 
 def group_of(drafter: str) -> str:
@@ -256,14 +258,15 @@ def tau_residuals() -> list[dict]:
 
 
 # ---------------------------------------------------------------- speedup at the batch
-def kept(batch: float, k: int, x_half: float, p: float) -> float:
+def kept(batch: float, num_speculative_tokens: int, x_half: float, exponent: float) -> float:
     """The share of batch 1's gain kept at `batch` (1 at batch 1)."""
-    r = lambda x: 1 / (1 + (x / x_half) ** p)  # noqa: E731
-    return r(batch * (k + 1)) / r(k + 1)
+    r = lambda x: 1 / (1 + (x / x_half) ** exponent)  # noqa: E731
+    return r(batch * (num_speculative_tokens + 1)) / r(num_speculative_tokens + 1)
 
 
-def speedup_at(s1: float, batch: float, k: int, x_half: float, p: float) -> float:
-    return 1 + (s1 - 1) * kept(batch, k, x_half, p)
+def speedup_at(speedup_batch1: float, batch: float, num_speculative_tokens: int, x_half: float,
+               exponent: float) -> float:
+    return 1 + (speedup_batch1 - 1) * kept(batch, num_speculative_tokens, x_half, exponent)
 
 
 def _batch_error(sweeps: list[Sweep], xh: float, p: float) -> float:
@@ -310,7 +313,7 @@ class Harness(BaseModel):
     label: str
 
     def tau(self, tau_ref: float) -> float:
-        return served_tau(tau_ref, self.depth, factor=self.factor, k=self.k)
+        return served_tau(tau_ref, self.depth, factor=self.factor, num_speculative_tokens=self.k)
 
     def table(self, top: float):
         """A fast tau_ref -> served tau (the trim evaluates it thousands of times): numpy interp
@@ -319,12 +322,12 @@ class Harness(BaseModel):
         return interpolator(xs.tolist(), [self.tau(x) for x in xs])
 
 
-def interpolator(xs: list[float], ys: list[float]):
-    """x -> float(np.interp(x, xs, ys)) for one float x. numpy's own, not a copy: per call it costs
+def interpolator(x_knots: list[float], y_values: list[float]):
+    """x -> float(np.interp(x, x_knots, y_values)) for one float x. numpy's own, not a copy: per call it costs
     2.71 us against 0.56 us for the bit-exact hand copy it replaced (512 knots), but in the hot path,
     trim's quality strategy, 79.2 ms against 69.4 ms (medians of 5 alternating runs of bench/run.py's
     bench_trim, 2026-12-06, a shared 2-core machine): 1.14x, inside issue 32's 2x (docs/benchmarks.md)."""
-    knots, values, interp = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), np.interp
+    knots, values, interp = np.asarray(x_knots, dtype=float), np.asarray(y_values, dtype=float), np.interp
 
     def at(x: float) -> float:
         return float(interp(x, knots, values))
@@ -335,33 +338,34 @@ def default_k(engine: str, drafter: str) -> int:
     return harness_presets().engines[engine].k[drafter]
 
 
-def tree_share(topk: int, n: int, k: int) -> float:
-    """How far an SGLang tree of `topk` a step, K steps and n verified tokens is from a chain (0) to the
-    paper harness's own tree (1, harness.yaml paper_tree: top-k 10, 60 tokens over its depth): the
-    log of its mean width, min(topk, (n - 1) / K), over the log of the paper tree's. An ESTIMATE that
-    interpolates between the two measured ends: the engines' chains (engine_pairs) and the paper's tree."""
+def tree_share(topk: int, num_draft_tokens: int, num_speculative_tokens: int) -> float:
+    """How far an SGLang tree of `topk` a step, K (`num_speculative_tokens`) steps and n (`num_draft_tokens`)
+    verified tokens is from a chain (0) to the paper harness's own tree (1, harness.yaml paper_tree: top-k 10,
+    60 tokens over its depth): the log of its mean width, min(topk, (n - 1) / K), over the log of the paper
+    tree's. An ESTIMATE that interpolates between the two measured ends: the engines' chains (engine_pairs)
+    and the paper's tree."""
     if topk <= 1:
         return 0.0
     p, depth = harness_presets().paper_tree, harness_presets().paper_depth["eagle3"].value
-    width = min(topk, (n - 1) / k)
+    width = min(topk, (num_draft_tokens - 1) / num_speculative_tokens)
     paper = min(p.topk, (p.tokens - 1) / depth)
     return max(0.0, min(1.0, math.log(max(width, 1.0)) / math.log(paper)))
 
 
-def max_tree_tokens(topk: int, k: int) -> int:
+def max_tree_tokens(topk: int, num_speculative_tokens: int) -> int:
     """The most tokens SGLang's tree can verify: the root, topk at the first step and topk x topk
     candidates at each later one (sglang python/sglang/srt/speculative/eagle_utils.py organize_draft_results keeps
     the best num_draft_tokens - 1 of them)."""
-    return 1 + topk + (k - 1) * topk * topk
+    return 1 + topk + (num_speculative_tokens - 1) * topk * topk
 
 
-def resolve(drafter: str, engine: str, temperature: float, k: int | None, topk: int = 1,
+def resolve(drafter: str, engine: str, temperature: float, num_speculative_tokens: int | None, topk: int = 1,
             num_draft_tokens: int | None = None) -> Harness:
     """The setting as served. A tree (topk > 1, SGLang) accepts alpha x c_engine^(1 - share) where share
     is tree_share: the engine's chain factor at topk 1, the paper's own tree at its width."""
     h, f = harness_presets(), fitted()
     depth = h.paper_depth[drafter].value
-    kk = default_k(engine, drafter) if k is None else k
+    kk = default_k(engine, drafter) if num_speculative_tokens is None else num_speculative_tokens
     n = kk + 1 if topk <= 1 or num_draft_tokens is None else num_draft_tokens
     share = tree_share(topk, n, kk) if engine != "paper" else 0.0
     key = f"{engine}/{group_of(drafter)}"
@@ -414,41 +418,44 @@ def _row(id_: str, source: str, kind: str, measured: float, predicted: float, lo
             "low": low, "high": high, "ratio": predicted / measured, "inside": bool(low <= measured <= high)}
 
 
-def fitted_yaml(f: Fitted) -> str:
+def fitted_yaml(fitted: Fitted) -> str:
     """The `fitted` block of harness.yaml (python -m planner.phases.harness prints it after a change of rows)."""
     r = lambda x: round(float(x), 4)  # noqa: E731
     return "\n".join([
         "fitted:",
-        "  engine_factor: {" + ", ".join(f"{k}: {r(v)}" for k, v in f.engine_factor.items()) + "}",
-        f"  temperature_factor: {r(f.temperature_factor)}",
-        f"  tau_band: [{r(f.tau_band[0])}, {r(f.tau_band[1])}]",
-        f"  batch_x_half: {r(f.batch_x_half)}",
-        f"  batch_p: {r(f.batch_p)}",
-        f"  batch_band: [{r(f.batch_band[0])}, {r(f.batch_band[1])}]"])
+        "  engine_factor: {" + ", ".join(f"{k}: {r(v)}" for k, v in fitted.engine_factor.items()) + "}",
+        f"  temperature_factor: {r(fitted.temperature_factor)}",
+        f"  tau_band: [{r(fitted.tau_band[0])}, {r(fitted.tau_band[1])}]",
+        f"  batch_x_half: {r(fitted.batch_x_half)}",
+        f"  batch_p: {r(fitted.batch_p)}",
+        f"  batch_band: [{r(fitted.batch_band[0])}, {r(fitted.batch_band[1])}]"])
 
 
 if __name__ == "__main__":
     print(fitted_yaml(refit()))
 
 
-def harness_assumptions(qp, sq) -> list[Assumption]:
-    """The Assumptions rows of the harness, for `qp` (the plan's QualityPlan) and `sq` (the scenario's quality):
-    where tau is measured and the batches the speedup is given at (planner/presets/harness.yaml)."""
+def harness_assumptions(quality, scenario_quality) -> list[Assumption]:
+    """The Assumptions rows of the harness, for `quality` (the plan's QualityPlan) and `scenario_quality`
+    (the scenario's quality): where tau is measured and the batches the speedup is given at
+    (planner/presets/harness.yaml)."""
     h, f = harness_presets(), fitted()
-    g = group_of(qp.drafter)
-    fields = type(sq).model_fields
+    g = group_of(quality.drafter)
+    fields = type(scenario_quality).model_fields
     n_pairs = len(h.engine_pairs)
     return [
-        Assumption(name="tau measured on", value=f"{qp.harness}: acceptance x "
-                   f"{f.engine_factor[f'{qp.eval_engine}/{g}']:.3f} x {f.temperature_factor:.3f}^T",
-                   tag=changed_tag(sq.eval_engine, fields["eval_engine"].default),
+        Assumption(name="tau measured on", value=f"{quality.harness}: acceptance x "
+                   f"{f.engine_factor[f'{quality.eval_engine}/{g}']:.3f} x {f.temperature_factor:.3f}^T",
+                   tag=changed_tag(scenario_quality.eval_engine, fields["eval_engine"].default),
                    source=f"fitted on {n_pairs} published pairs of one drafter on two harnesses and "
-                          f"{len(h.temperature_pairs)} temperature pairs; K: {h.engines[qp.eval_engine].source}; "
+                          f"{len(h.temperature_pairs)} temperature pairs; K: {h.engines[quality.eval_engine].source}; "
                           "planner/presets/harness.yaml"),
-        Assumption(name="speedup at the batch", value=f"speedup given at batch {qp.serving_batch:g}; payback at the "
-                   f"fleet's batch {qp.fleet_batch:g} (x_half {f.batch_x_half:.0f} tokens a step, p {f.batch_p:.2f})",
-                   tag=changed_tag((sq.serving_batch, sq.fleet_batch), (fields["serving_batch"].default,
-                                                                        fields["fleet_batch"].default)),
+        Assumption(name="speedup at the batch",
+                   value=f"speedup given at batch {quality.serving_batch:g}; payback at the fleet's batch "
+                   f"{quality.fleet_batch:g} (x_half {f.batch_x_half:.0f} tokens a step, p {f.batch_p:.2f})",
+                   tag=changed_tag((scenario_quality.serving_batch, scenario_quality.fleet_batch),
+                                   (fields["serving_batch"].default,
+                                    fields["fleet_batch"].default)),
                    source=f"fitted on {len(h.batch_sweeps)} published speedup-vs-batch sweeps "
                           "(planner/presets/harness.yaml)"),
     ]

@@ -72,18 +72,18 @@ def default_family_tokens(cat: StatsCatalog) -> dict[str, float]:
     return dict(got["family_tokens"])
 
 
-def resolved_mix(s: Scenario, cat: StatsCatalog | None) -> list[MixItem]:
+def resolved_mix(scenario: Scenario, cat: StatsCatalog | None) -> list[MixItem]:
     """The scenario's components: its own list, or the catalog's default mix when it gives none
     (unchecked ones included; the catalog is needed only then)."""
-    if s.mix is not None:
-        return list(s.mix)
+    if scenario.mix is not None:
+        return list(scenario.mix)
     assert cat is not None   # callers open a catalog for a scenario without its own mix (unless uniform)
     return [m.model_copy() for m in _of_catalog(cat)["default_mix"]]
 
 
-def included_mix(s: Scenario, cat: StatsCatalog) -> list[MixItem]:
+def included_mix(scenario: Scenario, cat: StatsCatalog) -> list[MixItem]:
     """The components the plan counts: the checked ones."""
-    return [m for m in resolved_mix(s, cat) if m.include]
+    return [m for m in resolved_mix(scenario, cat) if m.include]
 
 
 @dataclass(frozen=True)
@@ -105,16 +105,16 @@ class MixRow:
     lengths_band: dict[str, tuple[float, float]] | None = None
 
 
-def mix_rows(s: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
-    if s.uniform is not None:
-        u = s.uniform
+def mix_rows(scenario: Scenario, cat: StatsCatalog | None) -> list[MixRow]:
+    if scenario.uniform is not None:
+        u = scenario.uniform
         conv = point_mass(u.tokens, u.response_tokens, u.turns)
         return [MixRow("uniform", f"{u.samples:,} x {u.tokens:g} tokens", "uniform", "yours", "yours", u.samples,
                        conv, fan_out(conv))]
     assert cat is not None   # a mix is counted from a catalog: callers pass one unless the scenario is uniform
     out = []
     known = _of_catalog(cat)["rows"]
-    for i, item in enumerate(s.mix if s.mix is not None else _of_catalog(cat)["default_mix"]):
+    for i, item in enumerate(scenario.mix if scenario.mix is not None else _of_catalog(cat)["default_mix"]):
         if not item.include:
             continue
         row = known.get(item.id)
@@ -196,11 +196,11 @@ class StoragePhase:
             sum(u.rows for u in self.unpadded))
 
 
-def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, spec: LayoutSpec, eff: Effective,
+def storage_phase(scenario: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, spec: LayoutSpec, eff: Effective,
                   hidden_size: int, vocab_size: int, *, end: int | None = None,
                   same_rows: StoragePhase | None = None, lengths: bool = False,
                   reuse: Reuse | None = None) -> StoragePhase:
-    """The storage of `s`'s mix in `layout`; `end` (0 low, 1 high) scales each sampled component's
+    """The storage of `scenario`'s mix in `layout`; `end` (0 low, 1 high) scales each sampled component's
     lengths to that end of its 95% interval (all at the same end together: a conservative band), or
     with `lengths` every component's to that end of its storage band (MixRow.lengths_band).
     `same_rows`: a storage phase of the same mix, unit, cap and lengths (only the capture batches
@@ -209,10 +209,10 @@ def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, 
     if same_rows is not None:
         mix, unpadded, row_lengths = same_rows.mix, same_rows.unpadded, same_rows.row_lengths
     else:
-        mix = mix_rows(s, cat)
-        pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=s.regenerate,
-                          multiplier=s.response_multiplier, overflow=eff.overflow,
-                          scale=s.length_scale * _factor(m, eff.unit, end, lengths), reuse=reuse) for m in mix]
+        mix = mix_rows(scenario, cat)
+        pairs = [workload(m.conv, m.turn, m.rows, cap=eff.max_seq_len, unit=eff.unit, regenerate=scenario.regenerate,
+                          multiplier=scenario.response_multiplier, overflow=eff.overflow,
+                          scale=scenario.length_scale * _factor(m, eff.unit, end, lengths), reuse=reuse) for m in mix]
         unpadded = [w for w, _ in pairs]
         row_lengths = [r for _, r in pairs]
     works = padded_works(unpadded, row_lengths, eff, reuse)
@@ -225,7 +225,7 @@ def storage_phase(s: Scenario, cat: StatsCatalog | None, layout: CaptureLayout, 
     storage_bytes = sum(sizes)
     unpadded_tokens = sum(u.tokens for u in unpadded)
     return StoragePhase(mix, unpadded, row_lengths, works, total, files, overhead, sizes, storage_bytes,
-                        storage_bytes / s.compression, unpadded_tokens, eff, spec, cat)
+                        storage_bytes / scenario.compression, unpadded_tokens, eff, spec, cat)
 
 
 def _factor(m: MixRow, unit: str, end: int | None, lengths: bool) -> float:
@@ -238,18 +238,18 @@ def _truncated(u: Workload) -> float:
     return 1 - u.tokens / u.uncapped_tokens if u.uncapped_tokens else 0.0
 
 
-def components(st: StoragePhase) -> list[ComponentPlan]:
+def components(storage: StoragePhase) -> list[ComponentPlan]:
     """Storage per component with its shares (ComponentPlan, the plan's rows). Validated: pydantic's
     validator in Rust builds one faster than model_construct does in Python (3.5 against 5.9 µs)."""
-    tot_rows = sum(m.rows for m in st.mix) or 1
+    tot_rows = sum(m.rows for m in storage.mix) or 1
     return [ComponentPlan(
         id=m.id, name=m.name, family=m.family, origin=m.origin, rows=m.rows, training_rows=w.rows,
         tokens=w.tokens, training_tokens=w.conversation_tokens, truncated_share=max(0.0, _truncated(u)),
         output_tokens=w.output_tokens,
         storage_bytes=nbytes, share_of_rows=m.rows / tot_rows,
-        share_of_bytes=nbytes / st.storage_bytes if st.storage_bytes else 0.0,
+        share_of_bytes=nbytes / storage.storage_bytes if storage.storage_bytes else 0.0,
         mean_tokens=w.tokens / w.rows if w.rows else 0.0, tokens_tag=m.tokens_tag)
-        for m, w, u, nbytes in zip(st.mix, st.works, st.unpadded, st.sizes, strict=True)]
+        for m, w, u, nbytes in zip(storage.mix, storage.works, storage.unpadded, storage.sizes, strict=True)]
 
 
 EMPTY_SHARE = 0.05     # a component the cap leaves fewer than 5% of its rows is flagged as adding (almost) nothing
@@ -363,10 +363,10 @@ def _pipeline_values(c: RowContext) -> list[Assumption]:
     return out
 
 
-def layout_assumptions(c: RowContext) -> list[Assumption]:
+def layout_assumptions(context: RowContext) -> list[Assumption]:
     """The Assumptions rows of what is stored: the target model, the capture layout and the pipeline's values in
     force, the responses, the lengths."""
-    s, model, layout = c.scenario, c.model, c.layout
+    s, model, layout = context.scenario, context.model, context.layout
     A = Assumption
     return [
         A(name="target model", value=f"{model.id}: hidden {model.hidden_size}, {model.num_layers} layers, "
@@ -374,7 +374,7 @@ def layout_assumptions(c: RowContext) -> list[Assumption]:
         A(name="capture layout", value=f"{layout.name}; layers {layout.layers}; {layout.hidden_dtype}; "
           f"{layout.bytes_per_token:,} bytes/token + {layout.file_overhead_bytes:,.0f} bytes/file",
           tag="published", source=layout.source),
-        *_pipeline_values(c),
+        *_pipeline_values(context),
         A(name="responses", value=(f"regenerated by the target, x{s.response_multiplier:g} length" if s.regenerate
                                    else "reused (prefill-only extraction)"), tag="yours",
           source="speculators' docs ask for on-policy (regenerated) responses"),

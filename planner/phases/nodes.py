@@ -53,12 +53,12 @@ class NodePlan(BaseModel):
     warnings: list[Finding] = Field(default_factory=list, exclude=True)   # also in Plan.findings
 
 
-def writing_nodes(nodes: int, gpus_per_node: int, tp: int, replicas: int) -> int:
+def writing_nodes(nodes: int, gpus_per_node: int, tensor_parallel: int, replicas: int) -> int:
     """The nodes that hold a tensor-parallel group (extraction.replicas_on_nodes places them: each node
-    fills with whole groups, a group larger than a node spans tp / gpus_per_node whole nodes)."""
-    if tp > gpus_per_node:
-        return min(nodes, -(-replicas * tp // gpus_per_node))
-    return min(nodes, -(-replicas // (gpus_per_node // tp)))
+    fills with whole groups, a group larger than a node spans tensor_parallel / gpus_per_node whole nodes)."""
+    if tensor_parallel > gpus_per_node:
+        return min(nodes, -(-replicas * tensor_parallel // gpus_per_node))
+    return min(nodes, -(-replicas // (gpus_per_node // tensor_parallel)))
 
 
 def nodes_text(nodes: int, per_node: int, gpus: int) -> str:
@@ -152,20 +152,22 @@ def _local(s: Scenario, stored_bytes: float, writers: int, tr_nodes: int, net: f
     return _Placement(*rates, note, stored_bytes, gather_rate, hours_at(stored_bytes, gather_rate), gather_bound)
 
 
-def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, training_disk: dict,
+def node_plan(scenario: Scenario, *, stored_bytes: float, writers: int, disk: dict, training_disk: dict,
               extraction_nodes: int | None = None) -> NodePlan:
-    """The node-level figures of scenario `s` for `stored_bytes` on disk, captured by `writers` of the
+    """The node-level figures of `scenario` for `stored_bytes` on disk, captured by `writers` of the
     extraction nodes (tensor parallelism may leave whole nodes idle: they hold nothing).
     `extraction_nodes`: the nodes the run takes when a tensor-parallel group needs more than given."""
     warnings: list[Finding] = []
-    ex_nodes, ex_per = max(extraction_nodes or 0, s.extraction_node_count), s.gpus_per_node
-    tr_nodes, tr_per = s.training_node_count, s.training.gpus_per_node
+    ex_nodes, ex_per = max(extraction_nodes or 0, scenario.extraction_node_count), scenario.gpus_per_node
+    tr_nodes, tr_per = scenario.training_node_count, scenario.training.gpus_per_node
     writers = max(1, min(ex_nodes, writers))
-    net = s.node_network_gbps * 1e9 / 8 * network_efficiency(s.node_network)
-    pl = _shared(s, stored_bytes, writers, tr_nodes, net, disk, warnings) if s.placement == "shared" else \
-        _local(s, stored_bytes, writers, tr_nodes, net, disk, training_disk, warnings)
+    net = scenario.node_network_gbps * 1e9 / 8 * network_efficiency(scenario.node_network)
+    pl = _shared(scenario, stored_bytes, writers, tr_nodes, net, disk,
+                 warnings) if scenario.placement == "shared" else \
+        _local(scenario, stored_bytes, writers, tr_nodes, net, disk, training_disk, warnings)
     return NodePlan(
-        placement=s.placement, extraction_nodes=ex_nodes, extraction_gpus_per_node=ex_per, training_nodes=tr_nodes,
+        placement=scenario.placement, extraction_nodes=ex_nodes, extraction_gpus_per_node=ex_per,
+        training_nodes=tr_nodes,
         training_gpus_per_node=tr_per, storage_per_node_bytes=pl.per_node, writing_nodes=writers,
         training_storage_per_node_bytes=pl.per_training_node, capture_write_bytes_per_s=pl.write,
         capture_write_bound=pl.write_bound, training_read_bytes_per_s=pl.read, training_read_bound=pl.read_bound,
@@ -178,10 +180,10 @@ def _slowest(*rates: tuple[str, float]) -> tuple[float, str]:
     return rate, name
 
 
-def hardware_assumptions(c: RowContext, plain: dict[str, Assumption]) -> list[Assumption]:
+def hardware_assumptions(context: RowContext, plain: dict[str, Assumption]) -> list[Assumption]:
     """The Assumptions rows of the hardware: the GPUs, nodes, placement, weights' dtype and the extraction disk,
     with the declared rows of the compression and the shared filesystem (`plain`, taken from it)."""
-    s, ex_gpu, tr_gpu, mine = c.scenario, c.extraction_gpu, c.training_gpu, "yours"
+    s, ex_gpu, tr_gpu, mine = context.scenario, context.extraction_gpu, context.training_gpu, "yours"
     A = Assumption
     return [
         *take(plain, "compression"),
@@ -200,6 +202,6 @@ def hardware_assumptions(c: RowContext, plain: dict[str, Assumption]) -> list[As
                  "every byte"),
         *take(plain, "shared_fs_gb_s"),
         A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
-        A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
-          source=c.disk["source"]),
+        A(name="extraction disk", value=f"{context.disk['name']}: write {context.disk['write_gb_s']:g} GB/s",
+          tag="estimate", source=context.disk["source"]),
     ]

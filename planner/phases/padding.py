@@ -53,10 +53,10 @@ def _point_probabilities(cdf: np.ndarray) -> np.ndarray:
     return p
 
 
-def batch_maximum(lengths: np.ndarray, weights: np.ndarray, n: int) -> tuple[float, float]:
-    """(E[max], E[max^2]) of n independent draws from atoms `lengths` with probabilities ~ `weights`."""
+def batch_maximum(lengths: np.ndarray, weights: np.ndarray, batch_size: int) -> tuple[float, float]:
+    """(E[max], E[max^2]) of n = `batch_size` independent draws from atoms `lengths` with probabilities ~ `weights`."""
     L, F = _sorted_atoms(lengths, weights)
-    p = _point_probabilities(F ** n if n > 1 else F)
+    p = _point_probabilities(F ** batch_size if batch_size > 1 else F)
     pL = p * L
     return float(pL.sum()), float(pL @ L)
 
@@ -103,22 +103,22 @@ def padded(lengths: np.ndarray, weights: np.ndarray, rows: float, batch_size: in
     return Padded(float(captured), float(counts @ Ls / batches), float(counts @ (Ls * Ls) / batches), mean)
 
 
-def padded_per_row(lengths: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def padded_per_row(lengths: np.ndarray, weights: np.ndarray, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
     """For each atom i: the expected stored length E[max(L_i, M)] and its square, where M is the
-    longest of the n - 1 other rows of the batch (drawn from the same distribution):
+    longest of the n - 1 other rows of the batch (n = `batch_size`) (drawn from the same distribution):
 
         E[max(L_i, M)] = L_i P(M <= L_i) + sum_{j: L_j > L_i} L_j P(M = L_j),  P(M <= x) = F(x)^(n-1).
 
     Averaged over the atoms with their weights this is E[max_n] (batch_maximum)."""
     L = np.asarray(lengths, float)
     w = np.asarray(weights, float)
-    if n <= 1 or w.sum() <= 0:
+    if batch_size <= 1 or w.sum() <= 0:
         return L.copy(), L * L
     order = np.argsort(L, kind="stable")
     Ls, ws = L[order], w[order]
     F = np.cumsum(ws) / ws.sum()
     F[-1] = 1.0
-    G = F ** (n - 1)                                   # P(M <= Ls[k])
+    G = F ** (batch_size - 1)                                   # P(M <= Ls[k])
     pM = np.diff(np.concatenate([[0.0], G]))           # P(M = Ls[k])
     # sums over strictly longer atoms: reverse cumulative sums shifted by one
     above1 = np.concatenate([np.cumsum((Ls * pM)[::-1])[::-1][1:], [0.0]])

@@ -184,12 +184,12 @@ def quality_presets() -> QualityPresets:
     return q
 
 
-def check_size_series(q: QualityPresets) -> None:
+def check_size_series(presets: QualityPresets) -> None:
     """Each target-size series names a drafter kind, positive sizes (two at least, distinct) and tau >= 1."""
-    for s in q.target_size.series:
-        if s.drafter not in q.drafters:
+    for s in presets.target_size.series:
+        if s.drafter not in presets.drafters:
             raise ValueError(f"quality.yaml target_size {s.id}: drafter {s.drafter!r} is not one of "
-                             f"{sorted(q.drafters)}")
+                             f"{sorted(presets.drafters)}")
         if any(not (p > 0 and t >= 1) for _, p, t in s.points) or len({p for _, p, _ in s.points}) < 2:
             raise ValueError(f"quality.yaml target_size {s.id}: points need two or more distinct sizes > 0 "
                              f"and tau >= 1, got {s.points}")
@@ -414,8 +414,9 @@ class QualityPlan(BaseModel):
     def context(self) -> dict:
         """Where this estimate is served and its reference tokens: the keywords quality() and
         tau_function() take, so that a re-estimate of another mix is on the same harness."""
-        return dict(engine=self.eval_engine, temperature=self.temperature, k=self.num_speculative_tokens,
-                    serving_batch=self.serving_batch, fleet_batch=self.fleet_batch, reference=self.reference_tokens,
+        return dict(engine=self.eval_engine, temperature=self.temperature,
+                    num_speculative_tokens=self.num_speculative_tokens, serving_batch=self.serving_batch,
+                    fleet_batch=self.fleet_batch, reference=self.reference_tokens,
                     target=self.target, target_params=self.target_params, points=self.points, topk=self.topk,
                     num_draft_tokens=self.num_draft_tokens if self.topk > 1 else None, served=self.served,
                     fleet_served=self.fleet_served)
@@ -550,24 +551,25 @@ RATE_BASIS = {
 }
 
 
-def acceptance_rate(engine: str, tau: float, k: int, n: int) -> float:
-    """The acceptance rate `engine` prints for acceptance length tau at K drafted tokens a step and n
-    verified tokens a sequence (RATE_BASIS)."""
-    drafted = (n - 1) if engine == "sglang" else k
+def acceptance_rate(engine: str, tau: float, num_speculative_tokens: int, num_draft_tokens: int) -> float:
+    """The acceptance rate `engine` prints for acceptance length tau at K (`num_speculative_tokens`) drafted
+    tokens a step and n (`num_draft_tokens`) verified tokens a sequence (RATE_BASIS)."""
+    drafted = (num_draft_tokens - 1) if engine == "sglang" else num_speculative_tokens
     return max(0.0, tau - 1) / drafted
 
 
-def check_tree(kind: str, engine: str, k: int | None, topk: int, n: int | None) -> None:
+def check_tree(kind: str, engine: str, num_speculative_tokens: int | None, topk: int,
+               num_draft_tokens: int | None) -> None:
     """A tree needs an EAGLE drafter (DFlash drafts a block) and at most the tokens SGLang's tree holds
     at the K in force (planner/phases/harness.py max_tree_tokens)."""
     from planner.phases.harness import default_k
     from planner.presets.drafter_kinds import DRAFTER_KINDS
     if topk > 1 and DRAFTER_KINDS.lookup(kind).drafts_blocks:
         raise PlannerInputError("--topk", topk, f"{kind} drafts a block, not a tree: give topk 1")
-    if topk > 1 and n is not None:
-        kk = default_k(engine, kind) if k is None else k
-        if not kk + 1 <= n <= max_tree_tokens(topk, kk):
-            raise PlannerInputError("--num-draft-tokens", n, f"between K + 1 = {kk + 1} and "
+    if topk > 1 and num_draft_tokens is not None:
+        kk = default_k(engine, kind) if num_speculative_tokens is None else num_speculative_tokens
+        if not kk + 1 <= num_draft_tokens <= max_tree_tokens(topk, kk):
+            raise PlannerInputError("--num-draft-tokens", num_draft_tokens, f"between K + 1 = {kk + 1} and "
                                     f"{max_tree_tokens(topk, kk)} (a tree of topk {topk} and K {kk})")
 
 
@@ -575,21 +577,21 @@ def _tp(sv) -> int:
     return int(getattr(sv, "tp", 1) or 1)
 
 
-def slowdown_finding(speed: float, low: float, batch: float, h, sv) -> Finding:
+def slowdown_finding(speed: float, low: float, batch: float, harness, served) -> Finding:
     """Where the speedup's band reaches below 1x: say so, and what would lift it."""
     lifts = []
-    if h.topk > 1:
-        lifts.append(f"a smaller tree (--topk 1, or fewer than {h.n} --num-draft-tokens)")
-    if h.k > 1:
-        lifts.append(f"fewer draft tokens (--num-speculative-tokens below {h.k})")
-    if sv.experts_verify > sv.experts_one * 1.2:
-        lifts.append(f"a larger batch (the verify step reads {sv.experts_verify:.0f} experts a layer against "
-                     f"{sv.experts_one:.0f} for a one-token step at batch {batch:g}; the gap closes as the batch "
+    if harness.topk > 1:
+        lifts.append(f"a smaller tree (--topk 1, or fewer than {harness.n} --num-draft-tokens)")
+    if harness.k > 1:
+        lifts.append(f"fewer draft tokens (--num-speculative-tokens below {harness.k})")
+    if served.experts_verify > served.experts_one * 1.2:
+        lifts.append(f"a larger batch (the verify step reads {served.experts_verify:.0f} experts a layer against "
+                     f"{served.experts_one:.0f} for a one-token step at batch {batch:g}; the gap closes as the batch "
                      "grows)")
     elif batch > 1:
         lifts.append(f"a smaller batch than {batch:g}")
-    if _tp(sv) > 1:
-        lifts.append(f"a smaller --serving-tp than {_tp(sv)} (fewer all-reduces a step)")
+    if _tp(served) > 1:
+        lifts.append(f"a smaller --serving-tp than {_tp(served)} (fewer all-reduces a step)")
     lifts.append("another engine (--eval-engine), or serving without a drafter")
     where = "is below 1x" if speed < 1 else f"reaches {low:.2f}x"
     return finding("speedup-slowdown", f"speedup: the expected speedup {speed:.2f}x (band {low:.2f}x) {where} at "
@@ -597,18 +599,18 @@ def slowdown_finding(speed: float, low: float, batch: float, h, sv) -> Finding:
                    "it: " + "; ".join(lifts))
 
 
-def served_speedup(kind: str, taus: tuple[float, float, float], batch: float, n: int,
+def served_speedup(kind: str, taus: tuple[float, float, float], batch: float, num_draft_tokens: int,
                    served: ServedCost) -> tuple[float, float, float]:
-    """(speedup, its low and high end) of acceptance lengths (tau, low, high) at `batch` with n tokens a
-    sequence verified: the kind's pairs' line a tau + b (never below tau / (1 + c)), kept at the batch by
+    """(speedup, its low and high end) of acceptance lengths (tau, low, high) at `batch` with n (`num_draft_tokens`)
+    tokens a sequence verified: the kind's pairs' line a tau + b (never below tau / (1 + c)), kept at the batch by
     planner/phases/harness.py's rule on the n - 1 drafted tokens (with its band past batch 1), divided by the
     cycle's cost as served (planner/phases/serving.py; its band's ends on the band's ends). Never clamped at 1:
     a band below 1x is a slowdown, said so (slowdown_finding)."""
     a, b, c = _speedup_line(kind)
     hp = fitted()
 
-    def at(x: float) -> float:
-        return speedup_at(max(a * x + b, x / (1 + c)), batch, n - 1, hp.batch_x_half, hp.batch_p)
+    def at(tau: float) -> float:
+        return speedup_at(max(a * tau + b, tau / (1 + c)), batch, num_draft_tokens - 1, hp.batch_x_half, hp.batch_p)
     s_lo, s_hi = hp.batch_band if batch > 1 else (0.0, 0.0)
     centre = at(taus[0]) / served.factor
     return (centre, min(centre, at(taus[1]) * math.exp(s_lo) / served.factor_high),
@@ -721,7 +723,7 @@ def _shares(tokens: dict[str, float], workload: dict[str, float] | None) -> dict
 
 def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, regenerated: bool,
             workload: dict[str, float] | None, transfer: float | None = None, engine: str = "paper",
-            temperature: float = 0.0, k: int | None = None, serving_batch: float = 1.0,
+            temperature: float = 0.0, num_speculative_tokens: int | None = None, serving_batch: float = 1.0,
             fleet_batch: float = 1.0, reference: dict[str, float] | None = None,
             target: str | None = None, points: list | None = None, target_params: float | None = None,
             target_leave_out: tuple[str, ...] = (), topk: int = 1, num_draft_tokens: int | None = None,
@@ -735,7 +737,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     `drafter_spread`: the drafter-quality term in place of quality.yaml's (bench/fidelity.py's refit)."""
     q = quality_presets()
     d = q.drafters[kind]
-    check_tree(kind, engine, k, topk, num_draft_tokens)
+    check_tree(kind, engine, num_speculative_tokens, topk, num_draft_tokens)
     warnings: list[Finding] = []
     t = q.transfer.value if transfer is None else transfer
     tokens = {f: 0.0 for f in FAMILIES}
@@ -744,7 +746,7 @@ def quality(kind: str, tokens_by_family: dict[str, float], *, epochs: float, reg
     total = sum(tokens.values())
     shares = _shares(tokens, workload)
     ref_tokens = reference if reference is not None else reference_tokens(kind)
-    h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
+    h_ = resolve(kind, engine, temperature, num_speculative_tokens, topk, num_draft_tokens)
     c = _curve(kind, epochs=epochs, regenerated=regenerated, transfer=t, ref_tokens=ref_tokens, points=points,
                target=target, target_params=target_params, target_leave_out=target_leave_out,
                drafter_spread=drafter_spread, warnings=warnings)
@@ -803,7 +805,8 @@ def _sources(kind: str) -> list[str]:
 
 def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[str, float],
                  transfer: float | None = None, engine: str = "paper", temperature: float = 0.0,
-                 k: int | None = None, reference: dict[str, float] | None = None, points: list | None = None,
+                 num_speculative_tokens: int | None = None, reference: dict[str, float] | None = None,
+                 points: list | None = None,
                  target: str | None = None, target_params: float | None = None, topk: int = 1,
                  num_draft_tokens: int | None = None, **_batch):
     """The expected tau of `quality()` as a fast function of the training tokens per family (for
@@ -830,7 +833,7 @@ def tau_function(kind: str, *, epochs: float, regenerated: bool, workload: dict[
     _, h = fit_curve(pts)
     gain = 1.0 if regenerated or not d.reference.regenerated else 1 / (1 + q.regeneration.value)
     terms = _served_terms(workload, levels, d_ref, h)
-    h_ = resolve(kind, engine, temperature, k, topk, num_draft_tokens)
+    h_ = resolve(kind, engine, temperature, num_speculative_tokens, topk, num_draft_tokens)
     if cap is not None:
         return _tau_bounded(terms, d_ref, h_, h, cap, scale, t, gain)
     top = max((1 + (lv - 1) / s_ref for _, _, lv, s_ref in terms), default=2.0)   # the curve's ceiling
@@ -875,64 +878,67 @@ def _tau_bounded(terms, d_ref: dict[str, float], h_, h: float, cap: float, scale
     return tau_bounded
 
 
-def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tokens_per_s_per_gpu: float,
+def payback(quality: QualityPlan, *, serving_tokens_per_day: float | None, decode_tokens_per_s_per_gpu: float,
             usd_per_gpu_hour: float | None, one_off_usd: float, gpu: str) -> QualityPlan:
     """Days of serving `serving_tokens_per_day` until the GPU time speculation saves repays
     `one_off_usd` (extraction, storage, transfer and training): the GPU-hours a day without the
-    drafter, T / (decode rate x 3600), shrink by 1 - 1/speedup. A new plan; `qp` is left as it was."""
+    drafter, T / (decode rate x 3600), shrink by 1 - 1/speedup. A new plan; `quality` is left as it was."""
     update: dict = {"serving_gpu": gpu, "serving_decode_tokens_per_s_per_gpu": decode_tokens_per_s_per_gpu}
     if not serving_tokens_per_day:
-        return qp.model_copy(update=update)
+        return quality.model_copy(update=update)
     if usd_per_gpu_hour is None:
-        return qp.model_copy(update={**update, "warnings": [
-            *qp.warnings, finding("payback", f"payback: {gpu} has no public price; set a price to see the payback")]})
+        return quality.model_copy(update={**update, "warnings": [
+            *quality.warnings,
+            finding("payback", f"payback: {gpu} has no public price; set a price to see the payback")]})
     gpu_hours = serving_tokens_per_day / (decode_tokens_per_s_per_gpu * 3600)
-    s = qp.payback_speedup if qp.payback_speedup is not None else qp.speedup
+    s = quality.payback_speedup if quality.payback_speedup is not None else quality.speedup
     saved = gpu_hours * (1 - 1 / s) * usd_per_gpu_hour if s > 1 else 0.0
     update.update(saved_usd_per_day=saved, payback_days=one_off_usd / saved if saved > 0 else None)
     if saved <= 0:
-        update["warnings"] = [*qp.warnings, finding("payback", f"payback: the expected speedup at the fleet's batch "
-                                                    f"({qp.fleet_batch:g}) is not above 1, the drafter never pays "
-                                                    "back")]
-    elif qp.payback_speedup_low is not None and qp.payback_speedup_low <= 1:
-        update["warnings"] = [*qp.warnings, finding("payback", f"payback: the speedup's band at the fleet's batch "
-                                                    f"({qp.fleet_batch:g}) reaches {qp.payback_speedup_low:.2f}x: "
-                                                    "at that end the drafter slows serving and never pays back")]
-    return qp.model_copy(update=update)
-
+        update["warnings"] = [*quality.warnings, finding(
+            "payback", f"payback: the expected speedup at the fleet's batch "
+                       f"({quality.fleet_batch:g}) is not above 1, the drafter never pays back")]
+    elif quality.payback_speedup_low is not None and quality.payback_speedup_low <= 1:
+        update["warnings"] = [*quality.warnings, finding(
+            "payback", f"payback: the speedup's band at the fleet's batch "
+                       f"({quality.fleet_batch:g}) reaches {quality.payback_speedup_low:.2f}x: "
+                       "at that end the drafter slows serving and never pays back")]
+    return quality.model_copy(update=update)
 
 # ---------------------------------------------------------------- the Assumptions rows of quality
-def quality_assumptions(s: Scenario, qp: QualityPlan | None) -> list[Assumption]:
-    """The Assumptions rows of the quality estimate of `qp`: the curve and its reference, the transfer between
+def quality_assumptions(scenario: Scenario, quality: QualityPlan | None) -> list[Assumption]:
+    """The Assumptions rows of the quality estimate `quality`: the curve and its reference, the transfer between
     families, the serving workload, the regeneration gain (planner/presets/quality.yaml), then the harness's,
     the cycle as served, the band's drafter-quality term and your own runs."""
-    if qp is None:
+    if quality is None:
         return []
     q = quality_presets()
-    d = q.drafters[qp.drafter]
-    transfer = s.quality.domain_transfer
-    shares = ", ".join(f"{f} {v:.0%}" for f, v in qp.workload.items() if v > 0)
+    d = q.drafters[quality.drafter]
+    transfer = scenario.quality.domain_transfer
+    shares = ", ".join(f"{f} {v:.0%}" for f, v in quality.workload.items() if v > 0)
     return [
         Assumption(name="drafter quality curve", value=f"{d.name}: tau = 1 + A D / (D + D_half), D_half "
                    f"{d.scaling.fitted['d_half_tokens'] / 1e6:,.1f}M tokens; levels from {d.reference.label}",
                    tag="estimate", source=f"{d.scaling.source}; planner/presets/quality.yaml"),
         paired("transfer between families", transfer if transfer is not None else q.transfer.value, q.transfer.value,
                q.transfer.source),
-        Assumption(name="serving workload", value=shares, tag="yours" if isinstance(s.quality.workload, dict)
+        Assumption(name="serving workload", value=shares, tag="yours" if isinstance(scenario.quality.workload, dict)
                    else "estimate",
-                   source="set in the scenario" if isinstance(s.quality.workload, dict) else
-                   "the mix's own training-token shares per family" if s.quality.workload == "mix" or s.uniform
+                   source="set in the scenario" if isinstance(scenario.quality.workload, dict) else
+                   "the mix's own training-token shares per family"
+                   if scenario.quality.workload == "mix" or scenario.uniform
                    else "the full mix's family shares (the catalog's default mix at its measured lengths): fixed, "
                         "so trimming or dropping a component never changes what is served"),
-        Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if s.regenerate
+        Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if scenario.regenerate
                    else f"reused: tau / {1 + q.regeneration.value:g} (low end / {1 + q.regeneration.range[1]:g})",
                    tag="published", source=q.regeneration.source),
-        *harness_assumptions(qp, s.quality),
-        served_assumption(qp, s.quality),
-        _drafter_spread(qp, s.quality),
-    ] + ([Assumption(name="your own runs", value=f"{len(s.quality.points)} point(s): the levels and curve refitted on "
+        *harness_assumptions(quality, scenario.quality),
+        served_assumption(quality, scenario.quality),
+        _drafter_spread(quality, scenario.quality),
+    ] + ([Assumption(name="your own runs",
+                     value=f"{len(scenario.quality.points)} point(s): the levels and curve refitted on "
                      "those of this drafter kind", tag="yours", source="set in the scenario (--quality-points)")]
-         if s.quality.points else [])
+         if scenario.quality.points else [])
 
 
 def _drafter_spread(qp: QualityPlan, sq) -> Assumption:

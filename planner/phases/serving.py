@@ -97,22 +97,25 @@ def target_of(model: ModelSpec, weight_dtype: str, *, dense: bool = False) -> Ta
                   hidden=model.hidden_size, bytes_per_param=b)
 
 
-def step_seconds(t: Target, gpu: GPUSpec, tokens: float, tp: int, *, weight_dtype: str = "bf16",
+def step_seconds(target: Target, gpu: GPUSpec, tokens: float, tensor_parallel: int, *, weight_dtype: str = "bf16",
                  overlap: float = 1.0) -> float:
     """One forward over `tokens` tokens (module docstring); `overlap` scales the routed experts the
     extra tokens activate beyond one token's k (1: uniform independent routing)."""
     s = serving_presets()
     routed = 0.0
-    if t.experts:
-        one = t.top_k
-        routed = t.expert_params * (one + overlap * (distinct_experts(t.experts, t.top_k, tokens) - one)) / t.experts
-    bandwidth = tp * gpu.bandwidth_tb_s * 1e12 * efficiency("decode_bandwidth")
-    read = (t.dense_params + routed) * t.bytes_per_param / bandwidth
-    compute = 2 * t.active_params * tokens / (tp * gpu.peak_flops(weight_dtype) * efficiency("decode_mfu"))
+    if target.experts:
+        one = target.top_k
+        routed = target.expert_params * (one + overlap * (distinct_experts(target.experts, target.top_k,
+                                                                           tokens) - one)) / target.experts
+    bandwidth = tensor_parallel * gpu.bandwidth_tb_s * 1e12 * efficiency("decode_bandwidth")
+    read = (target.dense_params + routed) * target.bytes_per_param / bandwidth
+    compute = 2 * target.active_params * tokens / (tensor_parallel * gpu.peak_flops(weight_dtype)
+                                                   * efficiency("decode_mfu"))
     comm = 0.0
-    if tp > 1:
+    if tensor_parallel > 1:
         latency, link = _link(gpu)
-        comm = 2 * t.layers * (latency + 2 * (tp - 1) / tp * tokens * t.hidden * 2 / link)
+        comm = 2 * target.layers * (latency + 2 * (tensor_parallel - 1) / tensor_parallel * tokens * target.hidden * 2
+                                    / link)
     return max(read, compute) + comm + float(s["forward_overhead_us"]["value"]) * 1e-6
 
 
@@ -129,17 +132,19 @@ class Cycle(BaseModel):
 
 
 def cycle(model: ModelSpec, gpu: GPUSpec, *, batch: float, n_verify: int, draft_steps: int, draft_tokens: int,
-          draft_params: float, tp: int, weight_dtype: str = "bf16", dense: bool = False,
+          draft_params: float, tensor_parallel: int, weight_dtype: str = "bf16", dense: bool = False,
           overlap: float = 1.0) -> Cycle:
     """The cycle of `draft_steps` draft forwards over `draft_tokens` tokens a sequence each (plus the
     extend pass over n_verify) and one verify over n_verify tokens a sequence, against t(batch)."""
     t = target_of(model, weight_dtype, dense=dense)
-    one = step_seconds(t, gpu, batch, tp, weight_dtype=weight_dtype, overlap=overlap)
-    verify = step_seconds(t, gpu, batch * n_verify, tp, weight_dtype=weight_dtype, overlap=overlap)
+    one = step_seconds(t, gpu, batch, tensor_parallel, weight_dtype=weight_dtype, overlap=overlap)
+    verify = step_seconds(t, gpu, batch * n_verify, tensor_parallel, weight_dtype=weight_dtype, overlap=overlap)
     # the draft: its decoder layers and head, a dense model of draft_params, 1 layer's all-reduces per layer
     d = Target(dense_params=draft_params, active_params=draft_params, layers=1, hidden=model.hidden_size,
                bytes_per_param=2.0)
-    draft = draft_steps * step_seconds(d, gpu, batch * draft_tokens, tp) + step_seconds(d, gpu, batch * n_verify, tp)
+    draft = draft_steps * step_seconds(d, gpu, batch * draft_tokens, tensor_parallel) + step_seconds(d, gpu,
+                                                                                                     batch * n_verify,
+                                                                                                     tensor_parallel)
     return Cycle(verify=verify / one, draft=draft / one,
                  experts_one=distinct_experts(t.experts, t.top_k, batch),
                  experts_verify=distinct_experts(t.experts, t.top_k, batch * n_verify))
@@ -159,7 +164,7 @@ class ServedCost(BaseModel):
 
 
 def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batch: float, n_verify: int,
-                draft_steps: int, draft_tokens: int, draft_layer_params: float, tp: int,
+                draft_steps: int, draft_tokens: int, draft_layer_params: float, tensor_parallel: int,
                 weight_dtype: str = "bf16") -> ServedCost:
     """cycle(as served) / cycle(the pairs' dense target at TP 1 on the same GPU, its draft as wide as it):
     the draft's decoder layers scale with the width squared, its head is width x vocabulary. 1 for the
@@ -169,11 +174,12 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
     kw: dict[str, Any] = dict(batch=batch, n_verify=n_verify, draft_steps=draft_steps, draft_tokens=draft_tokens)
     ref_draft = draft_layer_params * (ref_model.hidden_size / model.hidden_size) ** 2 \
         + ref_model.hidden_size * ref_model.vocab_size
-    ref = cycle(ref_model, gpu, tp=1, dense=True, draft_params=ref_draft, **kw).cost
+    ref = cycle(ref_model, gpu, tensor_parallel=1, dense=True, draft_params=ref_draft, **kw).cost
     mine: dict[str, Any] = dict(draft_params=draft_layer_params + model.hidden_size * model.vocab_size,
                                 weight_dtype=weight_dtype)
-    served = cycle(model, gpu, tp=tp, **kw, **mine)
-    low = cycle(model, gpu, tp=tp, overlap=float(serving_presets()["routing_overlap"]["range"][0]), **kw, **mine)
+    served = cycle(model, gpu, tensor_parallel=tensor_parallel, **kw, **mine)
+    low = cycle(model, gpu, tensor_parallel=tensor_parallel,
+                overlap=float(serving_presets()["routing_overlap"]["range"][0]), **kw, **mine)
     # the target as a dense model of its active size on the same layout: never below 1 against the pairs'
     # (a target larger than the pairs' keeps their figure: its draft is relatively cheaper, but the pairs'
     # batch rule, planner/phases/harness.py, already prices a dense verify at the batch). An MoE target's routed
@@ -182,11 +188,12 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
     # second round the MoE cycle was set against the pairs' 8B directly and clamped at 1, so a 3B-active
     # MoE's smaller one-token step hid its experts' excess (0.93 x 1.61 = 1.49 instead of 1.61 on SpecForge
     # issue #339's chain) and at batch 8-64 the clamp hid it entirely.
-    dense_cost = cycle(model, gpu, tp=tp, dense=True, **kw, **mine).cost if model.num_experts else served.cost
+    dense_cost = cycle(model, gpu, tensor_parallel=tensor_parallel, dense=True, **kw,
+                       **mine).cost if model.num_experts else served.cost
     size = max(1.0, dense_cost / ref)
     f, f_low = size * max(1.0, served.cost / dense_cost), size * max(1.0, low.cost / dense_cost)
     figures = dict(verify_cost=served.verify, draft_cost=served.draft, experts_one=served.experts_one,
-                   experts_verify=served.experts_verify, tp=tp)
+                   experts_verify=served.experts_verify, tp=tensor_parallel)
     if f == 1.0 and f_low == 1.0:
         return ServedCost(**figures)
     parts = []
@@ -194,8 +201,8 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
         parts.append(f"{model.id}: {n_verify} tokens a sequence at batch {batch:g} activate "
                      f"{served.experts_verify:.1f} of {model.num_experts} experts a layer against "
                      f"{served.experts_one:.1f} for one token (E (1 - (1 - k/E)^n))")
-    if tp > 1:
-        parts.append(f"TP {tp}: two all-reduces a layer each step, the draft's too")
+    if tensor_parallel > 1:
+        parts.append(f"TP {tensor_parallel}: two all-reduces a layer each step, the draft's too")
     basis = (f"the cycle costs {f:.2f}x the same cycle on {ref_model.id} (dense, TP 1), where the speedup pairs "
              f"were measured (verify {served.verify:.2f}, draft {served.draft:.2f} one-token steps, against "
              f"{ref:.2f}" + (f"; the routed experts x{f / size:.2f} against a dense model of its active size"
@@ -203,16 +210,17 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
     return ServedCost(factor=f, factor_low=min(f, f_low), factor_high=max(f, f_low), basis=basis, **figures)
 
 
-def served_assumption(qp, sq) -> Assumption:
-    """The Assumptions row of the speculative cycle as served, for `qp` (the plan's QualityPlan) and `sq` (the
-    scenario's quality) (planner/presets/serving.yaml)."""
+def served_assumption(quality, scenario_quality) -> Assumption:
+    """The Assumptions row of the speculative cycle as served, for `quality` (the plan's QualityPlan) and
+    `scenario_quality` (the scenario's quality) (planner/presets/serving.yaml)."""
     p = serving_presets()
-    fields = type(sq).model_fields
-    tree = f"SGLang tree topk {qp.topk}, {qp.num_draft_tokens} tokens verified" if qp.topk > 1 else \
-        f"a chain, {qp.num_draft_tokens} tokens verified"
-    return Assumption(name="the cycle as served", value=f"{tree}, TP {qp.serving_tp}: the cycle costs "
-                      f"x{qp.served_cost:.2f} the speedup pairs' (dense 8B, TP 1)",
-                      tag=changed_tag((sq.topk, sq.num_draft_tokens, sq.serving_tp), tuple(
+    fields = type(scenario_quality).model_fields
+    tree = f"SGLang tree topk {quality.topk}, {quality.num_draft_tokens} tokens verified" if quality.topk > 1 else \
+        f"a chain, {quality.num_draft_tokens} tokens verified"
+    return Assumption(name="the cycle as served", value=f"{tree}, TP {quality.serving_tp}: the cycle costs "
+                      f"x{quality.served_cost:.2f} the speedup pairs' (dense 8B, TP 1)",
+                      tag=changed_tag((scenario_quality.topk, scenario_quality.num_draft_tokens,
+                                       scenario_quality.serving_tp), tuple(
                           fields[k].default for k in ("topk", "num_draft_tokens", "serving_tp"))),
                       source=f"planner/phases/serving.py, a roofline of each step; MoE experts E (1 - (1 - k/E)^n) "
                              f"(arXiv 2505.19645); estimates: {p['forward_overhead_us']['value']} us a forward, "

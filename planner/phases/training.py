@@ -221,14 +221,14 @@ def _fewer_passes(recipe: DrafterKnobs, fits) -> list[str]:
     down to 16)."""
     if recipe.ttt_steps and recipe.ttt_steps > 1 and not DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
         for k in range(recipe.ttt_steps - 1, 0, -1):
-            if m := fits(r=recipe.model_copy(update={"ttt_steps": k})):
+            if m := fits(knobs=recipe.model_copy(update={"ttt_steps": k})):
                 return [f"{k} TTT steps ({m / GIB:,.1f} GiB per GPU)"]
     if recipe.num_anchors and DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
         a = recipe.num_anchors // 2
-        while a >= 16 and not fits(r=recipe.model_copy(update={"num_anchors": a})):
+        while a >= 16 and not fits(knobs=recipe.model_copy(update={"num_anchors": a})):
             a //= 2
         if a >= 16:
-            return [f"{a} anchors ({fits(r=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)"]
+            return [f"{a} anchors ({fits(knobs=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)"]
     return []
 
 
@@ -237,20 +237,22 @@ def memory_fixes(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: floa
     """Which changes make the training fit `capacity` bytes per GPU, each checked by re-counting the memory
     with it: a shorter cap (halved until it fits, down to 256 tokens), fewer TTT steps (EAGLE) or anchors
     (DFlash), more trainers (which shard only the optimizer: up to 8x), and, online, training offline."""
-    def fits(r: DrafterKnobs = recipe, t: float = row_tokens, g: int = gpus, share: float = target_share) -> float:
-        total = sum(memory_parts(model, r, drafter_params=drafter_params, row_tokens=t, gpus=g).values()) + share
+    def fits(knobs: DrafterKnobs = recipe, tokens: float = row_tokens, gpu_count: int = gpus,
+             share: float = target_share) -> float:
+        total = sum(memory_parts(model, knobs, drafter_params=drafter_params, row_tokens=tokens,
+                                 gpus=gpu_count).values()) + share
         return total if total <= capacity else 0.0
     out = []
     if target_share and (m := fits(share=0.0)):
         out.append(f"offline instead of online ({m / GIB:,.1f} GiB per GPU)")
     cap = row_tokens / 2
-    while cap >= 256 and not fits(t=cap):
+    while cap >= 256 and not fits(tokens=cap):
         cap /= 2
     if cap >= 256:
-        out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(t=cap) / GIB:,.1f} GiB per GPU)")
+        out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(tokens=cap) / GIB:,.1f} GiB per GPU)")
     out += _fewer_passes(recipe, fits)
     for more in (2 * gpus, 4 * gpus, 8 * gpus):
-        if m := fits(g=more):
+        if m := fits(gpu_count=more):
             out.append(f"{more} training GPUs ({m / GIB:,.1f} GiB per GPU)")
             break
     return out
@@ -422,16 +424,16 @@ def _memory(model: ModelSpec, gpu: GPUSpec, recipe: DrafterKnobs, drafter_params
     return parts, mem, fits, online_mem, online_fits, capacity
 
 
-def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops: DrafterFlops, recipe: DrafterKnobs, *,
-             drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
+def training(model: ModelSpec, gpu: GPUSpec, training: Training, work: Workload, flops: DrafterFlops,
+             recipe: DrafterKnobs, *, drafter_params: float, prefill_mfu: float, bytes_on_disk: float,
              read_bytes_per_s: float, read_bound: str = "local disks", nodes: int = 1,
              max_row_tokens: float = 0.0) -> TrainingPlan:
-    """`t.epochs` of `flops` on `t.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
+    """`training.epochs` of `flops` on `training.gpus` x `gpu` in `nodes` nodes; offline reads `bytes_on_disk` every
     epoch at `read_bytes_per_s` (all nodes together: their disks, or the shared filesystem; planner/phases/nodes.py)."""
     warnings: list[Finding] = []
     peak = gpu.peak_flops("bf16")
-    gpus = t.gpus
-    flops_h = hours_at(flops.total, gpus * peak * t.mfu)
+    gpus = training.gpus
+    flops_h = hours_at(flops.total, gpus * peak * training.mfu)
     overhead_s, overhead_term = overhead_seconds(recipe, work, gpus)
     overhead_h = overhead_s / 3600
     compute_h = max(flops_h, overhead_h)
@@ -447,9 +449,9 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
                                 f"{read_h:,.1f} h per epoch against {compute_h:,.1f} h of compute"))
     steps = optimizer_steps(recipe, work, gpus)
     floor_text = _floor_text(overhead_term, steps, recipe)
-    reason = _bound_reason(kind, t.mfu, per_s, floor_text, read_bound)
+    reason = _bound_reason(kind, training.mfu, per_s, floor_text, read_bound)
     if kind == "overhead":
-        warnings.append(_floor_finding(overhead_term, floor_text, gpu.id, gpus, per_s, t.mfu))
+        warnings.append(_floor_finding(overhead_term, floor_text, gpu.id, gpus, per_s, training.mfu))
     target_h = hours_at(work.tokens * prefill_flops_per_token(model, work.prefill_ctx), gpus * peak * prefill_mfu)
     row = max_row_tokens or (work.tokens / work.rows if work.rows else 0.0)
     parts, mem, fits, online_mem, online_fits, capacity = _memory(model, gpu, recipe, drafter_params, row, gpus,
@@ -460,16 +462,16 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
     seconds = epoch_off * 3600
     low, high = rate_band()
     return TrainingPlan(
-        gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=t.gpus_per_node, epochs=t.epochs, drafter=recipe.kind,
-        drafter_layers=recipe.layers,
+        gpu=gpu.id, gpus=gpus, nodes=nodes, gpus_per_node=training.gpus_per_node, epochs=training.epochs,
+        drafter=recipe.kind, drafter_layers=recipe.layers,
         drafter_params=drafter_params, ttt_steps=recipe.ttt_steps, num_anchors=recipe.num_anchors,
         block_size=recipe.block_size, recipe_from_layout=recipe.from_layout, flops_per_token=flops.per_token,
         flops_per_sample=flops.per_row, flops_per_epoch=flops.total, flops_parts=flops.parts,
         tokens_per_s=work.tokens / seconds if seconds else 0.0, samples_per_s=work.rows / seconds if seconds else 0.0,
-        offline_gpu_hours=t.epochs * epoch_off * gpus, offline_wall_hours=t.epochs * epoch_off, offline_bound=bound,
-        online_gpu_hours=t.epochs * epoch_on * gpus, online_wall_hours=t.epochs * epoch_on, breakeven_epochs=None,
-        compute_hours_per_epoch=compute_h, overhead_hours_per_epoch=overhead_h, read_hours_per_epoch=read_h,
-        target_forward_hours_per_epoch=target_h,
+        offline_gpu_hours=training.epochs * epoch_off * gpus, offline_wall_hours=training.epochs * epoch_off,
+        offline_bound=bound, online_gpu_hours=training.epochs * epoch_on * gpus,
+        online_wall_hours=training.epochs * epoch_on, breakeven_epochs=None, compute_hours_per_epoch=compute_h,
+        overhead_hours_per_epoch=overhead_h, read_hours_per_epoch=read_h, target_forward_hours_per_epoch=target_h,
         online_fits=online_fits, warnings=warnings,
         bounds={"offline": kind, "online": on_kind},
         stage_rates={"offline": _finite(per_s), "online": _finite({"compute": per_s["compute"],
@@ -484,44 +486,46 @@ def training(model: ModelSpec, gpu: GPUSpec, t: Training, work: Workload, flops:
         memory_capacity_gib=capacity / GIB, online_memory_gib_per_gpu=online_mem, fits=fits)
 
 
-def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture_gpus: int, train_gpus: int,
+def disaggregated(training_plan: TrainingPlan, disaggregated: Disaggregated, work: Workload, *, capture_gpus: int,
+                  train_gpus: int,
                   tensor_parallel: int, capture_tokens_per_s_per_gpu: float, regeneration_gpu_hours: float,
                   train_gpu: GPUSpec, train_mfu: float, stream_bytes_per_token: float, node_network_gbps: float,
                   network_efficiency: float, max_row_tokens: float, capture_gpus_per_node: int = 8) -> TrainingPlan:
-    """`tp` with the third mode added (a new plan; `tp` is left as it was): every epoch the capture GPUs prefill the
-    rows and stream `stream_bytes_per_token` per token to the trainers over the smaller side's nodes (capture
-    nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
+    """`training_plan` with the third mode added (a new plan; it is left as it was): every epoch the capture
+    GPUs prefill the rows and stream `stream_bytes_per_token` per token to the trainers over the smaller side's
+    nodes (capture nodes of `capture_gpus_per_node`, trainer nodes of the training's GPUs per node) x
     `node_network_gbps` x efficiency; the slowest of the three rates sets the pace. The responses
     are regenerated once beforehand on the capture GPUs (as online)."""
     used = max(tensor_parallel, capture_gpus // tensor_parallel * tensor_parallel)
     capture_rate = capture_tokens_per_s_per_gpu * used
-    nodes = min(math.ceil(used / capture_gpus_per_node), math.ceil(train_gpus / tp.gpus_per_node))
+    nodes = min(math.ceil(used / capture_gpus_per_node), math.ceil(train_gpus / training_plan.gpus_per_node))
     network_rate = nodes * node_network_gbps * 1e9 / 8 * network_efficiency / stream_bytes_per_token \
         if stream_bytes_per_token else math.inf
     peak = train_gpu.peak_flops("bf16")
-    compute_rate = train_gpus * peak * train_mfu / tp.flops_per_token if tp.flops_per_token else math.inf
+    compute_rate = train_gpus * peak * train_mfu / training_plan.flops_per_token if training_plan.flops_per_token \
+        else math.inf
     # the overhead floor scales with the trainers in both its terms (per token, per optimizer step)
-    off = tp.stage_rates.get("offline", {}).get("overhead", math.inf)
-    overhead_rate = off * train_gpus / tp.gpus if tp.gpus else math.inf
+    off = training_plan.stage_rates.get("offline", {}).get("overhead", math.inf)
+    overhead_rate = off * train_gpus / training_plan.gpus if training_plan.gpus else math.inf
     rate, kind = pace(compute=compute_rate, supply=capture_rate, io=network_rate, overhead=overhead_rate)
     rates = {"capture": capture_rate, "network": network_rate, "training": min(compute_rate, overhead_rate)}
     bound = {"supply": "capture", "io": "network"}.get(kind, "training")
     epoch_h = hours_at(work.tokens, rate)
     regen_h = regeneration_gpu_hours / used if used else 0.0
     one_row = max_row_tokens * stream_bytes_per_token * train_gpus
-    warnings = [] if d.stream_buffer_gb * 1e9 >= one_row else [finding(
-        "buffer-small", f"disaggregated: the {d.stream_buffer_gb:g} GB stream buffer holds less "
+    warnings = [] if disaggregated.stream_buffer_gb * 1e9 >= one_row else [finding(
+        "buffer-small", f"disaggregated: the {disaggregated.stream_buffer_gb:g} GB stream buffer holds less "
         f"than one {max_row_tokens:,.0f}-token row per trainer ({one_row / 1e9:,.1f} GB): trainers wait on every row")]
-    return tp.model_copy(update=dict(
+    return training_plan.model_copy(update=dict(
         disaggregated_capture_gpus=used, disaggregated_train_gpus=train_gpus, disaggregated_bound=bound,
-        bounds={**tp.bounds, "disaggregated": kind},
-        stage_rates={**tp.stage_rates, "disaggregated": _finite(
+        bounds={**training_plan.bounds, "disaggregated": kind},
+        stage_rates={**training_plan.stage_rates, "disaggregated": _finite(
             {"compute": compute_rate, "supply": capture_rate, "io": network_rate, "overhead": overhead_rate})},
         disaggregated_hours_per_epoch=epoch_h, disaggregated_regeneration_hours=regen_h,
         disaggregated_rates_tokens_per_s={k: (v if math.isfinite(v) else 0.0) for k, v in rates.items()},
-        disaggregated_wall_hours=regen_h + tp.epochs * epoch_h,
-        disaggregated_gpu_hours=regen_h * used + tp.epochs * epoch_h * (used + train_gpus),
-        warnings=[*tp.warnings, *warnings]))
+        disaggregated_wall_hours=regen_h + training_plan.epochs * epoch_h,
+        disaggregated_gpu_hours=regen_h * used + training_plan.epochs * epoch_h * (used + train_gpus),
+        warnings=[*training_plan.warnings, *warnings]))
 
 
 # ---------------------------------------------------------------- the Assumptions rows of training
@@ -607,25 +611,26 @@ def _training_source() -> str:
             "predicted) (planner/presets/training_throughput.yaml)")
 
 
-def training_assumptions(c: RowContext, t: TrainingPlan | None, plain: dict[str, Assumption]) -> list[Assumption]:
+def training_assumptions(context: RowContext, training: TrainingPlan | None,
+                         plain: dict[str, Assumption]) -> list[Assumption]:
     """The Assumptions rows of training: the trainer's efficiency (the declared row, taken from `plain`) and the
-    basis of `t`, the plan's training, the drafter's size and its recipe (planner/presets/drafter_kinds.py).
+    basis of `training`, the plan's training, the drafter's size and its recipe (planner/presets/drafter_kinds.py).
     The epochs' row is epochs_assumption (the table places the quality rows between them)."""
-    s, mine = c.scenario, "yours"
+    s, mine = context.scenario, "yours"
     A = Assumption
     return [
         *take(plain, "training.mfu"),
-        *_training_basis(t),
-        A(name="drafter parameters", value=f"{c.drafter_params / 1e9:,.2f}B",
+        *_training_basis(training),
+        A(name="drafter parameters", value=f"{context.drafter_params / 1e9:,.2f}B",
           tag=mine if s.training.drafter_params else "estimate",
           source="the draft layers at the target's width, heads and MLP width, plus the fc from the captured "
                  "layers (planner/presets/drafter_kinds.py); the Qwen3.6-27B 5-layer DFlash drafter comes to ~1.8B"),
-        *_recipe(c),
+        *_recipe(context),
     ]
 
 
-def epochs_assumption(s: Scenario) -> Assumption:
+def epochs_assumption(scenario: Scenario) -> Assumption:
     """The epochs' row of the Assumptions table."""
-    return Assumption(name="epochs", value=f"{s.training.epochs:g}", tag="yours",
+    return Assumption(name="epochs", value=f"{scenario.training.epochs:g}", tag="yours",
                       source="DFlash recipes use 6 epochs; ~500K samples for 2-3 epochs is a maintainer's rule of "
                              "thumb")

@@ -147,10 +147,10 @@ class CaptureTime:
 
 
 def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes: float, write_bytes: float,
-                 prefill_per_gpu: float, tp: int, tp_efficiency: float, replicas: int, write_bytes_per_s: float,
-                 efficiency: float | None = None, measured: bool = False,
+                 prefill_per_gpu: float, tensor_parallel: int, tp_efficiency: float, replicas: int,
+                 write_bytes_per_s: float, efficiency: float | None = None, measured: bool = False,
                  startup_s: float | None = None) -> CaptureTime:
-    """Hours to capture `tokens` in `rows` on `replicas` groups of `tp` GPUs, each GPU prefilling at
+    """Hours to capture `tokens` in `rows` on `replicas` groups of `tensor_parallel` GPUs, each GPU prefilling at
     `prefill_per_gpu` (its tensor-parallel efficiency `tp_efficiency` included), writing `write_bytes`
     (`stored_bytes` of states, staging included) at `write_bytes_per_s` across all nodes.
     A tensor split runs a replica's GPUs together; a layer split (device_map) runs one at a time, at one
@@ -161,7 +161,7 @@ def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes:
     measured or not (a measured rate is a steady-state rate); none where there is nothing to capture."""
     eff = 1.0 if measured else path.efficiency.value if efficiency is None else efficiency
     replicas = max(replicas, 1)
-    per_replica = _replica_rate(path, prefill_per_gpu, tp, tp_efficiency) * eff
+    per_replica = _replica_rate(path, prefill_per_gpu, tensor_parallel, tp_efficiency) * eff
     compute = tokens / (per_replica * replicas) / 3600 if tokens else 0.0
     host = 0.0
     if path.host_copy.value == "sync" and not measured:
@@ -174,7 +174,7 @@ def capture_time(path: CapturePath, *, tokens: float, rows: float, stored_bytes:
     startup = (path.startup_s.value if startup_s is None else startup_s) / 3600 if tokens else 0.0
     hours = (max(loop, disk) if path.write_overlap.value else loop + disk) + startup
     bound = _bound({"compute": compute, "host copy": host, "requests": requests}, disk, bool(path.write_overlap.value))
-    rate = tokens / (hours * 3600 * replicas * tp) if hours else 0.0
+    rate = tokens / (hours * 3600 * replicas * tensor_parallel) if hours else 0.0
     return CaptureTime(compute, host, requests, disk, startup, hours, bound, rate)
 
 

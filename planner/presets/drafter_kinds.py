@@ -119,14 +119,14 @@ def drafter_shape(model: ModelSpec) -> DrafterShape:
                         intermediate=inter)
 
 
-def drafter_params(shape: DrafterShape, k: DrafterKnobs) -> float:
+def drafter_params(shape: DrafterShape, knobs: DrafterKnobs) -> float:
     """Trainable parameters: the draft layers and the fc (EAGLE-3's layer reads 2H; the heads and
     embeddings are the target's, frozen, except a trained EAGLE-3 draft head)."""
     H = shape.hidden
-    kind = DRAFTER_KINDS.lookup(k.kind)
-    d_in, fc_in = kind.widths(H, k.n_aux)
-    head = H * k.head_vocab if (kind.head_trainable and k.head_passes == 3) else 0
-    return k.layers * shape.layer_params(d_in) + fc_in * H + head
+    kind = DRAFTER_KINDS.lookup(knobs.kind)
+    d_in, fc_in = kind.widths(H, knobs.n_aux)
+    head = H * knobs.head_vocab if (kind.head_trainable and knobs.head_passes == 3) else 0
+    return knobs.layers * shape.layer_params(d_in) + fc_in * H + head
 
 
 @dataclass(frozen=True)
@@ -274,11 +274,12 @@ for _kind in (DrafterKind("eagle3", drafts_blocks=False, layer_input=2, fc_input
     DRAFTER_KINDS.register(_kind.name, _kind)
 
 
-def epoch_flops(shape: DrafterShape, k: DrafterKnobs, r: RowSums, *, params_scale: float = 1.0) -> DrafterFlops:
-    """FLOPs of one epoch over the rows `r` (module docstring) for the drafter kind `k.kind`;
+def epoch_flops(shape: DrafterShape, knobs: DrafterKnobs, row_sums: RowSums, *,
+                params_scale: float = 1.0) -> DrafterFlops:
+    """FLOPs of one epoch over the rows `row_sums` (module docstring) for the drafter kind `knobs.kind`;
     `params_scale` scales the draft layers when the user gives the drafter's size instead of the estimate."""
-    kind = DRAFTER_KINDS.lookup(k.kind)
-    parts, positions = kind.epoch(kind, shape, k, r, params_scale)
+    kind = DRAFTER_KINDS.lookup(knobs.kind)
+    parts, positions = kind.epoch(kind, shape, knobs, row_sums, params_scale)
     total = float(sum(parts.values()))
-    return DrafterFlops(total=total, per_token=total / r.tokens if r.tokens else 0.0,
-                        per_row=total / r.rows if r.rows else 0.0, parts=parts, draft_positions=positions)
+    return DrafterFlops(total=total, per_token=total / row_sums.tokens if row_sums.tokens else 0.0,
+                        per_row=total / row_sums.rows if row_sums.rows else 0.0, parts=parts, draft_positions=positions)

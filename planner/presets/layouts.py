@@ -87,12 +87,12 @@ class LayoutTraining(_Strict):
                                                          "trainer's batch was not read)")
 
 
-def dflash_layers(num_layers: int, n: int) -> list[int]:
-    """DFlash rule: n layers evenly spaced from 1 to L-3; one layer gives [L//2]."""
-    if n <= 1:
+def dflash_layers(num_layers: int, count: int) -> list[int]:
+    """DFlash rule: `count` layers evenly spaced from 1 to L-3; one layer gives [L//2]."""
+    if count <= 1:
         return [num_layers // 2]
     last = num_layers - 3
-    return [round(1 + i * (last - 1) / (n - 1)) for i in range(n)]
+    return [round(1 + i * (last - 1) / (count - 1)) for i in range(count)]
 
 
 # Capture-layer rules by name (a layout's `layer_rule`): the layer ids stored for a model of L layers,

@@ -311,11 +311,11 @@ class RunCalibration(_Strict):
                 ("disk", self.disk_claim())]
 
 
-def dump(c: RunCalibration) -> str:
+def dump(calibration: RunCalibration) -> str:
     """The file's text: JSON in ASCII (json.dumps' default), so that a run's file name with a bidi control
     in it (a skipped file, a worst row) is written \\u202e, not sent to the terminal `calibrate --json` prints to."""
     import json
-    return json.dumps(c.model_dump(mode="json"), indent=2) + "\n"
+    return json.dumps(calibration.model_dump(mode="json"), indent=2) + "\n"
 
 
 def parse(raw: bytes, name: str, field: str = "--calibration") -> RunCalibration:
@@ -368,11 +368,12 @@ class Measured:
     measured_by: str | None = None       # preflight's "measured by preflight on HOST, DATE"; None: a run
 
     @classmethod
-    def of(cls, c: "RunCalibration") -> "Measured":
-        return cls(layout=c.layout, model=c.model, hidden_dtype=c.hidden_dtype, layers=tuple(c.layers),
-                   rows=c.rows_measured, date=c.created_at[:10], data_bytes_per_token=c.data_bytes_per_token,
-                   overhead_bytes_per_file=c.overhead_bytes_per_file, tokens_per_s_per_gpu=c.tokens_per_s_per_gpu,
-                   measured_by=c.measured_by)
+    def of(cls, calibration: "RunCalibration") -> "Measured":
+        return cls(layout=calibration.layout, model=calibration.model, hidden_dtype=calibration.hidden_dtype,
+                   layers=tuple(calibration.layers), rows=calibration.rows_measured, date=calibration.created_at[:10],
+                   data_bytes_per_token=calibration.data_bytes_per_token,
+                   overhead_bytes_per_file=calibration.overhead_bytes_per_file,
+                   tokens_per_s_per_gpu=calibration.tokens_per_s_per_gpu, measured_by=calibration.measured_by)
 
     @property
     def label(self) -> str:
@@ -380,10 +381,11 @@ class Measured:
             return self.measured_by
         return f"measured on your run: {self.rows:,} rows, {self.date}"
 
-    def apply(self, s, layout, spec):
+    def apply(self, scenario, layout, spec):
         """(layout, layout spec) with the measured bytes; refused for another model, layout or layers."""
         import dataclasses
-        model = s.model if s.model != "custom" or s.custom_model is None else f"custom:{s.custom_model.id}"
+        model = scenario.model if scenario.model != "custom" or scenario.custom_model is None \
+            else f"custom:{scenario.custom_model.id}"
         for what, mine, theirs in (("layout", self.layout, layout.id), ("model", self.model, model),
                                    ("layers", list(self.layers), layout.layers),
                                    ("hidden dtype", self.hidden_dtype, layout.hidden_dtype)):
@@ -625,12 +627,12 @@ def disk_free(run_dir: str, capacity_tb: float | None, used: float) -> tuple[flo
     return float(st.f_bavail * st.f_frsize), "free space of the run directory's filesystem"
 
 
-def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp: int = 1, gpus: int | None = None,
-              elapsed_hours: float | None = None, disk_capacity_tb: float | None = None, now: float | None = None,
-              progress=None, max_entries: int = rundir.MAX_ENTRIES, max_read: int = MAX_READ,
+def calibrate(manifest, run_dir: str, *, layout: str | None = None, world: int = 1, data_parallel: int = 1,
+              gpus: int | None = None, elapsed_hours: float | None = None, disk_capacity_tb: float | None = None,
+              now: float | None = None, progress=None, max_entries: int = rundir.MAX_ENTRIES, max_read: int = MAX_READ,
               min_age: float = rundir.MIN_AGE_SECONDS, plan: rundir.RowPlan | None = None,
               read_seconds: float = READ_SECONDS) -> RunCalibration:
-    """The calibration of manifest `m` from what the run in `run_dir` wrote so far (`plan`: the
+    """The calibration of `manifest` from what the run in `run_dir` wrote so far (`plan`: the
     per-row predictions, default the manifest's plan with `layout`). The files' metadata are read
     for at most `read_seconds` in all (and each file for at most run_formats.MAX_FILE_SECONDS)."""
     if elapsed_hours is not None and not (isinstance(elapsed_hours, (int, float)) and math.isfinite(elapsed_hours)
@@ -640,17 +642,17 @@ def calibrate(m, run_dir: str, *, layout: str | None = None, world: int = 1, dp:
     if disk_capacity_tb is not None and not (0 < disk_capacity_tb <= MAX_DISK_TB and math.isfinite(disk_capacity_tb)):
         raise PlannerInputError("--disk-capacity-tb", disk_capacity_tb,
                                 f"a capacity in TB above 0, at most {MAX_DISK_TB:,}")
-    s = m.scenario
+    s = manifest.scenario
     gpus = gpus if gpus is not None else s.extraction_gpus
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS:
         raise PlannerInputError("--gpus", gpus, f"a whole number of GPUs from 1 to {MAX_GPUS:,}")
-    names = rundir.naming(m, layout, world=world, dp=dp, plan=plan)
+    names = rundir.naming(manifest, layout, world=world, data_parallel=data_parallel, plan=plan)
     scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), now=now, progress=progress,
                        max_entries=max_entries, min_age=min_age)
     units, read, bad, unread = _units_of(scan, names, max_read, read_seconds)
     for path, why in bad.items():
         scan.skip(path, f"cannot be read: {why}")
-    return _calibration(m, names, scan, units, read, gpus=gpus, elapsed_hours=elapsed_hours,
+    return _calibration(manifest, names, scan, units, read, gpus=gpus, elapsed_hours=elapsed_hours,
                         disk_capacity_tb=disk_capacity_tb, unreadable=set(bad), unread=(unread, read_seconds))
 
 

@@ -204,8 +204,8 @@ def _safetensors_tensor(name, t) -> tuple[Tensor, int]:
     return Tensor(str(name), dtype, tuple(shape), b - a), b
 
 
-def read_safetensors(fh, size: int, deadline: float | None = None) -> FileInfo:
-    n, header = _safetensors_header(fh, size)
+def read_safetensors(handle, size: int, deadline: float | None = None) -> FileInfo:
+    n, header = _safetensors_header(handle, size)
     tensors, end = [], 0
     for i, (name, t) in enumerate(header.items()):
         if i % 256 == 0:
@@ -295,11 +295,11 @@ class _OpReader:
         self.memo: dict = {}
         self.deadline = deadline
 
-    def pop(self, k: int) -> list:
-        if len(self.stack) < k or any(v is _MARK for v in self.stack[len(self.stack) - k:]):
+    def pop(self, count: int) -> list:
+        if len(self.stack) < count or any(v is _MARK for v in self.stack[len(self.stack) - count:]):
             raise IndexError
-        items = self.stack[len(self.stack) - k:]
-        del self.stack[len(self.stack) - k:]
+        items = self.stack[len(self.stack) - count:]
+        del self.stack[len(self.stack) - count:]
         return items
 
     def pop_mark(self) -> list:
@@ -426,11 +426,11 @@ class _OpReader:
         return _new(_T, ("storage", pid[1].name, pid[2]))
 
     @staticmethod
-    def reduce(fn, args):
-        if not isinstance(fn, _Global) or not isinstance(args, tuple):
+    def reduce(func, args):
+        if not isinstance(func, _Global) or not isinstance(args, tuple):
             raise FormatError("its data.pkl calls something that is not a tensor rebuild: loading it "
                               "would run code")
-        if fn.name == "OrderedDict":
+        if func.name == "OrderedDict":
             return _new(_D)
         if len(args) < 3 or not (isinstance(args[0], tuple) and args[0][:1] == ("storage",)):
             raise FormatError("its data.pkl rebuilds a tensor without a storage")
@@ -515,8 +515,8 @@ def _read_pickle_entry(zf: zipfile.ZipFile, infos) -> tuple[str, bytes]:
     return prefix, data
 
 
-def read_torch_zip(fh, size: int, deadline: float | None = None) -> FileInfo:
-    with _open_zip(fh, size) as zf:
+def read_torch_zip(handle, size: int, deadline: float | None = None) -> FileInfo:
+    with _open_zip(handle, size) as zf:
         infos = zf.infolist()
         if len(infos) > MAX_ZIP_ENTRIES:
             raise FormatError(f"{len(infos):,} archive entries, over {MAX_ZIP_ENTRIES:,}")
@@ -543,7 +543,7 @@ def read_torch_zip(fh, size: int, deadline: float | None = None) -> FileInfo:
 _INDEX_CHUNK = INDEX_RECORD.size * 65_536       # records read at a time, the clock looked at between
 
 
-def read_deepspec_index(fh, size: int, deadline: float | None = None) -> FileInfo:
+def read_deepspec_index(handle, size: int, deadline: float | None = None) -> FileInfo:
     if size > MAX_INDEX_BYTES:
         raise FormatError(f"{size:,} bytes, over the {MAX_INDEX_BYTES:,}-byte bound for an index")
     whole = size - size % INDEX_RECORD.size      # a record being appended is left for the next look
@@ -551,7 +551,7 @@ def read_deepspec_index(fh, size: int, deadline: float | None = None) -> FileInf
     for start in range(0, whole, _INDEX_CHUNK):
         _on_time(deadline)
         want = min(_INDEX_CHUNK, whole - start)
-        raw = fh.read(want)
+        raw = handle.read(want)
         if len(raw) < want:
             raise FormatError("truncated while read")
         got.extend(rec[2] for rec in INDEX_RECORD.iter_unpack(raw))

@@ -125,20 +125,21 @@ def host_name(given: str | None = None) -> str:
 
 
 # ---------------------------------------------------------------- checks
-def check_options(o: Options) -> None:
+def check_options(options: Options) -> None:
     """Every option in range, or one PlannerInputError naming the flag and the value."""
-    def whole(flag, v, hi):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi):
-            raise PlannerInputError(flag, v, f"a whole number from 1 to {hi:,}")
-    whole("--layers-run", o.layers_run, MAX_LAYERS_RUN)
-    whole("--rows", o.rows, MAX_ROWS)
-    for flag, v, hi in (("--max-minutes", o.max_minutes, MAX_MINUTES), ("--test-mb", o.test_mb, MAX_TEST_MB)):
+    def whole(flag, value, high):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high):
+            raise PlannerInputError(flag, value, f"a whole number from 1 to {high:,}")
+    whole("--layers-run", options.layers_run, MAX_LAYERS_RUN)
+    whole("--rows", options.rows, MAX_ROWS)
+    for flag, v, hi in (("--max-minutes", options.max_minutes, MAX_MINUTES),
+                        ("--test-mb", options.test_mb, MAX_TEST_MB)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 < v <= hi:
             raise PlannerInputError(flag, v, f"a number above 0, at most {hi:,}")
-    if o.device not in (None, "cpu", "cuda"):
-        raise PlannerInputError("--device", o.device, "cuda or cpu")
-    if not os.path.isdir(o.dir):
-        raise PlannerInputError("--dir", o.dir, "an existing folder (where the capture will write)")
+    if options.device not in (None, "cpu", "cuda"):
+        raise PlannerInputError("--device", options.device, "cuda or cpu")
+    if not os.path.isdir(options.dir):
+        raise PlannerInputError("--dir", options.dir, "an existing folder (where the capture will write)")
 
 
 def _scenario_of(m, layout: str | None):
@@ -180,11 +181,11 @@ def _layout_spec(s):
 
 
 # ---------------------------------------------------------------- the plan's figures
-def plan_figures(m, layout: str | None) -> dict:
+def plan_figures(manifest, layout: str | None) -> dict:
     """The plan's numbers preflight checks against: bytes per node, GPUs, the weights per GPU."""
     from planner.phases.compose import resolve
     from planner.planning import plan
-    s = _scenario_of(m, layout)
+    s = _scenario_of(manifest, layout)
     p = plan(s)
     r = resolve(s)
     per_node = p.nodes.storage_per_node_bytes or p.storage_bytes_compressed
@@ -202,13 +203,14 @@ def _free(o: Options) -> float:
     return float(st.f_bavail * st.f_frsize)
 
 
-def check_room(o: Options, test_bytes: float) -> float:
+def check_room(options: Options, test_bytes: float) -> float:
     """The free bytes of --dir; a one-line refusal when the test itself does not fit."""
-    free = _free(o)
+    free = _free(options)
     need = test_bytes + HEADROOM
     if free < need:
         from planner.units import fmt_bytes
-        raise PlannerInputError("--dir", o.dir, f"a folder with room for the test itself: it has {fmt_bytes(free)} "
+        raise PlannerInputError("--dir", options.dir,
+                                f"a folder with room for the test itself: it has {fmt_bytes(free)} "
                                 f"free, the test writes up to {fmt_bytes(test_bytes)} and leaves "
                                 f"{fmt_bytes(HEADROOM)} free (lower --test-mb or --rows)")
     return free
@@ -327,7 +329,7 @@ def build_model(model, arch: str, n_run: int, dtype, device: str):
 
 
 def _reservoir(names: rundir.Naming, k: int, rng: random.Random) -> list[rundir.ExpectedFile]:
-    """k of the layout's files, a reservoir sample by `rng` over its first rundir.MAX_ENTRIES names."""
+    """`size` of the layout's files, a reservoir sample by `rng` over its first rundir.MAX_ENTRIES names."""
     chosen: list[rundir.ExpectedFile] = []
     for i, e in enumerate(names.expected()):
         if i >= rundir.MAX_ENTRIES:
@@ -339,8 +341,8 @@ def _reservoir(names: rundir.Naming, k: int, rng: random.Random) -> list[rundir.
     return chosen
 
 
-def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tuple[rundir.ExpectedFile, int]]:
-    """k of the layout's files (a seeded reservoir over its names) and a length for each, drawn from
+def sample_rows(figs: dict, names: rundir.Naming, size: int, seed: int) -> list[tuple[rundir.ExpectedFile, int]]:
+    """`size` of the layout's files (a seeded reservoir over its names) and a length for each, drawn from
     its component's length distribution (the plan's atoms, in the unit and under the cap in force)."""
     import numpy as np
 
@@ -353,7 +355,7 @@ def sample_rows(figs: dict, names: rundir.Naming, k: int, seed: int) -> list[tup
     atoms = {r.id: (r.turn if eff.unit == "turn" else r.conv)
              for r in mix_rows(s, get_catalog() if s.uniform is None else None)}
     rng = random.Random(seed)
-    chosen = _reservoir(names, k, rng)
+    chosen = _reservoir(names, size, rng)
     plan = names.plan
     weights = [n * f for n, f in zip(plan.rows, plan.files_per_row, strict=True)]
     gen = np.random.default_rng(seed)
@@ -516,11 +518,11 @@ def _notes(cap: dict, figs: dict, arch_note: str, gpus: dict, disk: dict, shared
     return notes
 
 
-def calibration_of(m, figs: dict, folder: str, cap: dict, label: str, notes: list[str]) -> rc.RunCalibration:
+def calibration_of(manifest, figs: dict, folder: str, cap: dict, label: str, notes: list[str]) -> rc.RunCalibration:
     """run_calibration.calibrate over the files the capture wrote: the measured capture time spread
     over the plan's GPUs (each at the rate measured here), so that the per-GPU rate is this one's."""
     g = figs["gpus"]
-    c = rc.calibrate(m, folder, layout=figs["scenario"].layout, gpus=g, min_age=0,
+    c = rc.calibrate(manifest, folder, layout=figs["scenario"].layout, gpus=g, min_age=0,
                      elapsed_hours=max(cap["capture_s"], 1e-9) / 3600 / g)
     c = c.model_copy(update={
         "layers": list(figs["layout"].layers), "measured_by": label,
@@ -543,40 +545,40 @@ def _cuda_or_refuse() -> None:
         raise PlannerInputError("--device", "cuda", "cpu: torch sees no CUDA device here")
 
 
-def run(m, o: Options) -> Result:
-    """Preflight of manifest `m` on this machine (see the module docstring)."""
-    check_options(o)
-    figs = plan_figures(m, o.layout)
+def run(manifest, options: Options) -> Result:
+    """Preflight of `manifest` on this machine (see the module docstring)."""
+    check_options(options)
+    figs = plan_figures(manifest, options.layout)
     arch, arch_note = _architecture(figs["model"])
     _layout_spec(figs["scenario"])
-    clock = _Clock(o.max_minutes, o.progress)
-    names = rundir.naming(m, figs["scenario"].layout)
-    rows = sample_rows(figs, names, o.rows, o.seed)
+    clock = _Clock(options.max_minutes, options.progress)
+    names = rundir.naming(manifest, figs["scenario"].layout)
+    rows = sample_rows(figs, names, options.rows, options.seed)
     if not rows:
         raise PlannerInputError("--manifest", "rows", "a manifest with rows to capture")
-    test_bytes = o.test_mb * 1e6
-    check_room(o, test_bytes + _capture_bytes(figs, rows))
-    if o.device == "cuda":
+    test_bytes = options.test_mb * 1e6
+    check_room(options, test_bytes + _capture_bytes(figs, rows))
+    if options.device == "cuda":
         _cuda_or_refuse()
-    n_run = min(o.layers_run or 2, figs["model"].num_layers)
-    host, when = host_name(o.host), dt.datetime.now(dt.timezone.utc)
-    top = tempfile.mkdtemp(prefix=PREFIX, dir=o.dir)
+    n_run = min(options.layers_run or 2, figs["model"].num_layers)
+    host, when = host_name(options.host), dt.datetime.now(dt.timezone.utc)
+    top = tempfile.mkdtemp(prefix=PREFIX, dir=options.dir)
     try:
-        free = _free(o)
+        free = _free(options)
         os.mkdir(os.path.join(top, "disk"))
         disk = disk_test(os.path.join(top, "disk"), int(test_bytes), int(names.plan.mean_file()[0]), clock,
                          clock.left() * 0.3)
         disk.update(free_bytes=free, bytes_per_node=figs["bytes_per_node"], fits=free >= figs["bytes_per_node"])
         clock.say("loading torch and transformers", force=True)
         import torch
-        device = o.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = options.device or ("cuda" if torch.cuda.is_available() else "cpu")
         gpus = gpu_inventory(torch)
         gpus["against_plan"] = gpu_verdict(gpus, figs)
         os.mkdir(os.path.join(top, "run"))
         cap = capture(os.path.join(top, "run"), figs, rows, arch, n_run, device, clock, clock.left() * 0.8)
         clock.say("calibrating: reading the files written", force=True)
         label = _label(host, when)
-        c = calibration_of(m, figs, os.path.join(top, "run"), cap, label,
+        c = calibration_of(manifest, figs, os.path.join(top, "run"), cap, label,
                            _notes(cap, figs, arch_note, gpus, disk, figs["shared_disk"]))
     finally:
         shutil.rmtree(top, ignore_errors=True)

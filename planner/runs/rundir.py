@@ -135,15 +135,15 @@ def _planned_per_row(m, layout: str) -> dict[str, tuple[float, float, float]] | 
     return per
 
 
-def row_plan(m, layout: str) -> RowPlan:
-    """The RowPlan of manifest `m` as `layout` would store it (the manifest's own layout if None);
+def row_plan(manifest, layout: str) -> RowPlan:
+    """The RowPlan of `manifest` as `layout` would store it (the manifest's own layout if None);
     a manifest the plan cannot read gets its own totals spread evenly."""
-    order, total = sharding.placed(m.components)
-    per = _planned_per_row(m, layout)
+    order, total = sharding.placed(manifest.components)
+    per = _planned_per_row(manifest, layout)
     planned = per is not None
     per = per or {}
-    even = (1.0, float(m.predicted.storage_bytes) / total if total else 0.0,
-            float(m.predicted.tokens) / total if total else 0.0)
+    even = (1.0, float(manifest.predicted.storage_bytes) / total if total else 0.0,
+            float(manifest.predicted.tokens) / total if total else 0.0)
     vals = [per.get(p.id, even) for p in order]
     return RowPlan(ids=tuple(p.id for p in order), starts=tuple(p.start for p in order),
                    rows=tuple(p.rows for p in order), local=tuple(p.local for p in order),
@@ -191,10 +191,10 @@ class Naming:
         got = self.lookup(rel)
         return not isinstance(got, str) or got == NOT_IN_MANIFEST
 
-    def writer(self, e: ExpectedFile) -> int:
-        """The process that writes `e`, of those that write side by side (the rate's each starts
+    def writer(self, expected: ExpectedFile) -> int:
+        """The process that writes `expected`, of those that write side by side (the rate's each starts
         with its own first file): its rank."""
-        return e.rank
+        return expected.rank
 
     def rank_of(self, position: int) -> int:
         """The planner shard (rank) `position` is dealt to (sharding.rank_of)."""
@@ -235,14 +235,14 @@ class SpecForgeNaming(Naming):
         d = ranks.of(idx)
         return rows[(d + (idx - ranks.starts[d]) * self.dp) % n]
 
-    def writer(self, e: ExpectedFile) -> int:
+    def writer(self, expected: ExpectedFile) -> int:
         """Its rank's DP process, which numbers its files from its own start: rank x dp + d."""
         if self.dp == 1:
-            return e.rank
-        n = len(self._shard(e.rank))
-        m = self._re.match(e.path)
+            return expected.rank
+        n = len(self._shard(expected.rank))
+        m = self._re.match(expected.path)
         assert m is not None          # the scan took the file by this pattern
-        return e.rank * self.dp + sharding.Ranks(n, self.dp).of(int(m.group(4)))
+        return expected.rank * self.dp + sharding.Ranks(n, self.dp).of(int(m.group(4)))
 
     def path(self, rank: int, idx: int) -> str:
         g = idx // SPECFORGE_GROUP * SPECFORGE_GROUP
@@ -444,12 +444,12 @@ NAMINGS: dict[str, type[Naming]] = {
 }
 
 
-def naming(m, layout: str | None = None, *, world: int = 1, dp: int = 1, plan: RowPlan | None = None,
+def naming(manifest, layout: str | None = None, *, world: int = 1, data_parallel: int = 1, plan: RowPlan | None = None,
            batch: int | None = None) -> Naming:
-    """The file naming of `layout` (default: the manifest's) for manifest `m`, over `world` ranks
-    (`dp` DP processes per rank: SpecForge's torchrun --nproc_per_node with tp 1; `batch` its
+    """The file naming of `layout` (default: the manifest's) for `manifest`, over `world` ranks
+    (`data_parallel` DP processes per rank: SpecForge's torchrun --nproc_per_node with tp 1; `batch` its
     --batch-size, default the manifest's value in force for that layout)."""
-    lid = layout or m.scenario.layout
+    lid = layout or manifest.scenario.layout
     spec = layout_presets().get(lid)
     if spec is None:
         raise PlannerInputError("--layout", lid, f"one of {', '.join(layout_presets())}")
@@ -459,14 +459,14 @@ def naming(m, layout: str | None = None, *, world: int = 1, dp: int = 1, plan: R
                                 f"{spec.pipeline!r}); one of " + ", ".join(
                                     k for k, v in layout_presets().items() if v.pipeline in NAMINGS))
     sharding.check_count(world, "--world", "ranks")
-    sharding.check_count(dp, "--dp", "data-parallel processes")
+    sharding.check_count(data_parallel, "--dp", "data-parallel processes")
     if batch is None:
         from planner.presets.layouts import effective
-        sc = m.scenario
+        sc = manifest.scenario
         batch = effective(spec, unit=sc.unit, max_seq_len=sc.max_seq_len, capture_batch_size=sc.capture_batch_size,
                           sort_by_length=sc.sort_by_length).capture_batch_size
     sharding.check_count(batch, "--batch-size", "rows per batch")
-    return cls(spec, plan or row_plan(m, lid), world, dp, batch)
+    return cls(spec, plan or row_plan(manifest, lid), world, data_parallel, batch)
 
 
 # ---------------------------------------------------------------- the scan

@@ -215,16 +215,16 @@ def _verify(root: str, files: list[rundir.Found], seconds: float) -> tuple[dict[
                            "seconds": seconds, "too_slow": slow}
 
 
-def status(m, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
+def status(manifest, run_dir: str, fmt: str, world: int, *, mix: str | None = None,
            min_age: float = rundir.MIN_AGE_SECONDS, max_entries: int = rundir.MAX_ENTRIES,
            max_seconds: float = rundir.MAX_SECONDS, verify: bool = False,
            verify_seconds: float = VERIFY_SECONDS) -> RunStatus:
-    if mix is None and fmt == "modelopt" and any(c.local_path and c.rows_selected for c in m.components):
+    if mix is None and fmt == "modelopt" and any(c.local_path and c.rows_selected for c in manifest.components):
         raise PlannerInputError("--mix", None, "the mix.jsonl the ranks read: Model-Optimizer names a local "
                                 "component's row by its line in the source file, which only the mix places")
-    x = Sharded(m, fmt, world, "")
+    x = Sharded(manifest, fmt, world, "")
     dp = x.gpus if fmt == "specforge" else 1          # the export's torchrun --nproc_per_node
-    names = rundir.naming(m, x.spec.id, world=world, dp=dp)
+    names = rundir.naming(manifest, x.spec.id, world=world, data_parallel=dp)
     ranks = _expected_ranks(names, x.total_rows(), world)
     scan = rundir.scan(run_dir, names, others=rundir.other_namings(names), min_age=min_age,
                        max_entries=max_entries, max_seconds=max_seconds)

@@ -170,14 +170,15 @@ def value_at(obj: Any, path: str) -> Any:
     return obj
 
 
-def preset_of(d: Declared) -> tuple[float, str]:
+def preset_of(declared: Declared) -> tuple[float, str]:
     """(the value a plain row compares with, its source): the hardware.yaml efficiency entry the input
     names or its default reads, else the field's default and the input's own source."""
-    key = d.input.preset or (d.field.default_factory.key if isinstance(d.field.default_factory, Preset) else None)
+    key = declared.input.preset or (declared.field.default_factory.key if isinstance(declared.field.default_factory,
+                                                                                     Preset) else None)
     if key is not None:
         from planner.presets.specs import efficiency, efficiency_source
         return efficiency(key), efficiency_source(key)
-    return d.default, d.input.source or "the planner's default"
+    return declared.default, declared.input.source or "the planner's default"
 
 
 class Preset:

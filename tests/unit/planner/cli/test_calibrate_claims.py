@@ -342,7 +342,7 @@ def test_data_parallel_processes_each_start_the_rate_with_their_own_first_file(t
     # tokens, the first, data_500, a copy of data_2: 20 tokens). After each one's first file:
     # 198 rows and 1,287 + 1,287 = 2,574 tokens in 0.99 h: 200 rows and 2,600 tokens an hour
     run = run_folder(tmp_path / "run", [*range(100), *range(500, 600)], [T0 + 36 * i for i in (*range(100),) * 2])
-    c = calibrate(run, dp=2, disk_capacity_tb=1e-5)
+    c = calibrate(run, data_parallel=2, disk_capacity_tb=1e-5)
     assert (c.rows_measured, c.bytes_measured, c.tokens_measured) == (200, 858_304, 2_601)
     assert c.rows_per_hour == pytest.approx(200) and c.tokens_per_hour == pytest.approx(2600)
     agree(c)

@@ -36,7 +36,7 @@ def test_the_chain_rule_by_hand():
     # alpha 0.9, depth 7: (1 - 0.9^8) / 0.1 = (1 - 0.43046721) / 0.1 = 5.6953279
     assert alpha_of(5.6953279, 7) == pytest.approx(0.9, abs=1e-9)
     # served at factor 0.8 and K 3: alpha 0.72 -> 1 + 0.72 + 0.5184 + 0.373248 = 2.611648
-    assert served_tau(5.6953279, 7, factor=0.8, k=3) == pytest.approx(2.611648, rel=1e-9)
+    assert served_tau(5.6953279, 7, factor=0.8, num_speculative_tokens=3) == pytest.approx(2.611648, rel=1e-9)
 
 
 def test_alpha_of_is_the_bisection_on_the_chain_rule_to_the_bit():
@@ -150,7 +150,7 @@ def test_the_plan_serves_where_it_is_told():
 def test_the_trims_fast_tau_is_quality_on_the_same_harness():
     tokens = {"general": 3e8, "code": 1e8, "math": 5e7}
     kw = dict(epochs=3, regenerated=True, workload={"general": 0.5, "code": 0.3, "math": 0.2}, engine="sglang",
-              temperature=0.5, k=5, reference=reference_tokens("eagle3"))
+              temperature=0.5, num_speculative_tokens=5, reference=reference_tokens("eagle3"))
     fast = tau_function("eagle3", **kw)(tokens)
     assert fast == pytest.approx(quality("eagle3", tokens, **kw).acceptance_length, rel=1e-4)
 

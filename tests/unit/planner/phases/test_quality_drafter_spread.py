@@ -23,7 +23,7 @@ def _specforge113(**kw):
     # topk 8, 10 draft tokens, a drafter trained like the reference run, general workload
     ref = quality_presets().drafters["eagle3"].reference
     return quality("eagle3", reference_tokens("eagle3"), epochs=ref.epochs, regenerated=ref.regenerated,
-                   workload={"general": 1.0}, engine="sglang", k=3, topk=8, num_draft_tokens=10,
+                   workload={"general": 1.0}, engine="sglang", num_speculative_tokens=3, topk=8, num_draft_tokens=10,
                    target="llama-3.1-8b", **kw)
 
 

@@ -52,7 +52,7 @@ def test_tensor_parallel_all_reduces_by_hand():
 
 def _cost(model, **kw):
     args = dict(pairs_target=pairs_target("eagle3"), batch=1, n_verify=4, draft_steps=3, draft_tokens=1,
-                draft_layer_params=0.3e9, tp=1)
+                draft_layer_params=0.3e9, tensor_parallel=1)
     return served_cost(model, H100, **{**args, **kw})
 
 
@@ -102,9 +102,9 @@ def test_acceptance_rate_as_each_engine_prints_it():
 def _moe_quality(**kw):
     # SGLang's tree of SpecForge issue #339 (steps 8, topk 8, 60 draft tokens) on two H100s
     ref = {f: v / 100 for f, v in reference_tokens("eagle3").items()}      # a hundredth of the reference's data
-    sv = _cost(A3B, tp=2, n_verify=60, draft_steps=8, draft_tokens=8)
-    args = dict(epochs=40, regenerated=True, workload={"general": 1.0}, engine="sglang", k=8, topk=8,
-                num_draft_tokens=60, target="qwen3-30b-a3b", served=sv, fleet_served=sv)
+    sv = _cost(A3B, tensor_parallel=2, n_verify=60, draft_steps=8, draft_tokens=8)
+    args = dict(epochs=40, regenerated=True, workload={"general": 1.0}, engine="sglang", num_speculative_tokens=8,
+                topk=8, num_draft_tokens=60, target="qwen3-30b-a3b", served=sv, fleet_served=sv)
     return quality("eagle3", ref, **{**args, **kw}), sv
 
 
@@ -172,7 +172,7 @@ def test_the_trims_fast_tau_drafts_the_same_tree():
     # the chain of the same K: the tree's acceptance is the one a trim keeps
     from planner.phases.quality import tau_function
     ref = reference_tokens("eagle3")
-    kw = dict(epochs=40, regenerated=True, workload={"general": 1.0}, engine="sglang", k=7)
+    kw = dict(epochs=40, regenerated=True, workload={"general": 1.0}, engine="sglang", num_speculative_tokens=7)
     tree = tau_function("eagle3", topk=4, num_draft_tokens=16, **kw)(ref)
     assert tree == pytest.approx(quality("eagle3", ref, topk=4, num_draft_tokens=16, **kw).acceptance_length, rel=1e-3)
     assert tree > tau_function("eagle3", **kw)(ref)
@@ -187,16 +187,18 @@ def test_moe_experts_priced_against_its_active_size_not_hidden_by_the_pairs_8b()
     from planner.phases.serving import cycle
     kw = dict(batch=1, n_verify=4, draft_steps=3, draft_tokens=1)
     mine = dict(draft_params=0.3e9 + A3B.hidden_size * A3B.vocab_size)
-    moe, dense = cycle(A3B, H100, tp=2, **kw, **mine), cycle(A3B, H100, tp=2, dense=True, **kw, **mine)
+    moe, dense = cycle(A3B, H100, tensor_parallel=2, **kw, **mine), cycle(A3B, H100, tensor_parallel=2, dense=True,
+                                                                          **kw, **mine)
     ref8b = pairs_target("eagle3")
-    ref = cycle(ref8b, H100, tp=1, dense=True, draft_params=0.3e9 * (ref8b.hidden_size / A3B.hidden_size) ** 2
+    ref = cycle(ref8b, H100, tensor_parallel=1, dense=True,
+                draft_params=0.3e9 * (ref8b.hidden_size / A3B.hidden_size) ** 2
                 + ref8b.hidden_size * ref8b.vocab_size, **kw)
     assert dense.cost < ref.cost < moe.cost            # the size part is clamped at 1, the experts' is not
-    sv = _cost(A3B, tp=2)
+    sv = _cost(A3B, tensor_parallel=2)
     assert sv.factor == pytest.approx(moe.cost / dense.cost, rel=1e-9)
     assert sv.factor > moe.cost / ref.cost * 1.05      # the first round's figure, now exceeded
     # batch 64: every one-token step already reads ~126 of 128 experts: the excess is below 1 -> 1
-    assert _cost(A3B, tp=4, batch=64, n_verify=16, draft_steps=4, draft_tokens=4).factor == 1.0
+    assert _cost(A3B, tensor_parallel=4, batch=64, n_verify=16, draft_steps=4, draft_tokens=4).factor == 1.0
 
 
 def test_a_card_that_says_no_nvlink_all_reduces_over_pcie():

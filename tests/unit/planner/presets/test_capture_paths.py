@@ -54,7 +54,7 @@ def test_a_path_the_pipeline_lacks_is_one_line_naming_its_own():
 
 def _time(path, **kw):
     args = {"tokens": 3.6e6, "rows": 3600, "stored_bytes": 36e9, "write_bytes": 36e9, "prefill_per_gpu": 900.0,
-            "tp": 2, "tp_efficiency": 0.9, "replicas": 2, "write_bytes_per_s": 1e9}
+            "tensor_parallel": 2, "tp_efficiency": 0.9, "replicas": 2, "write_bytes_per_s": 1e9}
     return capture_time(capture_paths()[path], **{**args, **kw})
 
 
