@@ -264,6 +264,17 @@ def profile_panel(catalog, model: str | None = None) -> None:
     st.rerun()
 
 
+def _without_server_paths(exc: Exception, tmp_path: Path, folder: Path, shown: str) -> str:
+    """The error's one line with the upload's temporary path said as the uploaded file's name and the
+    session's folder as "uploads". A PlannerInputError's value is put right before the error shortens it: a
+    long path cut in the middle ("/tmp/.../home/sessions/...") would escape a replacement in the line."""
+    def hide(text: str) -> str:
+        return text.replace(str(tmp_path), shown).replace(tmp_path.name, shown).replace(str(folder), "uploads")
+    if isinstance(exc, PlannerInputError) and isinstance(exc.value, str):
+        return str(PlannerInputError(exc.field, hide(exc.value), hide(exc.allowed)))
+    return hide(str(exc))
+
+
 def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: bool, family: str = "general"):
     """Write the upload into this session's folder and profile it; the temporary file is removed
     on every failure (nothing is left behind), the upload is kept under its id on success. Errors
@@ -284,9 +295,7 @@ def _profile_upload(up, name: str, fmt: str, tokenizer: str | None, replace: boo
         os.replace(tmp_path, target)
     except (ProfileError, PlannerInputError, OSError) as exc:
         bar.empty()
-        message = str(exc).replace(str(tmp_path), up.name).replace(tmp_path.name, up.name)
-        message = message.replace(str(folder), "uploads")
-        notices.error(f"Not profiled: {message}")
+        notices.error(f"Not profiled: {_without_server_paths(exc, tmp_path, folder, up.name)}")
         return None
     finally:
         tmp_path.unlink(missing_ok=True)

@@ -17,3 +17,13 @@ def page_errors(app) -> list[str]:
     """The error messages on the page other than the plan's blocking findings (the banner above the
     metrics names each with its fix: 'To fix: ...')."""
     return [e.value for e in app.error if "To fix" not in e.value]
+
+
+def assumed(**kw) -> dict:
+    """The Assumptions rows, by name, of a small plan without the catalog: 10 samples of 1,000 tokens (500 of
+    them the response) of Qwen3-8B, extracted on H100 SXM; `kw` sets or overrides the Scenario's fields."""
+    from planner import Scenario, plan
+    from planner.scenario import UniformMix
+    base = dict(uniform=UniformMix(samples=10, tokens=1000, response_tokens=500), max_seq_len=None,
+                model="qwen3-8b", extraction_gpu="h100-sxm")
+    return {a.name: a for a in plan(Scenario(**{**base, **kw})).assumptions}

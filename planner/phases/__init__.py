@@ -1,5 +1,6 @@
 """The phases of a plan, one module each (stored_bytes, mix_storage, padding, extraction, nodes,
-transfer, training, costs, serving, quality, harness, assumptions, throughput_calibration), and
+transfer, training, costs, serving, quality, harness, throughput_calibration), each with its own rows of the
+Assumptions table; assumption_rows (what those rows share) and assumptions (the table gathered in order); and
 compose.py, which resolves the presets and runs them in order.
 
 planner/phases/compose.py was the module compose.py is now: its names still answer here for one release,

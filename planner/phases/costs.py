@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from planner.findings import Finding, finding
+from planner.phases.assumption_rows import Assumption, RowContext
 from planner.phases.extraction import ExtractionPlan
 from planner.phases.training import TrainingPlan
 from planner.phases.transfer import TransferPlan
@@ -108,3 +109,28 @@ def costs(c: Costs, ex: ExtractionPlan, trn: TrainingPlan, tr: TransferPlan, *, 
                     training_usd_per_gpu_hour=tr_price, storage_usd_per_tb_month=tb_month,
                     storage_preset=store["id"], storage_days_held=days, storage_months_held=days / DAYS_PER_MONTH,
                     breakeven_epochs=breakeven, breakeven_epochs_disaggregated=breakeven_dis, warnings=warnings)
+
+
+def _storage_price(s: Scenario, c: RowContext) -> float:
+    """The storage price in use: the scenario's, else its store preset's."""
+    price = s.costs.storage_usd_per_tb_month
+    return price if price is not None else c.store["usd_per_tb_month"]
+
+
+def storage_assumptions(c: RowContext) -> list[Assumption]:
+    """The Assumptions rows of the storage bill: the price and how long the states are held."""
+    s, mine = c.scenario, "yours"
+    A = Assumption
+    return [
+        A(name="storage price", value=f"{c.store['name']} ({c.store['id']}): "
+          f"${_storage_price(s, c):g}/TB-month",
+          tag=mine if s.costs.storage_usd_per_tb_month is not None or s.costs.storage else "estimate",
+          source=c.store["source"] + ("" if s.costs.storage else "; unset: where the placement puts the states "
+                                      "(local disks, a shared filesystem's network volume, "
+                                      "the transfer's object store)")),
+        A(name="storage time held", value=f"{s.costs.storage_months:g} months" if s.costs.storage_months is not None
+          else f"the plan's timeline + {s.costs.keep_days:g} days kept", tag=mine,
+          source="as given" if s.costs.storage_months is not None else "from the capture pass's first write to the "
+          "last training epoch (extraction capture, gather, transfer, offline training), plus keep_days; "
+          "a billing month is 30.44 days"),
+    ]

@@ -24,11 +24,13 @@ from pydantic import BaseModel, Field
 from planner.distributions import band_from_residuals
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
+from planner.phases.assumption_rows import Assumption, RowContext, paired, take
 from planner.phases.reuse import Reuse
 from planner.phases.stored_bytes import Workload
 from planner.phases.throughput_calibration import (
     Calibration,
     architecture,
+    calibration_assumptions,
     generation,
     kept,
     measurements,
@@ -37,7 +39,7 @@ from planner.phases.throughput_calibration import (
     preset_rows,
 )
 from planner.presets.capture_paths import CapturePath, CaptureTime, capture_time
-from planner.presets.specs import GPUSpec, ModelSpec, efficiency, engine_defaults
+from planner.presets.specs import GPUSpec, ModelSpec, efficiency, efficiency_source, engine_defaults
 from planner.scenario import Throughput
 from planner.units import hours_at
 
@@ -738,3 +740,76 @@ def _path_capture(path: CapturePath, work: Workload, prefill_per_gpu: float, tp:
                         stored_bytes=write_bytes if stored_bytes is None else stored_bytes, write_bytes=write_bytes,
                         prefill_per_gpu=prefill_per_gpu, tp=tp, tp_efficiency=tp_eff, replicas=replicas,
                         write_bytes_per_s=disk_rate, efficiency=efficiency, measured=measured, startup_s=startup_s)
+
+
+def _engine_caps(c: RowContext) -> Assumption:
+    """The scheduler caps on the decode batch: the engine's defaults for the GPU's memory, or the user's."""
+    t = c.scenario.throughput
+    seqs, tokens, source = engine_defaults(c.extraction_gpu)
+    value = f"max_num_seqs {t.max_batch or seqs:,}, max_num_batched_tokens {t.max_batched_tokens or tokens:,}"
+    if t.max_batch is None and t.max_batched_tokens is None:
+        return Assumption(name="scheduler caps", value=value, tag="published", source=source)
+    return Assumption(name="scheduler caps", value=value, tag="yours", source=f"set in the scenario; the engine's "
+                      f"default for {c.extraction_gpu.id}: {seqs:,} / {tokens:,} ({source})")
+
+
+def throughput_assumptions(c: RowContext, ex: ExtractionPlan | None,
+                           plain: dict[str, Assumption]) -> list[Assumption]:
+    """The Assumptions rows of the extraction's throughput: the article's fixed rate, or the roofline's
+    efficiencies (with the declared rows of the decode bandwidth and tensor-parallel efficiencies, taken from
+    `plain`), the engine's caps and the calibrations of `ex`, the plan's extraction."""
+    s, ex_gpu, A = c.scenario, c.extraction_gpu, Assumption
+    t = s.throughput
+    if t.mode == "fixed":
+        preset = (efficiency("fixed_tokens_per_s"), efficiency("fixed_batching"))
+        return [A(name="throughput", value=f"fixed {t.tokens_per_s:g} tok/s x {t.batching:g} batching",
+                  tag="yours", source=(efficiency_source("fixed_tokens_per_s") if (t.tokens_per_s, t.batching) == preset
+                                       else f"set in the scenario; the preset's {preset[0]:g} tok/s x {preset[1]:g}: "
+                                            f"{efficiency_source('fixed_tokens_per_s')}"))]
+    cals = (None, None, None) if ex is None else (ex.prefill_calibration, ex.decode_calibration, ex.calibration)
+    return [
+        paired("prefill MFU", c.prefill_mfu, ex_gpu.prefill_mfu,
+               f"{ex_gpu.id} preset; {efficiency_source('prefill_mfu')}"),
+        *take(plain, "throughput.decode_bandwidth_efficiency"),
+        *take(plain, "throughput.tensor_parallel_efficiency"),
+        A(name="usable GPU memory", value=f"{efficiency('memory_usable_fraction'):g} x memory - "
+          f"{efficiency('memory_runtime_gb'):g} GB", tag="estimate",
+          source=efficiency_source("memory_usable_fraction")),
+        _engine_caps(c),
+        paired("decode compute efficiency", t.decode_mfu or efficiency("decode_mfu"), efficiency("decode_mfu"),
+               efficiency_source("decode_mfu")),
+        A(name="KV cache", value=s.kv_dtype, tag="estimate" if s.kv_dtype == "bf16" else "yours",
+          source="vLLM --kv-cache-dtype auto keeps the model's bf16; fp8 halves the KV bytes per token"),
+        *calibration_assumptions(*cals),
+    ]
+
+
+def model_assumptions(c: RowContext) -> list[Assumption]:
+    """The Assumptions rows of what the target's architecture adds to the extraction: linear attention's state,
+    the forward's parameters, MoE decode, vLLM's staging write and the model's own estimates
+    (planner/presets/specs.py)."""
+    s, model, A, out = c.scenario, c.model, Assumption, []
+    if model.linear_attention_layers:
+        out.append(A(name="linear-attention state", value=f"{model.linear_state_bytes_each():,} bytes per layer and "
+                     f"sequence x {model.linear_attention_layers} layers", tag=model.tag if not
+                     model.linear_state_bytes_per_layer else "yours",
+                     source="conv (kernel-1) x (2 key + value dims) in bf16 + value heads x value dim x key dim in "
+                            f"{model.linear_state_dtype} (vLLM gated_delta_net_state_shape; {model.source})"))
+    if model.vision_params or model.mtp_params or not model.tied_embeddings:
+        out.append(A(name="forward parameters",
+                     value=f"{model.forward_params() / 1e9:,.2f}B of {model.params / 1e9:,.2f}B "
+                     f"(without vision {model.vision_params / 1e9:,.2f}B, MTP {model.mtp_params / 1e9:,.2f}B, input "
+                     f"embedding {model.embedding_params() / 1e9:,.2f}B)",
+                     tag="estimate" if model.estimates else model.tag,
+                     source="a text forward runs neither the vision tower nor the MTP head; an untied embedding is a "
+                            "lookup" + (f"; {model.estimates}" if model.estimates else "")))
+    if model.active_params < model.params:
+        out.append(A(name="MoE decode", value="every step reads all expert weights", tag="estimate",
+                     source="at large batch nearly every expert is hit; conservative for small batches"))
+    if s.staging_double_write:
+        out.append(A(name="staging", value="every byte written twice", tag="published",
+                     source="vLLM writes to a staging path and the client moves the file; across filesystems "
+                            "that is a second write"))
+    if model.estimates:
+        out.append(A(name="model estimate", value=model.estimates, tag="estimate", source=model.source))
+    return out

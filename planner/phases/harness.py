@@ -23,6 +23,8 @@ import math
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.phases.assumption_rows import Assumption, changed_tag
+
 ENGINES = ("paper", "vllm", "sglang")
 MAX_TEMPERATURE = 2.0
 
@@ -427,3 +429,26 @@ def fitted_yaml(f: Fitted) -> str:
 
 if __name__ == "__main__":
     print(fitted_yaml(refit()))
+
+
+def harness_assumptions(qp, sq) -> list[Assumption]:
+    """The Assumptions rows of the harness, for `qp` (the plan's QualityPlan) and `sq` (the scenario's quality):
+    where tau is measured and the batches the speedup is given at (planner/presets/harness.yaml)."""
+    h, f = harness_presets(), fitted()
+    g = group_of(qp.drafter)
+    fields = type(sq).model_fields
+    n_pairs = len(h.engine_pairs)
+    return [
+        Assumption(name="tau measured on", value=f"{qp.harness}: acceptance x "
+                   f"{f.engine_factor[f'{qp.eval_engine}/{g}']:.3f} x {f.temperature_factor:.3f}^T",
+                   tag=changed_tag(sq.eval_engine, fields["eval_engine"].default),
+                   source=f"fitted on {n_pairs} published pairs of one drafter on two harnesses and "
+                          f"{len(h.temperature_pairs)} temperature pairs; K: {h.engines[qp.eval_engine].source}; "
+                          "planner/presets/harness.yaml"),
+        Assumption(name="speedup at the batch", value=f"speedup given at batch {qp.serving_batch:g}; payback at the "
+                   f"fleet's batch {qp.fleet_batch:g} (x_half {f.batch_x_half:.0f} tokens a step, p {f.batch_p:.2f})",
+                   tag=changed_tag((sq.serving_batch, sq.fleet_batch), (fields["serving_batch"].default,
+                                                                        fields["fleet_batch"].default)),
+                   source=f"fitted on {len(h.batch_sweeps)} published speedup-vs-batch sweeps "
+                          "(planner/presets/harness.yaml)"),
+    ]

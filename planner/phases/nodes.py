@@ -25,6 +25,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, Field
 
 from planner.findings import Finding, finding
+from planner.phases.assumption_rows import Assumption, RowContext, take
 from planner.presets.specs import network_efficiency
 from planner.scenario import Scenario, gpus_on_nodes
 from planner.units import hours_at
@@ -175,3 +176,30 @@ def node_plan(s: Scenario, *, stored_bytes: float, writers: int, disk: dict, tra
 def _slowest(*rates: tuple[str, float]) -> tuple[float, str]:
     name, rate = min(rates, key=lambda nr: nr[1])
     return rate, name
+
+
+def hardware_assumptions(c: RowContext, plain: dict[str, Assumption]) -> list[Assumption]:
+    """The Assumptions rows of the hardware: the GPUs, nodes, placement, weights' dtype and the extraction disk,
+    with the declared rows of the compression and the shared filesystem (`plain`, taken from it)."""
+    s, ex_gpu, tr_gpu, mine = c.scenario, c.extraction_gpu, c.training_gpu, "yours"
+    A = Assumption
+    return [
+        *take(plain, "compression"),
+        A(name="extraction GPU", value=f"{s.extraction_gpus} x {ex_gpu.id} ({ex_gpu.memory_gb:g} GB, "
+          f"{ex_gpu.bandwidth_tb_s:g} TB/s, {ex_gpu.bf16_tflops:g} BF16 TFLOPS)", tag="published",
+          source=ex_gpu.source),
+        A(name="training GPU", value=f"{s.training.gpus} x {tr_gpu.id}", tag="published", source=tr_gpu.source),
+        A(name="nodes", value=f"extraction {nodes_text(s.extraction_node_count, s.gpus_per_node, s.extraction_gpus)}, "
+          f"training {nodes_text(s.training_node_count, s.training.gpus_per_node, s.training.gpus)}",
+          tag=mine if s.extraction_nodes or
+          s.training.nodes else "estimate",
+          source="as given; unset, as many nodes of the GPUs per node (8, a typical GPU server) as the GPUs need"),
+        A(name="placement", value=("each node's local disk, a fixed per-node split gathered to the training nodes"
+                                   if s.placement == "local" else "a shared filesystem"), tag=mine,
+          source="planner/phases/nodes.py: a global shuffle every epoch would need each training node to hold "
+                 "every byte"),
+        *take(plain, "shared_fs_gb_s"),
+        A(name="weights", value=s.weight_dtype, tag=mine, source="fp8 halves the weight bytes and uses FP8 peak"),
+        A(name="extraction disk", value=f"{c.disk['name']}: write {c.disk['write_gb_s']:g} GB/s", tag="estimate",
+          source=c.disk["source"]),
+    ]

@@ -50,9 +50,11 @@ from planner.catalog.paths import SHIPPED_CATALOG, load_shipped_yaml
 from planner.errors import PlannerInputError
 from planner.findings import Finding, finding
 from planner.ids import FAMILIES
-from planner.phases.harness import fitted, max_tree_tokens, resolve, speedup_at
-from planner.phases.serving import ServedCost
+from planner.phases.assumption_rows import Assumption, paired
+from planner.phases.harness import fitted, harness_assumptions, max_tree_tokens, resolve, speedup_at
+from planner.phases.serving import ServedCost, served_assumption
 from planner.presets.specs import ModelSpec, load_preset, model_presets
+from planner.scenario import Scenario
 
 
 class _Strict(BaseModel):
@@ -897,3 +899,50 @@ def payback(qp: QualityPlan, *, serving_tokens_per_day: float | None, decode_tok
                                                     f"({qp.fleet_batch:g}) reaches {qp.payback_speedup_low:.2f}x: "
                                                     "at that end the drafter slows serving and never pays back")]
     return qp.model_copy(update=update)
+
+
+# ---------------------------------------------------------------- the Assumptions rows of quality
+def quality_assumptions(s: Scenario, qp: QualityPlan | None) -> list[Assumption]:
+    """The Assumptions rows of the quality estimate of `qp`: the curve and its reference, the transfer between
+    families, the serving workload, the regeneration gain (planner/presets/quality.yaml), then the harness's,
+    the cycle as served, the band's drafter-quality term and your own runs."""
+    if qp is None:
+        return []
+    q = quality_presets()
+    d = q.drafters[qp.drafter]
+    transfer = s.quality.domain_transfer
+    shares = ", ".join(f"{f} {v:.0%}" for f, v in qp.workload.items() if v > 0)
+    return [
+        Assumption(name="drafter quality curve", value=f"{d.name}: tau = 1 + A D / (D + D_half), D_half "
+                   f"{d.scaling.fitted['d_half_tokens'] / 1e6:,.1f}M tokens; levels from {d.reference.label}",
+                   tag="estimate", source=f"{d.scaling.source}; planner/presets/quality.yaml"),
+        paired("transfer between families", transfer if transfer is not None else q.transfer.value, q.transfer.value,
+               q.transfer.source),
+        Assumption(name="serving workload", value=shares, tag="yours" if isinstance(s.quality.workload, dict)
+                   else "estimate",
+                   source="set in the scenario" if isinstance(s.quality.workload, dict) else
+                   "the mix's own training-token shares per family" if s.quality.workload == "mix" or s.uniform
+                   else "the full mix's family shares (the catalog's default mix at its measured lengths): fixed, "
+                        "so trimming or dropping a component never changes what is served"),
+        Assumption(name="regenerated responses", value="regenerated, as the reference runs were" if s.regenerate
+                   else f"reused: tau / {1 + q.regeneration.value:g} (low end / {1 + q.regeneration.range[1]:g})",
+                   tag="published", source=q.regeneration.source),
+        *harness_assumptions(qp, s.quality),
+        served_assumption(qp, s.quality),
+        _drafter_spread(qp, s.quality),
+    ] + ([Assumption(name="your own runs", value=f"{len(s.quality.points)} point(s): the levels and curve refitted on "
+                     "those of this drafter kind", tag="yours", source="set in the scenario (--quality-points)")]
+         if s.quality.points else [])
+
+
+def _drafter_spread(qp: QualityPlan, sq) -> Assumption:
+    """The acceptance band's drafter-quality term (quality.yaml drafter_spread): its basis, in the band's text."""
+    d = quality_presets().drafter_spread
+    keep = 1 - (0.0 if sq.points else d.value)
+    value = ("none: your own runs set the levels" if sq.points else
+             f"the acceptance band's low end reaches tau - 1 x {keep:.3f} of the served centre "
+             f"(tau {qp.acceptance_length:.2f}, band {qp.acceptance_low:.2f}-{qp.acceptance_high:.2f}): the drafters "
+             "users train and serve land up to that far below one trained like the reference run")
+    return Assumption(name="the band's drafter-quality term", value=value, tag="yours" if sq.points else "third-party",
+                      source=f"fitted on {', '.join(d.fit_sources)} only (bench/users_reports.yaml split.fit; the "
+                             "scored reports never); planner/presets/quality.yaml drafter_spread")

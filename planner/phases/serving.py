@@ -41,6 +41,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from planner.phases.assumption_rows import Assumption, changed_tag
 from planner.presets.specs import GPUSpec, ModelSpec, efficiency, load_preset
 
 
@@ -61,7 +62,9 @@ def _link(gpu: GPUSpec) -> tuple[float, float]:
     """(all-reduce latency in s, link bandwidth in bytes/s) of the GPU's interconnect: NVLink or PCIe
     (presets/serving.yaml), the bandwidth read from the interconnect's name when it gives one."""
     p = serving_presets()["interconnect"]
-    kind = "nvlink" if "nvlink" in gpu.interconnect.lower() else "pcie"
+    text = gpu.interconnect.lower()
+    # "PCIe Gen5 x16 (64 GB/s), no NVLink" (rtx-pro-6000) names NVLink only to say it has none
+    kind = "nvlink" if "nvlink" in text.replace("no nvlink", "") else "pcie"
     m = re.search(r"(\d+(?:\.\d+)?)\s*GB/s", gpu.interconnect)
     bw = float(m.group(1)) if m else float(p[kind]["gb_s"])
     return float(p[kind]["allreduce_us"]) * 1e-6, bw * 1e9
@@ -198,3 +201,22 @@ def served_cost(model: ModelSpec, gpu: GPUSpec, *, pairs_target: ModelSpec, batc
              f"{ref:.2f}" + (f"; the routed experts x{f / size:.2f} against a dense model of its active size"
                               if model.num_experts else "") + ")" + ("; " if parts else "") + "; ".join(parts))
     return ServedCost(factor=f, factor_low=min(f, f_low), factor_high=max(f, f_low), basis=basis, **figures)
+
+
+def served_assumption(qp, sq) -> Assumption:
+    """The Assumptions row of the speculative cycle as served, for `qp` (the plan's QualityPlan) and `sq` (the
+    scenario's quality) (planner/presets/serving.yaml)."""
+    p = serving_presets()
+    fields = type(sq).model_fields
+    tree = f"SGLang tree topk {qp.topk}, {qp.num_draft_tokens} tokens verified" if qp.topk > 1 else \
+        f"a chain, {qp.num_draft_tokens} tokens verified"
+    return Assumption(name="the cycle as served", value=f"{tree}, TP {qp.serving_tp}: the cycle costs "
+                      f"x{qp.served_cost:.2f} the speedup pairs' (dense 8B, TP 1)",
+                      tag=changed_tag((sq.topk, sq.num_draft_tokens, sq.serving_tp), tuple(
+                          fields[k].default for k in ("topk", "num_draft_tokens", "serving_tp"))),
+                      source=f"planner/phases/serving.py, a roofline of each step; MoE experts E (1 - (1 - k/E)^n) "
+                             f"(arXiv 2505.19645); estimates: {p['forward_overhead_us']['value']} us a forward, "
+                             f"all-reduce {p['interconnect']['nvlink']['allreduce_us']} us on NVLink and "
+                             f"{p['interconnect']['pcie']['allreduce_us']} us on PCIe, routing overlap "
+                             f"{p['routing_overlap']['range'][0]}-{p['routing_overlap']['range'][1]} "
+                             "(planner/presets/serving.yaml)")

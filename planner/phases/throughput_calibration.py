@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog.paths import load_shipped_yaml
+from planner.phases.assumption_rows import Assumption
 from planner.phases.reuse import Reuse, reused
 from planner.presets.specs import ModelSpec
 
@@ -221,3 +222,22 @@ class Calibration(BaseModel):
     phase: str = ""                  # prefill | decode (per-phase calibration), "" for both
     extrapolated: bool = False       # the row is of another architecture class or GPU
     band: tuple[float, float] = (0.0, 0.0)   # log(roofline x factor / measured) held-out spread of such matches
+
+
+def calibration_assumptions(prefill: Calibration | None, decode: Calibration | None,
+                            whole: Calibration | None) -> list[Assumption]:
+    """The calibrations' Assumptions rows (issue 22): one row per phase when the phases are calibrated apart
+    (`prefill`, `decode`), else the one calibration (`whole`) when there is one."""
+    cals = [x for x in (prefill, decode) if x is not None] or [x for x in (whole,) if x is not None]
+    out = []
+    for cal in cals:
+        name = f"{cal.phase} calibration" if cal.phase else "calibration"
+        value = (f"{cal.row}: measured {cal.measured:,.0f} / roofline {cal.roofline:,.0f} {cal.metric} tok/s "
+                 f"per GPU = x{cal.factor:.2f}") if cal.row else cal.note
+        if cal.extrapolated and cal.band[1]:   # a transfer, or the roofline alone: its band too
+            value += (f"{'; ' + cal.note if cal.row else ''}, "
+                      f"the hours x{math.exp(cal.band[0]):.2f}-{math.exp(cal.band[1]):.2f}")
+        out.append(Assumption(name=name, value=value, tag="third-party" if cal.row and not cal.extrapolated
+                              else "estimate", source=f"{cal.source} ({cal.date}); planner/presets/throughput.yaml"
+                              if cal.row else "planner/presets/throughput.yaml"))
+    return out

@@ -27,11 +27,12 @@ import math
 from pydantic import Field, computed_field
 
 from planner.findings import Finding, finding
+from planner.phases.assumption_rows import Assumption, RowContext, take
 from planner.phases.extraction import OnNodes, prefill_flops_per_token, usable_memory_bytes
 from planner.phases.stored_bytes import Workload
 from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterFlops, DrafterKnobs
 from planner.presets.specs import GPUSpec, ModelSpec, load_preset
-from planner.scenario import Disaggregated, Training
+from planner.scenario import Disaggregated, Scenario, Training
 from planner.units import hours_at
 
 
@@ -521,3 +522,110 @@ def disaggregated(tp: TrainingPlan, d: Disaggregated, work: Workload, *, capture
         disaggregated_wall_hours=regen_h + tp.epochs * epoch_h,
         disaggregated_gpu_hours=regen_h * used + tp.epochs * epoch_h * (used + train_gpus),
         warnings=[*tp.warnings, *warnings]))
+
+
+# ---------------------------------------------------------------- the Assumptions rows of training
+def _recipe_row(c: RowContext, r: DrafterKnobs, name: str, key: str, value: str, default) -> Assumption:
+    """One recipe value of the recipe `r` in force (c.recipe, set): published (or an estimate) from the layout's
+    pipeline, SpecForge's where the pipeline has no default, or yours."""
+    if key in r.from_layout and default is not None:
+        return Assumption(name=name, value=value, tag="estimate" if default.source.startswith("estimate")
+                          else "published", source=f"{c.layout.name}: {default.source}")
+    if default is None and key not in r.from_layout and getattr(c.scenario.training, key) is None:
+        return Assumption(name=name, value=value, tag="estimate", source="no pipeline default: SpecForge's")
+    return Assumption(name=name, value=value, tag="yours",
+                      source="set in the scenario" + (f"; the layout's default: {default.source}"
+                                                      if default is not None else ""))
+
+
+def _recipe(c: RowContext) -> list[Assumption]:
+    """The trainer's recipe (TTT steps, anchors, block): published with the pipeline's code line when
+    the layout supplies it, yours when the scenario sets it."""
+    r, t = c.recipe, c.layout.spec.training
+    if r is None:
+        return []
+    shown = []
+    if not DRAFTER_KINDS.lookup(r.kind).drafts_blocks:
+        shown.append(("training-time-test steps", "ttt_steps", f"{r.ttt_steps}", t.ttt_steps))
+    else:
+        shown.append(("DFlash anchors", "num_anchors",
+                      f"{r.num_anchors} per {'pack' if r.scope == 'pack' else 'sample'}",
+                      t.num_anchors))
+        shown.append(("DFlash block size", "block_size", f"{r.block_size}", t.block_size))
+    out = [_recipe_row(c, r, *row) for row in shown]
+    head = "the full vocabulary" if r.head_vocab == c.model.vocab_size else f"a {r.head_vocab:,}-token draft vocabulary"
+    out.append(Assumption(name="drafter head", value=f"{head}, {r.head_passes} passes"
+                          + ("" if not r.teacher_vocab else f"; teacher pass over {r.teacher_vocab:,} tokens"),
+                          tag="estimate" if t.head_vocab.source.startswith("estimate") else "published",
+                          source=f"{c.layout.name}: {t.head_vocab.source}; {t.head_passes.source}; {t.teacher.source}"))
+    if r.scope == "pack":
+        out.append(Assumption(name="training rows", value=f"packed into {r.pack_tokens:,}-token sequences, each padded "
+                              "to it", tag="published", source=f"{c.layout.name}: {t.scope.source}"))
+    return out
+
+
+_BOUND_NAMES = {"compute": "the trainers' compute (FLOPs at the training MFU)", "supply": "the capture supply",
+                "io": "the reader's I/O", "overhead": "the per-sample overhead floor"}
+
+
+def _training_basis(t: TrainingPlan | None) -> list[Assumption]:
+    """The training rate's basis: the per-sample overhead floor (its value, the runs it is fitted on),
+    which bound binds each mode, and the band on the hours."""
+    if t is None:
+        return []
+    binds = "; ".join(f"{mode}: {_BOUND_NAMES.get(b, b)}" for mode, b in t.bounds.items())
+    if t.overhead_term in ("", "per token"):
+        floor = overhead_s_per_token()
+        head = (f"{floor:.4g} s per training token per trainer GPU ({t.gpus} x {t.gpu}: at most "
+                f"{t.gpus / floor:,.0f} tok/s)")
+    else:   # issue 33: EAGLE's floor per optimizer step x TTT step, a packed DFlash trainer's per step
+        passes = f" x {t.ttt_steps or 1} TTT passes" if "TTT" in t.overhead_term else ""
+        head = (f"{step_overhead_s_per_pass():.4g} s {t.overhead_term} per trainer GPU "
+                f"({t.optimizer_steps_per_epoch:,.0f} steps{passes} an epoch on {t.gpus} x {t.gpu}: at most "
+                f"{t.stage_rates.get('offline', {}).get('overhead', 0.0):,.0f} tok/s)")
+    value = (f"{head}; bound by {binds}; band: rate x{t.rate_low:.2f}-{t.rate_high:.2f}, "
+             f"hours x{1 / t.rate_high:.2f}-{1 / t.rate_low:.2f} "
+             f"(offline {t.offline_wall_hours_low:,.1f}-{t.offline_wall_hours_high:,.1f} h)")
+    if t.bounds.get("offline") != "compute":
+        value += "; the training MFU does not set the offline hours"
+    extra = floor_extrapolation(t.gpu) if t.overhead_term in ("", "per token") else ""
+    if extra:
+        value += f"; {extra}"
+    return [Assumption(name="training per-sample floor and band", value=value, tag="estimate",
+                       source=_training_source())]
+
+
+@functools.cache
+def _training_source() -> str:
+    """The floor's and the band's source, from the preset (read once per process)."""
+    preset = load_preset("training_throughput.yaml")
+    step = preset["step_overhead"]
+    return (f"the per-token floor (DFlash by rows) fitted on {', '.join(preset['overhead']['rows'])}: "
+            f"{preset['overhead']['source']}; the per-step floor (EAGLE, packed trainers) fitted on "
+            f"{', '.join(step['rows'])}: {step['source']}; the band: "
+            f"90% prediction interval of the {len(preset['rows'])} published runs' log(measured / "
+            "predicted) (planner/presets/training_throughput.yaml)")
+
+
+def training_assumptions(c: RowContext, t: TrainingPlan | None, plain: dict[str, Assumption]) -> list[Assumption]:
+    """The Assumptions rows of training: the trainer's efficiency (the declared row, taken from `plain`) and the
+    basis of `t`, the plan's training, the drafter's size and its recipe (planner/presets/drafter_kinds.py).
+    The epochs' row is epochs_assumption (the table places the quality rows between them)."""
+    s, mine = c.scenario, "yours"
+    A = Assumption
+    return [
+        *take(plain, "training.mfu"),
+        *_training_basis(t),
+        A(name="drafter parameters", value=f"{c.drafter_params / 1e9:,.2f}B",
+          tag=mine if s.training.drafter_params else "estimate",
+          source="the draft layers at the target's width, heads and MLP width, plus the fc from the captured "
+                 "layers (planner/presets/drafter_kinds.py); the Qwen3.6-27B 5-layer DFlash drafter comes to ~1.8B"),
+        *_recipe(c),
+    ]
+
+
+def epochs_assumption(s: Scenario) -> Assumption:
+    """The epochs' row of the Assumptions table."""
+    return Assumption(name="epochs", value=f"{s.training.epochs:g}", tag="yours",
+                      source="DFlash recipes use 6 epochs; ~500K samples for 2-3 epochs is a maintainer's rule of "
+                             "thumb")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from planner.phases.assumption_rows import Assumption, paired
+from planner.presets.specs import link_efficiency
 from planner.scenario import Transfer
 from planner.units import hours_at
 
@@ -29,3 +31,15 @@ def transfer(bytes_on_disk: float, t: Transfer, egress_usd_per_gb: float) -> Tra
     return TransferPlan(method=t.method, hours=passes * hours_at(bytes_on_disk, rate),
                         bytes_moved=bytes_on_disk * passes, egress_usd=bytes_on_disk / 1e9 * egress_usd_per_gb,
                         effective_gb_s=rate / 1e9)
+
+
+def transfer_assumptions(tr: Transfer) -> list[Assumption]:
+    """The transfer's row of the Assumptions table: shipped drives or a link at its efficiency."""
+    if tr.method == "drives":
+        return [Assumption(name="transfer", value=f"shipped drives, {tr.drive_days:g} days", tag="yours",
+                           source="the days you gave for shipping the drives")]
+    if tr.method != "none":
+        link = link_efficiency()
+        return [paired("transfer", tr.efficiency, float(link["value"]), link["source"],
+                       shown=f"{tr.method}: {tr.link_gbps:g} Gb/s x {tr.efficiency:g} efficiency")]
+    return []

@@ -9,6 +9,7 @@ are a graph of their own, checked for circles through the module-level edges bel
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -274,3 +275,25 @@ def test_an_injected_circle_or_upward_import_is_caught():
     bad["planner.phases.stored_bytes"].add("planner.cli._common")
     assert set(_upward(bad)) - set(_upward(ALL_EDGES)) == {
         "planner.phases.stored_bytes (phases) -> planner.cli._common (cli)"}
+
+
+def _doc_layers() -> list[tuple[str, set[str]]]:
+    """docs/architecture.md's layer table: (layer, the module names and patterns its row names in backticks;
+    `planner` (its `__init__`) is the name planner)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"\| ([a-z+]+) \| (.*`.*) \|$", line)
+        if m:
+            names = set(re.findall(r"`([^`]+)`", m.group(2))) - {"__init__"}
+            short = {n if n.startswith(("planner", "drafter_dashboard")) or n.endswith(".py")
+                     else f"planner.{n}" for n in names}
+            rows.append((m.group(1), {n.removesuffix(".py") for n in short}))
+    return rows
+
+
+def test_the_docs_layer_table_is_layers():
+    # docs/architecture.md repeats LAYERS for readers: the same layers in the same order, each naming the same
+    # modules (the base row writes them short: `errors` is planner.errors). It once named planner.memo after
+    # memo.py had gone.
+    assert _doc_layers() == [(name, set(names)) for name, names in LAYERS]

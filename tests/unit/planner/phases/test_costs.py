@@ -13,6 +13,7 @@ import pytest
 from planner import Scenario, plan
 from planner.presets.specs import GPUSpec
 from planner.scenario import Costs, Throughput, Training, Transfer, UniformMix
+from tests.helpers import assumed
 
 
 def priced(**kw):
@@ -94,3 +95,26 @@ def test_preset_prices_and_a_gpu_without_one():
     q = plan(priced(costs=Costs(), extraction_gpu="custom", custom_gpu=card))
     assert q.cost_usd.extraction == 0
     assert any(w.startswith("unpriced has no public price") for w in q.warnings)
+
+
+def test_the_storage_rows_name_the_store_in_use_and_the_time_held():
+    # unset: where the local placement puts the states, the nodes' own disks (hardware.yaml storage_prices
+    # local: $0/TB-month, in the node price), an estimate; held the plan's timeline + keep_days (default 0)
+    a = assumed()
+    assert (a["storage price"].value, a["storage price"].tag) == ("the nodes' own disks (local): $0/TB-month",
+                                                                  "estimate")
+    assert a["storage price"].source.endswith("unset: where the placement puts the states (local disks, a shared "
+                                              "filesystem's network volume, the transfer's object store)")
+    assert a["storage time held"].value == "the plan's timeline + 0 days kept"
+    # a shared filesystem: its network volume ($60/TB-month); a price given is yours, on the store in use
+    assert assumed(placement="shared")["storage price"].value == \
+        "GPU-cloud network volume (network-volume): $60/TB-month"
+    a = assumed(costs=Costs(storage_usd_per_tb_month=10.5, keep_days=7))
+    assert (a["storage price"].value, a["storage price"].tag) == ("the nodes' own disks (local): $10.5/TB-month",
+                                                                  "yours")
+    assert a["storage time held"].value == "the plan's timeline + 7 days kept"
+    # S3 chosen ($23/TB-month), held 2 months as given: its own source, no "unset" clause
+    a = assumed(costs=Costs(storage="s3", storage_months=2))
+    assert (a["storage price"].value, a["storage price"].tag) == ("AWS S3 Standard (s3): $23/TB-month", "yours")
+    assert "unset" not in a["storage price"].source
+    assert (a["storage time held"].value, a["storage time held"].source) == ("2 months", "as given")

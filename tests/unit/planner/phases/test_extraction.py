@@ -1,11 +1,15 @@
 """Extraction worked by hand from the presets (planner/presets/*.yaml) and a custom GPU with round
 numbers: tensor-parallel degree and its efficiency, prefill rate, memory-limited decode batch,
 step time, decode rate, hours. No catalog: uniform mixes."""
+from pathlib import Path
+
 import pytest
+import yaml
 
 from planner import Scenario, plan
 from planner.presets.specs import GPUSpec
 from planner.scenario import Throughput, UniformMix
+from tests.helpers import assumed
 
 # A small card with round numbers: 20 GB, 1 TB/s, 200 BF16 TFLOPS, prefill MFU 0.5.
 CARD = GPUSpec(id="test-card", name="test card", memory_gb=20, bandwidth_tb_s=1.0, bf16_tflops=200, prefill_mfu=0.5)
@@ -89,3 +93,56 @@ def test_fixed_mode_without_regeneration_runs_the_stored_tokens():
     assert e.decode_hours == 0
     assert e.capture_hours == pytest.approx(1e6 / 960 / 3600, rel=1e-12)
     assert e.gpu_hours == pytest.approx(2 * 0.289352, rel=1e-5)
+
+
+# ---------------------------------------------------------------- the extraction's Assumptions rows
+EFF = yaml.safe_load((Path(__file__).resolve().parents[4] / "planner" / "presets" / "hardware.yaml")
+                     .read_text())["efficiency"]
+
+
+def rows(**kw) -> dict:
+    """The Assumptions rows of 10 x 1,000-token samples of Qwen3-8B on an H100 SXM, by name."""
+    s = Scenario(uniform=UniformMix(samples=10, tokens=1000, response_tokens=500), max_seq_len=None,
+                 model="qwen3-8b", extraction_gpu="h100-sxm", **kw)
+    return {a.name: a for a in plan(s).assumptions}
+
+
+def test_the_throughput_rows_carry_the_presets_sources():
+    a = rows()
+    # vLLM's scheduler defaults for an 80 GB H100 (>= 70 GiB), with the line they were read from
+    assert (a["scheduler caps"].value, a["scheduler caps"].tag) == \
+        ("max_num_seqs 1,024, max_num_batched_tokens 16,384", "published")
+    assert "vllm/engine/arg_utils.py" in a["scheduler caps"].source
+    assert (a["decode compute efficiency"].value, a["decode compute efficiency"].source) == \
+        (f"{EFF['decode_mfu']['value']:g}", EFF["decode_mfu"]["source"])
+    # prefill MFU: the H100 SXM preset's 0.5 (gpus.yaml), with the range's source
+    assert a["prefill MFU"].value == "0.5" and a["prefill MFU"].source.startswith("h100-sxm preset; ")
+
+
+def test_changed_throughput_values_are_yours_and_name_the_preset():
+    a = rows(throughput=Throughput(prefill_mfu=0.42, max_batch=64))
+    # the batch cap given, the token cap still the engine's 16,384
+    assert (a["scheduler caps"].value, a["scheduler caps"].tag) == \
+        ("max_num_seqs 64, max_num_batched_tokens 16,384", "yours")
+    assert "the engine's default for h100-sxm: 1,024 / 16,384" in a["scheduler caps"].source
+    assert (a["prefill MFU"].value, a["prefill MFU"].tag) == ("0.42", "yours")
+    assert "the preset's 0.5" in a["prefill MFU"].source
+
+
+def test_fixed_mode_lists_the_rate_not_the_roofline():
+    a = rows(throughput=Throughput(mode="fixed", tokens_per_s=90, batching=2))
+    assert a["throughput"].value == "fixed 90 tok/s x 2 batching"
+    assert "the preset's 120 tok/s x 4" in a["throughput"].source
+    assert "prefill MFU" not in a and "decode bandwidth efficiency" not in a and "prefill calibration" not in a
+
+
+def test_the_models_rows_say_what_its_architecture_adds():
+    # Qwen3-8B (models.yaml): dense, untied: the forward runs 8.20B - its 0.62B input embedding = 7.58B
+    a = assumed()
+    assert a["forward parameters"].value == ("7.58B of 8.20B (without vision 0.00B, MTP 0.00B, input embedding "
+                                             "0.62B)")
+    assert "MoE decode" not in a and "staging" not in a and "linear-attention state" not in a
+    # Qwen3-30B-A3B: 3.3e9 active of its parameters, an MoE: decode reads every expert; vLLM's staging write
+    a = assumed(model="qwen3-30b-a3b", staging_double_write=True)
+    assert (a["MoE decode"].value, a["staging"].value) == ("every step reads all expert weights",
+                                                           "every byte written twice")

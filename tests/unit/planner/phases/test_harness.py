@@ -25,6 +25,8 @@ from planner.phases.harness import (
     speedup_at,
 )
 from planner.phases.quality import quality, reference_tokens, tau_function
+from planner.scenario import Quality
+from tests.helpers import assumed
 
 
 def test_the_chain_rule_by_hand():
@@ -207,3 +209,17 @@ def test_another_target_moves_tau_by_its_size_and_says_why():
     assert any(w.code == "quality-extrapolated" and "qwen3.6-27b" in w.text and "beta" in w.text
                for w in other.warnings)
     assert not any("beta" in w.text for w in same.warnings)
+
+
+def test_the_harness_rows_name_the_engine_factor_and_the_batches():
+    f = fitted()
+    a = assumed()          # Qwen3-8B's default layout: a DFlash drafter, measured on vLLM at K 15, T 0
+    assert a["tau measured on"].value == f"vLLM (chain drafting), K=15, T=0: acceptance x " \
+        f"{f.engine_factor['vllm/block']:.3f} x {f.temperature_factor:.3f}^T"
+    assert a["tau measured on"].tag == "estimate"
+    assert a["speedup at the batch"].value.startswith("speedup given at batch 1; payback at the fleet's batch 32 ")
+    a = assumed(quality=Quality(eval_engine="sglang", fleet_batch=64))
+    sglang = f.engine_factor["sglang/block"]
+    assert a["tau measured on"].value.startswith(f"SGLang, K=15, T=0: acceptance x {sglang:.3f}")
+    # the engine and the fleet's batch changed from their defaults: yours
+    assert (a["tau measured on"].tag, a["speedup at the batch"].tag) == ("yours", "yours")

@@ -10,6 +10,7 @@ from planner import plan
 from planner.phases.padding import captured_rows
 from planner.planning import figures
 from planner.scenario import Scenario, UniformMix, default_scenario
+from tests.helpers import assumed
 
 TB = 1e12
 
@@ -102,3 +103,18 @@ def test_a_component_the_cap_empties_is_flagged_as_costing_not_noted():
     # the default layout cuts long rows at 2,048 instead of dropping them: agentic keeps its rows, a note
     d = plan(default_scenario())
     assert [f.code for f in d.findings if f.components == ["agentic"]][0] == "cap-truncates"
+
+
+def test_the_pipeline_values_are_the_layouts_until_the_scenario_sets_them():
+    # SpecForge's EAGLE-3 layout: a capture batch of 32 padded to its longest row, from its code line
+    a = assumed(layout="specforge-eagle3")
+    assert (a["capture batch"].value, a["capture batch"].tag) == ("32 rows, padded to the batch's longest row",
+                                                                  "published")
+    assert a["capture batch"].source.startswith("SpecForge EAGLE-3 (3 aux layers + last): SpecForge "
+                                                "scripts/prepare_hidden_states.py:138")
+    assert (a["sample unit"].value, a["sample unit"].tag) == ("one row per conversation", "published")
+    # a batch of 1 set in the scenario: no padding, yours, naming the layout's default
+    a = assumed(layout="specforge-eagle3", capture_batch_size=1)
+    assert (a["capture batch"].value, a["capture batch"].tag) == ("1 rows, each row stored at its own length", "yours")
+    assert a["capture batch"].source == ("set in the scenario; the layout's default: SpecForge "
+                                         "scripts/prepare_hidden_states.py:138 (--batch-size default 32)")

@@ -10,7 +10,7 @@ from planner import plan
 from planner.cli.main import main
 from planner.phases.extraction import replicas_on_nodes
 from planner.scenario import Scenario, Training, Transfer, UniformMix
-from tests.helpers import run_cli
+from tests.helpers import assumed, run_cli
 
 # 100,000 rows of 2,000 tokens on Qwen3.6-27B in the specforge-dflash layout: 51,216 bytes a token
 # (5 layers x 5,120 x 2 bytes bf16 = 51,200, plus the int32 input id and the loss-mask byte pair...
@@ -253,3 +253,15 @@ def test_the_node_line_says_the_gpus_that_do_not_fill_a_node_and_a_raised_tp_gro
     assert "extraction 4 x 8 GPUs" in text_report(raised)
     # the 4 nodes' disks each hold a quarter: the per-node bytes are the storage / 4
     assert raised.nodes.storage_per_node_bytes == pytest.approx(raised.storage_bytes_compressed / 4, rel=1e-9)
+
+
+def test_the_hardware_rows_say_what_the_node_counts_mean():
+    a = assumed(extraction_gpus=4, training=Training(gpus=12))
+    # 4 GPUs fill half of one 8-GPU node; 12 need two nodes of 8; neither count given: an estimate
+    assert (a["nodes"].value, a["nodes"].tag) == \
+        ("extraction 1 node (4 of its 8 GPUs), training 2 nodes of 8 (12 GPUs)", "estimate")
+    # the H100 SXM preset (gpus.yaml): 80 GB, 3.35 TB/s, 989 BF16 TFLOPS
+    assert a["extraction GPU"].value == "4 x h100-sxm (80 GB, 3.35 TB/s, 989 BF16 TFLOPS)"
+    assert a["training GPU"].value == "12 x b200"
+    assert a["placement"].value.startswith("each node's local disk")
+    assert assumed(placement="shared")["placement"].value == "a shared filesystem"

@@ -19,7 +19,8 @@ from planner.phases.quality import (
     tokens_of,
 )
 from planner.presets.specs import load_preset
-from planner.scenario import Throughput, UniformMix
+from planner.scenario import Quality, Throughput, UniformMix
+from tests.helpers import assumed
 
 Q = load_preset("quality.yaml")
 
@@ -197,3 +198,14 @@ def test_a_point_without_its_size_is_refused():
         Point(label="x", samples=10, tau=2.0, error=0.1, source="s")
     p = Point(label="x", samples=10, tokens_per_sample=3.0, tau=2.0, error=0.1, source="s")
     assert tokens_of(p.samples, p.component, p.tokens_per_sample) == 30.0     # 10 samples x 3 tokens
+
+
+def test_the_quality_rows_say_whose_workload_is_served():
+    # a uniform mix serves its own training-token shares: an estimate
+    a = assumed()
+    assert (a["serving workload"].tag, a["serving workload"].source) == \
+        ("estimate", "the mix's own training-token shares per family")
+    # a workload given: its shares (code 3 of 4 = 75%, math 25%), yours
+    a = assumed(quality=Quality(workload={"code": 0.75, "math": 0.25}))
+    assert (a["serving workload"].value, a["serving workload"].tag) == ("code 75%, math 25%", "yours")
+    assert a["regenerated responses"].value == "regenerated, as the reference runs were"

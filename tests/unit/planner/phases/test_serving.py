@@ -197,3 +197,15 @@ def test_moe_experts_priced_against_its_active_size_not_hidden_by_the_pairs_8b()
     assert sv.factor > moe.cost / ref.cost * 1.05      # the first round's figure, now exceeded
     # batch 64: every one-token step already reads ~126 of 128 experts: the excess is below 1 -> 1
     assert _cost(A3B, tp=4, batch=64, n_verify=16, draft_steps=4, draft_tokens=4).factor == 1.0
+
+
+def test_a_card_that_says_no_nvlink_all_reduces_over_pcie():
+    # presets/serving.yaml: NVLink all-reduce 8 us, PCIe 30 us; the bandwidth is read from the name.
+    # rtx-pro-6000's interconnect is "PCIe Gen5 x16 (64 GB/s), no NVLink": PCIe's 30 us at 64 GB/s (its
+    # "NVLink" once made it an NVLink card at 8 us); h100-sxm's "NVLink4 450 GB/s": 8 us at 450 GB/s.
+    from planner.phases.serving import _link
+    from planner.presets.specs import gpu_presets
+    gpus = gpu_presets()
+    assert _link(gpus["rtx-pro-6000"]) == (pytest.approx(30e-6), pytest.approx(64e9))
+    assert _link(gpus["h100-sxm"]) == (pytest.approx(8e-6), pytest.approx(450e9))
+    assert _link(gpus["l40s"])[0] == pytest.approx(30e-6)

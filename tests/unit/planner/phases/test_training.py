@@ -14,6 +14,7 @@ import pytest
 
 from planner import Scenario, plan
 from planner.scenario import Disaggregated, Training, UniformMix
+from tests.helpers import assumed
 
 
 def rows(tokens: float, supervised: float, layout: str, samples: int = 1000, disk: str = "nvme-gen4", **kw):
@@ -275,3 +276,17 @@ def test_the_published_runs_bound_the_training_mfu_only_from_below():
     assert [r["predicted"] for r in at] == [r["predicted"] for r in high]
     assert any(r["bound"] == "compute" for r in low)
     assert "not a fit" in efficiency_source("training_mfu")
+
+
+def test_the_recipe_rows_are_the_layouts_until_the_scenario_sets_them():
+    a = assumed(layout="specforge-eagle3")
+    # SpecForge's EAGLE-3 recipe: 7 TTT steps, from its config line
+    assert (a["training-time-test steps"].value, a["training-time-test steps"].tag) == ("7", "published")
+    assert a["training-time-test steps"].source.endswith("specforge/config/schema.py:522 (ttt_length 7)")
+    assert (a["epochs"].value, a["drafter parameters"].tag) == ("3", "estimate")
+    a = assumed(layout="specforge-eagle3", training=Training(ttt_steps=5, drafter_params=1e9, epochs=4))
+    assert (a["training-time-test steps"].value, a["training-time-test steps"].tag) == ("5", "yours")
+    assert a["training-time-test steps"].source.startswith("set in the scenario; the layout's default: ")
+    # 1e9 / 1e9 = 1.00B, given: yours
+    assert (a["drafter parameters"].value, a["drafter parameters"].tag) == ("1.00B", "yours")
+    assert a["epochs"].value == "4"

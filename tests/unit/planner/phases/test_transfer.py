@@ -3,6 +3,8 @@ shipped drives. 1,000 x 1,000 tokens x 40,964 bytes (Qwen3-8B, seed-article layo
 import pytest
 
 from planner import Scenario, plan
+from planner.phases.transfer import transfer_assumptions
+from planner.presets.specs import link_efficiency
 from planner.scenario import Costs, Transfer, UniformMix
 
 
@@ -38,3 +40,16 @@ def test_link_with_an_egress_price_and_drives():
     assert p.cost_usd.transfer == pytest.approx(0.81928, rel=1e-9)
     assert moved(Transfer(method="drives", drive_days=2.5)).transfer_hours == 60
     assert moved(Transfer(method="none")).transfer_hours == 0
+
+
+def test_the_transfer_row_pairs_the_efficiency_with_the_links_preset():
+    link = link_efficiency()          # hardware.yaml link_efficiency: 0.5, with its source
+    [a] = transfer_assumptions(Transfer(method="link", link_gbps=10))
+    assert (a.name, a.value, a.tag, a.source) == ("transfer", "link: 10 Gb/s x 0.5 efficiency", "estimate",
+                                                  link["source"])
+    [a] = transfer_assumptions(Transfer(method="object_store", link_gbps=8, efficiency=0.7))
+    assert (a.value, a.tag) == ("object_store: 8 Gb/s x 0.7 efficiency", "yours")
+    assert a.source == f"set in the scenario; the preset's 0.5: {link['source']}"
+    [a] = transfer_assumptions(Transfer(method="drives", drive_days=2.5))
+    assert (a.value, a.tag) == ("shipped drives, 2.5 days", "yours")
+    assert transfer_assumptions(Transfer(method="none")) == []      # nothing crosses: no row
