@@ -56,12 +56,12 @@ def pytest_collection_modifyitems(config, items):
     id lacks the '@group' suffix gets it, as xdist means to; a no-op once xdist's own suffix works."""
     if not getattr(config.option, "loadgroup", False):
         return
-    from _pytest.nodeid import NodeId
     for item in items:
         groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                          for m in item.iter_markers("xdist_group")})
         suffix = "@" + "_".join(groups)
         if groups and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId  # pytest 9's structured id (private: only where xdist's fails)
             item._id = NodeId.parse(item.nodeid + suffix)
 
 
