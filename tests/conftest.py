@@ -47,6 +47,24 @@ def pytest_unconfigure(config):
         os._exit(_EXIT["status"])
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """--dist loadgroup (scripts/test.py) for the pytest this project pins: xdist 3.8.0 names a test's
+    group by setting `item._nodeid` (xdist/remote.py), which pytest 9 no longer reads (a node's id is
+    `item._id`, a NodeId), so the group was lost and each xdist worker that drew a Ray or Slurm test
+    started its own cluster. On a worker (xdist sets `loadgroup` there), a test marked xdist_group whose
+    id lacks the '@group' suffix gets it, as xdist means to; a no-op once xdist's own suffix works."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        suffix = "@" + "_".join(groups)
+        if groups and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId  # pytest 9's structured id (private: only where xdist's fails)
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
 @pytest.fixture(autouse=True)
 def _sidebar_sections_open(monkeypatch):
     """AppTest wiring tests reach every sidebar control, so the page they run opens every collapsed

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner import PlannerInputError, Scenario, default_scenario, plan, seed_article_scenario
+from planner.cli.main import main
 from planner.presets.specs import dflash_layers
 from planner.scenario import Throughput, Transfer, UniformMix
 from tests.helpers import run_cli
@@ -286,12 +287,26 @@ def test_decode_rate_does_not_fall_as_batch_grows(b1, b2, gpu):
     (["--compression", "0.5"], "--compression", "0.5"),
     (["--epochs", "inf"], "--epochs", "inf"),
 ])
-def test_cli_bad_input_one_line_exit_2(args, flag, value):
-    r = run_cli("estimate", *args)
+def test_cli_bad_input_one_line_exit_2(args, flag, value, capsys):
+    # the CLI's main() in this process (a Python start a case less); the same exit code, one line naming
+    # the flag and the value, no traceback. An uncaught exception would propagate here and fail the case.
+    # test_cli_bad_input_through_python_m_planner keeps one case on the installed `python -m planner` path.
+    code = main(["estimate", *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert flag in lines[0] and value in lines[0]
+    assert "Traceback" not in err
+
+
+def test_cli_bad_input_through_python_m_planner():
+    # one case through a real `python -m planner` start: the entry point's exit code and stderr
+    r = run_cli("estimate", "--gpus", "two")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
-    assert flag in lines[0] and value in lines[0]
+    assert "--gpus" in lines[0] and "two" in lines[0]
     assert "Traceback" not in r.stderr
 
 

@@ -14,6 +14,7 @@ import pytest
 from planner import default_scenario, plan
 from planner.catalog.paths import SHIPPED_CATALOG
 from planner.catalog.stats import get_catalog
+from planner.cli.main import main
 from tests.helpers import ROOT
 
 
@@ -63,7 +64,8 @@ def test_sigkill_at_random_moments_never_corrupts(tmp_path, monkeypatch):
     monkeypatch.setenv("PLANNER_HOME", str(home))
     big = tmp_path / "big.jsonl"
     _write(big, 60_000)
-    assert _profile_proc(big, "base", home).wait(120) == 0
+    # the base profile through main() in this process (the same CLI path; the kills below need processes)
+    assert main(["profile", str(big), "--name", "base", "--quiet"]) == 0
     for delay in (0.3, 0.6, 0.9, 1.2, 1.5):
         proc = _profile_proc(big, "again", home)
         time.sleep(delay)

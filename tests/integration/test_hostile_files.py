@@ -330,14 +330,21 @@ def test_a_parquet_bomb_is_refused_in_one_line(tmp_path, nested, sample):
     assert not (tmp_path / "home" / "user_catalog.json").exists()
 
 
-def test_a_parquet_file_within_the_cap_still_profiles(tmp_path):
-    # the cap is on expansion, not on Parquet: 30 rows x 1 MB in ~1 KB pass once the floor allows them
-    bomb = _bomb(tmp_path / "ok.parquet", False, rows=30)
-    r = subprocess.run([sys.executable, "-m", "planner", "profile", str(bomb), "--name", "ok"], capture_output=True,
-                       text=True, cwd=ROOT, timeout=60, env=dict(os.environ, PLANNER_HOME=str(tmp_path / "home"),
-                                                                 PLANNER_MIN_EXPANDED_BYTES=str(40 * 10**6)))
-    assert r.returncode == 0, r.stderr[-800:]
-    assert "ok: 30 conversations" in r.stdout
+def test_a_parquet_file_within_the_cap_still_profiles(tmp_path, monkeypatch, capsys):
+    # the cap is on expansion, not on Parquet: 3 rows x 1 MB in ~1 KB (3,000,000+ bytes of text, far over
+    # 100x the file's size) pass once the floor allows them: floor 4,000,000 bytes, the file at 75% of it
+    # (as 30 rows under a 40 MB floor were; 3 MB of text profiles in a tenth of the time 30 MB took).
+    # In this process (no Python start, no second catalog build): the floor is the module's
+    # MIN_EXPANDED_BYTES, which _check_expansion reads at each call (PLANNER_MIN_EXPANDED_BYTES sets it at import)
+    from planner.catalog import formats
+    bomb = _bomb(tmp_path / "ok.parquet", False, rows=3)
+    assert 100 * bomb.stat().st_size < 3 * 10**6 < 4 * 10**6     # over the ratio's cap, under the floor
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(formats, "MIN_EXPANDED_BYTES", 4 * 10**6)
+    code = main(["profile", str(bomb), "--name", "ok"])
+    out, err = capsys.readouterr()
+    assert code == 0, err[-800:]
+    assert "ok: 3 conversations" in out
 
 
 # ---------------------------------------------------------------- a c= link whose pinned scenario cannot be planned

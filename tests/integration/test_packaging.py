@@ -18,11 +18,13 @@ def test_wheel_installs_and_runs_from_another_directory(tmp_path):
     # every folder of data is a package of its own: setuptools prints no "Package would be ignored"
     assert "would be ignored" not in built.stdout + built.stderr
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+    # a fresh environment without a pip of its own (ensurepip took ~4 s): this run's pip installs into it
+    # (`pip --python`: pip runs under the new environment's interpreter, as its own pip would)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     py = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     wheel = next(wheels.glob("drafter_planner-*.whl"))
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True, timeout=300)
     # the pinned dependencies come from this test run's environment (no download): a .pth line
     purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   capture_output=True, text=True, check=True).stdout.strip())

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from planner import default_scenario, plan
 from planner.catalog.profile import profile_file
+from planner.cli.main import main
 from planner.decisions.trim import Budget, TrimInfeasible, trim, utility
 from planner.export.commands import speculators_commands
 from planner.export.manifest import (
@@ -27,6 +28,14 @@ from planner.export.materialize import hub_script, materialize_local, selected_i
 from planner.export.plan_json import to_json_dict
 from planner.scenario import Scenario
 from tests.helpers import run_cli
+
+
+def cli_in_process(capsys, *args: str) -> tuple[int, str, str]:
+    """The CLI's main() in this process: (exit code, stdout, stderr); a Python start less than run_cli."""
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 TB = 1e12
 
@@ -153,7 +162,7 @@ def test_no_row_left_though_one_would_fit_says_so():
         trim(s, Budget(storage_tb=1e-4), "proportional")
 
 
-def test_trim_cli_writes_a_manifest_and_prints_estimate_json(tmp_path):
+def test_trim_cli_writes_a_manifest_and_prints_estimate_json(tmp_path, capsys):
     out = tmp_path / "m.yaml"
     r = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "10", "--strategy", "protect", "--protect",
                 "tool", "--out", str(out),
@@ -164,24 +173,26 @@ def test_trim_cli_writes_a_manifest_and_prints_estimate_json(tmp_path):
     assert sum(c["rows"] for c in d["components"] if c["id"] in ("glaive_fc", "qwen35_fc", "hermes_fc")) == 114_000
     m = parse_manifest(out.read_bytes())
     assert sum(c.rows_selected for c in m.components) == d["conversations"]
-    bad = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "-3", "--out", str(out))
-    assert bad.returncode == 2 and "--budget-storage-tb" in bad.stderr
-    none = run_cli("trim", "--capture-batch-size", "1", "--out", str(out))
-    assert none.returncode == 2 and "at least one budget" in none.stderr
+    # the two refusals through main() in this process (the run above keeps the `python -m planner` path)
+    code, _, err = cli_in_process(capsys, "trim", "--capture-batch-size", "1", "--budget-storage-tb", "-3",
+                                  "--out", str(out))
+    assert code == 2 and "--budget-storage-tb" in err
+    code, _, err = cli_in_process(capsys, "trim", "--capture-batch-size", "1", "--out", str(out))
+    assert code == 2 and "at least one budget" in err
 
 
 # ---------------------------------------------------------------- manifest
-def test_round_trip_export_import_estimate_identical(tmp_path):
+def test_round_trip_export_import_estimate_identical(tmp_path, capsys):
     s = unpadded().with_changes(mix=[{"id": "openorca", "rows": 1000, "seed": 3},
                                              {"id": "agentic", "rows": 20, "selection": "first"}],
                                         unit="turn", max_seq_len=8192, compression=1.2)
     for fmt in ("yaml", "json"):
         f = tmp_path / f"m.{fmt}"
         f.write_text(dump_manifest(build_manifest(s), fmt))
-        r = run_cli("estimate", "--manifest", str(f), "--json")
-        assert r.returncode == 0, r.stderr
-        assert json.loads(r.stdout) == json.loads(json.dumps(to_json_dict(plan(s))))
-    # and through the CLI end to end: trim -> manifest -> estimate --manifest
+        code, out, err = cli_in_process(capsys, "estimate", "--manifest", str(f), "--json")   # main() here
+        assert code == 0, err
+        assert json.loads(out) == json.loads(json.dumps(to_json_dict(plan(s))))
+    # and through the CLI end to end (two `python -m planner` runs): trim -> manifest -> estimate --manifest
     out = tmp_path / "t.yaml"
     t = run_cli("trim", "--capture-batch-size", "1", "--budget-storage-tb", "5", "--out", str(out), "--json")
     e = run_cli("estimate", "--manifest", str(out), "--json")
@@ -247,13 +258,14 @@ def test_rows_mismatch_between_scenario_and_components():
         parse_manifest(yaml.safe_dump(data))
 
 
-def test_large_manifest_refused_before_parsing(tmp_path):
+def test_large_manifest_refused_before_parsing(tmp_path, capsys):
+    # through main() in this process (an uncaught exception would propagate and fail the test)
     big = tmp_path / "big.yaml"
     big.write_text("x: " + "a" * (10 * 2**20))
-    r = run_cli("estimate", "--manifest", str(big))
-    assert r.returncode == 2 and "limit" in r.stderr and "Traceback" not in r.stderr
-    missing = run_cli("estimate", "--manifest", str(tmp_path / "nope.yaml"))
-    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    code, _, err = cli_in_process(capsys, "estimate", "--manifest", str(big))
+    assert code == 2 and "limit" in err and "Traceback" not in err
+    code, _, err = cli_in_process(capsys, "estimate", "--manifest", str(tmp_path / "nope.yaml"))
+    assert code == 2 and "Traceback" not in err
 
 
 # ---------------------------------------------------------------- adapters

@@ -1,4 +1,6 @@
 """Profiling a user's dataset: every format, a real (tiny, trained here) tokenizer, bad lines."""
+import contextlib
+import io
 import json
 import os
 
@@ -9,6 +11,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from planner import plan
 from planner.catalog.profile import ProfileError, profile_file
 from planner.catalog.stats import get_catalog
+from planner.cli.main import main
 from planner.errors import PlannerInputError
 from planner.scenario import Scenario
 from tests.helpers import run_cli
@@ -144,17 +147,20 @@ def test_enormous_line_is_skipped_not_loaded(home, monkeypatch):
     assert r.conversations == 2 and r.bad_examples[0][0] == 2 and "longer than" in r.bad_examples[0][1]
 
 
-def test_binary_file_and_bad_names(home):
+def test_binary_file_and_bad_names(home, monkeypatch, capsys):
     f = home / "bin.jsonl"
     f.write_bytes(os.urandom(4096).replace(b"\n", b"x"))
     with pytest.raises(ProfileError, match="no valid conversations"):
         profile_file(f, "binary")
-    r = run_cli("profile", str(f), "--name", "Bad Name!", env={"PLANNER_HOME": str(home / "h2")})
-    assert r.returncode == 2 and "--name" in r.stderr and "Traceback" not in r.stderr
-    r = run_cli("profile", str(f), "--name", "openorca", env={"PLANNER_HOME": str(home / "h2")})
-    assert r.returncode == 2 and "shipped component" in r.stderr
-    r = run_cli("profile", str(home / "missing.jsonl"), "--name", "x", env={"PLANNER_HOME": str(home / "h2")})
-    assert r.returncode == 2 and "no such file" in r.stderr
+    # the CLI's refusals through main() in this process (a Python start less each)
+    monkeypatch.setenv("PLANNER_HOME", str(home / "h2"))
+    assert main(["profile", str(f), "--name", "Bad Name!"]) == 2
+    err = capsys.readouterr().err
+    assert "--name" in err and "Traceback" not in err
+    assert main(["profile", str(f), "--name", "openorca"]) == 2
+    assert "shipped component" in capsys.readouterr().err
+    assert main(["profile", str(home / "missing.jsonl"), "--name", "x"]) == 2
+    assert "no such file" in capsys.readouterr().err
 
 
 def test_profile_cli_then_estimate(home):
@@ -221,13 +227,22 @@ def test_hostile_lines_are_bad_lines_with_a_message(home):
     assert (home / "home" / "user_catalog.json").read_bytes() == before
 
 
-def _refused(args, field, home):
+def _refused(args, field, home, may_hang=False):
+    """The CLI refuses `args`: exit 2, one line naming `field`, no traceback, the user catalog unchanged. In
+    this process (main(), a Python start less a call) unless the input `may_hang` (a FIFO, /dev/zero):
+    then a subprocess under a timeout, so a read that hangs fails the test instead of stopping the suite."""
     cat = home / "home" / "user_catalog.json"
     before = cat.read_bytes() if cat.exists() else None
-    r = run_cli(*args, timeout=20)      # a FIFO that hangs fails here with TimeoutExpired
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"planner: error: {field}: "), r.stderr
+    if may_hang:
+        r = run_cli(*args, timeout=20)      # a FIFO that hangs fails here with TimeoutExpired
+        code, err = r.returncode, r.stderr
+    else:
+        with contextlib.redirect_stderr(io.StringIO()) as buf, contextlib.redirect_stdout(io.StringIO()):
+            code = main(list(args))
+        err = buf.getvalue()
+    assert code == 2 and "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"planner: error: {field}: "), err
     assert (cat.read_bytes() if cat.exists() else None) == before
     return lines[0]
 
@@ -235,13 +250,14 @@ def _refused(args, field, home):
 def test_only_regular_files_are_read(home, tokenizer_json):
     fifo = home / "pipe.jsonl"
     os.mkfifo(fifo)
-    assert "FIFO" in _refused(["profile", str(fifo), "--name", "p", "--quiet"], "PATH", home)
-    assert "character device" in _refused(["profile", "/dev/zero", "--name", "z", "--quiet"], "PATH", home)
+    assert "FIFO" in _refused(["profile", str(fifo), "--name", "p", "--quiet"], "PATH", home, may_hang=True)
+    assert "character device" in _refused(["profile", "/dev/zero", "--name", "z", "--quiet"], "PATH", home,
+                                          may_hang=True)
     data = write_jsonl(home / "d.jsonl", [{"instruction": "a", "output": "b"}])
     assert "character device" in _refused(["profile", str(data), "--name", "t", "--tokenizer", "/dev/zero",
-                                           "--quiet"], "--tokenizer", home)
+                                           "--quiet"], "--tokenizer", home, may_hang=True)
     assert "FIFO" in _refused(["profile", str(data), "--name", "t", "--tokenizer", str(fifo), "--quiet"],
-                              "--tokenizer", home)
+                              "--tokenizer", home, may_hang=True)
     junk = home / "junk.json"
     junk.write_text("{}")
     assert "not a readable tokenizer.json" in _refused(

@@ -267,13 +267,14 @@ def test_a_fifo_or_a_device_among_the_files_is_refused_by_name(home):
     d.mkdir()
     write_jsonl(d / "a.jsonl", [{"instruction": "a", "output": "b"}])
     os.mkfifo(d / "b.jsonl")
-    line = _refused(["profile", str(d), "--name", "m", "--quiet"], "PATH", home)
+    line = _refused(["profile", str(d), "--name", "m", "--quiet"], "PATH", home, may_hang=True)
     assert "b.jsonl" in line and "FIFO" in line
-    line = _refused(["profile", str(d / "*.jsonl"), "--name", "m", "--sample", "5", "--quiet"], "PATH", home)
+    line = _refused(["profile", str(d / "*.jsonl"), "--name", "m", "--sample", "5", "--quiet"], "PATH", home,
+                    may_hang=True)
     assert "b.jsonl" in line and "FIFO" in line
     os.unlink(d / "b.jsonl")
     os.symlink("/dev/zero", d / "c.jsonl")
-    line = _refused(["profile", str(d / "*.jsonl"), "--name", "m", "--quiet"], "PATH", home)
+    line = _refused(["profile", str(d / "*.jsonl"), "--name", "m", "--quiet"], "PATH", home, may_hang=True)
     assert "c.jsonl" in line and "character device" in line
 
 

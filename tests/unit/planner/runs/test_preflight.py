@@ -17,6 +17,9 @@ import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
+# one xdist worker runs this file (scripts/test.py: --dist loadgroup): torch and transformers, ~5 s of
+# imports alone, are then loaded by one worker instead of by each worker that drew one of these tests
+pytestmark = pytest.mark.xdist_group("torch")
 
 from planner.errors import PlannerInputError  # noqa: E402
 from planner.export.manifest import build_manifest, dump_manifest  # noqa: E402
