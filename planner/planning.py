@@ -109,6 +109,14 @@ class Plan(BaseModel):
     # planner/decisions/unblock.py), kept on the plan object: they live and die with it, no second cache
     _worked_out: dict = PrivateAttr(default_factory=dict)
 
+    def own_figures(self) -> Figures | None:
+        """The phases' figures this plan was worked out from (its storage phase, capture, training, transfer
+        and costs, a calibration's measured figures in them), kept on the plan object by planned(); None for a
+        plan made otherwise. The verdict's break-evens and the fixes start from them, so they move what the
+        plan shows (`estimate --calibration`'s verdict once probed uncalibrated figures against calibrated
+        totals)."""
+        return self._worked_out.get(("figures",))
+
     def worked_out(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """compute(), once per plan object and `key` (its objects held with the result)."""
         hit = self._worked_out.get(key)
@@ -231,6 +239,7 @@ def planned(scenario: Scenario, catalog: StatsCatalog | None = None, *, band: bo
         assumptions=_assumption_rows(scenario, cat, r, eff, run, ex, qual, trn, measured),
     )
     refuse_non_finite(plan_)
+    plan_.worked_out(("figures",), run.kept)
     if fixes is not None:
         plan_.worked_out(("fixes", cat), lambda: fixes)
     return plan_

@@ -264,7 +264,7 @@ def plan_fixes(plan, cat: StatsCatalog | None) -> tuple[Fix, ...]:
         return ()
     cat = _catalog(s, cat)
     return plan.worked_out(("fixes", cat), lambda: storage_fixes(
-        s, cat, _rows(s, cat), plan.findings, plan.storage_bytes_compressed, plan.padding == "batch",
+        s, cat, _plan_rows(plan, cat), plan.findings, plan.storage_bytes_compressed, plan.padding == "batch",
         bool(plan.sort_by_length)))
 
 
@@ -279,9 +279,16 @@ def padding_levers(plan, cat: StatsCatalog | None) -> tuple[Fix, ...]:
         options.append(("length-sorted capture batches", {"sort_by_length": True}))
 
     def compute():
-        rows = _rows(s, cat)()
+        rows = _plan_rows(plan, cat)()
         return tuple(f for f in (_planned(label, s, cat, rows, ch) for label, ch in options) if f is not None)
     return plan.worked_out(("levers", cat), compute)
+
+
+def _plan_rows(plan, cat: StatsCatalog | None):
+    """A call giving the storage phase `plan` was worked out with (Plan.own_figures: its rows and lengths, which
+    the fixes keep), else its scenario's planned afresh."""
+    own = plan.own_figures() if hasattr(plan, "own_figures") else None
+    return (lambda: own.storage) if own is not None else _rows(plan.scenario, cat)
 
 
 def _catalog(s: Scenario, cat: StatsCatalog | None) -> StatsCatalog | None:

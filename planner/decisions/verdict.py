@@ -400,8 +400,10 @@ def _among(answer: str, ways: tuple[str, ...], none_runs: bool) -> str:
 def _breakevens(p: Plan, catalog: StatsCatalog | None, ways: tuple[str, ...]):
     """Each input's break-even among `ways` (None: none inside its bounds), the way it flips to, its value now."""
     breakeven, flips, now = {}, {}, {}
-    # the break-evens' figures share the scenario's stored rows and every phase their input does not feed
-    base = figures(p.scenario, catalog, Reuse()) if len(ways) > 1 else None
+    # the break-evens' figures share the plan's stored rows and every phase their input does not feed: the
+    # figures the plan was worked out from (a calibration's measured figures in them), else its scenario's
+    own = p.own_figures() if len(ways) > 1 else None
+    base = own.kept(Reuse()) if own is not None else figures(p.scenario, catalog, Reuse()) if len(ways) > 1 else None
     for inp in INPUTS:
         breakeven[inp.key], flips[inp.key] = _crossing(base, inp, p, ways) if base is not None else (None, None)
         now[inp.key] = inp.current(p)

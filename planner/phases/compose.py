@@ -218,6 +218,15 @@ class Figures:
         return costs(self.scenario.costs, ex, trn, tr, ex_gpu=r.ex_gpu, tr_gpu=r.tr_gpu, store=r.store,
                      stored_bytes=self.storage.compressed, timeline_days=held_hours / 24)
 
+    def kept(self, reuse: Reuse | None = None) -> Figures:
+        """The same figures with `reuse` in place of this object's (a plan keeps its figures without its call's
+        reuse: planner/planning.py Plan.own_figures), the phases worked out so far carried over."""
+        out = Figures(self.scenario, self._r, self.storage, self._eff, self._measured, reuse)
+        for name in ("_capture", "_training", "transfer", "cost_usd"):
+            if name in self.__dict__:   # functools.cached_property keeps its value in the instance's __dict__
+                out.__dict__[name] = self.__dict__[name]
+        return out
+
     def moved(self, scenario: Scenario, phase: str) -> Figures:
         """The figures of `scenario`, one that differs from this one only in inputs read by `phase`
         ("costs", "training" or "transfer") and by the costs after it: the stored rows and the other phases

@@ -14,7 +14,7 @@ from planner.scenario import Costs, Training, Transfer
 from tests.integration.test_storage_rent_and_verdict import small
 
 
-def _reference(s, inp, p):
+def _reference(s, inp, p, measured=None):
     """The verdict's old search: the plan at each bound, then bisection (geometric) between x0 and it."""
     if not inp.applies(p):
         return None, None
@@ -22,6 +22,8 @@ def _reference(s, inp, p):
     here = V.cheapest(p)
 
     def mode(x):   # the whole figures of the changed scenario, as plan() works them out
+        if measured is not None:
+            return V._best(V.totals(plan(inp.set(s, x), measured=measured, band=False)))
         return V._best(V.totals(figures(inp.set(s, x))))
     best = None
     for end in (lo, hi):
@@ -121,8 +123,9 @@ def test_the_whole_verdict_takes_a_handful_of_plans(monkeypatch):
     monkeypatch.setattr(Figures, "moved",
                         lambda *a, **k: (n.__setitem__("moved", n["moved"] + 1), moved(*a, **k))[1])
     V.verdict(p)
-    # the scenario's whole figures once, then only the phase each probe's input feeds
-    assert n["whole"] == 1, n
+    # no whole figures: the probes start from the figures the plan was worked out from (Plan.own_figures) and
+    # work out only the phase each probe's input feeds
+    assert n["whole"] == 0, n
     # before: ~130 plans (60-step bisections); now 1 per line input and a few per searched one
     assert 0 < n["moved"] <= 25, n
 
@@ -150,3 +153,39 @@ def test_states_ready_counts_the_gather():
     v = V.verdict(p)
     assert v.states_ready_days == pytest.approx((p.extraction.wall_hours + gather_h) / 24, rel=1e-12)
     assert v.states_ready_days - p.extraction.wall_hours / 24 == pytest.approx(0.0819, abs=1e-4)
+
+
+def test_a_calibrated_plans_break_evens_probe_its_calibrated_figures():
+    # `estimate --calibration` plans with a run's measured figures; its verdict's probes must move those
+    # figures, not the tables'. A run that stored 3x the table's bytes a token (the default layout's
+    # hidden states are about 50 KB a token: 150,000 B here) and captured at a tenth of the roofline: at
+    # the scenario's own storage price the probe's totals are the plan's own, to the bit. Before the plan kept
+    # its figures (Plan.own_figures) the probes re-planned the scenario without the calibration, so the
+    # storage price's line ran through uncalibrated totals (a third of the stored bytes).
+    from planner.runs import calibration as rc
+    s = SCENARIOS["s3 month"]
+    p0 = plan(s)
+    m = rc.Measured(layout=s.layout, model=s.model, hidden_dtype=p0.hidden_dtype, layers=tuple(p0.layers), rows=3,
+                    date="2026-12-06", data_bytes_per_token=150_000.0, overhead_bytes_per_file=0.0,
+                    tokens_per_s_per_gpu=p0.extraction.prefill_tokens_per_s_per_gpu / 10)
+    p = plan(s, measured=m)
+    assert p.storage_bytes > 2 * p0.storage_bytes                 # the calibration moved the plan
+    own = p.own_figures()
+    assert own is not None and V.totals(own) == V.totals(p)
+    inp = next(i for i in V.INPUTS if i.key == "storage_usd_per_tb_month")
+    x0 = inp.current(p)
+    assert V._totals_at(own.kept(), inp, x0) == V.totals(p)
+    # the tables' figures at the same price are another plan's (what the probes once read)
+    assert V.totals(figures(inp.set(s, x0))) != V.totals(p)
+    # and the verdict's break-evens are the calibrated plans' own, found by bisection on whole calibrated plans
+    v = V.verdict(p)
+    flipped = 0
+    for inp in V.INPUTS:
+        rx, rm = _reference(s, inp, p, measured=m)
+        assert v.flips_to[inp.key] == rm, inp.key
+        if rx is None:
+            assert v.breakeven[inp.key] is None, inp.key
+        else:
+            flipped += 1
+            assert v.breakeven[inp.key] == pytest.approx(rx, rel=1e-8), inp.key
+    assert flipped, "the calibrated plan flips on no input: pick a scenario that does"
