@@ -223,8 +223,10 @@ def _candidates(s: Scenario, cat, rows, codes: list[str], on_disk: float, paddin
             fix = _planned(more[0], s, cat, rows, more[1], reuse)
             if fix is not None:
                 out.append(replace(fix, kind="nodes"))
-    if resolve(s).layout.hidden_dtype != "fp8":     # lossy: precision (the storage phase planned afresh)
-        fix = _planned("fp8 hidden states", s, cat, None, {"hidden_dtype": "fp8"}, reuse)
+    # lossy: precision. The rows and lengths are the plan's (the dtype moves the bytes a token alone: the rows
+    # follow the cap, unit, overflow and lengths, mix_storage.storage_phase)
+    if resolve(s).layout.hidden_dtype != "fp8":
+        fix = _planned("fp8 hidden states", s, cat, rows, {"hidden_dtype": "fp8"}, reuse)
         if fix is not None:
             out.append(replace(fix, kind="fp8"))
     if s.placement == "local" and "disk-capacity" in codes:
