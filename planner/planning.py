@@ -239,6 +239,11 @@ def planned(scenario: Scenario, catalog: StatsCatalog | None = None, *, band: bo
         assumptions=_assumption_rows(scenario, cat, r, eff, run, ex, qual, trn, measured),
     )
     refuse_non_finite(plan_)
+    return _kept_with(plan_, run, cat, fixes)
+
+
+def _kept_with(plan_: Plan, run: Figures, cat, fixes: tuple | None) -> Plan:
+    """`plan_` holding the figures it was worked out from (Plan.own_figures) and the fixes it planned."""
     plan_.worked_out(("figures",), run.kept)
     if fixes is not None:
         plan_.worked_out(("fixes", cat), lambda: fixes)
