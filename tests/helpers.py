@@ -27,3 +27,13 @@ def assumed(**kw) -> dict:
     base = dict(uniform=UniformMix(samples=10, tokens=1000, response_tokens=500), max_seq_len=None,
                 model="qwen3-8b", extraction_gpu="h100-sxm")
     return {a.name: a for a in plan(Scenario(**{**base, **kw})).assumptions}
+
+
+def efficiency_presets() -> dict:
+    """planner/presets/hardware.yaml's efficiency table, read from the file (not through the planner), for the
+    Assumptions rows' tests to check each row's value and source against."""
+    from pathlib import Path
+
+    import yaml
+    path = Path(__file__).resolve().parents[1] / "planner" / "presets" / "hardware.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["efficiency"]

@@ -2,21 +2,14 @@
 source (the preset's source when the preset value is used, "yours" and the preset's value for comparison when
 the scenario changed it), and `assumptions()` gathers every phase's rows, phase by phase, in one order. Each
 phase's own rows are tested beside its module (test_extraction.py, test_transfer.py, test_training*.py, ...)."""
-from pathlib import Path
-
-import yaml
-
 from planner import Scenario, plan
-from planner.scenario import Throughput, Training, UniformMix
+from planner.scenario import Throughput, Training
+from tests.helpers import assumed, efficiency_presets
 
-EFF = yaml.safe_load((Path(__file__).resolve().parents[4] / "planner" / "presets" / "hardware.yaml")
-                     .read_text())["efficiency"]
+EFF = efficiency_presets()
 
 
-def table(**kw) -> dict:
-    s = Scenario(uniform=UniformMix(samples=10, tokens=1000, response_tokens=500), max_seq_len=None,
-                 model="qwen3-8b", extraction_gpu="h100-sxm", **kw)
-    return {a.name: a for a in plan(s).assumptions}
+table = assumed     # the Assumptions rows of a small uniform plan, by name (tests/helpers.py)
 
 
 def test_preset_values_carry_the_preset_source():

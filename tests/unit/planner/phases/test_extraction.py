@@ -1,15 +1,13 @@
 """Extraction worked by hand from the presets (planner/presets/*.yaml) and a custom GPU with round
 numbers: tensor-parallel degree and its efficiency, prefill rate, memory-limited decode batch,
 step time, decode rate, hours. No catalog: uniform mixes."""
-from pathlib import Path
 
 import pytest
-import yaml
 
 from planner import Scenario, plan
 from planner.presets.specs import GPUSpec
 from planner.scenario import Throughput, UniformMix
-from tests.helpers import assumed
+from tests.helpers import assumed, efficiency_presets
 
 # A small card with round numbers: 20 GB, 1 TB/s, 200 BF16 TFLOPS, prefill MFU 0.5.
 CARD = GPUSpec(id="test-card", name="test card", memory_gb=20, bandwidth_tb_s=1.0, bf16_tflops=200, prefill_mfu=0.5)
@@ -96,15 +94,10 @@ def test_fixed_mode_without_regeneration_runs_the_stored_tokens():
 
 
 # ---------------------------------------------------------------- the extraction's Assumptions rows
-EFF = yaml.safe_load((Path(__file__).resolve().parents[4] / "planner" / "presets" / "hardware.yaml")
-                     .read_text())["efficiency"]
+EFF = efficiency_presets()
 
 
-def rows(**kw) -> dict:
-    """The Assumptions rows of 10 x 1,000-token samples of Qwen3-8B on an H100 SXM, by name."""
-    s = Scenario(uniform=UniformMix(samples=10, tokens=1000, response_tokens=500), max_seq_len=None,
-                 model="qwen3-8b", extraction_gpu="h100-sxm", **kw)
-    return {a.name: a for a in plan(s).assumptions}
+rows = assumed     # the Assumptions rows of a small uniform plan, by name (tests/helpers.py)
 
 
 def test_the_throughput_rows_carry_the_presets_sources():
