@@ -16,9 +16,9 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Self, TypedDict
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -115,7 +115,17 @@ class Plan(BaseModel):
         plan made otherwise. The verdict's break-evens and the fixes start from them, so they move what the
         plan shows (`estimate --calibration`'s verdict once probed uncalibrated figures against calibrated
         totals)."""
-        return self._worked_out.get(("figures",))
+        figures = self._worked_out.get(("figures",))
+        # a copy with other fields (model_copy(update=...)) is another plan: it keeps nothing (model_copy below),
+        # and figures of another scenario are never this plan's
+        return figures if figures is not None and figures.scenario is self.scenario else None
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy that keeps nothing worked out from this plan (pydantic would share the dict: the copy's fixes
+        and figures would be the original's)."""
+        out = super().model_copy(update=update, deep=deep)
+        object.__setattr__(out, "__pydantic_private__", {**(out.__pydantic_private__ or {}), "_worked_out": {}})
+        return out
 
     def worked_out(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """compute(), once per plan object and `key` (its objects held with the result)."""

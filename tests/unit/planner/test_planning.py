@@ -68,3 +68,20 @@ def test_phase_warnings_reach_the_plan_and_cap_notes_reach_the_component():
     assert cut in p.warnings and p.components[0].notes == [cut]
     # 1000 x 500 tokens x 40,964 bytes = 20.482 GB > the 10 GB disk of the one node: a plan-wide warning
     assert "storage (0.02 TB) exceeds the 0.01 TB disk of its one node" in p.warnings
+
+
+def test_a_changed_copy_keeps_nothing_worked_out_from_the_original():
+    # Plan.own_figures feeds the verdict's probes and the fixes (planner/decisions/verdict.py, unblock.py); pydantic's
+    # model_copy would share the private dict, so a copy with another scenario answered with the original's figures
+    # (its storage break-even 19,747 $/TB-month against 19,878 for a fresh plan; review of aacbe5b).
+    from planner.decisions.verdict import verdict
+    from tests.unit.planner.decisions.test_verdict import SCENARIOS
+    s = SCENARIOS["s3 timeline"]
+    p = plan(s)
+    assert p.own_figures() is not None and p.own_figures().scenario is p.scenario
+    s3 = s.model_copy(update={"training": s.training.model_copy(update={"epochs": s.training.epochs * 3})})
+    fresh = plan(s3)
+    copy = p.model_copy(update=dict(fresh))          # every field of the fresh plan, on a copy of the original
+    assert copy.own_figures() is None and copy._worked_out is not p._worked_out
+    assert verdict(copy).breakeven == verdict(fresh).breakeven
+    assert p.own_figures() is not None                # the original keeps its own
