@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from drafter_dashboard import exports, notices, session
 from drafter_dashboard.safe_text import md_text
 from drafter_dashboard.state import MIX, MIX_VERSION, request_scenario
+from planner.catalog.paths import planner_home
 from planner.catalog.profile import ProfileError, target_tokenizer
 from planner.errors import PlannerInputError, describe_validation_error
 from planner.export import sharding
@@ -265,13 +266,22 @@ def profile_panel(catalog, model: str | None = None) -> None:
 
 
 def _without_server_paths(exc: Exception, tmp_path: Path, folder: Path, shown: str) -> str:
-    """The error's one line with the upload's temporary path said as the uploaded file's name and the
-    session's folder as "uploads". A PlannerInputError's value is put right before the error shortens it: a
-    long path cut in the middle ("/tmp/.../home/sessions/...") would escape a replacement in the line."""
+    """The error's one line with the upload's temporary path said as the uploaded file's name, the session's
+    uploads folder as "uploads", the session's own folder (its user catalog) as "this session's folder" and the
+    planner's home as "the planner's home", each as given and resolved (a home under a symlink). A
+    PlannerInputError's value (text or a path) is put right before the error shortens it: a long path cut in
+    the middle ("/tmp/.../home/sessions/...") would escape a replacement in the line."""
+    names = [(tmp_path, shown), (folder, "uploads"), (folder.parent, "this session's folder"),
+             (planner_home(), "the planner's home")]
+    pairs = [(str(p), label) for path, label in names for p in dict.fromkeys((path, path.resolve()))]
+    pairs.append((tmp_path.name, shown))
+
     def hide(text: str) -> str:
-        return text.replace(str(tmp_path), shown).replace(tmp_path.name, shown).replace(str(folder), "uploads")
-    if isinstance(exc, PlannerInputError) and isinstance(exc.value, str):
-        return str(PlannerInputError(exc.field, hide(exc.value), hide(exc.allowed)))
+        for path, label in pairs:
+            text = text.replace(path, label)
+        return text
+    if isinstance(exc, PlannerInputError) and isinstance(exc.value, (str, os.PathLike)):
+        return str(PlannerInputError(hide(exc.field), hide(os.fsdecode(exc.value)), hide(str(exc.allowed))))
     return hide(str(exc))
 
 

@@ -238,3 +238,29 @@ def test_a_link_that_breaks_the_page_falls_back_to_the_defaults(tmp_path, monkey
     # 913,786 in batches of 32 (drop_last)
     assert next(m.value for m in app.metric if m.label.startswith("Samples")) == "913,760"
     assert not page_errors(app) and "/srv/app" not in " ".join(_messages(app))
+
+
+def test_no_server_path_in_an_upload_error(tmp_path, monkeypatch):
+    # the profile panel's errors name the uploaded file, never a path on the server: the temporary upload, the
+    # uploads folder, the session's folder (its user catalog: a lock timeout, a full disk) and the planner's
+    # home, as given and resolved (a home under a symlink), in a PlannerInputError's value (text or a path, put
+    # right before the error shortens it) and in any other error's line (review of 9cebc80)
+    from drafter_dashboard.io_panel import _without_server_paths
+    from planner.errors import PlannerInputError
+    real = tmp_path / "real-home"
+    (real / "sessions" / ("0123" * 8) / "uploads").mkdir(parents=True)
+    (tmp_path / "home").symlink_to(real)
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "home" / "sessions" / ("0123" * 8) / "uploads"
+    upload = folder / ("tmpabc" + "x" * 60 + ".parquet")
+    cases = [PlannerInputError("PATH", str(upload), "too big"),
+             PlannerInputError("PATH", upload, "too big"),                                  # a Path, long
+             PlannerInputError("user catalog file", str(folder.parent / "user_catalog.json"), "locked"),
+             PlannerInputError("user catalog file", str(folder.resolve().parent / "user_catalog.json"), "locked"),
+             OSError(28, "No space left on device", str(folder.parent / "user_catalog.json.tmp")),
+             ValueError(f"cannot read {upload.resolve()}")]
+    for exc in cases:
+        said = _without_server_paths(exc, upload, folder, "mine.parquet")
+        assert str(tmp_path) not in said and "sessions" not in said and "0123" not in said, said
+    assert "mine.parquet" in _without_server_paths(cases[1], upload, folder, "mine.parquet")
+    assert "this session's folder" in _without_server_paths(cases[4], upload, folder, "mine.parquet")
