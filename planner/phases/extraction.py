@@ -757,7 +757,7 @@ def throughput_assumptions(context: RowContext, extraction: ExtractionPlan | Non
                            plain: dict[str, Assumption]) -> list[Assumption]:
     """The Assumptions rows of the extraction's throughput: the article's fixed rate, or the roofline's
     efficiencies (with the declared rows of the decode bandwidth and tensor-parallel efficiencies, taken from
-    `plain`), the engine's caps and the calibrations of `ex`, the plan's extraction."""
+    `plain`), the engine's caps and the calibrations of `extraction`, the plan's."""
     s, ex_gpu, A = context.scenario, context.extraction_gpu, Assumption
     t = s.throughput
     if t.mode == "fixed":

@@ -62,10 +62,12 @@ def _link(gpu: GPUSpec) -> tuple[float, float]:
     """(all-reduce latency in s, link bandwidth in bytes/s) of the GPU's interconnect: NVLink or PCIe
     (presets/serving.yaml), the bandwidth read from the interconnect's name when it gives one."""
     p = serving_presets()["interconnect"]
-    text = gpu.interconnect.lower()
-    # "PCIe Gen5 x16 (64 GB/s), no NVLink" (rtx-pro-6000) names NVLink only to say it has none
-    kind = "nvlink" if "nvlink" in text.replace("no nvlink", "") else "pcie"
-    m = re.search(r"(\d+(?:\.\d+)?)\s*GB/s", gpu.interconnect)
+    # "PCIe Gen5 x16 (64 GB/s), no NVLink" (rtx-pro-6000) names NVLink only to say it has none; a custom GPU's
+    # free text may say so as "without NVLink", "non-NVLink" or "NVLink: none"
+    text = re.sub(r"\b(?:no|without|non)[-\s]*nv-?link\b|\bnv-?link\s*:?\s*(?:none|no)\b", "",
+                  gpu.interconnect.lower())
+    kind = "nvlink" if re.search(r"\bnv-?link", text) else "pcie"
+    m = re.search(r"(\d+(?:\.\d+)?)\s*GB/s", gpu.interconnect, re.IGNORECASE)
     bw = float(m.group(1)) if m else float(p[kind]["gb_s"])
     return float(p[kind]["allreduce_us"]) * 1e-6, bw * 1e9
 

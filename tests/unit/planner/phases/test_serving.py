@@ -211,3 +211,20 @@ def test_a_card_that_says_no_nvlink_all_reduces_over_pcie():
     assert _link(gpus["rtx-pro-6000"]) == (pytest.approx(30e-6), pytest.approx(64e9))
     assert _link(gpus["h100-sxm"]) == (pytest.approx(8e-6), pytest.approx(450e9))
     assert _link(gpus["l40s"])[0] == pytest.approx(30e-6)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("NVLink4 450 GB/s", "nvlink"), ("NVLink5", "nvlink"), ("NV-Link 300 gb/s", "nvlink"),
+    ("PCIe Gen5 x16 (64 GB/s), no NVLink", "pcie"), ("PCIe Gen4, without NVLink", "pcie"),
+    ("non-NVLink PCIe card", "pcie"), ("NVLink: none", "pcie"), ("no NV-Link", "pcie"), ("PCIe Gen4", "pcie"),
+])
+def test_a_custom_gpus_interconnect_text_is_read_as_it_says(text, kind):
+    # presets/serving.yaml: NVLink's all-reduce 8 us (450 GB/s when the text names none), PCIe's 30 us (32 GB/s);
+    # a custom GPU's interconnect is free text (review of 8f25c4b: "without NVLink" was read as NVLink)
+    from planner.phases.serving import _link
+    from planner.presets.specs import gpu_presets
+    gpu = gpu_presets()["h100-sxm"].model_copy(update={"interconnect": text})
+    latency, bandwidth = _link(gpu)
+    assert latency == pytest.approx(8e-6 if kind == "nvlink" else 30e-6), text
+    if "300 gb/s" in text:
+        assert bandwidth == pytest.approx(300e9)          # the GB/s read whatever its case
