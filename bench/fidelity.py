@@ -642,6 +642,13 @@ def markdown(inf: list[dict], trn: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _users_tables() -> str:
+    """The users' reports (speedups, the drafter-quality line, capture, training, disk), as `--users` prints them."""
+    return "\n".join([users_markdown(users_reports()), spread_line(), "",
+                      capture_markdown(capture_reports()), "", training_users_markdown(training_user_rows()), "",
+                      disk_users_markdown(disk_user_rows())])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", action="store_true", help="print the decode MFU and training MFU that fit best")
@@ -649,14 +656,7 @@ def main() -> None:
     ap.add_argument("--users", action="store_true", help="only the users' reports table")
     a = ap.parse_args()
     if a.users:
-        print(users_markdown(users_reports()))
-        print(spread_line())
-        print()
-        print(capture_markdown(capture_reports()))
-        print()
-        print(training_users_markdown(training_user_rows()))
-        print()
-        print(disk_users_markdown(disk_user_rows()))
+        print(_users_tables())
         return
     inf, trn = inference_rows(), training_rows()
     by_area = areas(trn)
@@ -672,14 +672,7 @@ def main() -> None:
     print(decode_mfu_line())
     print(target_size_line())
     print()
-    print(users_markdown(users_reports()))
-    print(spread_line())
-    print()
-    print(capture_markdown(capture_reports()))
-    print()
-    print(training_users_markdown(training_user_rows()))
-    print()
-    print(disk_users_markdown(disk_user_rows()))
+    print(_users_tables())
     print()
     print(markdown(inf, trn))
     if a.fit:
