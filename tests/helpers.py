@@ -37,3 +37,21 @@ def efficiency_presets() -> dict:
     import yaml
     path = Path(__file__).resolve().parents[1] / "planner" / "presets" / "hardware.yaml"
     return yaml.safe_load(path.read_text(encoding="utf-8"))["efficiency"]
+
+
+def mine_manifest(tmp_path: Path, monkeypatch, **scenario) -> Path:
+    """A manifest of 3 rows ('first' selection) of a 5-record component 'mine' profiled into a throw-away planner
+    home under `tmp_path`; `scenario` sets the Scenario's other fields."""
+    import json
+
+    from planner.catalog.profile import profile_file
+    from planner.export.manifest import build_manifest, dump_manifest
+    from planner.scenario import Scenario
+    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
+    data = tmp_path / "mine.jsonl"
+    data.write_text("".join(json.dumps({"instruction": f"q{i}", "output": "a"}) + "\n" for i in range(5)))
+    profile_file(data, "mine")
+    path = tmp_path / "m.yaml"
+    path.write_text(dump_manifest(build_manifest(Scenario(mix=[{"id": "mine", "rows": 3, "selection": "first"}],
+                                                          **scenario))))
+    return path

@@ -4,17 +4,14 @@ What the scripts say: export/test_commands*.py, export/test_slurm*.py, tests/clu
 from __future__ import annotations
 
 import argparse
-import json
 
 import pytest
 
-from planner.catalog.profile import profile_file
 from planner.cli._common import CliError
 from planner.cli.export import _check_flags, _is_slurm_script
 from planner.cli.main import main
 from planner.errors import PlannerInputError
-from planner.export.manifest import build_manifest, dump_manifest
-from planner.scenario import Scenario
+from tests.helpers import mine_manifest
 
 
 def flags(**kw) -> argparse.Namespace:
@@ -64,15 +61,8 @@ def test_only_the_planners_own_scripts_are_replaceable():
 
 @pytest.fixture()
 def manifest(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
-    f = tmp_path / "mine.jsonl"
-    f.write_text("".join(json.dumps({"instruction": f"q{i}", "output": "a"}) + "\n" for i in range(5)))
-    profile_file(f, "mine")
-    s = Scenario(mix=[{"id": "mine", "rows": 3, "selection": "first"}], layout="specforge-eagle3",
-                 extraction_gpus=4, gpus_per_node=2, extraction_nodes=2)
-    path = tmp_path / "m.yaml"
-    path.write_text(dump_manifest(build_manifest(s)))
-    return path
+    return mine_manifest(tmp_path, monkeypatch, layout="specforge-eagle3", extraction_gpus=4, gpus_per_node=2,
+                         extraction_nodes=2)
 
 
 def test_more_ranks_than_rows_is_refused(manifest, capsys):

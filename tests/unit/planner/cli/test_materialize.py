@@ -3,18 +3,14 @@ what it says it wrote (one file, or the span of --shards and how the rows were d
 --out file. The rows themselves: export/test_materialize.py."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from planner.catalog.profile import profile_file
 from planner.cli.main import main
 from planner.cli.materialize import _is_hub_script, parse_local
 from planner.errors import PlannerInputError
 from planner.export import sharding
-from planner.export.manifest import build_manifest, dump_manifest
 from planner.export.materialize import HUB_SCRIPT_HEAD
-from planner.scenario import Scenario
+from tests.helpers import mine_manifest
 
 
 def test_local_pairs_are_split_at_the_first_equals_sign():
@@ -46,13 +42,7 @@ def test_only_a_script_materialize_wrote_is_replaceable():
 
 @pytest.fixture()
 def manifest(tmp_path, monkeypatch):
-    monkeypatch.setenv("PLANNER_HOME", str(tmp_path / "home"))
-    f = tmp_path / "mine.jsonl"
-    f.write_text("".join(json.dumps({"instruction": f"q{i}", "output": "a"}) + "\n" for i in range(5)))
-    profile_file(f, "mine")
-    path = tmp_path / "m.yaml"
-    path.write_text(dump_manifest(build_manifest(Scenario(mix=[{"id": "mine", "rows": 3, "selection": "first"}]))))
-    return path
+    return mine_manifest(tmp_path, monkeypatch)
 
 
 def test_one_file_says_its_rows(manifest, tmp_path, capsys):
