@@ -289,7 +289,7 @@ def padding_levers(plan, cat: StatsCatalog | None) -> tuple[Fix, ...]:
 def _plan_rows(plan, cat: StatsCatalog | None):
     """A call giving the storage phase `plan` was worked out with (Plan.own_figures: its rows and lengths, which
     the fixes keep), else its scenario's planned afresh."""
-    own = plan.own_figures() if hasattr(plan, "own_figures") else None
+    own = plan.own_figures()
     return (lambda: own.storage) if own is not None else _rows(plan.scenario, cat)
 
 
