@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from planner.catalog.stats import StatsCatalog, get_catalog
 from planner.errors import PlannerInputError
 from planner.phases.costs import CostPlan, costs, storage_preset_id
-from planner.phases.extraction import ExtractionPlan, extraction, replicas_on_nodes, sequence, tensor_parallel_needed
+from planner.phases.extraction import ExtractionPlan, extraction, replicas_on_nodes, tensor_parallel_for
 from planner.phases.mix_storage import StoragePhase, storage_phase
 from planner.phases.nodes import NodePlan, node_plan, writing_nodes
 from planner.phases.reuse import Reuse, reused
@@ -111,9 +111,7 @@ def _writers(s: Scenario, r: Resolved, total: Workload) -> tuple[int, int]:
     nodes are planned. A group larger than the GPUs given is raised to one group (extraction()'s
     blocking 'tp-raised' finding: "so the plan uses {tp}"): its nodes are counted (issue 35: a 32-GPU
     group on nodes of 8 said "1 x 8 GPUs")."""
-    path = capture_path(s, r)
-    seq_tokens, seq_bytes = sequence(r.model, total, s.kv_dtype)
-    tp = tensor_parallel_needed(r.model.weight_bytes(s.weight_dtype), seq_bytes + held(r, path) * seq_tokens, r.ex_gpu)
+    tp = tensor_parallel_for(r.model, r.ex_gpu, total, s.weight_dtype, s.kv_dtype, held(r, capture_path(s, r)))
     nodes = s.extraction_node_count
     if tp is None:       # extraction() refuses the plan, naming why
         return nodes, nodes

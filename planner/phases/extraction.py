@@ -497,17 +497,26 @@ def replicas_on_nodes(gpus: int, gpus_per_node: int, tensor_parallel: int) -> in
     return full * (gpus_per_node // tensor_parallel) + rest // tensor_parallel
 
 
+def tensor_parallel_for(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str,
+                        held_bytes_per_token: float) -> int | None:
+    """The tensor-parallel degree a replica needs for the weights and one sequence's KV cache (and what
+    the capture path holds beside it); None where even the largest degree is too small. The one rule: the
+    nodes (planner/phases/compose.py) and the extraction read it alike."""
+    seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
+    return tensor_parallel_needed(model.weight_bytes(weight_dtype), seq_bytes + held_bytes_per_token * seq_tokens,
+                                  gpu)
+
+
 def _tensor_parallel(model: ModelSpec, gpu: GPUSpec, work: Workload, weight_dtype: str, kv_dtype: str,
                      held_bytes_per_token: float) -> tuple[int, float]:
-    """The tensor-parallel degree a replica needs for the weights and one sequence's KV cache (and what
-    the capture path holds beside it), with the sequence's tokens; a one-line PlannerInputError naming
-    the GPU where even the largest degree is too small."""
-    weights = model.weight_bytes(weight_dtype)
+    """tensor_parallel_for's degree with the sequence's tokens; a one-line PlannerInputError naming the GPU
+    where even the largest degree is too small."""
+    tp = tensor_parallel_for(model, gpu, work, weight_dtype, kv_dtype, held_bytes_per_token)
     seq_tokens, seq_bytes = sequence(model, work, kv_dtype)
-    seq_bytes += held_bytes_per_token * seq_tokens
-    tp = tensor_parallel_needed(weights, seq_bytes, gpu)
     if tp is not None:
         return tp, seq_tokens
+    seq_bytes += held_bytes_per_token * seq_tokens
+    weights = model.weight_bytes(weight_dtype)
     room = TP_DEGREES[-1] * usable_memory_bytes(gpu)
     if weights <= room:   # the weights fit: one sequence's KV cache (and state) is what does not
         raise PlannerInputError(
