@@ -44,6 +44,7 @@ from planner.decisions.unblock import (
     remaining,
     tied,
     way_days,
+    way_totals,
 )
 from planner.errors import PlannerInputError
 from planner.phases.compose import Figures, figures
@@ -74,15 +75,11 @@ class Verdict(BaseModel):
     lever: str | None = None                      # the lossless change offered where it changes the answer
 
 
-def totals(plan) -> dict[str, float]:
-    """The three totals of a Plan or of planner.phases.compose.Figures (the same cost_usd)."""
-    c = plan.cost_usd
-    return {"offline": c.total_offline, "online": c.total_online, "disaggregated": c.total_disaggregated}
+totals = way_totals     # the three totals of a Plan or of planner.phases.compose.Figures (planner/decisions/unblock.py)
 
 
 def cheapest(plan: Plan, ways: tuple[str, ...] = MODES) -> str:
-    t = totals(plan)
-    return min(ways, key=lambda m: (t[m], MODES.index(m)))
+    return _cheapest_of(totals(plan), ways)
 
 
 @dataclass(frozen=True)
@@ -344,7 +341,7 @@ def _lever(p: Plan, catalog, fixes: tuple[Fix, ...], top: set[str], ways: tuple[
     offers = []
     for x in candidates:
         x_ways = tuple(w for w in MODES if x.clears(w))
-        x_best = min(x_ways, key=lambda m: (x.totals[m], MODES.index(m)))
+        x_best = _cheapest_of(x.totals, x_ways)
         # the answer: the ways that run, and the cheapest with those the bands cannot tell from it
         x_top = {x_best, *(m for m in x_ways if m != x_best and tied(x.band, x_best, m))}
         if x_top != top or set(x_ways) != set(ways):

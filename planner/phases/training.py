@@ -33,7 +33,7 @@ from planner.phases.stored_bytes import Workload
 from planner.presets.drafter_kinds import DRAFTER_KINDS, DrafterFlops, DrafterKnobs
 from planner.presets.specs import GPUSpec, ModelSpec, load_preset
 from planner.scenario import Disaggregated, Scenario, Training
-from planner.units import hours_at
+from planner.units import GiB, hours_at
 
 
 @functools.cache
@@ -159,7 +159,6 @@ def rate_band() -> tuple[float, float]:
     return float(b["low"]), float(b["high"])
 
 
-GIB = 2 ** 30
 ACT_BYTES_PER_H = 34       # activation bytes per position per draft layer, in units of H (an estimate below)
 LOGIT_BYTES = 8            # a head logit and its gradient, fp32 (an estimate)
 DFLASH_CHUNK_BLOCKS = 128  # SpecForge specforge/config/schema.py:539 (objective_chunk_blocks 128)
@@ -213,7 +212,7 @@ def memory_parts(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: floa
 def memory_gib(parts: dict[str, float], end: int | None = None) -> float:
     """GiB of `parts`; `end` 0 or 1: the activations at the low or high end of ACT_BAND."""
     scale = 1.0 if end is None else ACT_BAND[end]
-    return sum(v * (scale if k == "activations" else 1.0) for k, v in parts.items()) / GIB
+    return sum(v * (scale if k == "activations" else 1.0) for k, v in parts.items()) / GiB
 
 
 def _fewer_passes(recipe: DrafterKnobs, fits) -> list[str]:
@@ -222,13 +221,13 @@ def _fewer_passes(recipe: DrafterKnobs, fits) -> list[str]:
     if recipe.ttt_steps and recipe.ttt_steps > 1 and not DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
         for k in range(recipe.ttt_steps - 1, 0, -1):
             if m := fits(knobs=recipe.model_copy(update={"ttt_steps": k})):
-                return [f"{k} TTT steps ({m / GIB:,.1f} GiB per GPU)"]
+                return [f"{k} TTT steps ({m / GiB:,.1f} GiB per GPU)"]
     if recipe.num_anchors and DRAFTER_KINDS.lookup(recipe.kind).drafts_blocks:
         a = recipe.num_anchors // 2
         while a >= 16 and not fits(knobs=recipe.model_copy(update={"num_anchors": a})):
             a //= 2
         if a >= 16:
-            return [f"{a} anchors ({fits(knobs=recipe.model_copy(update={'num_anchors': a})) / GIB:,.1f} GiB per GPU)"]
+            return [f"{a} anchors ({fits(knobs=recipe.model_copy(update={'num_anchors': a})) / GiB:,.1f} GiB per GPU)"]
     return []
 
 
@@ -244,16 +243,16 @@ def memory_fixes(model: ModelSpec, recipe: DrafterKnobs, *, drafter_params: floa
         return total if total <= capacity else 0.0
     out = []
     if target_share and (m := fits(share=0.0)):
-        out.append(f"offline instead of online ({m / GIB:,.1f} GiB per GPU)")
+        out.append(f"offline instead of online ({m / GiB:,.1f} GiB per GPU)")
     cap = row_tokens / 2
     while cap >= 256 and not fits(tokens=cap):
         cap /= 2
     if cap >= 256:
-        out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(tokens=cap) / GIB:,.1f} GiB per GPU)")
+        out.append(f"a sequence cap of {cap:,.0f} tokens ({fits(tokens=cap) / GiB:,.1f} GiB per GPU)")
     out += _fewer_passes(recipe, fits)
     for more in (2 * gpus, 4 * gpus, 8 * gpus):
         if m := fits(gpu_count=more):
-            out.append(f"{more} training GPUs ({m / GIB:,.1f} GiB per GPU)")
+            out.append(f"{more} training GPUs ({m / GiB:,.1f} GiB per GPU)")
             break
     return out
 
@@ -402,24 +401,24 @@ def _memory(model: ModelSpec, gpu: GPUSpec, recipe: DrafterKnobs, drafter_params
     capacity = usable_memory_bytes(gpu)
     target_share = model.weight_bytes("bf16") / gpus
     mem = memory_gib(parts)
-    fits = mem * GIB <= capacity
-    online_mem = mem + target_share / GIB
-    online_fits = online_mem * GIB <= capacity
+    fits = mem * GiB <= capacity
+    online_mem = mem + target_share / GiB
+    online_fits = online_mem * GiB <= capacity
     if not fits:
         fixes = memory_fixes(model, recipe, drafter_params=drafter_params, row_tokens=row, gpus=gpus, capacity=capacity)
         warnings.append(finding("training-memory", f"training does not fit in memory: {mem:,.1f} GiB per GPU "
                                 f"(estimate {memory_gib(parts, 0):,.1f}-{memory_gib(parts, 1):,.1f}; activations "
-                                f"{parts['activations'] / GIB:,.1f}) at the longest row of {row:,.0f} tokens against "
-                                f"{capacity / GIB:,.1f} usable on a {gpu.id}; "
+                                f"{parts['activations'] / GiB:,.1f}) at the longest row of {row:,.0f} tokens against "
+                                f"{capacity / GiB:,.1f} usable on a {gpu.id}; "
                                 + ("what fits, each re-counted: " + "; ".join(fixes) if fixes else
                                    "none of a shorter cap, fewer TTT steps or anchors, or 8x the GPUs fits")))
     if not online_fits:
         fixes = memory_fixes(model, recipe, drafter_params=drafter_params, row_tokens=row, gpus=gpus, capacity=capacity,
                              target_share=target_share)
         warnings.append(finding("online-does-not-fit", f"online training needs the target "
-                                f"({model.weight_bytes('bf16') / 1e9:,.0f} GB, {target_share / GIB:,.1f} GiB per GPU) "
+                                f"({model.weight_bytes('bf16') / 1e9:,.0f} GB, {target_share / GiB:,.1f} GiB per GPU) "
                                 f"and the drafter's training state ({mem:,.1f} GiB) on each of the {gpus} x {gpu.id} "
-                                f"({capacity / GIB:,.1f} GiB usable): it does not fit"
+                                f"({capacity / GiB:,.1f} GiB usable): it does not fit"
                                 + ("; what fits, each re-counted: " + "; ".join(fixes) if fixes else "")))
     return parts, mem, fits, online_mem, online_fits, capacity
 
@@ -482,8 +481,8 @@ def training(model: ModelSpec, gpu: GPUSpec, training: Training, work: Workload,
         bound=kind, bound_reason=reason, overhead_term=overhead_term, optimizer_steps_per_epoch=steps,
         memory_gib_per_gpu=mem, memory_gib_per_gpu_low=memory_gib(parts, 0),
         memory_gib_per_gpu_high=memory_gib(parts, 1),
-        memory_parts_gib={k: v / GIB for k, v in parts.items()}, memory_row_tokens=row,
-        memory_capacity_gib=capacity / GIB, online_memory_gib_per_gpu=online_mem, fits=fits)
+        memory_parts_gib={k: v / GiB for k, v in parts.items()}, memory_row_tokens=row,
+        memory_capacity_gib=capacity / GiB, online_memory_gib_per_gpu=online_mem, fits=fits)
 
 
 def disaggregated(training_plan: TrainingPlan, disaggregated: Disaggregated, work: Workload, *, capture_gpus: int,
