@@ -333,27 +333,22 @@ def _report_cached(key: str, _p, _scenarios: dict, _catalog, _verdict, _steps, _
     return report.build(_p, others, _verdict, _steps, _hours, unit=unit)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _road_cached(scenario_json: str, catalog_key: str, _p, _catalog):
-    from planner.export.report import article_hours_steps, article_steps
-    return article_steps(_p, _catalog if _p.scenario.uniform is None else None), article_hours_steps(_p)
-
-
 def _road(p, catalog):
-    """The article's storage and extraction hours, step by step to this plan's (planner.export.report)."""
-    return _road_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)   # (cache_data would unpickle a copy every run)
-def _verdict_cached(scenario_json: str, catalog_key: str, _p, _catalog):
-    """planner.decisions.verdict for this scenario: its break-evens re-plan the scenario many times, so once per
-    scenario."""
-    from planner.decisions.verdict import verdict
-    return verdict(_p, _catalog if _p.scenario.uniform is None else None)
+    """The article's storage and extraction hours, step by step to this plan's (planner.export.report), worked
+    out once for the plan object (Plan.worked_out: plan() keeps the plan by the scenario and the catalog's
+    version, so the page needs no cache of its own keyed by the scenario's JSON)."""
+    def road():
+        from planner.export.report import article_hours_steps, article_steps
+        return article_steps(p, catalog if p.scenario.uniform is None else None), article_hours_steps(p)
+    return p.worked_out(("road", catalog), road)
 
 
 def verdict_of(p, catalog):
-    return _verdict_cached(p.scenario.model_dump_json(), str(catalog.path), p, catalog)
+    """planner.decisions.verdict for this plan, once per plan object (Plan.worked_out, as _road)."""
+    def answer():
+        from planner.decisions.verdict import verdict
+        return verdict(p, catalog if p.scenario.uniform is None else None)
+    return p.worked_out(("verdict", catalog), answer)
 
 
 def _report_html(p, catalog, v) -> str:
